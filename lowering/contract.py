@@ -1,0 +1,100 @@
+"""The launch contract as domain data, built from the entry's ABI and specialization.
+
+This is what travels with every cubin (as the `LaunchContract` protobuf message; the
+service converts). A host launches from it without running the compiler.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+SCHEMA_VERSION = 1
+
+
+class ParamKind(enum.Enum):
+    TENSOR_IN = 1
+    TENSOR_OUT = 2
+    SCALAR = 3
+
+
+class SlotRole(enum.Enum):
+    PTR = 1
+    DIM = 2
+    STRIDE = 3
+    PART_DIM = 4
+    PART_STRIDE = 5
+    VALUE = 6
+
+
+class AssumptionKind(enum.Enum):
+    BASE_ALIGN = 1
+    DIM_DIV = 2
+    STRIDE_DIV = 3
+    STRIDE_ONE = 4
+    NONNEG = 5
+    STATIC_DIM = 6
+    FITS_I32 = 7
+
+
+@dataclass(frozen=True)
+class ContractParam:
+    index: int
+    name: str
+    kind: ParamKind
+    dtype: str  # cuTile element name: "f32", "bf16", "u8", "bool", ...
+    rank: int = 0
+    declared_shape: tuple[int, ...] = ()  # inputs; -1 = dynamic
+    tile_shape: tuple[int, ...] = ()  # outputs
+
+
+@dataclass(frozen=True)
+class AbiSlot:
+    param: int
+    role: SlotRole
+    axis: int
+    ctype: str  # "u64", "i32", "f32", ...
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Assumption:
+    param: int
+    kind: AssumptionKind
+    axis: int = 0
+    value: int = 0
+
+
+@dataclass(frozen=True)
+class SafetySummary:
+    unchecked_accesses: bool = False
+    checks_discharged: int = 0
+    checks_hoisted_to_host: int = 0
+    checks_hoisted_to_preheader: int = 0
+    checks_in_place: int = 0
+    outputs_exclusive: bool = True
+
+
+@dataclass(frozen=True)
+class LaunchContract:
+    module: str
+    function: str
+    entry_symbol: str
+    source_sha256: str
+    compiler_version: str
+    sm: str
+    tileiras_version: str
+    bytecode_version: str
+    opt_level: int
+    host_arch: str
+    params: tuple[ContractParam, ...]
+    abi: tuple[AbiSlot, ...]
+    grid_outputs: tuple[int, ...]  # params whose partitions define the grid
+    param_buffer_bytes: int
+    assumptions: tuple[Assumption, ...]
+    safety: SafetySummary
+    generics: tuple[tuple[str, str], ...]  # (name, value) in declaration order
+    block: tuple[int, int, int] = (1, 1, 1)
+    shared_mem_bytes: int = 0
+    schema_version: int = SCHEMA_VERSION

@@ -1,0 +1,83 @@
+"""Build the launch contract from the entry signature, its ABI and the assumptions made."""
+
+from __future__ import annotations
+
+from lowering.abi import SlotLayout
+from lowering.contract import (
+    Assumption,
+    ContractParam,
+    LaunchContract,
+    ParamKind,
+    SafetySummary,
+)
+from parser.entry_signature import EntryParam, EntrySignature, ParamRole
+from parser.type_eval import GenericValue
+from parser.types import Elem, ScalarTy
+
+_KINDS = {
+    ParamRole.INPUT: ParamKind.TENSOR_IN,
+    ParamRole.OUTPUT: ParamKind.TENSOR_OUT,
+    ParamRole.SCALAR: ParamKind.SCALAR,
+}
+
+
+def format_generic(value: GenericValue) -> str:
+    if isinstance(value, Elem):
+        return value.value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _contract_param(param: EntryParam) -> ContractParam:
+    kind = _KINDS[param.role]
+    if param.role is ParamRole.SCALAR:
+        assert isinstance(param.type, ScalarTy)
+        return ContractParam(param.index, param.name, kind, param.type.elem.value)
+    tensor = param.tensor
+    if param.role is ParamRole.OUTPUT:
+        return ContractParam(param.index, param.name, kind, tensor.elem.value, tensor.rank,
+                             tile_shape=tensor.shape)
+    return ContractParam(param.index, param.name, kind, tensor.elem.value, tensor.rank,
+                         declared_shape=tensor.shape)
+
+
+def build_contract(
+    *,
+    module_path: tuple[str, ...],
+    function: str,
+    symbol: str,
+    signature: EntrySignature,
+    generics: tuple[tuple[str, GenericValue], ...],
+    abi: tuple[SlotLayout, ...],
+    param_buffer_bytes: int,
+    assumptions: tuple[Assumption, ...],
+    source_sha256: str,
+    compiler_version: str,
+    sm: str,
+    tileiras_version: str,
+    bytecode_version: str,
+    opt_level: int,
+    host_arch: str,
+) -> LaunchContract:
+    return LaunchContract(
+        module="::".join(module_path),
+        function=function,
+        entry_symbol=symbol,
+        source_sha256=source_sha256,
+        compiler_version=compiler_version,
+        sm=sm,
+        tileiras_version=tileiras_version,
+        bytecode_version=bytecode_version,
+        opt_level=opt_level,
+        host_arch=host_arch,
+        params=tuple(_contract_param(p) for p in signature.params),
+        abi=tuple(layout.slot for layout in abi),
+        grid_outputs=tuple(p.index for p in signature.outputs),
+        param_buffer_bytes=param_buffer_bytes,
+        assumptions=assumptions,
+        safety=SafetySummary(unchecked_accesses=signature.options.unchecked_accesses),
+        generics=tuple((name, format_generic(value)) for name, value in generics),
+    )

@@ -1,0 +1,108 @@
+"""How each prelude intrinsic lowers to tile IR, keyed by the ids in `parser.prelude`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lowering.element_types import ir_tile_type
+from lowering.ir.ops_core import Broadcast, Reshape
+from lowering.ir.ops_memory import LoadViewTko, StoreViewTko
+from lowering.ir.types import TOKEN, PaddingValue, TileType
+from lowering.lower_kernel import KernelLowering, Lowered, TensorHandle
+from parser import ast_nodes as A
+from parser.types import TileTy
+
+IntrinsicLowering = Callable[[KernelLowering, A.Call | A.MethodCall, tuple[A.Expr, ...]], Lowered]
+
+
+def _handle(ctx: KernelLowering, expr: A.Expr) -> TensorHandle:
+    value = ctx.expr(expr)
+    assert isinstance(value, TensorHandle)
+    return value
+
+
+def _block_index(ctx: KernelLowering, rank: int, span: A.Span) -> tuple:
+    return ctx.block_ids(span)[:rank]
+
+
+def _load_tile_like(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    source = _handle(ctx, args[0])
+    like = _handle(ctx, args[1])
+    tile = like.param.tensor.shape
+    part = ctx.partition(source, tile, PaddingValue.ZERO, call.span)
+    result = ir_tile_type(ctx.type_of(call))
+    op = ctx.builder.emit(LoadViewTko, tile=result, result_token=TOKEN, view=part,
+                          index=_block_index(ctx, len(tile), call.span), span=call.span)
+    return op.tile
+
+
+def _store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    out = _handle(ctx, args[0])
+    value = ctx.expr(args[1])
+    tile = out.param.tensor.shape
+    part = ctx.partition(out, tile, None, call.span)
+    op = ctx.builder.emit(StoreViewTko, result_token=TOKEN, tile=value, view=part,
+                          index=_block_index(ctx, len(tile), call.span), token=out.token,
+                          span=call.span)
+    out.token = op.result_token
+    return None
+
+
+def _load_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    out = _handle(ctx, args[0])
+    tile = out.param.tensor.shape
+    part = ctx.partition(out, tile, None, call.span)
+    op = ctx.builder.emit(LoadViewTko, tile=ir_tile_type(ctx.type_of(call)), result_token=TOKEN,
+                          view=part, index=_block_index(ctx, len(tile), call.span),
+                          token=out.token, span=call.span)
+    out.token = op.result_token
+    return op.tile
+
+
+def _compile_time(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    for arg in args:
+        ctx.expr(arg)
+    return None  # shapes are carried in types; nothing to emit
+
+
+def _block_ids(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    return ctx.block_ids(call.span)
+
+
+def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    source = ctx.expr(args[0])
+    ctx.expr(args[1])
+    target = ctx.type_of(call)
+    assert isinstance(target, TileTy)
+    result = ir_tile_type(target)
+    source_type = source.type  # type: ignore[union-attr]
+    assert isinstance(source_type, TileType)
+    if source_type == result:
+        return source
+    if source_type.rank != result.rank:
+        ones = TileType(source_type.element, (1,) * result.rank)
+        source = ctx.builder.emit(Reshape, result=ones, source=source, span=call.span).result
+        if ones == result:
+            return source
+    return ctx.builder.emit(Broadcast, result=result, source=source, span=call.span).result
+
+
+def _num_tile_blocks(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    from lowering.ir.ops_core import GetNumTileBlocks
+    from lowering.ir.types import I32
+
+    op = ctx.builder.emit(GetNumTileBlocks, x=I32, y=I32, z=I32, span=call.span)
+    return (op.x, op.y, op.z)
+
+
+INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
+    "get_tile_block_id": _block_ids,
+    "get_num_tile_blocks": _num_tile_blocks,
+    "load_tile_like": _load_tile_like,
+    "store": _store,
+    "load_output": _load_output,
+    "shape": _compile_time,
+    "tile_shape": _compile_time,
+    "broadcast": _broadcast,
+    "broadcast_tile": _broadcast,
+}

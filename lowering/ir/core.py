@@ -1,0 +1,198 @@
+"""The core of our tile IR: SSA values, declarative ops, blocks, functions, modules.
+
+An op is a frozen dataclass whose fields are tagged with their role:
+`result()`, `operand()`, `operands()` (variadic), `optional_operand()`, `attribute()` and
+`region()`. Generic code (printer, verifier, bytecode writer, passes) walks ops through
+those roles; an op class adds only its name and its own `verify()` rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from lowering.ir.types import IRType
+from parser.spans import Span
+
+RESULT, OPERAND, OPERANDS, OPTIONAL_OPERAND, ATTRIBUTE, REGION = (
+    "result",
+    "operand",
+    "operands",
+    "optional_operand",
+    "attribute",
+    "region",
+)
+
+
+@dataclass(frozen=True)
+class Value:
+    """An SSA value: a unique id within its function and a type."""
+
+    id: int
+    type: IRType
+
+    def __str__(self) -> str:
+        return f"%{self.id}"
+
+
+def result() -> Any:
+    return field(metadata={"role": RESULT})
+
+
+def operand() -> Any:
+    return field(metadata={"role": OPERAND})
+
+
+def operands() -> Any:
+    return field(default=(), metadata={"role": OPERANDS})
+
+
+def optional_operand() -> Any:
+    return field(default=None, metadata={"role": OPTIONAL_OPERAND})
+
+
+def attribute(default: Any = dataclasses.MISSING) -> Any:
+    return field(default=default, metadata={"role": ATTRIBUTE})
+
+
+def region() -> Any:
+    return field(metadata={"role": REGION})
+
+
+@dataclass(frozen=True)
+class Block:
+    args: tuple[Value, ...]
+    ops: tuple[Op, ...]
+
+
+@dataclass(frozen=True)
+class Region:
+    blocks: tuple[Block, ...]
+
+    @property
+    def block(self) -> Block:
+        return self.blocks[0]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Op:
+    """Base of every op. Subclasses set `NAME` and declare their fields by role."""
+
+    NAME: ClassVar[str] = ""
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    @functools.cache
+    def fields_with_role(cls, role: str) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("role") == role)
+
+    @property
+    def results(self) -> tuple[Value, ...]:
+        out: list[Value] = []
+        for name in self.fields_with_role(RESULT):
+            value = getattr(self, name)
+            out.extend(value if isinstance(value, tuple) else (value,))
+        return tuple(out)
+
+    @property
+    def operand_values(self) -> tuple[Value, ...]:
+        """All operands in declaration order, variadics flattened, absent optionals skipped."""
+        out: list[Value] = []
+        for f in dataclasses.fields(self):
+            role = f.metadata.get("role")
+            value = getattr(self, f.name)
+            if role == OPERAND:
+                out.append(value)
+            elif role == OPERANDS:
+                out.extend(value)
+            elif role == OPTIONAL_OPERAND and value is not None:
+                out.append(value)
+        return tuple(out)
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.fields_with_role(ATTRIBUTE)}
+
+    @property
+    def regions(self) -> tuple[Region, ...]:
+        return tuple(getattr(self, name) for name in self.fields_with_role(REGION))
+
+    def verify(self) -> list[str]:
+        """Op-specific rules; returns human-readable violations (empty when valid)."""
+        return []
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    params: tuple[Value, ...]
+    body: Block
+    is_entry: bool = True
+    hints: tuple[Any, ...] = ()  # EntryHints, one per arch
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Module:
+    functions: tuple[Function, ...]
+
+
+OpT = TypeVar("OpT", bound=Op)
+
+
+class Builder:
+    """Builds one function: hands out value ids and collects ops into (nested) blocks."""
+
+    def __init__(self) -> None:
+        self._next_id = 0
+        self._stack: list[list[Op]] = [[]]
+
+    def value(self, type: IRType) -> Value:
+        value = Value(self._next_id, type)
+        self._next_id += 1
+        return value
+
+    def add(self, op: OpT) -> OpT:
+        self._stack[-1].append(op)
+        return op
+
+    def emit(self, op_class: type[OpT], **fields: Any) -> OpT:
+        """Create and append an op; result fields given as types get fresh values."""
+        for name in op_class.fields_with_role(RESULT):
+            given = fields[name]
+            if isinstance(given, tuple):
+                fields[name] = tuple(self._fresh(t) for t in given)
+            else:
+                fields[name] = self._fresh(given)
+        return self.add(op_class(**fields))
+
+    def _fresh(self, given: IRType | Value) -> Value:
+        return given if isinstance(given, Value) else self.value(given)
+
+    def region(
+        self, arg_types: Sequence[IRType], fill: Callable[[tuple[Value, ...]], None]
+    ) -> Region:
+        """Build a one-block region: `fill(args)` emits its ops (ending in a terminator)."""
+        args = tuple(self.value(t) for t in arg_types)
+        self._stack.append([])
+        try:
+            fill(args)
+        finally:
+            ops = self._stack.pop()
+        return Region((Block(args, tuple(ops)),))
+
+    def finish(self, params: tuple[Value, ...]) -> Block:
+        assert len(self._stack) == 1, "unbalanced nested regions"
+        return Block(params, tuple(self._stack[0]))
+
+
+def walk(block: Block) -> Iterator[Op]:
+    """Every op of a block, nested ops included, in stream order (pre-order)."""
+    for op in block.ops:
+        yield op
+        for reg in op.regions:
+            for inner in reg.blocks:
+                yield from walk(inner)

@@ -1,0 +1,126 @@
+"""Memory ops: tensor and partition views, and token-ordered view loads and stores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lowering.ir.attributes import MemoryOrdering, MemoryScope
+from lowering.ir.core import Op, Value, attribute, operand, operands, optional_operand, result
+from lowering.ir.types import (
+    I32,
+    PartitionViewType,
+    PointerType,
+    TensorViewType,
+    TileType,
+    TokenType,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MakeTensorView(Op):
+    """View global memory at `base`; dynamic extents/strides come as operands, in order."""
+
+    NAME = "make_tensor_view"
+    result: Value = result()
+    base: Value = operand()
+    dynamic_shape: tuple[Value, ...] = operands()
+    dynamic_strides: tuple[Value, ...] = operands()
+
+    def verify(self) -> list[str]:
+        view = self.result.type
+        if not isinstance(view, TensorViewType):
+            return ["result must be a tensor_view"]
+        errors = []
+        base = self.base.type
+        if not (isinstance(base, TileType) and base.element == PointerType(view.element)):
+            errors.append(f"base must be tile<ptr<{view.element}>>")
+        if len(self.dynamic_shape) != sum(d is None for d in view.shape):
+            errors.append("one operand per dynamic extent")
+        if len(self.dynamic_strides) != sum(s is None for s in view.strides):
+            errors.append("one operand per dynamic stride")
+        if len(view.shape) != len(view.strides):
+            errors.append("shape and strides differ in rank")
+        return errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class MakePartitionView(Op):
+    NAME = "make_partition_view"
+    result: Value = result()
+    tensor_view: Value = operand()
+
+    def verify(self) -> list[str]:
+        part = self.result.type
+        if not isinstance(part, PartitionViewType):
+            return ["result must be a partition_view"]
+        if part.tensor_view != self.tensor_view.type:
+            return ["partition's tensor_view type differs from the operand's"]
+        if len(part.tile_shape) != part.tensor_view.rank:
+            return ["tile rank must equal the tensor rank"]
+        if sorted(part.dim_map) != list(range(part.tensor_view.rank)):
+            return ["dim_map must be a permutation"]
+        return []
+
+
+def _index_errors(view: Value, index: tuple[Value, ...]) -> list[str]:
+    part = view.type
+    if not isinstance(part, PartitionViewType):
+        return ["view operand must be a partition_view"]
+    if len(index) != len(part.tile_shape):
+        return [f"expected {len(part.tile_shape)} indices, got {len(index)}"]
+    if any(i.type != I32 for i in index):
+        return ["indices must be tile<i32>"]
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadViewTko(Op):
+    NAME = "load_view_tko"
+    tile: Value = result()
+    result_token: Value = result()
+    ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    scope: MemoryScope | None = attribute(None)
+    view: Value = operand()
+    index: tuple[Value, ...] = operands()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        errors = _index_errors(self.view, self.index)
+        part = self.view.type
+        if not errors and isinstance(part, PartitionViewType):
+            expected = TileType(part.tensor_view.element, part.tile_shape)
+            if self.tile.type != expected:
+                errors.append(f"loaded tile must be {expected}")
+        return errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreViewTko(Op):
+    NAME = "store_view_tko"
+    result_token: Value = result()
+    ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    scope: MemoryScope | None = attribute(None)
+    tile: Value = operand()
+    view: Value = operand()
+    index: tuple[Value, ...] = operands()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        errors = _index_errors(self.view, self.index)
+        part = self.view.type
+        if not errors and isinstance(part, PartitionViewType):
+            expected = TileType(part.tensor_view.element, part.tile_shape)
+            if self.tile.type != expected:
+                errors.append(f"stored tile must be {expected}, got {self.tile.type}")
+        if not isinstance(self.result_token.type, TokenType):
+            errors.append("result must be a token")
+        return errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class GetIndexSpaceShape(Op):
+    """Number of tiles along each axis of a partition view (one i32 result per axis)."""
+
+    NAME = "get_index_space_shape"
+    counts: tuple[Value, ...] = result()
+    view: Value = operand()

@@ -1,0 +1,138 @@
+"""Types of our tile IR; they mirror CUDA Tile IR's type system one to one.
+
+All types are frozen and hashable, so the bytecode writer can intern them and tests can
+compare them. `str(t)` prints the MLIR-like spelling used by `tileirdisasm`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Union
+
+
+class ElementType(enum.Enum):
+    """Scalar element types (Tile IR has no signedness: ops carry it)."""
+
+    I1 = "i1"
+    I8 = "i8"
+    I16 = "i16"
+    I32 = "i32"
+    I64 = "i64"
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    TF32 = "tf32"
+    F64 = "f64"
+
+    @property
+    def is_float(self) -> bool:
+        return self in _FLOATS
+
+    @property
+    def bits(self) -> int:
+        return _BITS[self]
+
+    @property
+    def bytes(self) -> int:
+        """Storage size in memory (i1 is one byte)."""
+        return max(1, self.bits // 8)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_FLOATS = {ElementType.F16, ElementType.BF16, ElementType.F32, ElementType.TF32, ElementType.F64}
+_BITS = {
+    ElementType.I1: 1,
+    ElementType.I8: 8,
+    ElementType.I16: 16,
+    ElementType.I32: 32,
+    ElementType.I64: 64,
+    ElementType.F16: 16,
+    ElementType.BF16: 16,
+    ElementType.F32: 32,
+    ElementType.TF32: 32,
+    ElementType.F64: 64,
+}
+
+
+@dataclass(frozen=True)
+class PointerType:
+    pointee: ElementType
+
+    def __str__(self) -> str:
+        return f"ptr<{self.pointee}>"
+
+
+@dataclass(frozen=True)
+class TileType:
+    """`tile<SHAPE x E>`; rank 0 is a scalar. Every SSA value of data is a tile."""
+
+    element: ElementType | PointerType
+    shape: tuple[int, ...] = ()
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tile<{dims}{self.element}>"
+
+
+DYNAMIC = None  # a dynamic extent or stride in a tensor view
+
+
+@dataclass(frozen=True)
+class TensorViewType:
+    """A typed view of global memory; `None` marks a dynamic extent or stride."""
+
+    element: ElementType
+    shape: tuple[int | None, ...]
+    strides: tuple[int | None, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        dims = "".join(f"{'?' if d is None else d}x" for d in self.shape)
+        strides = ",".join("?" if s is None else str(s) for s in self.strides)
+        return f"tensor_view<{dims}{self.element}, strides=[{strides}]>"
+
+
+class PaddingValue(enum.Enum):
+    ZERO = 0
+    NEG_ZERO = 1
+    NAN = 2
+    POS_INF = 3
+    NEG_INF = 4
+
+
+@dataclass(frozen=True)
+class PartitionViewType:
+    """A tensor view cut into tiles of `tile_shape`; reads past the end give `padding`."""
+
+    tile_shape: tuple[int, ...]
+    tensor_view: TensorViewType
+    dim_map: tuple[int, ...]
+    padding: PaddingValue | None = None
+
+    def __str__(self) -> str:
+        tile = ",".join(str(d) for d in self.tile_shape)
+        pad = "" if self.padding is None else f", padding={self.padding.name.lower()}"
+        return f"partition_view<tile=({tile}){pad}, {self.tensor_view}>"
+
+
+@dataclass(frozen=True)
+class TokenType:
+    def __str__(self) -> str:
+        return "token"
+
+
+IRType = Union[TileType, TensorViewType, PartitionViewType, TokenType]
+
+TOKEN = TokenType()
+I1 = TileType(ElementType.I1)
+I32 = TileType(ElementType.I32)

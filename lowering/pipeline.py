@@ -1,0 +1,221 @@
+"""The whole compile path, top to bottom, in one function.
+
+    .rs sources ──parse──▶ AST ──resolve──▶ entry + linked modules
+        ──specialize──▶ generic bindings ──typecheck──▶ typed kernel (shapes concrete)
+        ──check──▶ partition/mutability rules ──lower──▶ tile IR ──verify──▶
+        ──write──▶ Tile IR bytecode ──tileiras──▶ cubin, plus the launch contract
+
+Every stage appends to one `DiagnosticSink`; the first stage that leaves errors ends the
+compile. `stop_after` lets tests stop at any stage and inspect its product.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+
+from lowering.abi import entry_abi
+from lowering.bytecode.writer import write_bytecode
+from lowering.contract_builder import build_contract, format_generic
+from lowering.cubin_info import function_symbols
+from lowering.ir.verify import verify_module
+from lowering.lower_kernel import KernelLowering
+from lowering.symbols import entry_symbol
+from lowering.tileiras import Tileiras, TileirasError
+from parser import ast_nodes as A
+from parser import codes
+from parser.cst_to_ast import parse_file
+from parser.diagnostics import Diagnostic, DiagnosticSink, error
+from parser.generics import bind_generics
+from parser.program import find_entry, link
+from parser.spans import SourceFile
+from parser.typecheck import typecheck_entry
+
+_log = logging.getLogger(__name__)
+
+COMPILER_VERSION = "0.1.0"
+DEFAULT_TARGET = "sm_90"
+DEFAULT_BYTECODE_VERSION = (13, 3)
+SUPPORTED_TARGETS = (
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_88",
+    "sm_89",
+    "sm_90",
+    "sm_100",
+    "sm_103",
+    "sm_110",
+    "sm_120",
+    "sm_121",
+)
+HOST_ARCHES = ("x86_64", "aarch64")
+
+
+class Stage(enum.IntEnum):
+    PARSE = 1
+    CHECK = 2
+    IR = 3
+    BYTECODE = 4
+    CUBIN = 5
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    sources: tuple[SourceFile, ...]  # the first file holds the entry
+    entry: str  # "add" or "kernel::add"
+    generics: tuple[tuple[str, str], ...] = ()  # by name: (("B", "128"),)
+    generic_args: tuple[str, ...] = ()  # by position, declaration order
+    target: str = DEFAULT_TARGET
+    opt_level: int = 3
+    host_arch: str = "x86_64"
+    lineinfo: bool = False
+
+
+@dataclass(frozen=True)
+class Timings:
+    frontend_ms: float = 0.0  # parse through bytecode
+    tileiras_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    diagnostics: tuple[Diagnostic, ...]
+    stage_reached: Stage | None = None
+    kernel: object | None = None  # typed kernel (parser.typed_ast.TypedKernel)
+    ir: object | None = None  # lowering.ir.core.Module
+    bytecode: bytes | None = None
+    cubin: bytes | None = None
+    contract: object | None = None  # lowering.contract.LaunchContract
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def _now_ms() -> float:
+    return time.perf_counter() * 1000.0
+
+
+def compile_kernel(
+    request: CompileRequest,
+    *,
+    stop_after: Stage = Stage.CUBIN,
+    assembler: Tileiras | None = None,
+) -> CompileResult:
+    """Compile one entry of `request` for one target; errors come back as diagnostics."""
+    sink = DiagnosticSink()
+    started = _now_ms()
+    try:
+        return _compile(request, stop_after, assembler, sink, started)
+    except Exception as exc:  # a compiler bug: report it, never leak a traceback
+        _log.exception("internal compiler error while compiling %s", request.entry)
+        sink.add(error(codes.INTERNAL_ERROR, f"internal compiler error: {type(exc).__name__}: "
+                       f"{exc}", None, notes=("please report this with the kernel source",)))
+        return CompileResult(tuple(sink))
+
+
+def _compile(
+    request: CompileRequest,
+    stop_after: Stage,
+    assembler: Tileiras | None,
+    sink: DiagnosticSink,
+    started: float,
+) -> CompileResult:
+    # 1. parse every file (tree-sitter stops here) and link the kernel modules
+    files = tuple(parse_file(source, sink) for source in request.sources)
+    program = link(files, sink)
+    if sink.has_errors or stop_after is Stage.PARSE:
+        return CompileResult(tuple(sink), Stage.PARSE)
+
+    # 2. find the entry, bind its generics, type check it (shapes become concrete)
+    entry = find_entry(program, request.entry, sink)
+    generics = (
+        bind_generics(entry, request.generics, request.generic_args, sink) if entry else None
+    )
+    kernel = typecheck_entry(program, entry, generics, sink) if entry and generics is not None \
+        else None
+    if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
+        return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
+
+    # 3. lower to our tile IR and verify it
+    abi, param_bytes = entry_abi(kernel.signature)
+    ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
+    specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
+    symbol = entry_symbol(kernel.function.module_path, kernel.function.name, specialization)
+    lowered = KernelLowering(kernel, abi).lower(symbol)
+    problems = verify_module(lowered.module)
+    if problems:
+        raise AssertionError("invalid tile IR: " + "; ".join(problems))
+    if stop_after is Stage.IR:
+        return CompileResult(tuple(sink), Stage.IR, kernel=kernel, ir=lowered.module)
+
+    # 4. write Tile IR bytecode (our own writer)
+    bytecode = write_bytecode(lowered.module, DEFAULT_BYTECODE_VERSION)
+    frontend_ms = _now_ms() - started
+    if stop_after is Stage.BYTECODE:
+        return CompileResult(tuple(sink), Stage.BYTECODE, kernel=kernel, ir=lowered.module,
+                             bytecode=bytecode, timings=Timings(frontend_ms, 0.0, frontend_ms))
+
+    # 5. assemble with tileiras; its failures become diagnostics at the entry
+    tool = assembler or Tileiras.locate()
+    assembled_at = _now_ms()
+    try:
+        cubin = tool.assemble(bytecode, sm=request.target, opt_level=request.opt_level,
+                              host_arch=request.host_arch, lineinfo=request.lineinfo)
+    except TileirasError as exc:
+        sink.add(_tileiras_diagnostic(exc, kernel.function))
+        return CompileResult(tuple(sink), Stage.BYTECODE, kernel=kernel, ir=lowered.module,
+                             bytecode=bytecode)
+    tileiras_ms = _now_ms() - assembled_at
+    if symbol not in function_symbols(cubin):
+        raise AssertionError(f"tileiras output lacks the entry symbol {symbol}")
+
+    # 6. the launch contract travels with the cubin
+    contract = build_contract(
+        module_path=kernel.function.module_path,
+        function=kernel.function.name,
+        symbol=symbol,
+        signature=kernel.signature,
+        generics=ordered_generics,
+        abi=abi,
+        param_buffer_bytes=param_bytes,
+        assumptions=lowered.assumptions,
+        source_sha256=source_digest(request.sources),
+        compiler_version=COMPILER_VERSION,
+        sm=request.target,
+        tileiras_version=tool.version,
+        bytecode_version="{}.{}".format(*DEFAULT_BYTECODE_VERSION),
+        opt_level=request.opt_level,
+        host_arch=request.host_arch,
+    )
+    total_ms = _now_ms() - started
+    return CompileResult(tuple(sink), Stage.CUBIN, kernel=kernel, ir=lowered.module,
+                         bytecode=bytecode, cubin=cubin, contract=contract,
+                         timings=Timings(frontend_ms, tileiras_ms, total_ms))
+
+
+def source_digest(sources: tuple[SourceFile, ...]) -> str:
+    """sha256 over every source's name and text, length-prefixed."""
+    digest = hashlib.sha256()
+    for source in sources:
+        for part in (source.name.encode(), source.data):
+            digest.update(len(part).to_bytes(8, "little"))
+            digest.update(part)
+    return digest.hexdigest()
+
+
+def _tileiras_diagnostic(exc: TileirasError, function: A.Function) -> Diagnostic:
+    said = exc.stderr.strip() or "(no output)"
+    return error(
+        codes.TILEIRAS_FAILED,
+        f"tileiras failed to assemble `{function.name}`: {exc.message}",
+        function.name_span,
+        "while assembling this kernel",
+        notes=(f"tileiras said:\n{said}", "repro: " + " ".join(exc.command)),
+    )

@@ -1,0 +1,411 @@
+"""The kernel AST: frozen dataclasses with spans, built once from tree-sitter's CST.
+
+Only `#[cutile::module]` modules are converted; host code around them is never looked
+at. Nothing after `parser.cst_to_ast` sees tree-sitter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from parser.spans import SourceFile, Span
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    span: Span = field(compare=False, repr=False)
+
+
+# ----------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True, eq=False)
+class PathType(Node):
+    """`f32`, `Tensor<f32, { [B] }>`, `Tile<E, S>`, `cutile::core::Token`."""
+
+    segments: tuple[str, ...]
+    args: tuple[GenericArg, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.segments[-1]
+
+
+@dataclass(frozen=True, eq=False)
+class RefType(Node):
+    inner: TypeExpr
+    mutable: bool
+
+
+@dataclass(frozen=True, eq=False)
+class TupleType(Node):
+    elements: tuple[TypeExpr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayType(Node):
+    element: TypeExpr
+    length: Expr | None  # None for a slice `[T]`
+
+
+@dataclass(frozen=True, eq=False)
+class PointerType(Node):
+    inner: TypeExpr
+    mutable: bool
+
+
+@dataclass(frozen=True, eq=False)
+class InferType(Node):
+    """`_`"""
+
+
+TypeExpr = Union[PathType, RefType, TupleType, ArrayType, PointerType, InferType]
+
+
+@dataclass(frozen=True, eq=False)
+class TypeArg(Node):
+    type: TypeExpr
+
+
+@dataclass(frozen=True, eq=False)
+class ConstArg(Node):
+    """A const generic argument: `{ [BM, BN] }`, `128`, `-1`."""
+
+    value: Expr
+
+
+GenericArg = Union[TypeArg, ConstArg]
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True, eq=False)
+class IntLit(Node):
+    value: int
+    suffix: str | None  # "i32", "usize", ... or None
+
+
+@dataclass(frozen=True, eq=False)
+class FloatLit(Node):
+    value: float
+    suffix: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class BoolLit(Node):
+    value: bool
+
+
+@dataclass(frozen=True, eq=False)
+class PathExpr(Node):
+    """A name or path: `x`, `f32::NEG_INFINITY`, `ordering::Weak`, `f::<T>` (turbofish)."""
+
+    segments: tuple[str, ...]
+    generic_args: tuple[GenericArg, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.segments[-1]
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Node):
+    function: Expr
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class MethodCall(Node):
+    receiver: Expr
+    method: str
+    method_span: Span = field(compare=False, repr=False)
+    generic_args: tuple[GenericArg, ...]
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Binary(Node):
+    op: str  # "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "<", "&&", ...
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Unary(Node):
+    op: str  # "-", "!", "*"
+    operand: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class FieldAccess(Node):
+    value: Expr
+    name: str  # "0" for tuple fields
+
+
+@dataclass(frozen=True, eq=False)
+class Index(Node):
+    value: Expr
+    index: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class TupleExpr(Node):
+    elements: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayExpr(Node):
+    elements: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Cast(Node):
+    value: Expr
+    type: TypeExpr
+
+
+@dataclass(frozen=True, eq=False)
+class Reference(Node):
+    value: Expr
+    mutable: bool
+
+
+@dataclass(frozen=True, eq=False)
+class BlockExpr(Node):
+    block: Block
+    unsafe: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class IfExpr(Node):
+    condition: Expr
+    then_block: Block
+    else_branch: Block | IfExpr | None
+
+
+@dataclass(frozen=True, eq=False)
+class ForExpr(Node):
+    pattern: Pattern
+    iterable: Expr
+    body: Block
+
+
+@dataclass(frozen=True, eq=False)
+class WhileExpr(Node):
+    condition: Expr
+    body: Block
+
+
+@dataclass(frozen=True, eq=False)
+class LoopExpr(Node):
+    body: Block
+
+
+@dataclass(frozen=True, eq=False)
+class RangeExpr(Node):
+    start: Expr | None
+    end: Expr | None
+    inclusive: bool
+
+
+@dataclass(frozen=True, eq=False)
+class ReturnExpr(Node):
+    value: Expr | None
+
+
+@dataclass(frozen=True, eq=False)
+class BreakExpr(Node):
+    value: Expr | None
+
+
+@dataclass(frozen=True, eq=False)
+class ContinueExpr(Node):
+    pass
+
+
+@dataclass(frozen=True, eq=False)
+class Assign(Node):
+    target: Expr
+    value: Expr
+    op: str | None = None  # "+" for `+=`, None for plain `=`
+
+
+@dataclass(frozen=True, eq=False)
+class MacroCall(Node):
+    """`const_shape![..]`, `cuda_tile_print!(..)`; args parsed as expressions when possible."""
+
+    name: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class StructLit(Node):
+    path: PathExpr
+    fields: tuple[tuple[str, Expr], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Closure(Node):
+    params: tuple[Pattern, ...]
+    body: Expr
+
+
+Expr = Union[
+    IntLit,
+    FloatLit,
+    BoolLit,
+    PathExpr,
+    Call,
+    MethodCall,
+    Binary,
+    Unary,
+    FieldAccess,
+    Index,
+    TupleExpr,
+    ArrayExpr,
+    Cast,
+    Reference,
+    BlockExpr,
+    IfExpr,
+    ForExpr,
+    WhileExpr,
+    LoopExpr,
+    RangeExpr,
+    ReturnExpr,
+    BreakExpr,
+    ContinueExpr,
+    Assign,
+    MacroCall,
+    StructLit,
+    Closure,
+]
+
+
+# ----------------------------------------------------------------------------- patterns
+
+
+@dataclass(frozen=True, eq=False)
+class IdentPattern(Node):
+    name: str
+    mutable: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class TuplePattern(Node):
+    elements: tuple[Pattern, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class WildcardPattern(Node):
+    pass
+
+
+Pattern = Union[IdentPattern, TuplePattern, WildcardPattern]
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True, eq=False)
+class Let(Node):
+    pattern: Pattern
+    type: TypeExpr | None
+    value: Expr | None
+
+
+@dataclass(frozen=True, eq=False)
+class ExprStmt(Node):
+    expr: Expr
+    semicolon: bool
+
+
+@dataclass(frozen=True, eq=False)
+class ConstItem(Node):
+    name: str
+    type: TypeExpr
+    value: Expr
+
+
+Stmt = Union[Let, ExprStmt, ConstItem]
+
+
+@dataclass(frozen=True, eq=False)
+class Block(Node):
+    statements: tuple[Stmt, ...]
+    tail: Expr | None  # the final expression without a semicolon
+
+
+# ----------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True, eq=False)
+class TypeParam(Node):
+    name: str
+    bounds: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ConstParam(Node):
+    name: str
+    type: TypeExpr
+
+
+GenericParam = Union[TypeParam, ConstParam]
+
+
+@dataclass(frozen=True, eq=False)
+class Param(Node):
+    name: str
+    type: TypeExpr
+    mutable_binding: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class EntryOption(Node):
+    key: str
+    value: Expr | None  # None for a bare flag
+
+
+@dataclass(frozen=True, eq=False)
+class EntryAttr(Node):
+    options: tuple[EntryOption, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Function(Node):
+    name: str
+    name_span: Span = field(compare=False, repr=False)
+    generics: tuple[GenericParam, ...]
+    params: tuple[Param, ...]
+    return_type: TypeExpr | None
+    body: Block
+    is_unsafe: bool
+    entry: EntryAttr | None
+    module_path: tuple[str, ...]
+
+    @property
+    def qualified_name(self) -> str:
+        return "::".join((*self.module_path, self.name))
+
+
+@dataclass(frozen=True, eq=False)
+class UseDecl(Node):
+    path: tuple[str, ...]  # ("cutile", "core", "*")
+
+
+@dataclass(frozen=True, eq=False)
+class KernelModule(Node):
+    """A `#[cutile::module]` module (or an inline sub-module of one)."""
+
+    path: tuple[str, ...]  # ("kernel",) or ("outer", "inner")
+    uses: tuple[UseDecl, ...]
+    functions: tuple[Function, ...]
+    consts: tuple[ConstItem, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedFile:
+    source: SourceFile
+    modules: tuple[KernelModule, ...]

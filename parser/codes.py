@@ -1,0 +1,78 @@
+"""Stable diagnostic codes, one constant each.
+
+Codes that mirror a rustc error keep rustc's number (E0308, E0596, ...) so users can look
+them up; cuTile-specific rules use `CT` numbers. Never renumber or reuse a code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True)
+class DiagnosticCode:
+    id: str  # "E0308", "CT0201"
+    name: str  # kebab-case, for filtering: "mismatched-types"
+    summary: str
+
+
+def _code(id: str, name: str, summary: str) -> DiagnosticCode:
+    code = DiagnosticCode(id, name, summary)
+    ALL_CODES[id] = code
+    return code
+
+
+ALL_CODES: dict[str, DiagnosticCode] = {}
+
+# --- syntax and structure (CT00xx) ---
+SYNTAX_ERROR: Final = _code("CT0001", "syntax-error", "the file is not valid Rust")
+UNSUPPORTED_SYNTAX: Final = _code(
+    "CT0002", "unsupported-syntax", "valid Rust that cuTile kernels do not support"
+)
+NO_KERNEL_MODULE: Final = _code(
+    "CT0003", "no-kernel-module", "the file has no #[cutile::module] module"
+)
+INVALID_ENTRY_OPTION: Final = _code(
+    "CT0004", "invalid-entry-option", "an unknown or malformed #[cutile::entry(...)] option"
+)
+LIMIT_EXCEEDED: Final = _code("CT0005", "limit-exceeded", "the input exceeds a compiler limit")
+
+# --- names and generics ---
+UNKNOWN_ENTRY: Final = _code("CT0101", "unknown-entry", "no entry function of that name")
+GENERIC_ARGUMENT: Final = _code(
+    "CT0102", "generic-argument", "a missing, extra or ill-typed generic argument"
+)
+UNRESOLVED_NAME: Final = _code("E0425", "unresolved-name", "a name that is not in scope")
+UNKNOWN_METHOD: Final = _code("E0599", "unknown-method", "no method of that name for the type")
+WRONG_ARG_COUNT: Final = _code("E0061", "wrong-argument-count", "wrong number of arguments")
+TYPE_ANNOTATION_NEEDED: Final = _code(
+    "E0282", "type-annotation-needed", "a type cannot be inferred"
+)
+DUPLICATE_DEFINITION: Final = _code("E0428", "duplicate-definition", "a name is defined twice")
+
+# --- types and shapes ---
+MISMATCHED_TYPES: Final = _code("E0308", "mismatched-types", "types or shapes differ")
+UNSUPPORTED_TYPE: Final = _code("CT0204", "unsupported-type", "a type cuTile cannot use here")
+INVALID_PARAMETER: Final = _code(
+    "CT0205", "invalid-entry-parameter", "an entry parameter of an unsupported kind"
+)
+INVALID_OPERAND: Final = _code(
+    "E0369", "invalid-operand", "an operator that is not defined for these operands"
+)
+
+# --- partitions, mutability and shapes of outputs ---
+MUTATE_SHARED: Final = _code(
+    "E0596", "mutate-through-shared-ref", "writing or mutably partitioning through `&`"
+)
+OUTPUT_RANK: Final = _code("CT0201", "output-rank", "a partitioned output must have rank 1 to 3")
+TILE_NOT_POWER_OF_TWO: Final = _code(
+    "CT0202", "tile-shape-not-power-of-two", "tile dimensions must be positive powers of two"
+)
+OUTPUT_SHAPE_DYNAMIC: Final = _code(
+    "CT0203", "output-tile-shape-dynamic", "an output's tile shape must be static"
+)
+
+# --- backend ---
+TILEIRAS_FAILED: Final = _code("CT0901", "tileiras-failed", "the Tile IR assembler failed")
+INTERNAL_ERROR: Final = _code("CT0999", "internal-error", "a bug in cutile-serve")

@@ -1,0 +1,766 @@
+"""tree-sitter CST → kernel AST (the only module that imports tree_sitter).
+
+`parse_file` finds every `#[cutile::module]` module, converts its items once into the
+frozen dataclasses of `parser.ast_nodes`, and reports syntax errors and unsupported
+syntax as diagnostics. Host code outside kernel modules is skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import tree_sitter
+import tree_sitter_rust
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import DiagnosticSink, error
+from parser.spans import SourceFile, Span
+
+Node = tree_sitter.Node
+MAX_SYNTAX_ERRORS = 10
+_MODULE_ATTRS = {"module"}
+_KERNEL_CRATES = {"cutile", "crate", "cutile_macro"}
+
+
+@functools.cache
+def _parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_rust.language()))
+
+
+def parse_file(source: SourceFile, sink: DiagnosticSink) -> A.ParsedFile:
+    """Parse one `.rs` file; syntax errors go to `sink` and yield no modules."""
+    tree = _parser().parse(source.data)
+    if tree.root_node.has_error:
+        _report_syntax_errors(tree.root_node, source, sink)
+        return A.ParsedFile(source, ())
+    converter = _Converter(source, sink, shift=0)
+    modules = converter.kernel_modules(tree.root_node, parent_path=(), inside_kernel=False)
+    return A.ParsedFile(source, tuple(modules))
+
+
+# ----------------------------------------------------------------------------- syntax errors
+
+
+def _report_syntax_errors(root: Node, source: SourceFile, sink: DiagnosticSink) -> None:
+    found = 0
+    stack = [root]
+    while stack and found < MAX_SYNTAX_ERRORS:
+        node = stack.pop()
+        if node.is_missing:
+            span = Span(source, node.start_byte, node.start_byte)
+            sink.add(error(codes.SYNTAX_ERROR, f"expected `{node.type}`", span, "expected here"))
+            found += 1
+        elif node.type == "ERROR":
+            span = Span(source, node.start_byte, max(node.end_byte, node.start_byte + 1))
+            token = _first_token_text(node, source)
+            sink.add(error(codes.SYNTAX_ERROR, f"unexpected `{token}`", span, "not valid here"))
+            found += 1
+        elif node.has_error:
+            stack.extend(reversed(node.children))
+
+
+def _first_token_text(node: Node, source: SourceFile) -> str:
+    while node.children:
+        node = node.children[0]
+    text = source.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    return text[:30] or "end of file"
+
+
+# ----------------------------------------------------------------------------- converter
+
+
+class _Converter:
+    """Converts CST nodes; `shift` maps byte offsets of a re-parsed macro body back."""
+
+    def __init__(self, source: SourceFile, sink: DiagnosticSink, shift: int) -> None:
+        self.source = source
+        self.sink = sink
+        self.shift = shift
+        self._expr_handlers: dict[str, Callable[[Node], A.Expr]] = {
+            "integer_literal": self._int_literal,
+            "float_literal": self._float_literal,
+            "boolean_literal": self._bool_literal,
+            "identifier": self._path_expr,
+            "self": self._path_expr,
+            "scoped_identifier": self._path_expr,
+            "generic_function": self._generic_function,
+            "call_expression": self._call,
+            "field_expression": self._field,
+            "binary_expression": self._binary,
+            "unary_expression": self._unary,
+            "parenthesized_expression": self._parenthesized,
+            "tuple_expression": self._tuple,
+            "unit_expression": self._tuple,
+            "array_expression": self._array,
+            "type_cast_expression": self._cast,
+            "reference_expression": self._reference,
+            "block": self._block_expr,
+            "unsafe_block": self._unsafe_block,
+            "if_expression": self._if,
+            "for_expression": self._for,
+            "while_expression": self._while,
+            "loop_expression": self._loop,
+            "range_expression": self._range,
+            "return_expression": self._return,
+            "break_expression": self._break,
+            "continue_expression": self._continue,
+            "assignment_expression": self._assign,
+            "compound_assignment_expr": self._compound_assign,
+            "macro_invocation": self._macro,
+            "struct_expression": self._struct,
+            "closure_expression": self._closure,
+            "index_expression": self._index,
+        }
+
+    # --- helpers
+
+    def span(self, node: Node) -> Span:
+        return Span(self.source, node.start_byte + self.shift, node.end_byte + self.shift)
+
+    def text(self, node: Node) -> str:
+        return self.source.data[
+            node.start_byte + self.shift : node.end_byte + self.shift
+        ].decode("utf-8")
+
+    def unsupported(self, node: Node, what: str) -> None:
+        self.sink.add(
+            error(
+                codes.UNSUPPORTED_SYNTAX,
+                f"{what} is not supported in cuTile kernels",
+                self.span(node),
+                "not supported here",
+            )
+        )
+
+    @staticmethod
+    def named_children(node: Node) -> list[Node]:
+        return [c for c in node.named_children if c.type not in ("line_comment", "block_comment")]
+
+    # --- items
+
+    def kernel_modules(
+        self, container: Node, parent_path: tuple[str, ...], inside_kernel: bool
+    ) -> list[A.KernelModule]:
+        modules: list[A.KernelModule] = []
+        attrs: list[Node] = []
+        for child in container.named_children:
+            if child.type == "attribute_item":
+                attrs.append(child)
+                continue
+            if child.type == "mod_item":
+                modules.extend(self._mod_item(child, attrs, parent_path, inside_kernel))
+            if child.type not in ("line_comment", "block_comment"):
+                attrs = []
+        return modules
+
+    def _mod_item(
+        self, node: Node, attrs: list[Node], parent_path: tuple[str, ...], inside_kernel: bool
+    ) -> list[A.KernelModule]:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        assert name_node is not None
+        path = (*parent_path, self.text(name_node))
+        is_kernel = inside_kernel or any(self._attr_is(a, _MODULE_ATTRS) for a in attrs)
+        if body is None:
+            if is_kernel:
+                self.unsupported(node, "a kernel module without an inline body (`mod x;`)")
+            return []
+        if not is_kernel:
+            return self.kernel_modules(body, path, inside_kernel=False)
+        return self._kernel_module(node, body, path)
+
+    def _kernel_module(self, node: Node, body: Node, path: tuple[str, ...]) -> list[A.KernelModule]:
+        uses: list[A.UseDecl] = []
+        functions: list[A.Function] = []
+        consts: list[A.ConstItem] = []
+        nested: list[A.KernelModule] = []
+        attrs: list[Node] = []
+        for child in self.named_children(body):
+            kind = child.type
+            if kind == "attribute_item":
+                attrs.append(child)
+                continue
+            if kind == "use_declaration":
+                uses.extend(self._use(child))
+            elif kind == "function_item":
+                functions.append(self._function(child, attrs, path))
+            elif kind == "const_item":
+                consts.append(self._const_item(child))
+            elif kind == "mod_item":
+                nested.extend(self._mod_item(child, attrs, path, inside_kernel=True))
+            elif kind in ("inner_attribute_item", "empty_statement", "macro_definition"):
+                pass
+            else:
+                self.unsupported(child, f"the item `{kind.replace('_', ' ')}`")
+            attrs = []
+        module = A.KernelModule(self.span(node), path, tuple(uses), tuple(functions), tuple(consts))
+        return [module, *nested]
+
+    def _attr_is(self, attr_item: Node, names: set[str]) -> bool:
+        return self._attr_path(attr_item)[-1:] in [(n,) for n in names] and (
+            len(self._attr_path(attr_item)) == 1
+            or self._attr_path(attr_item)[0] in _KERNEL_CRATES
+        )
+
+    def _attr_path(self, attr_item: Node) -> tuple[str, ...]:
+        attr = next((c for c in attr_item.named_children if c.type == "attribute"), None)
+        if attr is None or not attr.named_children:
+            return ()
+        return tuple(self.text(attr.named_children[0]).replace(" ", "").split("::"))
+
+    def _use(self, node: Node) -> list[A.UseDecl]:
+        text = self.text(node).removeprefix("pub").strip().removeprefix("use").rstrip(";").strip()
+        text = "".join(text.split())
+        if "{" not in text:
+            return [A.UseDecl(self.span(node), tuple(text.split("::")))]
+        prefix, _, rest = text.partition("{")
+        base = tuple(p for p in prefix.split("::") if p)
+        names = [n for n in rest.rstrip("}").split(",") if n]
+        return [A.UseDecl(self.span(node), (*base, *n.split("::"))) for n in names]
+
+    def _function(self, node: Node, attrs: list[Node], module_path: tuple[str, ...]) -> A.Function:
+        name_node = node.child_by_field_name("name")
+        assert name_node is not None
+        generics_node = node.child_by_field_name("type_parameters")
+        params_node = node.child_by_field_name("parameters")
+        return_node = node.child_by_field_name("return_type")
+        body_node = node.child_by_field_name("body")
+        modifiers = [c for c in node.children if c.type == "function_modifiers"]
+        is_unsafe = any("unsafe" in self.text(m) for m in modifiers)
+        entry_attr = next((a for a in attrs if self._attr_is(a, {"entry"})), None)
+        where = next((c for c in node.named_children if c.type == "where_clause"), None)
+        generics = self._generic_params(generics_node, where)
+        params = self._params(params_node) if params_node else ()
+        body = self._block(body_node) if body_node else A.Block(self.span(node), (), None)
+        return A.Function(
+            self.span(node),
+            self.text(name_node),
+            self.span(name_node),
+            generics,
+            params,
+            self.type_expr(return_node) if return_node else None,
+            body,
+            is_unsafe,
+            self._entry_attr(entry_attr) if entry_attr is not None else None,
+            module_path,
+        )
+
+    def _generic_params(self, node: Node | None, where: Node | None) -> tuple[A.GenericParam, ...]:
+        if node is None:
+            return ()
+        out: list[A.GenericParam] = []
+        for child in self.named_children(node):
+            if child.type == "const_parameter":
+                name = child.child_by_field_name("name")
+                type_node = child.child_by_field_name("type")
+                assert name is not None and type_node is not None
+                out.append(A.ConstParam(self.span(child), self.text(name), self.type_expr(type_node)))
+            elif child.type in ("type_identifier", "constrained_type_parameter"):
+                out.append(self._type_param(child))
+            elif child.type == "type_parameter":
+                out.append(self._type_param(child))
+            elif child.type == "lifetime":
+                continue
+            else:
+                self.unsupported(child, f"the generic parameter `{self.text(child)}`")
+        return tuple(out)
+
+    def _type_param(self, node: Node) -> A.TypeParam:
+        if node.type == "type_identifier":
+            return A.TypeParam(self.span(node), self.text(node), ())
+        name = node.child_by_field_name("name") or node.child_by_field_name("left")
+        bounds = node.child_by_field_name("bounds")
+        name_text = self.text(name) if name is not None else self.text(node).split(":")[0]
+        bound_names = tuple(
+            self.text(b).split("::")[-1] for b in (bounds.named_children if bounds else [])
+        )
+        return A.TypeParam(self.span(node), name_text.strip(), bound_names)
+
+    def _params(self, node: Node) -> tuple[A.Param, ...]:
+        out: list[A.Param] = []
+        for child in self.named_children(node):
+            if child.type != "parameter":
+                self.unsupported(child, f"the parameter `{self.text(child)}`")
+                continue
+            pattern = child.child_by_field_name("pattern")
+            type_node = child.child_by_field_name("type")
+            assert pattern is not None and type_node is not None
+            mutable = any(c.type == "mutable_specifier" for c in child.children)
+            if pattern.type == "mut_pattern":
+                mutable = True
+                pattern = pattern.named_children[-1]
+            out.append(
+                A.Param(self.span(child), self.text(pattern), self.type_expr(type_node), mutable)
+            )
+        return tuple(out)
+
+    def _entry_attr(self, attr_item: Node) -> A.EntryAttr:
+        attr = next(c for c in attr_item.named_children if c.type == "attribute")
+        args = attr.child_by_field_name("arguments")
+        if args is None:
+            return A.EntryAttr(self.span(attr_item), ())
+        options: list[A.EntryOption] = []
+        for expr in self._reparse_token_tree(args):
+            if isinstance(expr, A.Assign) and isinstance(expr.target, A.PathExpr):
+                options.append(A.EntryOption(expr.span, expr.target.name, expr.value))
+            elif isinstance(expr, A.PathExpr):
+                options.append(A.EntryOption(expr.span, expr.name, None))
+            else:
+                self.sink.add(
+                    error(
+                        codes.INVALID_ENTRY_OPTION,
+                        "expected `key = value` in the entry options",
+                        expr.span,
+                        "not an option",
+                    )
+                )
+        return A.EntryAttr(self.span(attr_item), tuple(options))
+
+    def _const_item(self, node: Node) -> A.ConstItem:
+        name = node.child_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        assert name is not None and type_node is not None
+        if value is None:
+            self.unsupported(node, "a `const` without a value")
+            return A.ConstItem(self.span(node), self.text(name), self.type_expr(type_node),
+                               A.IntLit(self.span(node), 0, None))
+        return A.ConstItem(
+            self.span(node), self.text(name), self.type_expr(type_node), self.expr(value)
+        )
+
+    # --- macro bodies: re-parse the token tree as call arguments
+
+    def _reparse_token_tree(self, token_tree: Node) -> tuple[A.Expr, ...]:
+        inner = self.text(token_tree)[1:-1]
+        prefix = "fn __cutile_macro() { __args("
+        text = f"{prefix}{inner}); }}"
+        tree = _parser().parse(text.encode("utf-8"))
+        start = token_tree.start_byte + self.shift + 1
+        sub = _Converter(self.source, self.sink, shift=start - len(prefix.encode("utf-8")))
+        if tree.root_node.has_error:
+            self.sink.add(
+                error(
+                    codes.SYNTAX_ERROR,
+                    "cannot parse the arguments of this macro or attribute",
+                    self.span(token_tree),
+                    "expected comma-separated expressions",
+                )
+            )
+            return ()
+        call = _find_first(tree.root_node, "call_expression")
+        assert call is not None
+        arguments = call.child_by_field_name("arguments")
+        assert arguments is not None
+        return tuple(sub.expr(a) for a in sub.named_children(arguments))
+
+    # --- types
+
+    def type_expr(self, node: Node) -> A.TypeExpr:
+        kind = node.type
+        span = self.span(node)
+        if kind in ("primitive_type", "type_identifier"):
+            return A.PathType(span, (self.text(node),))
+        if kind == "scoped_type_identifier":
+            return A.PathType(span, tuple(self.text(node).replace(" ", "").split("::")))
+        if kind == "generic_type":
+            base = node.child_by_field_name("type")
+            args = node.child_by_field_name("type_arguments")
+            assert base is not None
+            path = self.type_expr(base)
+            segments = path.segments if isinstance(path, A.PathType) else (self.text(base),)
+            return A.PathType(span, segments, self.generic_args(args) if args else ())
+        if kind == "reference_type":
+            inner = node.child_by_field_name("type")
+            assert inner is not None
+            mutable = any(c.type == "mutable_specifier" for c in node.children)
+            return A.RefType(span, self.type_expr(inner), mutable)
+        if kind == "tuple_type":
+            return A.TupleType(span, tuple(self.type_expr(c) for c in self.named_children(node)))
+        if kind == "unit_type":
+            return A.TupleType(span, ())
+        if kind == "array_type":
+            element = node.child_by_field_name("element")
+            length = node.child_by_field_name("length")
+            assert element is not None
+            return A.ArrayType(
+                span, self.type_expr(element), self.expr(length) if length else None
+            )
+        if kind == "pointer_type":
+            inner = node.child_by_field_name("type")
+            assert inner is not None
+            mutable = any(c.type == "mutable_specifier" for c in node.children)
+            return A.PointerType(span, self.type_expr(inner), mutable)
+        if kind == "_" or self.text(node) == "_":
+            return A.InferType(span)
+        self.unsupported(node, f"the type `{self.text(node)}`")
+        return A.InferType(span)
+
+    def generic_args(self, node: Node) -> tuple[A.GenericArg, ...]:
+        out: list[A.GenericArg] = []
+        for child in self.named_children(node):
+            span = self.span(child)
+            if child.type == "block":
+                block = self._block(child)
+                value = block.tail if block.tail is not None and not block.statements else None
+                if value is None:
+                    self.unsupported(child, "a const generic block with statements")
+                    continue
+                out.append(A.ConstArg(span, value))
+            elif child.type in (
+                "integer_literal",
+                "unary_expression",
+                "boolean_literal",
+                "float_literal",
+                "array_expression",
+            ):
+                out.append(A.ConstArg(span, self.expr(child)))
+            else:
+                out.append(A.TypeArg(span, self.type_expr(child)))
+        return tuple(out)
+
+    # --- statements and blocks
+
+    def _block(self, node: Node) -> A.Block:
+        statements: list[A.Stmt] = []
+        tail: A.Expr | None = None
+        children = self.named_children(node)
+        for i, child in enumerate(children):
+            kind = child.type
+            if kind in ("attribute_item", "empty_statement", "inner_attribute_item"):
+                continue
+            if kind == "let_declaration":
+                statements.append(self._let(child))
+            elif kind == "expression_statement":
+                inner = self.named_children(child)
+                semicolon = self.text(child).rstrip().endswith(";")
+                if inner:
+                    statements.append(A.ExprStmt(self.span(child), self.expr(inner[0]), semicolon))
+            elif kind == "const_item":
+                statements.append(self._const_item(child))
+            elif kind.endswith("_item"):
+                self.unsupported(child, f"the item `{kind.replace('_', ' ')}` inside a function")
+            elif i == len(children) - 1:
+                tail = self.expr(child)
+            else:
+                statements.append(A.ExprStmt(self.span(child), self.expr(child), False))
+        return A.Block(self.span(node), tuple(statements), tail)
+
+    def _let(self, node: Node) -> A.Let:
+        pattern = node.child_by_field_name("pattern")
+        type_node = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        assert pattern is not None
+        mutable = any(c.type == "mutable_specifier" for c in node.children)
+        if node.child_by_field_name("alternative") is not None:
+            self.unsupported(node, "`let ... else`")
+        pat = self.pattern(pattern)
+        if mutable and isinstance(pat, A.IdentPattern):
+            pat = A.IdentPattern(pat.span, pat.name, True)
+        return A.Let(
+            self.span(node),
+            pat,
+            self.type_expr(type_node) if type_node else None,
+            self.expr(value) if value else None,
+        )
+
+    def pattern(self, node: Node) -> A.Pattern:
+        span = self.span(node)
+        if node.type == "identifier":
+            return A.IdentPattern(span, self.text(node))
+        if node.type == "mut_pattern":
+            inner = self.pattern(node.named_children[-1])
+            if isinstance(inner, A.IdentPattern):
+                return A.IdentPattern(span, inner.name, True)
+            return inner
+        if node.type == "tuple_pattern":
+            return A.TuplePattern(span, tuple(self.pattern(c) for c in self.named_children(node)))
+        if node.type == "_" or self.text(node) == "_":
+            return A.WildcardPattern(span)
+        self.unsupported(node, f"the pattern `{self.text(node)}`")
+        return A.WildcardPattern(span)
+
+    # --- expressions
+
+    def expr(self, node: Node) -> A.Expr:
+        handler = self._expr_handlers.get(node.type)
+        if handler is None:
+            self.unsupported(node, f"the expression `{_short(self.text(node))}`")
+            return A.TupleExpr(self.span(node), ())
+        return handler(node)
+
+    def _int_literal(self, node: Node) -> A.Expr:
+        text = self.text(node).replace("_", "")
+        value_text, suffix = _split_suffix(text, _INT_SUFFIXES)
+        try:
+            value = int(value_text, 0)
+        except ValueError:
+            value = int(value_text)  # leading zeros like 007
+        return A.IntLit(self.span(node), value, suffix)
+
+    def _float_literal(self, node: Node) -> A.Expr:
+        text = self.text(node).replace("_", "")
+        value_text, suffix = _split_suffix(text, ("f32", "f64", "f16"))
+        return A.FloatLit(self.span(node), float(value_text), suffix)
+
+    def _bool_literal(self, node: Node) -> A.Expr:
+        return A.BoolLit(self.span(node), self.text(node) == "true")
+
+    def _path_expr(self, node: Node) -> A.Expr:
+        segments = tuple(s for s in self.text(node).replace(" ", "").split("::") if s)
+        generic_args: tuple[A.GenericArg, ...] = ()
+        if node.type == "scoped_identifier":
+            path = node.child_by_field_name("path")
+            if path is not None and path.type == "generic_type":
+                # `Shape::<{ [..] }>` style paths: keep the type's generic args
+                inner = self.type_expr(path)
+                if isinstance(inner, A.PathType):
+                    name = node.child_by_field_name("name")
+                    assert name is not None
+                    segments = (*inner.segments, self.text(name))
+                    generic_args = inner.args
+        return A.PathExpr(self.span(node), segments, generic_args)
+
+    def _generic_function(self, node: Node) -> A.Expr:
+        function = node.child_by_field_name("function")
+        args = node.child_by_field_name("type_arguments")
+        assert function is not None
+        generic_args = self.generic_args(args) if args else ()
+        if function.type == "field_expression":  # x.m::<T> — completed by _call
+            inner = self._field(function)
+            assert isinstance(inner, A.FieldAccess)
+            return A.MethodCall(self.span(node), inner.value, inner.name,
+                                self.span(function), generic_args, ())
+        base = self.expr(function)
+        if isinstance(base, A.PathExpr):
+            return A.PathExpr(self.span(node), base.segments, generic_args)
+        self.unsupported(node, "turbofish on this expression")
+        return base
+
+    def _call(self, node: Node) -> A.Expr:
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        assert function is not None and arguments is not None
+        args = tuple(self.expr(a) for a in self.named_children(arguments))
+        span = self.span(node)
+        if function.type == "field_expression":
+            value = function.child_by_field_name("value")
+            field_node = function.child_by_field_name("field")
+            assert value is not None and field_node is not None
+            return A.MethodCall(span, self.expr(value), self.text(field_node),
+                                self.span(field_node), (), args)
+        callee = self.expr(function)
+        if isinstance(callee, A.MethodCall):  # x.m::<T>(args)
+            return A.MethodCall(span, callee.receiver, callee.method, callee.method_span,
+                                callee.generic_args, args)
+        return A.Call(span, callee, args)
+
+    def _field(self, node: Node) -> A.Expr:
+        value = node.child_by_field_name("value")
+        field_node = node.child_by_field_name("field")
+        assert value is not None and field_node is not None
+        return A.FieldAccess(self.span(node), self.expr(value), self.text(field_node))
+
+    def _binary(self, node: Node) -> A.Expr:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        assert left is not None and right is not None and operator is not None
+        return A.Binary(self.span(node), self.text(operator), self.expr(left), self.expr(right))
+
+    def _unary(self, node: Node) -> A.Expr:
+        operator = node.children[0]
+        operand = node.named_children[-1]
+        return A.Unary(self.span(node), self.text(operator), self.expr(operand))
+
+    def _parenthesized(self, node: Node) -> A.Expr:
+        inner = self.named_children(node)
+        return self.expr(inner[0])
+
+    def _tuple(self, node: Node) -> A.Expr:
+        return A.TupleExpr(self.span(node), tuple(self.expr(c) for c in self.named_children(node)))
+
+    def _array(self, node: Node) -> A.Expr:
+        if any(c.type == ";" for c in node.children):
+            self.unsupported(node, "an array repeat expression `[x; n]`")
+        return A.ArrayExpr(self.span(node), tuple(self.expr(c) for c in self.named_children(node)))
+
+    def _cast(self, node: Node) -> A.Expr:
+        value = node.child_by_field_name("value")
+        type_node = node.child_by_field_name("type")
+        assert value is not None and type_node is not None
+        return A.Cast(self.span(node), self.expr(value), self.type_expr(type_node))
+
+    def _reference(self, node: Node) -> A.Expr:
+        value = node.child_by_field_name("value")
+        assert value is not None
+        mutable = any(c.type == "mutable_specifier" for c in node.children)
+        return A.Reference(self.span(node), self.expr(value), mutable)
+
+    def _block_expr(self, node: Node) -> A.Expr:
+        return A.BlockExpr(self.span(node), self._block(node))
+
+    def _unsafe_block(self, node: Node) -> A.Expr:
+        block = next(c for c in node.named_children if c.type == "block")
+        return A.BlockExpr(self.span(node), self._block(block), unsafe=True)
+
+    def _if(self, node: Node) -> A.Expr:
+        condition = node.child_by_field_name("condition")
+        consequence = node.child_by_field_name("consequence")
+        alternative = node.child_by_field_name("alternative")
+        assert condition is not None and consequence is not None
+        if condition.type in ("let_condition", "let_chain"):
+            self.unsupported(condition, "`if let`")
+        else_branch: A.Block | A.IfExpr | None = None
+        if alternative is not None:
+            inner = self.named_children(alternative)[0]
+            if inner.type == "if_expression":
+                nested = self._if(inner)
+                assert isinstance(nested, A.IfExpr)
+                else_branch = nested
+            else:
+                else_branch = self._block(inner)
+        return A.IfExpr(
+            self.span(node), self.expr(condition), self._block(consequence), else_branch
+        )
+
+    def _for(self, node: Node) -> A.Expr:
+        pattern = node.child_by_field_name("pattern")
+        value = node.child_by_field_name("value")
+        body = node.child_by_field_name("body")
+        assert pattern is not None and value is not None and body is not None
+        return A.ForExpr(
+            self.span(node), self.pattern(pattern), self.expr(value), self._block(body)
+        )
+
+    def _while(self, node: Node) -> A.Expr:
+        condition = node.child_by_field_name("condition")
+        body = node.child_by_field_name("body")
+        assert condition is not None and body is not None
+        return A.WhileExpr(self.span(node), self.expr(condition), self._block(body))
+
+    def _loop(self, node: Node) -> A.Expr:
+        body = node.child_by_field_name("body")
+        assert body is not None
+        return A.LoopExpr(self.span(node), self._block(body))
+
+    def _range(self, node: Node) -> A.Expr:
+        children = node.children
+        operator = next(c for c in children if c.type in ("..", "..=", "..."))
+        start = next((c for c in children if c.is_named and c.end_byte <= operator.start_byte),
+                     None)
+        end = next((c for c in children if c.is_named and c.start_byte >= operator.end_byte),
+                   None)
+        return A.RangeExpr(
+            self.span(node),
+            self.expr(start) if start else None,
+            self.expr(end) if end else None,
+            operator.type != "..",
+        )
+
+    def _return(self, node: Node) -> A.Expr:
+        inner = self.named_children(node)
+        return A.ReturnExpr(self.span(node), self.expr(inner[0]) if inner else None)
+
+    def _break(self, node: Node) -> A.Expr:
+        inner = [c for c in self.named_children(node) if c.type != "label"]
+        if len(inner) != len(self.named_children(node)):
+            self.unsupported(node, "a labelled `break`")
+        return A.BreakExpr(self.span(node), self.expr(inner[0]) if inner else None)
+
+    def _continue(self, node: Node) -> A.Expr:
+        if self.named_children(node):
+            self.unsupported(node, "a labelled `continue`")
+        return A.ContinueExpr(self.span(node))
+
+    def _assign(self, node: Node) -> A.Expr:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        assert left is not None and right is not None
+        return A.Assign(self.span(node), self.expr(left), self.expr(right))
+
+    def _compound_assign(self, node: Node) -> A.Expr:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        assert left is not None and right is not None and operator is not None
+        return A.Assign(
+            self.span(node), self.expr(left), self.expr(right), self.text(operator).rstrip("=")
+        )
+
+    def _macro(self, node: Node) -> A.Expr:
+        macro = node.child_by_field_name("macro")
+        assert macro is not None
+        token_tree = next((c for c in node.named_children if c.type == "token_tree"), None)
+        args = self._reparse_token_tree(token_tree) if token_tree is not None else ()
+        return A.MacroCall(self.span(node), self.text(macro).split("::")[-1], args)
+
+    def _struct(self, node: Node) -> A.Expr:
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        assert name is not None and body is not None
+        path = self._struct_path(name)
+        fields: list[tuple[str, A.Expr]] = []
+        for child in self.named_children(body):
+            if child.type == "field_initializer":
+                field_name = child.child_by_field_name("field")
+                value = child.child_by_field_name("value")
+                assert field_name is not None and value is not None
+                fields.append((self.text(field_name), self.expr(value)))
+            elif child.type == "shorthand_field_initializer":
+                fields.append((self.text(child), A.PathExpr(self.span(child), (self.text(child),))))
+            else:
+                self.unsupported(child, "struct update syntax")
+        return A.StructLit(self.span(node), path, tuple(fields))
+
+    def _struct_path(self, node: Node) -> A.PathExpr:
+        if node.type == "generic_type_with_turbofish" or node.type == "generic_type":
+            base = node.child_by_field_name("type")
+            args = node.child_by_field_name("type_arguments")
+            assert base is not None
+            segments = tuple(self.text(base).replace(" ", "").split("::"))
+            return A.PathExpr(self.span(node), segments, self.generic_args(args) if args else ())
+        return A.PathExpr(self.span(node), tuple(self.text(node).replace(" ", "").split("::")))
+
+    def _closure(self, node: Node) -> A.Expr:
+        params = node.child_by_field_name("parameters")
+        body = node.child_by_field_name("body")
+        assert params is not None and body is not None
+        patterns = []
+        for p in self.named_children(params):
+            target = p.child_by_field_name("pattern") if p.type == "parameter" else p
+            patterns.append(self.pattern(target if target is not None else p))
+        return A.Closure(self.span(node), tuple(patterns), self.expr(body))
+
+    def _index(self, node: Node) -> A.Expr:
+        children = self.named_children(node)
+        return A.Index(self.span(node), self.expr(children[0]), self.expr(children[1]))
+
+
+_INT_SUFFIXES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
+
+
+def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, str | None]:
+    if text.startswith(("0x", "0X", "0b", "0o")) and suffixes is not _INT_SUFFIXES:
+        return text, None
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if text.endswith(suffix) and len(text) > len(suffix):
+            return text[: -len(suffix)], suffix
+    return text, None
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _find_first(node: Node, kind: str) -> Node | None:
+    if node.type == kind:
+        return node
+    for child in node.children:
+        found = _find_first(child, kind)
+        if found is not None:
+            return found
+    return None

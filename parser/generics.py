@@ -1,0 +1,153 @@
+"""Bind an entry's generic parameters to the values given in the request.
+
+Values arrive as strings, by name (`B=128`, `E=f16`, `S=[64, 32]`) or by position in
+declaration order (the reference's `.generics(vec![...])`); a const array may be given
+whole (`[64, 32]`) or element by element in the positional form.
+"""
+
+from __future__ import annotations
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import DiagnosticSink, error
+from parser.type_eval import GenericValue
+from parser.types import ELEM_BY_NAME
+
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+
+
+def bind_generics(
+    function: A.Function,
+    named: tuple[tuple[str, str], ...],
+    positional: tuple[str, ...],
+    sink: DiagnosticSink,
+) -> dict[str, GenericValue] | None:
+    """The bound value of every generic parameter, or None after reporting why not."""
+    params = function.generics
+    raw = _by_name(function, named, sink) if named else _by_position(function, positional, sink)
+    if raw is None:
+        return None
+    bound: dict[str, GenericValue] = {}
+    for param in params:
+        if param.name not in raw:
+            sink.add(_generic_error(function, f"missing generic argument `{param.name}`",
+                                    param.span, "needs a value", _expected(param)))
+            continue
+        value = _parse(param, raw[param.name], function, sink)
+        if value is not None:
+            bound[param.name] = value
+    return bound if len(bound) == len(params) else None
+
+
+def _by_name(
+    function: A.Function, named: tuple[tuple[str, str], ...], sink: DiagnosticSink
+) -> dict[str, str] | None:
+    declared = {p.name for p in function.generics}
+    raw: dict[str, str] = {}
+    ok = True
+    for name, value in named:
+        if name not in declared:
+            names = ", ".join(f"`{p.name}`" for p in function.generics) or "none"
+            sink.add(_generic_error(function, f"`{function.name}` has no generic parameter "
+                                    f"`{name}`", function.name_span, "declared here",
+                                    f"its generic parameters are: {names}"))
+            ok = False
+        raw[name] = value
+    return raw if ok else None
+
+
+def _by_position(
+    function: A.Function, positional: tuple[str, ...], sink: DiagnosticSink
+) -> dict[str, str] | None:
+    params = function.generics
+    values = list(positional)
+    flat_count = sum(_array_len(p) or 1 for p in params)
+    if len(values) not in (len(params), flat_count):
+        sink.add(_generic_error(
+            function,
+            f"`{function.name}` takes {len(params)} generic argument(s) but "
+            f"{len(values)} were given",
+            function.name_span,
+            "declared here",
+            "generic arguments: " + ", ".join(_expected(p) for p in params) if params else "",
+        ))
+        return None
+    raw: dict[str, str] = {}
+    expand = len(values) == flat_count and flat_count != len(params)
+    for param in params:
+        count = _array_len(param) if expand else None
+        if count:
+            raw[param.name] = "[" + ", ".join(values[:count]) + "]"
+            del values[:count]
+        else:
+            raw[param.name] = values.pop(0)
+    return raw
+
+
+def _parse(
+    param: A.GenericParam, text: str, function: A.Function, sink: DiagnosticSink
+) -> GenericValue | None:
+    text = text.strip()
+    if isinstance(param, A.TypeParam):
+        if text in ELEM_BY_NAME:
+            return ELEM_BY_NAME[text]
+        return _bad(param, text, function, sink)
+    kind = _const_kind(param)
+    if kind == "i32":
+        number = _int(text)
+        if number is None or not I32_MIN <= number <= I32_MAX:
+            return _bad(param, text, function, sink)
+        return number
+    if kind == "bool":
+        if text in ("true", "false"):
+            return text == "true"
+        return _bad(param, text, function, sink)
+    length = _array_len(param)
+    items = [_int(t) for t in text.strip("[]").split(",") if t.strip()]
+    if length is None or len(items) != length or any(i is None for i in items):
+        return _bad(param, text, function, sink)
+    return tuple(i for i in items if i is not None)
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text.replace("_", "").removesuffix("i32"), 0)
+    except ValueError:
+        return None
+
+
+def _const_kind(param: A.ConstParam) -> str:
+    ty = param.type
+    if isinstance(ty, A.PathType) and ty.segments in (("i32",), ("bool",)):
+        return ty.segments[0]
+    return "array" if isinstance(ty, A.ArrayType) else "unsupported"
+
+
+def _array_len(param: A.GenericParam) -> int | None:
+    if isinstance(param, A.ConstParam) and isinstance(param.type, A.ArrayType):
+        length = param.type.length
+        if isinstance(length, A.IntLit):
+            return length.value
+    return None
+
+
+def _expected(param: A.GenericParam) -> str:
+    if isinstance(param, A.TypeParam):
+        return f"`{param.name}` (an element type such as f32)"
+    kind = _const_kind(param)
+    if kind == "array":
+        return f"`{param.name}` (an array of {_array_len(param)} i32, such as [64, 64])"
+    return f"`{param.name}` (a {kind})"
+
+
+def _bad(param: A.GenericParam, text: str, function: A.Function, sink: DiagnosticSink) -> None:
+    sink.add(_generic_error(function, f"invalid value `{text}` for generic parameter "
+                            f"`{param.name}`", param.span, "declared here", _expected(param)))
+    return None
+
+
+def _generic_error(function: A.Function, message: str, span: A.Span, label: str,
+                   note: str) -> object:
+    notes = (f"expected {note}",) if note and not note.startswith("its") else ((note,) if note
+                                                                              else ())
+    return error(codes.GENERIC_ARGUMENT, message, span, label, notes=notes)

@@ -1,0 +1,93 @@
+"""Name resolution across files: kernel modules, their functions, and the requested entry.
+
+Names resolve as in cuTile Rust: by unqualified identifier across every linked kernel
+module (device functions are inlined, so there is no call graph to build here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import DiagnosticSink, error
+
+
+@dataclass(frozen=True)
+class Program:
+    files: tuple[A.ParsedFile, ...]
+    modules: tuple[A.KernelModule, ...]
+
+    def functions_named(self, name: str) -> tuple[A.Function, ...]:
+        return tuple(f for m in self.modules for f in m.functions if f.name == name)
+
+    @property
+    def entries(self) -> tuple[A.Function, ...]:
+        return tuple(f for m in self.modules for f in m.functions if f.entry is not None)
+
+
+def link(files: tuple[A.ParsedFile, ...], sink: DiagnosticSink) -> Program:
+    """Collect the kernel modules of all files; a request with none is an error."""
+    modules = tuple(m for f in files for m in f.modules)
+    if not modules and files:
+        first = files[0].source
+        sink.add(
+            error(
+                codes.NO_KERNEL_MODULE,
+                f"`{first.name}` contains no `#[cutile::module]` module",
+                None,
+                help=("put kernels in `#[cutile::module] mod name { ... }`",),
+            )
+        )
+    return Program(files, modules)
+
+
+def find_entry(program: Program, requested: str, sink: DiagnosticSink) -> A.Function | None:
+    """The entry named `requested` ("add" or "kernel::add"); diagnoses unknown or ambiguous."""
+    *module_path, name = requested.split("::")
+    candidates = [
+        f
+        for f in program.entries
+        if f.name == name and (not module_path or f.module_path[-len(module_path) :] == tuple(
+            module_path
+        ))
+    ]
+    if len(candidates) == 1:
+        return candidates[0]
+    if len(candidates) > 1:
+        names = ", ".join(f"`{f.qualified_name}`" for f in candidates)
+        sink.add(
+            error(
+                codes.UNKNOWN_ENTRY,
+                f"entry name `{requested}` is ambiguous: {names}",
+                candidates[1].name_span,
+                "also defined here",
+                secondary=((candidates[0].name_span, "first defined here"),),
+                help=("qualify the entry with its module: `module::name`",),
+            )
+        )
+        return None
+    if program.modules:
+        _report_unknown_entry(program, requested, name, sink)
+    return None
+
+
+def _report_unknown_entry(program: Program, requested: str, name: str, sink: DiagnosticSink) -> None:
+    available = ", ".join(f"`{f.qualified_name}`" for f in program.entries) or "none"
+    device = program.functions_named(name)
+    notes = [f"entries in this request: {available}"]
+    span = None
+    if device:
+        span = device[0].name_span
+        notes.insert(0, f"`{device[0].qualified_name}` is a device function, not an entry")
+    help_text = ("mark the function with `#[cutile::entry()]`",) if device else ()
+    sink.add(
+        error(
+            codes.UNKNOWN_ENTRY,
+            f"no entry function named `{requested}`",
+            span,
+            "not an entry" if span else "",
+            notes=tuple(notes),
+            help=help_text,
+        )
+    )

@@ -1,0 +1,233 @@
+"""Evaluate written types and const-generic expressions under bound generics.
+
+`{ [BM, BN] }`, `S`, `{ [S[0], 1] }`, `-1` and `Tile<E, S>` become concrete values and
+`SemType`s; anything that is not a compile-time constant is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import DiagnosticSink, error
+from parser.types import (
+    ELEM_BY_NAME,
+    Elem,
+    RefTy,
+    ScalarTy,
+    SemType,
+    ShapeTy,
+    TensorTy,
+    TileTy,
+    TupleTy,
+)
+
+GenericValue = Elem | int | bool | tuple[int, ...]
+ConstValue = int | bool | float | tuple[int, ...]
+
+
+class NotConstant(Exception):
+    def __init__(self, span: A.Span, what: str) -> None:
+        super().__init__(what)
+        self.span = span
+        self.what = what
+
+
+@dataclass(frozen=True)
+class TypeEnv:
+    """Bound generics plus module-level constants, as seen from one function."""
+
+    generics: Mapping[str, GenericValue]
+    consts: Mapping[str, ConstValue]
+
+
+def eval_const(expr: A.Expr, env: TypeEnv) -> ConstValue:
+    """Fold a compile-time expression; raises NotConstant with the offending span."""
+    if isinstance(expr, A.IntLit):
+        return expr.value
+    if isinstance(expr, A.BoolLit):
+        return expr.value
+    if isinstance(expr, A.FloatLit):
+        return expr.value
+    if isinstance(expr, A.PathExpr) and len(expr.segments) == 1:
+        return _named_const(expr, env)
+    if isinstance(expr, A.Unary) and expr.op == "-":
+        value = eval_const(expr.operand, env)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+    if isinstance(expr, A.ArrayExpr):
+        return tuple(_int(eval_const(e, env), e) for e in expr.elements)
+    if isinstance(expr, A.Index):
+        base = eval_const(expr.value, env)
+        index = _int(eval_const(expr.index, env), expr.index)
+        if isinstance(base, tuple) and 0 <= index < len(base):
+            return base[index]
+    if isinstance(expr, A.Binary):
+        return _fold_binary(expr, env)
+    if isinstance(expr, A.BlockExpr) and expr.block.tail is not None and not expr.block.statements:
+        return eval_const(expr.block.tail, env)
+    raise NotConstant(expr.span, "this expression is not a compile-time constant")
+
+
+def _named_const(expr: A.PathExpr, env: TypeEnv) -> ConstValue:
+    name = expr.name
+    if name in env.generics:
+        value = env.generics[name]
+        if isinstance(value, Elem):
+            raise NotConstant(expr.span, f"`{name}` is a type, not a value")
+        return value
+    if name in env.consts:
+        return env.consts[name]
+    raise NotConstant(expr.span, f"cannot find constant `{name}`")
+
+
+def _int(value: ConstValue, expr: A.Expr) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise NotConstant(expr.span, "expected an integer")
+
+
+def _fold_binary(expr: A.Binary, env: TypeEnv) -> ConstValue:
+    lhs = eval_const(expr.lhs, env)
+    rhs = eval_const(expr.rhs, env)
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        folded = _INT_FOLDS.get(expr.op)
+        if folded is not None and not (expr.op in ("/", "%") and rhs == 0):
+            return folded(lhs, rhs)
+    raise NotConstant(expr.span, f"cannot evaluate `{expr.op}` at compile time")
+
+
+def _floor_div(a: int, b: int) -> int:
+    return a // b
+
+
+def _trunc_rem(a: int, b: int) -> int:
+    return a - b * int(a / b)
+
+
+_INT_FOLDS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": _floor_div,
+    "%": _trunc_rem,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+class TypeResolver:
+    """Turns written types into `SemType`s, reporting what it cannot resolve."""
+
+    def __init__(self, env: TypeEnv, sink: DiagnosticSink) -> None:
+        self.env = env
+        self.sink = sink
+
+    def resolve(self, ty: A.TypeExpr) -> SemType | None:
+        if isinstance(ty, A.RefType):
+            inner = self.resolve(ty.inner)
+            return None if inner is None else RefTy(inner, ty.mutable)
+        if isinstance(ty, A.TupleType):
+            parts = [self.resolve(t) for t in ty.elements]
+            return None if any(p is None for p in parts) else TupleTy(tuple(parts))  # type: ignore[arg-type]
+        if isinstance(ty, A.PathType):
+            return self._path_type(ty)
+        self._unsupported(ty)
+        return None
+
+    def element(self, ty: A.TypeExpr) -> Elem | None:
+        if isinstance(ty, A.PathType) and not ty.args and len(ty.segments) == 1:
+            name = ty.name
+            if name in ELEM_BY_NAME:
+                return ELEM_BY_NAME[name]
+            bound = self.env.generics.get(name)
+            if isinstance(bound, Elem):
+                return bound
+        self.sink.add(
+            error(codes.UNSUPPORTED_TYPE, f"expected an element type, found `{ty.span.text}`",
+                  ty.span, "not an element type",
+                  help=("element types are bool, i8..i64, u8..u64, f16, bf16, tf32, f32, f64",))
+        )
+        return None
+
+    def shape(self, arg: A.GenericArg) -> tuple[int, ...] | None:
+        """A shape argument: `{ [B, 64] }`, `S` (a const generic array) or `{ [] }`."""
+        expr: A.Expr
+        if isinstance(arg, A.ConstArg):
+            expr = arg.value
+        elif isinstance(arg.type, A.PathType) and len(arg.type.segments) == 1 and not arg.type.args:
+            expr = A.PathExpr(arg.span, arg.type.segments)
+        else:
+            self._bad_shape(arg.span, "expected a shape such as `{ [128, 64] }`")
+            return None
+        try:
+            value = eval_const(expr, self.env)
+        except NotConstant as exc:
+            self._bad_shape(exc.span, exc.what)
+            return None
+        if not isinstance(value, tuple):
+            self._bad_shape(arg.span, "expected an array of dimensions")
+            return None
+        return value
+
+    def _path_type(self, ty: A.PathType) -> SemType | None:
+        name = ty.name
+        if not ty.args:
+            if name in ELEM_BY_NAME or isinstance(self.env.generics.get(name), Elem):
+                elem = self.element(ty)
+                return None if elem is None else ScalarTy(elem)
+        builder = _GENERIC_TYPES.get(name)
+        if builder is None:
+            self._unsupported(ty)
+            return None
+        if len(ty.args) != 2 and name != "Shape":
+            self.sink.add(error(codes.GENERIC_ARGUMENT, f"`{name}` takes 2 generic arguments",
+                                ty.span, f"found {len(ty.args)}"))
+            return None
+        return builder(self, ty)
+
+    def _element_and_shape(self, ty: A.PathType) -> tuple[Elem, tuple[int, ...]] | None:
+        first = ty.args[0]
+        elem = self.element(first.type) if isinstance(first, A.TypeArg) else None
+        if elem is None:
+            if isinstance(first, A.ConstArg):
+                self.element(A.InferType(first.span))
+            return None
+        shape = self.shape(ty.args[1])
+        return None if shape is None else (elem, shape)
+
+    def _unsupported(self, ty: A.TypeExpr) -> None:
+        self.sink.add(
+            error(codes.UNSUPPORTED_TYPE, f"unsupported type `{ty.span.text}` in a kernel",
+                  ty.span, "not supported here")
+        )
+
+    def _bad_shape(self, span: A.Span, what: str) -> None:
+        self.sink.add(error(codes.GENERIC_ARGUMENT, f"invalid shape: {what}", span, "here"))
+
+
+def _tile(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    parts = resolver._element_and_shape(ty)
+    return None if parts is None else TileTy(*parts)
+
+
+def _tensor(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    parts = resolver._element_and_shape(ty)
+    return None if parts is None else TensorTy(*parts)
+
+
+def _shape(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    if len(ty.args) != 1:
+        resolver._bad_shape(ty.span, "`Shape` takes one argument")
+        return None
+    dims = resolver.shape(ty.args[0])
+    return None if dims is None else ShapeTy(dims)
+
+
+_GENERIC_TYPES = {"Tile": _tile, "Tensor": _tensor, "Shape": _shape}

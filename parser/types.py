@@ -1,0 +1,138 @@
+"""Semantic types of the kernel language, after generics are bound (shapes are concrete).
+
+Rust-level distinctions are kept: a scalar `f32` is not a `Tile<f32, {[]}>`, and a
+`&Tensor` is not a `&mut Tensor`, because the rules are stated in those terms.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Union
+
+DYNAMIC = -1  # a dynamic tensor extent
+
+
+class Elem(enum.Enum):
+    """cuTile element types, by their Rust spelling."""
+
+    BOOL = "bool"
+    I8 = "i8"
+    I16 = "i16"
+    I32 = "i32"
+    I64 = "i64"
+    U8 = "u8"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    TF32 = "tf32"
+    F64 = "f64"
+
+    @property
+    def is_float(self) -> bool:
+        return self in (Elem.F16, Elem.BF16, Elem.F32, Elem.TF32, Elem.F64)
+
+    @property
+    def is_integer(self) -> bool:
+        return not self.is_float and self is not Elem.BOOL
+
+    @property
+    def is_signed(self) -> bool:
+        return self in (Elem.I8, Elem.I16, Elem.I32, Elem.I64) or self.is_float
+
+    @property
+    def bits(self) -> int:
+        return _BITS[self]
+
+    @property
+    def size_bytes(self) -> int:
+        return max(1, self.bits // 8)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_BITS = {Elem.BOOL: 1, Elem.TF32: 32, Elem.BF16: 16}
+_BITS.update({e: int(e.value[1:]) for e in Elem if e not in _BITS})
+ELEM_BY_NAME = {e.value: e for e in Elem}
+
+
+@dataclass(frozen=True)
+class ScalarTy:
+    elem: Elem
+
+    def __str__(self) -> str:
+        return str(self.elem)
+
+
+@dataclass(frozen=True)
+class TileTy:
+    elem: Elem
+    shape: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"Tile<{self.elem}, {{[{', '.join(map(str, self.shape))}]}}>"
+
+
+@dataclass(frozen=True)
+class TensorTy:
+    """`Tensor<E, S>`; for a partitioned output S is the tile shape."""
+
+    elem: Elem
+    shape: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        return f"Tensor<{self.elem}, {{[{', '.join(map(str, self.shape))}]}}>"
+
+
+@dataclass(frozen=True)
+class RefTy:
+    inner: SemType
+    mutable: bool
+
+    def __str__(self) -> str:
+        return f"&{'mut ' if self.mutable else ''}{self.inner}"
+
+
+@dataclass(frozen=True)
+class ShapeTy:
+    """A compile-time shape value (`Shape<{[..]}>`, `z.shape()`, `const_shape![..]`)."""
+
+    dims: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"Shape<{{[{', '.join(map(str, self.dims))}]}}>"
+
+
+@dataclass(frozen=True)
+class TupleTy:
+    elements: tuple[SemType, ...]
+
+    def __str__(self) -> str:
+        if len(self.elements) == 1:
+            return f"({self.elements[0]},)"
+        return f"({', '.join(map(str, self.elements))})"
+
+
+UNIT = TupleTy(())
+
+SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy]
+
+
+def element_of(ty: SemType) -> Elem | None:
+    if isinstance(ty, (ScalarTy, TileTy, TensorTy)):
+        return ty.elem
+    if isinstance(ty, RefTy):
+        return element_of(ty.inner)
+    return None
+
+
+def is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
