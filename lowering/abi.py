@@ -54,8 +54,9 @@ def entry_abi(signature: EntrySignature) -> tuple[tuple[SlotLayout, ...], int]:
     for param in signature.params:
         for role, axis, c_type, size, ir_type in _param_slots(param):
             offset = (offset + size - 1) // size * size
-            layouts.append(SlotLayout(AbiSlot(param.index, role, axis, c_type, offset, size),
-                                      ir_type))
+            layouts.append(
+                SlotLayout(AbiSlot(param.index, role, axis, c_type, offset, size), ir_type)
+            )
             offset += size
             max_align = max(max_align, size)
     total = (offset + max_align - 1) // max_align * max_align

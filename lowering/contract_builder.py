@@ -38,10 +38,12 @@ def _contract_param(param: EntryParam) -> ContractParam:
         return ContractParam(param.index, param.name, kind, param.type.elem.value)
     tensor = param.tensor
     if param.role is ParamRole.OUTPUT:
-        return ContractParam(param.index, param.name, kind, tensor.elem.value, tensor.rank,
-                             tile_shape=tensor.shape)
-    return ContractParam(param.index, param.name, kind, tensor.elem.value, tensor.rank,
-                         declared_shape=tensor.shape)
+        return ContractParam(
+            param.index, param.name, kind, tensor.elem.value, tensor.rank, tile_shape=tensor.shape
+        )
+    return ContractParam(
+        param.index, param.name, kind, tensor.elem.value, tensor.rank, declared_shape=tensor.shape
+    )
 
 
 def build_contract(

@@ -31,8 +31,14 @@ def _load_tile_like(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
     tile = like.param.tensor.shape
     part = ctx.partition(source, tile, PaddingValue.ZERO, call.span)
     result = ir_tile_type(ctx.type_of(call))
-    op = ctx.builder.emit(LoadViewTko, tile=result, result_token=TOKEN, view=part,
-                          index=_block_index(ctx, len(tile), call.span), span=call.span)
+    op = ctx.builder.emit(
+        LoadViewTko,
+        tile=result,
+        result_token=TOKEN,
+        view=part,
+        index=_block_index(ctx, len(tile), call.span),
+        span=call.span,
+    )
     return op.tile
 
 
@@ -41,9 +47,15 @@ def _store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Low
     value = ctx.expr(args[1])
     tile = out.param.tensor.shape
     part = ctx.partition(out, tile, None, call.span)
-    op = ctx.builder.emit(StoreViewTko, result_token=TOKEN, tile=value, view=part,
-                          index=_block_index(ctx, len(tile), call.span), token=out.token,
-                          span=call.span)
+    op = ctx.builder.emit(
+        StoreViewTko,
+        result_token=TOKEN,
+        tile=value,
+        view=part,
+        index=_block_index(ctx, len(tile), call.span),
+        token=out.token,
+        span=call.span,
+    )
     out.token = op.result_token
     return None
 
@@ -52,9 +64,15 @@ def _load_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
     out = _handle(ctx, args[0])
     tile = out.param.tensor.shape
     part = ctx.partition(out, tile, None, call.span)
-    op = ctx.builder.emit(LoadViewTko, tile=ir_tile_type(ctx.type_of(call)), result_token=TOKEN,
-                          view=part, index=_block_index(ctx, len(tile), call.span),
-                          token=out.token, span=call.span)
+    op = ctx.builder.emit(
+        LoadViewTko,
+        tile=ir_tile_type(ctx.type_of(call)),
+        result_token=TOKEN,
+        view=part,
+        index=_block_index(ctx, len(tile), call.span),
+        token=out.token,
+        span=call.span,
+    )
     out.token = op.result_token
     return op.tile
 

@@ -65,13 +65,14 @@ class KernelLowering:
         self._prologue(params)
         self.block(self.kernel.function.body)
         self.builder.emit(Return, span=self.kernel.function.body.span)
-        function = Function(symbol, params, self.builder.finish(params),
-                            span=self.kernel.function.span)
+        function = Function(
+            symbol, params, self.builder.finish(params), span=self.kernel.function.span
+        )
         return LoweredKernel(Module((function,)), tuple(self.assumptions))
 
     def _prologue(self, params: tuple[Value, ...]) -> None:
         slots: dict[int, list[tuple[SlotLayout, Value]]] = {}
-        for layout, value in zip(self.abi, params):
+        for layout, value in zip(self.abi, params, strict=False):
             slots.setdefault(layout.slot.param, []).append((layout, value))
         for var in self.kernel.params:
             assert var.param_index is not None
@@ -106,22 +107,30 @@ class KernelLowering:
         self._record(param, AssumptionKind.STRIDE_ONE, rank - 1, 1)
         dyn_dims = tuple(
             self._assume(by_role[(SlotRole.DIM, a)], Bounded(0, None), span)
-            for a in range(rank) if shape[a] is None
+            for a in range(rank)
+            if shape[a] is None
         )
         dyn_strides = tuple(
             self._assume(by_role[(SlotRole.STRIDE, a)], Bounded(0, None), span)
-            for a in range(rank) if strides[a] is None
+            for a in range(rank)
+            if strides[a] is None
         )
         view_type = TensorViewType(ir_element(tensor.elem), shape, strides)
-        view = self.builder.emit(MakeTensorView, result=view_type, base=aligned,
-                                 dynamic_shape=dyn_dims, dynamic_strides=dyn_strides,
-                                 span=span).result
+        view = self.builder.emit(
+            MakeTensorView,
+            result=view_type,
+            base=aligned,
+            dynamic_shape=dyn_dims,
+            dynamic_strides=dyn_strides,
+            span=span,
+        ).result
         token = self.builder.emit(MakeToken, result=TOKEN, span=span).result if is_output else None
         return TensorHandle(param, view, token)
 
     def _assume(self, value: Value, predicate: DivBy | Bounded, span: A.Span) -> Value:
-        return self.builder.emit(Assume, result=value.type, predicate=predicate, value=value,
-                                 span=span).result
+        return self.builder.emit(
+            Assume, result=value.type, predicate=predicate, value=value, span=span
+        ).result
 
     def _record(self, param: EntryParam, kind: AssumptionKind, axis: int, value: int) -> None:
         self.assumptions.append(Assumption(param.index, kind, axis, value))
@@ -135,7 +144,10 @@ class KernelLowering:
         return self._block_ids
 
     def partition(
-        self, handle: TensorHandle, tile: tuple[int, ...], padding: PaddingValue | None,
+        self,
+        handle: TensorHandle,
+        tile: tuple[int, ...],
+        padding: PaddingValue | None,
         span: A.Span,
     ) -> Value:
         key = (tile, padding)
@@ -169,7 +181,7 @@ class KernelLowering:
             self.values[variables[0].id] = value
             return
         flat = _flatten(value)
-        for var, part in zip(variables, flat):
+        for var, part in zip(variables, flat, strict=False):
             self.values[var.id] = part
 
     # --- expressions
@@ -179,8 +191,9 @@ class KernelLowering:
         return handler(self, expr)
 
     def constant(self, value: int | float | bool, ty: SemType, span: A.Span) -> Value:
-        return self.builder.emit(Constant, result=ir_tile_type(ty), values=(value,),
-                                 span=span).result
+        return self.builder.emit(
+            Constant, result=ir_tile_type(ty), values=(value,), span=span
+        ).result
 
 
 def _flatten(value: Lowered) -> list[Lowered]:
@@ -231,7 +244,10 @@ def _macro(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
 
 
 _FLOAT_BINARY: dict[str, type[Any]] = {
-    "+": arith.AddF, "-": arith.SubF, "*": arith.MulF, "/": arith.DivF,
+    "+": arith.AddF,
+    "-": arith.SubF,
+    "*": arith.MulF,
+    "/": arith.DivF,
 }
 _INT_BINARY: dict[str, type[Any]] = {"+": arith.AddI, "-": arith.SubI, "*": arith.MulI}
 
@@ -244,19 +260,34 @@ def _binary(ctx: KernelLowering, binary: A.Binary) -> Lowered:
     result_type = ir_tile_type(ty)
     elem = ty.elem
     if elem.is_float and binary.op in _FLOAT_BINARY:
-        return ctx.builder.emit(_FLOAT_BINARY[binary.op], result=result_type, lhs=lhs, rhs=rhs,
-                                span=binary.span).result
+        return ctx.builder.emit(
+            _FLOAT_BINARY[binary.op], result=result_type, lhs=lhs, rhs=rhs, span=binary.span
+        ).result
     if binary.op in _INT_BINARY:
-        return ctx.builder.emit(_INT_BINARY[binary.op], result=result_type, lhs=lhs, rhs=rhs,
-                                span=binary.span).result
+        return ctx.builder.emit(
+            _INT_BINARY[binary.op], result=result_type, lhs=lhs, rhs=rhs, span=binary.span
+        ).result
     signedness = Signedness.SIGNED if elem.is_signed else Signedness.UNSIGNED
     if binary.op == "/":
         rounding = RoundingMode.NEGATIVE_INF if elem.is_signed else RoundingMode.ZERO
-        return ctx.builder.emit(arith.DivI, result=result_type, signedness=signedness,
-                                rounding=rounding, lhs=lhs, rhs=rhs, span=binary.span).result
+        return ctx.builder.emit(
+            arith.DivI,
+            result=result_type,
+            signedness=signedness,
+            rounding=rounding,
+            lhs=lhs,
+            rhs=rhs,
+            span=binary.span,
+        ).result
     if binary.op == "%" and not elem.is_float:
-        return ctx.builder.emit(arith.RemI, result=result_type, signedness=signedness,
-                                lhs=lhs, rhs=rhs, span=binary.span).result
+        return ctx.builder.emit(
+            arith.RemI,
+            result=result_type,
+            signedness=signedness,
+            lhs=lhs,
+            rhs=rhs,
+            span=binary.span,
+        ).result
     raise NotImplementedError(f"lowering of `{binary.op}` on {ty}")
 
 
@@ -267,8 +298,9 @@ def _unary(ctx: KernelLowering, unary: A.Unary) -> Lowered:
     zero = ctx.constant(0.0 if _is_float(ty) else 0, ty, unary.span)
     operand = ctx.expr(unary.operand)
     op = arith.SubF if _is_float(ty) else arith.SubI
-    return ctx.builder.emit(op, result=ir_tile_type(ty), lhs=zero, rhs=operand,
-                            span=unary.span).result
+    return ctx.builder.emit(
+        op, result=ir_tile_type(ty), lhs=zero, rhs=operand, span=unary.span
+    ).result
 
 
 def _is_float(ty: SemType) -> bool:

@@ -115,8 +115,14 @@ def compile_kernel(
         return _compile(request, stop_after, assembler, sink, started)
     except Exception as exc:  # a compiler bug: report it, never leak a traceback
         _log.exception("internal compiler error while compiling %s", request.entry)
-        sink.add(error(codes.INTERNAL_ERROR, f"internal compiler error: {type(exc).__name__}: "
-                       f"{exc}", None, notes=("please report this with the kernel source",)))
+        sink.add(
+            error(
+                codes.INTERNAL_ERROR,
+                f"internal compiler error: {type(exc).__name__}: {exc}",
+                None,
+                notes=("please report this with the kernel source",),
+            )
+        )
         return CompileResult(tuple(sink))
 
 
@@ -135,11 +141,10 @@ def _compile(
 
     # 2. find the entry, bind its generics, type check it (shapes become concrete)
     entry = find_entry(program, request.entry, sink)
-    generics = (
-        bind_generics(entry, request.generics, request.generic_args, sink) if entry else None
+    generics = bind_generics(entry, request.generics, request.generic_args, sink) if entry else None
+    kernel = (
+        typecheck_entry(program, entry, generics, sink) if entry and generics is not None else None
     )
-    kernel = typecheck_entry(program, entry, generics, sink) if entry and generics is not None \
-        else None
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
@@ -159,19 +164,31 @@ def _compile(
     bytecode = write_bytecode(lowered.module, DEFAULT_BYTECODE_VERSION)
     frontend_ms = _now_ms() - started
     if stop_after is Stage.BYTECODE:
-        return CompileResult(tuple(sink), Stage.BYTECODE, kernel=kernel, ir=lowered.module,
-                             bytecode=bytecode, timings=Timings(frontend_ms, 0.0, frontend_ms))
+        return CompileResult(
+            tuple(sink),
+            Stage.BYTECODE,
+            kernel=kernel,
+            ir=lowered.module,
+            bytecode=bytecode,
+            timings=Timings(frontend_ms, 0.0, frontend_ms),
+        )
 
     # 5. assemble with tileiras; its failures become diagnostics at the entry
     tool = assembler or Tileiras.locate()
     assembled_at = _now_ms()
     try:
-        cubin = tool.assemble(bytecode, sm=request.target, opt_level=request.opt_level,
-                              host_arch=request.host_arch, lineinfo=request.lineinfo)
+        cubin = tool.assemble(
+            bytecode,
+            sm=request.target,
+            opt_level=request.opt_level,
+            host_arch=request.host_arch,
+            lineinfo=request.lineinfo,
+        )
     except TileirasError as exc:
         sink.add(_tileiras_diagnostic(exc, kernel.function))
-        return CompileResult(tuple(sink), Stage.BYTECODE, kernel=kernel, ir=lowered.module,
-                             bytecode=bytecode)
+        return CompileResult(
+            tuple(sink), Stage.BYTECODE, kernel=kernel, ir=lowered.module, bytecode=bytecode
+        )
     tileiras_ms = _now_ms() - assembled_at
     if symbol not in function_symbols(cubin):
         raise AssertionError(f"tileiras output lacks the entry symbol {symbol}")
@@ -195,9 +212,16 @@ def _compile(
         host_arch=request.host_arch,
     )
     total_ms = _now_ms() - started
-    return CompileResult(tuple(sink), Stage.CUBIN, kernel=kernel, ir=lowered.module,
-                         bytecode=bytecode, cubin=cubin, contract=contract,
-                         timings=Timings(frontend_ms, tileiras_ms, total_ms))
+    return CompileResult(
+        tuple(sink),
+        Stage.CUBIN,
+        kernel=kernel,
+        ir=lowered.module,
+        bytecode=bytecode,
+        cubin=cubin,
+        contract=contract,
+        timings=Timings(frontend_ms, tileiras_ms, total_ms),
+    )
 
 
 def source_digest(sources: tuple[SourceFile, ...]) -> str:

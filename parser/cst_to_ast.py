@@ -120,9 +120,9 @@ class _Converter:
         return Span(self.source, node.start_byte + self.shift, node.end_byte + self.shift)
 
     def text(self, node: Node) -> str:
-        return self.source.data[
-            node.start_byte + self.shift : node.end_byte + self.shift
-        ].decode("utf-8")
+        return self.source.data[node.start_byte + self.shift : node.end_byte + self.shift].decode(
+            "utf-8"
+        )
 
     def unsupported(self, node: Node, what: str) -> None:
         self.sink.add(
@@ -200,8 +200,7 @@ class _Converter:
 
     def _attr_is(self, attr_item: Node, names: set[str]) -> bool:
         return self._attr_path(attr_item)[-1:] in [(n,) for n in names] and (
-            len(self._attr_path(attr_item)) == 1
-            or self._attr_path(attr_item)[0] in _KERNEL_CRATES
+            len(self._attr_path(attr_item)) == 1 or self._attr_path(attr_item)[0] in _KERNEL_CRATES
         )
 
     def _attr_path(self, attr_item: Node) -> tuple[str, ...]:
@@ -256,10 +255,13 @@ class _Converter:
                 name = child.child_by_field_name("name")
                 type_node = child.child_by_field_name("type")
                 assert name is not None and type_node is not None
-                out.append(A.ConstParam(self.span(child), self.text(name), self.type_expr(type_node)))
-            elif child.type in ("type_identifier", "constrained_type_parameter"):
-                out.append(self._type_param(child))
-            elif child.type == "type_parameter":
+                out.append(
+                    A.ConstParam(self.span(child), self.text(name), self.type_expr(type_node))
+                )
+            elif (
+                child.type in ("type_identifier", "constrained_type_parameter")
+                or child.type == "type_parameter"
+            ):
                 out.append(self._type_param(child))
             elif child.type == "lifetime":
                 continue
@@ -325,8 +327,12 @@ class _Converter:
         assert name is not None and type_node is not None
         if value is None:
             self.unsupported(node, "a `const` without a value")
-            return A.ConstItem(self.span(node), self.text(name), self.type_expr(type_node),
-                               A.IntLit(self.span(node), 0, None))
+            return A.ConstItem(
+                self.span(node),
+                self.text(name),
+                self.type_expr(type_node),
+                A.IntLit(self.span(node), 0, None),
+            )
         return A.ConstItem(
             self.span(node), self.text(name), self.type_expr(type_node), self.expr(value)
         )
@@ -385,9 +391,7 @@ class _Converter:
             element = node.child_by_field_name("element")
             length = node.child_by_field_name("length")
             assert element is not None
-            return A.ArrayType(
-                span, self.type_expr(element), self.expr(length) if length else None
-            )
+            return A.ArrayType(span, self.type_expr(element), self.expr(length) if length else None)
         if kind == "pointer_type":
             inner = node.child_by_field_name("type")
             assert inner is not None
@@ -531,8 +535,9 @@ class _Converter:
         if function.type == "field_expression":  # x.m::<T> — completed by _call
             inner = self._field(function)
             assert isinstance(inner, A.FieldAccess)
-            return A.MethodCall(self.span(node), inner.value, inner.name,
-                                self.span(function), generic_args, ())
+            return A.MethodCall(
+                self.span(node), inner.value, inner.name, self.span(function), generic_args, ()
+            )
         base = self.expr(function)
         if isinstance(base, A.PathExpr):
             return A.PathExpr(self.span(node), base.segments, generic_args)
@@ -549,12 +554,14 @@ class _Converter:
             value = function.child_by_field_name("value")
             field_node = function.child_by_field_name("field")
             assert value is not None and field_node is not None
-            return A.MethodCall(span, self.expr(value), self.text(field_node),
-                                self.span(field_node), (), args)
+            return A.MethodCall(
+                span, self.expr(value), self.text(field_node), self.span(field_node), (), args
+            )
         callee = self.expr(function)
         if isinstance(callee, A.MethodCall):  # x.m::<T>(args)
-            return A.MethodCall(span, callee.receiver, callee.method, callee.method_span,
-                                callee.generic_args, args)
+            return A.MethodCall(
+                span, callee.receiver, callee.method, callee.method_span, callee.generic_args, args
+            )
         return A.Call(span, callee, args)
 
     def _field(self, node: Node) -> A.Expr:
@@ -649,10 +656,10 @@ class _Converter:
     def _range(self, node: Node) -> A.Expr:
         children = node.children
         operator = next(c for c in children if c.type in ("..", "..=", "..."))
-        start = next((c for c in children if c.is_named and c.end_byte <= operator.start_byte),
-                     None)
-        end = next((c for c in children if c.is_named and c.start_byte >= operator.end_byte),
-                   None)
+        start = next(
+            (c for c in children if c.is_named and c.end_byte <= operator.start_byte), None
+        )
+        end = next((c for c in children if c.is_named and c.start_byte >= operator.end_byte), None)
         return A.RangeExpr(
             self.span(node),
             self.expr(start) if start else None,

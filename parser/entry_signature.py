@@ -62,21 +62,31 @@ def check_entry_signature(
 ) -> EntrySignature | None:
     errors_before = len([d for d in sink if d.is_error])
     params = tuple(
-        p for i, param in enumerate(function.params)
+        p
+        for i, param in enumerate(function.params)
         if (p := _entry_param(i, param, resolver, sink)) is not None
     )
     if function.return_type is not None:
-        sink.add(error(codes.INVALID_PARAMETER, "kernel entry functions cannot return a value",
-                       function.return_type.span, "remove the return type",
-                       help=("write results into a `&mut Tensor` output",)))
+        sink.add(
+            error(
+                codes.INVALID_PARAMETER,
+                "kernel entry functions cannot return a value",
+                function.return_type.span,
+                "remove the return type",
+                help=("write results into a `&mut Tensor` output",),
+            )
+        )
     options = _entry_options(function, resolver, sink)
-    if not any(p.role is ParamRole.OUTPUT for p in params) and len(params) == len(
-        function.params
-    ):
-        sink.add(error(codes.INVALID_PARAMETER,
-                       f"entry `{function.name}` has no partitioned `&mut Tensor` output",
-                       function.name_span, "no output",
-                       notes=("the launch grid is derived from the partitioned outputs",)))
+    if not any(p.role is ParamRole.OUTPUT for p in params) and len(params) == len(function.params):
+        sink.add(
+            error(
+                codes.INVALID_PARAMETER,
+                f"entry `{function.name}` has no partitioned `&mut Tensor` output",
+                function.name_span,
+                "no output",
+                notes=("the launch grid is derived from the partitioned outputs",),
+            )
+        )
     errors_after = len([d for d in sink if d.is_error])
     if errors_after > errors_before:
         return None
@@ -97,35 +107,48 @@ def _entry_param(
             return EntryParam(index, param.name, ParamRole.OUTPUT, ty, param.span) if ok else None
         ok = _check_input(param, ty.inner, sink)
         return EntryParam(index, param.name, ParamRole.INPUT, ty, param.span) if ok else None
-    sink.add(error(
-        codes.INVALID_PARAMETER,
-        f"`{param.type.span.text}` is not a supported entry parameter type",
-        param.type.span,
-        "unsupported parameter",
-        notes=("entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs "
-               "or scalars",),
-    ))
+    sink.add(
+        error(
+            codes.INVALID_PARAMETER,
+            f"`{param.type.span.text}` is not a supported entry parameter type",
+            param.type.span,
+            "unsupported parameter",
+            notes=(
+                "entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs "
+                "or scalars",
+            ),
+        )
+    )
     return None
 
 
 def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool:
     span = param.type.span
     if not 1 <= tensor.rank <= MAX_OUTPUT_RANK:
-        sink.add(error(
-            codes.OUTPUT_RANK,
-            f"partitioned output `{param.name}` has rank {tensor.rank}",
-            span,
-            f"rank {tensor.rank} output",
-            notes=("an output is partitioned over the 3-D launch grid, so its rank must be "
-                   "1, 2 or 3",),
-            help=("reshape the output on the host, or write it through an `unsafe` view",),
-        ))
+        sink.add(
+            error(
+                codes.OUTPUT_RANK,
+                f"partitioned output `{param.name}` has rank {tensor.rank}",
+                span,
+                f"rank {tensor.rank} output",
+                notes=(
+                    "an output is partitioned over the 3-D launch grid, so its rank must be "
+                    "1, 2 or 3",
+                ),
+                help=("reshape the output on the host, or write it through an `unsafe` view",),
+            )
+        )
         return False
     if any(d == DYNAMIC for d in tensor.shape):
-        sink.add(error(codes.OUTPUT_SHAPE_DYNAMIC,
-                       f"the tile shape of output `{param.name}` must be static",
-                       span, f"tile shape [{', '.join(map(str, tensor.shape))}]",
-                       notes=("for `&mut Tensor<E, S>`, `S` is the tile each block writes",)))
+        sink.add(
+            error(
+                codes.OUTPUT_SHAPE_DYNAMIC,
+                f"the tile shape of output `{param.name}` must be static",
+                span,
+                f"tile shape [{', '.join(map(str, tensor.shape))}]",
+                notes=("for `&mut Tensor<E, S>`, `S` is the tile each block writes",),
+            )
+        )
         return False
     return check_tile_shape(tensor.shape, span, f"output `{param.name}`", sink)
 
@@ -133,14 +156,18 @@ def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> boo
 def check_tile_shape(shape: tuple[int, ...], span: A.Span, what: str, sink: DiagnosticSink) -> bool:
     bad = [d for d in shape if not is_power_of_two(d)]
     if bad:
-        sink.add(error(
-            codes.TILE_NOT_POWER_OF_TWO,
-            f"tile dimension {bad[0]} of {what} is not a positive power of two",
-            span,
-            f"tile shape [{', '.join(map(str, shape))}]",
-            notes=("Tile IR tiles have power-of-two extents; the tensor itself may have any "
-                   "size (the last tile is masked)",),
-        ))
+        sink.add(
+            error(
+                codes.TILE_NOT_POWER_OF_TWO,
+                f"tile dimension {bad[0]} of {what} is not a positive power of two",
+                span,
+                f"tile shape [{', '.join(map(str, shape))}]",
+                notes=(
+                    "Tile IR tiles have power-of-two extents; the tensor itself may have any "
+                    "size (the last tile is masked)",
+                ),
+            )
+        )
         return False
     return True
 
@@ -148,10 +175,15 @@ def check_tile_shape(shape: tuple[int, ...], span: A.Span, what: str, sink: Diag
 def _check_input(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool:
     bad = [d for d in tensor.shape if d != DYNAMIC and d <= 0]
     if bad:
-        sink.add(error(codes.GENERIC_ARGUMENT,
-                       f"input `{param.name}` declares extent {bad[0]}",
-                       param.type.span, "invalid extent",
-                       notes=("extents are positive, or -1 for a dynamic extent",)))
+        sink.add(
+            error(
+                codes.GENERIC_ARGUMENT,
+                f"input `{param.name}` declares extent {bad[0]}",
+                param.type.span,
+                "invalid extent",
+                notes=("extents are positive, or -1 for a dynamic extent",),
+            )
+        )
         return False
     return True
 
@@ -163,34 +195,58 @@ def _entry_options(
     values: dict[str, bool] = {}
     for option in function.entry.options:
         if option.key not in _KNOWN_OPTIONS:
-            sink.add(error(codes.INVALID_ENTRY_OPTION, f"unknown entry option `{option.key}`",
-                           option.span, "unknown option",
-                           notes=("known options: " + ", ".join(_KNOWN_OPTIONS),)))
+            sink.add(
+                error(
+                    codes.INVALID_ENTRY_OPTION,
+                    f"unknown entry option `{option.key}`",
+                    option.span,
+                    "unknown option",
+                    notes=("known options: " + ", ".join(_KNOWN_OPTIONS),),
+                )
+            )
         elif option.value is None:
-            sink.add(error(codes.INVALID_ENTRY_OPTION,
-                           f"entry option `{option.key}` needs a value",
-                           option.span, "bare flag",
-                           help=(f"write `{option.key} = true`",)))
+            sink.add(
+                error(
+                    codes.INVALID_ENTRY_OPTION,
+                    f"entry option `{option.key}` needs a value",
+                    option.span,
+                    "bare flag",
+                    help=(f"write `{option.key} = true`",),
+                )
+            )
         elif option.key in _BOOL_OPTIONS:
             value = _bool_option(option, resolver, sink)
             if value is not None:
                 values[option.key] = value
     unchecked = values.get("unchecked_accesses", False)
     if unchecked and not function.is_unsafe:
-        sink.add(error(codes.INVALID_ENTRY_OPTION,
-                       "`unchecked_accesses = true` requires an `unsafe fn` entry",
-                       function.name_span, "declare this function `unsafe fn`"))
+        sink.add(
+            error(
+                codes.INVALID_ENTRY_OPTION,
+                "`unchecked_accesses = true` requires an `unsafe fn` entry",
+                function.name_span,
+                "declare this function `unsafe fn`",
+            )
+        )
     return EntryOptions(unchecked, values.get("deny_in_kernel_checks", False))
 
 
-def _bool_option(option: A.EntryOption, resolver: TypeResolver, sink: DiagnosticSink) -> bool | None:
+def _bool_option(
+    option: A.EntryOption, resolver: TypeResolver, sink: DiagnosticSink
+) -> bool | None:
     assert option.value is not None
     try:
         value = eval_const(option.value, resolver.env)
-    except Exception:  # noqa: BLE001 - any non-constant is reported below
+    except Exception:
         value = None
     if isinstance(value, bool):
         return value
-    sink.add(error(codes.INVALID_ENTRY_OPTION, f"entry option `{option.key}` takes `true` or "
-                   "`false`", option.value.span, "expected a bool"))
+    sink.add(
+        error(
+            codes.INVALID_ENTRY_OPTION,
+            f"entry option `{option.key}` takes `true` or `false`",
+            option.value.span,
+            "expected a bool",
+        )
+    )
     return None

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from parser import ast_nodes as A
 from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import Diagnostic, DiagnosticSink, error
+from parser.spans import Span
 from parser.type_eval import GenericValue
 from parser.types import ELEM_BY_NAME
 
@@ -30,8 +31,15 @@ def bind_generics(
     bound: dict[str, GenericValue] = {}
     for param in params:
         if param.name not in raw:
-            sink.add(_generic_error(function, f"missing generic argument `{param.name}`",
-                                    param.span, "needs a value", _expected(param)))
+            sink.add(
+                _generic_error(
+                    function,
+                    f"missing generic argument `{param.name}`",
+                    param.span,
+                    "needs a value",
+                    _expected(param),
+                )
+            )
             continue
         value = _parse(param, raw[param.name], function, sink)
         if value is not None:
@@ -48,9 +56,15 @@ def _by_name(
     for name, value in named:
         if name not in declared:
             names = ", ".join(f"`{p.name}`" for p in function.generics) or "none"
-            sink.add(_generic_error(function, f"`{function.name}` has no generic parameter "
-                                    f"`{name}`", function.name_span, "declared here",
-                                    f"its generic parameters are: {names}"))
+            sink.add(
+                _generic_error(
+                    function,
+                    f"`{function.name}` has no generic parameter `{name}`",
+                    function.name_span,
+                    "declared here",
+                    f"its generic parameters are: {names}",
+                )
+            )
             ok = False
         raw[name] = value
     return raw if ok else None
@@ -63,14 +77,16 @@ def _by_position(
     values = list(positional)
     flat_count = sum(_array_len(p) or 1 for p in params)
     if len(values) not in (len(params), flat_count):
-        sink.add(_generic_error(
-            function,
-            f"`{function.name}` takes {len(params)} generic argument(s) but "
-            f"{len(values)} were given",
-            function.name_span,
-            "declared here",
-            "generic arguments: " + ", ".join(_expected(p) for p in params) if params else "",
-        ))
+        sink.add(
+            _generic_error(
+                function,
+                f"`{function.name}` takes {len(params)} generic argument(s) but "
+                f"{len(values)} were given",
+                function.name_span,
+                "declared here",
+                "generic arguments: " + ", ".join(_expected(p) for p in params) if params else "",
+            )
+        )
         return None
     raw: dict[str, str] = {}
     expand = len(values) == flat_count and flat_count != len(params)
@@ -137,17 +153,27 @@ def _expected(param: A.GenericParam) -> str:
     kind = _const_kind(param)
     if kind == "array":
         return f"`{param.name}` (an array of {_array_len(param)} i32, such as [64, 64])"
-    return f"`{param.name}` (a {kind})"
+    return f"`{param.name}` (an i32 value)" if kind == "i32" else f"`{param.name}` (true or false)"
 
 
 def _bad(param: A.GenericParam, text: str, function: A.Function, sink: DiagnosticSink) -> None:
-    sink.add(_generic_error(function, f"invalid value `{text}` for generic parameter "
-                            f"`{param.name}`", param.span, "declared here", _expected(param)))
+    sink.add(
+        _generic_error(
+            function,
+            f"invalid value `{text}` for generic parameter `{param.name}`",
+            param.span,
+            "declared here",
+            _expected(param),
+        )
+    )
     return None
 
 
-def _generic_error(function: A.Function, message: str, span: A.Span, label: str,
-                   note: str) -> object:
-    notes = (f"expected {note}",) if note and not note.startswith("its") else ((note,) if note
-                                                                              else ())
-    return error(codes.GENERIC_ARGUMENT, message, span, label, notes=notes)
+def _generic_error(
+    function: A.Function, message: str, span: Span, label: str, note: str
+) -> Diagnostic:
+    """A generic-argument error; `note` is either "its ..." or what was expected."""
+    if not note:
+        return error(codes.GENERIC_ARGUMENT, message, span, label)
+    text = note if note.startswith(("its", "generic arguments")) else f"expected {note}"
+    return error(codes.GENERIC_ARGUMENT, message, span, label, notes=(text,))

@@ -19,6 +19,7 @@ from parser.diagnostics import Diagnostic, error
 from parser.spans import Span
 from parser.types import (
     DYNAMIC,
+    UNIT,
     Elem,
     RefTy,
     ScalarTy,
@@ -27,7 +28,6 @@ from parser.types import (
     TensorTy,
     TileTy,
     TupleTy,
-    UNIT,
     is_power_of_two,
 )
 
@@ -85,8 +85,14 @@ def _tensor_arg(call: CallTyper, index: int, what: str) -> RefTy | None:
         return None
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         return ty
-    call.report(error(codes.MISMATCHED_TYPES, f"expected a tensor for {what}, found `{ty}`",
-                      call.args[index].span, "expected `&Tensor<..>`"))
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"expected a tensor for {what}, found `{ty}`",
+            call.args[index].span,
+            "expected `&Tensor<..>`",
+        )
+    )
     return None
 
 
@@ -97,16 +103,22 @@ def _mutable_tensor_arg(call: CallTyper, index: int, action: str) -> TensorTy | 
     assert isinstance(ref.inner, TensorTy)
     if not ref.mutable:
         name = call.args[index].span.text
-        call.report(error(
-            codes.MUTATE_SHARED,
-            f"cannot {action} `{name}`, as it is behind a `&` reference",
-            call.args[index].span,
-            f"`{name}` is a `&` reference, so it cannot be written",
-            notes=("shared `&Tensor` inputs are read-only; only partitioned `&mut Tensor` "
-                   "outputs are written, one disjoint tile per block",),
-            help=(f"declare `{name}` as `&mut Tensor<{ref.inner.elem}, {{[..]}}>` to make it "
-                  "a partitioned output",),
-        ))
+        call.report(
+            error(
+                codes.MUTATE_SHARED,
+                f"cannot {action} `{name}`, as it is behind a `&` reference",
+                call.args[index].span,
+                f"`{name}` is a `&` reference, so it cannot be written",
+                notes=(
+                    "shared `&Tensor` inputs are read-only; only partitioned `&mut Tensor` "
+                    "outputs are written, one disjoint tile per block",
+                ),
+                help=(
+                    f"declare `{name}` as `&mut Tensor<{ref.inner.elem}, {{[..]}}>` to make it "
+                    "a partitioned output",
+                ),
+            )
+        )
         return None
     return ref.inner
 
@@ -116,21 +128,38 @@ def _shape_arg(call: CallTyper, index: int) -> tuple[int, ...] | None:
     if ty is None:
         return None
     if not isinstance(ty, ShapeTy):
-        call.report(error(codes.MISMATCHED_TYPES, f"expected a shape, found `{ty}`",
-                          call.args[index].span, "expected `Shape<{[..]}>`",
-                          help=("use `z.shape()` or `const_shape![..]`",)))
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"expected a shape, found `{ty}`",
+                call.args[index].span,
+                "expected `Shape<{[..]}>`",
+                help=("use `z.shape()` or `const_shape![..]`",),
+            )
+        )
         return None
     if not all(is_power_of_two(d) for d in ty.dims):
-        call.report(error(codes.TILE_NOT_POWER_OF_TWO,
-                          f"tile shape {list(ty.dims)} has a dimension that is not a positive "
-                          "power of two", call.args[index].span, "tile shape"))
+        call.report(
+            error(
+                codes.TILE_NOT_POWER_OF_TWO,
+                f"tile shape {list(ty.dims)} has a dimension that is not a positive power of two",
+                call.args[index].span,
+                "tile shape",
+            )
+        )
         return None
     return ty.dims
 
 
 def _mismatch(call: CallTyper, index: int, expected: SemType, found: SemType, why: str) -> None:
-    call.report(error(codes.MISMATCHED_TYPES, f"mismatched types: expected `{expected}`, found "
-                      f"`{found}`", call.args[index].span, why))
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: expected `{expected}`, found `{found}`",
+            call.args[index].span,
+            why,
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- rules
@@ -143,21 +172,31 @@ def _load_tile_like(call: CallTyper) -> SemType | None:
         return None
     assert isinstance(source.inner, TensorTy) and isinstance(like.inner, TensorTy)
     if source.inner.rank != like.inner.rank:
-        call.report(error(
-            codes.MISMATCHED_TYPES,
-            f"`load_tile_like` needs tensors of the same rank, found rank {source.inner.rank} "
-            f"and rank {like.inner.rank}",
-            call.span,
-            "rank mismatch",
-            secondary=((call.args[0].span, f"`{source.inner}`"),
-                       (call.args[1].span, f"`{like.inner}`")),
-        ))
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"`load_tile_like` needs tensors of the same rank, found rank {source.inner.rank} "
+                f"and rank {like.inner.rank}",
+                call.span,
+                "rank mismatch",
+                secondary=(
+                    (call.args[0].span, f"`{source.inner}`"),
+                    (call.args[1].span, f"`{like.inner}`"),
+                ),
+            )
+        )
         return None
     if not like.mutable or any(d == DYNAMIC for d in like.inner.shape):
-        call.report(error(codes.MISMATCHED_TYPES,
-                          "the second argument of `load_tile_like` must be a partitioned "
-                          "`&mut Tensor` output", call.args[1].span,
-                          f"found `{like}`", notes=("its tile shape is the shape loaded",)))
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                "the second argument of `load_tile_like` must be a partitioned "
+                "`&mut Tensor` output",
+                call.args[1].span,
+                f"found `{like}`",
+                notes=("its tile shape is the shape loaded",),
+            )
+        )
         return None
     return TileTy(source.inner.elem, like.inner.shape)
 
@@ -197,25 +236,41 @@ def _broadcast(call: CallTyper) -> SemType | None:
         return TileTy(source.elem, dims)
     if isinstance(source, TileTy):
         if len(source.shape) == len(dims) and all(
-            s in (1, d) for s, d in zip(source.shape, dims)
+            s in (1, d) for s, d in zip(source.shape, dims, strict=False)
         ):
             return TileTy(source.elem, dims)
-        call.report(error(codes.MISMATCHED_TYPES,
-                          f"cannot broadcast `{source}` to shape {list(dims)}", call.span,
-                          "incompatible shapes",
-                          notes=("broadcast keeps the rank and expands dimensions of size 1",)))
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"cannot broadcast `{source}` to shape {list(dims)}",
+                call.span,
+                "incompatible shapes",
+                notes=("broadcast keeps the rank and expands dimensions of size 1",),
+            )
+        )
         return None
-    call.report(error(codes.MISMATCHED_TYPES, f"cannot broadcast a value of type `{source}`",
-                      call.args[0].span, "expected a scalar or a tile"))
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"cannot broadcast a value of type `{source}`",
+            call.args[0].span,
+            "expected a scalar or a tile",
+        )
+    )
     return None
 
 
 def _mutable_partition(call: CallTyper) -> SemType | None:
     out = _mutable_tensor_arg(call, 0, "mutably partition")
     if out is not None:
-        call.report(error(codes.UNSUPPORTED_SYNTAX,
-                          "`partition_mut` is not implemented yet in cutile-serve", call.span,
-                          "not implemented yet"))
+        call.report(
+            error(
+                codes.UNSUPPORTED_SYNTAX,
+                "`partition_mut` is not implemented yet in cutile-serve",
+                call.span,
+                "not implemented yet",
+            )
+        )
     return None
 
 
@@ -229,36 +284,97 @@ def _block_ids(call: CallTyper) -> SemType | None:
 # ----------------------------------------------------------------------------- the table
 
 PRELUDE: tuple[Intrinsic, ...] = (
-    Intrinsic("get_tile_block_id", "fn get_tile_block_id() -> (i32, i32, i32)", 0,
-              _block_ids, functions=("get_tile_block_id",)),
-    Intrinsic("get_num_tile_blocks", "fn get_num_tile_blocks() -> (i32, i32, i32)", 0,
-              _block_ids, functions=("get_num_tile_blocks",)),
-    Intrinsic("load_tile_like",
-              "fn load_tile_like<E, F, S>(x: &Tensor<E, _>, like: &mut Tensor<F, S>) "
-              "-> Tile<E, S>", 2, _load_tile_like,
-              functions=("load_tile_like", "load_tile_like_1d", "load_tile_like_2d",
-                         "load_tile_like_3d"),
-              methods=("load_like", "load_tile_like"), receiver=Receiver.TENSOR),
-    Intrinsic("store", "fn store<E, S>(z: &mut Tensor<E, S>, tile: Tile<E, S>)", 2, _store,
-              functions=("store_tile",), methods=("store",), receiver=Receiver.TENSOR),
-    Intrinsic("load_output", "fn load<E, S>(z: &mut Tensor<E, S>) -> Tile<E, S>", 1,
-              _load_output, functions=("load_tile_mut",), methods=("load",),
-              receiver=Receiver.TENSOR),
-    Intrinsic("shape", "fn shape<E, S>(t: &Tensor<E, S>) -> Shape<S>", 1, _tensor_shape,
-              methods=("shape",), receiver=Receiver.TENSOR),
-    Intrinsic("tile_shape", "fn shape<E, S>(t: Tile<E, S>) -> Shape<S>", 1, _tensor_shape,
-              methods=("shape",), receiver=Receiver.TILE),
-    Intrinsic("broadcast", "fn broadcast<E, S>(x: E, shape: Shape<S>) -> Tile<E, S>", 2,
-              _broadcast, functions=("broadcast_scalar",), methods=("broadcast",),
-              receiver=Receiver.SCALAR),
-    Intrinsic("broadcast_tile", "fn broadcast<E, R, S>(t: Tile<E, R>, shape: Shape<S>) "
-              "-> Tile<E, S>", 2, _broadcast, functions=("broadcast",), methods=("broadcast",),
-              receiver=Receiver.TILE),
-    Intrinsic("partition_mut", "fn partition_mut<E, S, R>(t: &mut Tensor<E, S>, "
-              "shape: Shape<R>) -> PartitionMut<E, R>", 2, _mutable_partition,
-              methods=("partition_mut",), receiver=Receiver.TENSOR),
-    Intrinsic("partition", "fn partition<E, S, R>(t: &Tensor<E, S>, shape: Shape<R>) "
-              "-> Partition<E, R>", 2, None, methods=("partition",), receiver=Receiver.TENSOR),
+    Intrinsic(
+        "get_tile_block_id",
+        "fn get_tile_block_id() -> (i32, i32, i32)",
+        0,
+        _block_ids,
+        functions=("get_tile_block_id",),
+    ),
+    Intrinsic(
+        "get_num_tile_blocks",
+        "fn get_num_tile_blocks() -> (i32, i32, i32)",
+        0,
+        _block_ids,
+        functions=("get_num_tile_blocks",),
+    ),
+    Intrinsic(
+        "load_tile_like",
+        "fn load_tile_like<E, F, S>(x: &Tensor<E, _>, like: &mut Tensor<F, S>) -> Tile<E, S>",
+        2,
+        _load_tile_like,
+        functions=("load_tile_like", "load_tile_like_1d", "load_tile_like_2d", "load_tile_like_3d"),
+        methods=("load_like", "load_tile_like"),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "store",
+        "fn store<E, S>(z: &mut Tensor<E, S>, tile: Tile<E, S>)",
+        2,
+        _store,
+        functions=("store_tile",),
+        methods=("store",),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "load_output",
+        "fn load<E, S>(z: &mut Tensor<E, S>) -> Tile<E, S>",
+        1,
+        _load_output,
+        functions=("load_tile_mut",),
+        methods=("load",),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "shape",
+        "fn shape<E, S>(t: &Tensor<E, S>) -> Shape<S>",
+        1,
+        _tensor_shape,
+        methods=("shape",),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "tile_shape",
+        "fn shape<E, S>(t: Tile<E, S>) -> Shape<S>",
+        1,
+        _tensor_shape,
+        methods=("shape",),
+        receiver=Receiver.TILE,
+    ),
+    Intrinsic(
+        "broadcast",
+        "fn broadcast<E, S>(x: E, shape: Shape<S>) -> Tile<E, S>",
+        2,
+        _broadcast,
+        functions=("broadcast_scalar",),
+        methods=("broadcast",),
+        receiver=Receiver.SCALAR,
+    ),
+    Intrinsic(
+        "broadcast_tile",
+        "fn broadcast<E, R, S>(t: Tile<E, R>, shape: Shape<S>) -> Tile<E, S>",
+        2,
+        _broadcast,
+        functions=("broadcast",),
+        methods=("broadcast",),
+        receiver=Receiver.TILE,
+    ),
+    Intrinsic(
+        "partition_mut",
+        "fn partition_mut<E, S, R>(t: &mut Tensor<E, S>, shape: Shape<R>) -> PartitionMut<E, R>",
+        2,
+        _mutable_partition,
+        methods=("partition_mut",),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "partition",
+        "fn partition<E, S, R>(t: &Tensor<E, S>, shape: Shape<R>) -> Partition<E, R>",
+        2,
+        None,
+        methods=("partition",),
+        receiver=Receiver.TENSOR,
+    ),
 )
 
 FUNCTIONS: dict[str, Intrinsic] = {}

@@ -29,7 +29,7 @@ class Program:
 def link(files: tuple[A.ParsedFile, ...], sink: DiagnosticSink) -> Program:
     """Collect the kernel modules of all files; a request with none is an error."""
     modules = tuple(m for f in files for m in f.modules)
-    if not modules and files:
+    if not modules and files and not sink.has_errors:
         first = files[0].source
         sink.add(
             error(
@@ -48,9 +48,8 @@ def find_entry(program: Program, requested: str, sink: DiagnosticSink) -> A.Func
     candidates = [
         f
         for f in program.entries
-        if f.name == name and (not module_path or f.module_path[-len(module_path) :] == tuple(
-            module_path
-        ))
+        if f.name == name
+        and (not module_path or f.module_path[-len(module_path) :] == tuple(module_path))
     ]
     if len(candidates) == 1:
         return candidates[0]
@@ -72,7 +71,9 @@ def find_entry(program: Program, requested: str, sink: DiagnosticSink) -> A.Func
     return None
 
 
-def _report_unknown_entry(program: Program, requested: str, name: str, sink: DiagnosticSink) -> None:
+def _report_unknown_entry(
+    program: Program, requested: str, name: str, sink: DiagnosticSink
+) -> None:
     available = ", ".join(f"`{f.qualified_name}`" for f in program.entries) or "none"
     device = program.functions_named(name)
     notes = [f"entries in this request: {available}"]

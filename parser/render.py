@@ -15,8 +15,7 @@ def render(diagnostic: Diagnostic) -> str:
         pad = " " * gutter
         lines.append(f"{pad}--> {primary.location()}")
         lines.append(f"{pad} |")
-        for label in sorted(diagnostic.labels, key=lambda lb: lb.span.start):
-            lines.extend(_excerpt(label, gutter))
+        lines.extend(_excerpts(diagnostic.labels, gutter))
         lines.append(f"{pad} |")
         lines.extend(_call_sites(primary, pad))
     else:
@@ -40,19 +39,27 @@ def _last_line(labels: tuple[Label, ...]) -> int:
     return max(label.span.end_line_col[0] for label in labels)
 
 
-def _excerpt(label: Label, gutter: int) -> list[str]:
-    span = label.span
-    line, col = span.start_line_col
-    end_line, end_col = span.end_line_col
-    text = span.file.line_text(line)
+def _excerpts(labels: tuple[Label, ...], gutter: int) -> list[str]:
+    """Each labelled source line once, with one underline row per label on it."""
+    by_line: dict[tuple[str, int], list[Label]] = {}
+    for label in sorted(labels, key=lambda lb: (lb.span.start, not lb.primary)):
+        by_line.setdefault((label.span.file_name, label.span.start_line_col[0]), []).append(label)
+    lines: list[str] = []
+    for (_, line), on_line in by_line.items():
+        text = on_line[0].span.file.line_text(line)
+        lines.append(f"{line:>{gutter}} | {text}")
+        lines.extend(f"{' ' * gutter} | {_underline(label, text)}" for label in on_line)
+    return lines
+
+
+def _underline(label: Label, text: str) -> str:
+    line, col = label.span.start_line_col
+    end_line, end_col = label.span.end_line_col
     if end_line != line:
         end_col = len(text) + 1
-    width = max(1, end_col - col)
     mark = "^" if label.primary else "-"
-    underline = " " * (col - 1) + mark * width
-    if label.message:
-        underline += f" {label.message}"
-    return [f"{line:>{gutter}} | {text}", f"{' ' * gutter} | {underline}"]
+    underline = " " * (col - 1) + mark * max(1, end_col - col)
+    return f"{underline} {label.message}" if label.message else underline
 
 
 def _call_sites(span: Span, pad: str) -> list[str]:

@@ -150,9 +150,13 @@ class TypeResolver:
             if isinstance(bound, Elem):
                 return bound
         self.sink.add(
-            error(codes.UNSUPPORTED_TYPE, f"expected an element type, found `{ty.span.text}`",
-                  ty.span, "not an element type",
-                  help=("element types are bool, i8..i64, u8..u64, f16, bf16, tf32, f32, f64",))
+            error(
+                codes.UNSUPPORTED_TYPE,
+                f"expected an element type, found `{ty.span.text}`",
+                ty.span,
+                "not an element type",
+                help=("element types are bool, i8..i64, u8..u64, f16, bf16, tf32, f32, f64",),
+            )
         )
         return None
 
@@ -178,17 +182,23 @@ class TypeResolver:
 
     def _path_type(self, ty: A.PathType) -> SemType | None:
         name = ty.name
-        if not ty.args:
-            if name in ELEM_BY_NAME or isinstance(self.env.generics.get(name), Elem):
-                elem = self.element(ty)
-                return None if elem is None else ScalarTy(elem)
+        is_element = name in ELEM_BY_NAME or isinstance(self.env.generics.get(name), Elem)
+        if not ty.args and is_element:
+            elem = self.element(ty)
+            return None if elem is None else ScalarTy(elem)
         builder = _GENERIC_TYPES.get(name)
         if builder is None:
             self._unsupported(ty)
             return None
         if len(ty.args) != 2 and name != "Shape":
-            self.sink.add(error(codes.GENERIC_ARGUMENT, f"`{name}` takes 2 generic arguments",
-                                ty.span, f"found {len(ty.args)}"))
+            self.sink.add(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"`{name}` takes 2 generic arguments",
+                    ty.span,
+                    f"found {len(ty.args)}",
+                )
+            )
             return None
         return builder(self, ty)
 
@@ -204,8 +214,12 @@ class TypeResolver:
 
     def _unsupported(self, ty: A.TypeExpr) -> None:
         self.sink.add(
-            error(codes.UNSUPPORTED_TYPE, f"unsupported type `{ty.span.text}` in a kernel",
-                  ty.span, "not supported here")
+            error(
+                codes.UNSUPPORTED_TYPE,
+                f"unsupported type `{ty.span.text}` in a kernel",
+                ty.span,
+                "not supported here",
+            )
         )
 
     def _bad_shape(self, span: A.Span, what: str) -> None:

@@ -19,13 +19,19 @@ from parser.entry_signature import check_entry_signature, check_tile_shape
 from parser.prelude import FUNCTIONS, METHODS, Intrinsic, receiver_kind
 from parser.program import Program
 from parser.spans import Span
-from parser.type_eval import ConstValue, GenericValue, NotConstant, TypeEnv, TypeResolver, eval_const
+from parser.type_eval import (
+    ConstValue,
+    GenericValue,
+    NotConstant,
+    TypeEnv,
+    TypeResolver,
+    eval_const,
+)
 from parser.typed_kernel import LocalVar, ResolvedCall, TypedKernel
 from parser.types import (
     ELEM_BY_NAME,
     UNIT,
     Elem,
-    RefTy,
     ScalarTy,
     SemType,
     ShapeTy,
@@ -51,17 +57,22 @@ def typecheck_entry(
     if signature is None:
         return None
     checker = _Checker(program, resolver, sink)
-    params = tuple(
-        LocalVar(p.name, p.type, p.span, param_index=p.index) for p in signature.params
-    )
+    params = tuple(LocalVar(p.name, p.type, p.span, param_index=p.index) for p in signature.params)
     checker.scopes.append({p.name: p for p in params})
     errors_before = len(sink)
     checker.block(function.body, UNIT)
     if any(d.is_error for d in sink.items[errors_before:]):
         return None
     return TypedKernel(
-        function, signature, generics, env.consts, params,
-        checker.expr_types, checker.names, checker.lets, checker.calls,
+        function,
+        signature,
+        generics,
+        env.consts,
+        params,
+        checker.expr_types,
+        checker.names,
+        checker.lets,
+        checker.calls,
     )
 
 
@@ -74,8 +85,14 @@ def _module_consts(
             try:
                 consts[item.name] = eval_const(item.value, TypeEnv(generics, consts))
             except NotConstant as exc:
-                sink.add(error(codes.UNSUPPORTED_SYNTAX, f"constant `{item.name}`: {exc.what}",
-                               exc.span, "not a compile-time constant"))
+                sink.add(
+                    error(
+                        codes.UNSUPPORTED_SYNTAX,
+                        f"constant `{item.name}`: {exc.what}",
+                        exc.span,
+                        "not a compile-time constant",
+                    )
+                )
     return consts
 
 
@@ -158,9 +175,14 @@ class _Checker:
         if value_ty is None:
             return
         if annotated is not None and annotated != value_ty:
-            self.sink.add(_mismatch(annotated, value_ty, let.value.span,
-                                    secondary=((let.type.span, "expected due to this"),)
-                                    if let.type else ()))
+            self.sink.add(
+                _mismatch(
+                    annotated,
+                    value_ty,
+                    let.value.span,
+                    secondary=((let.type.span, "expected due to this"),) if let.type else (),
+                )
+            )
             return
         self.lets[let] = self._bind(let.pattern, annotated or value_ty)
 
@@ -171,12 +193,17 @@ class _Checker:
             return (var,)
         if isinstance(pattern, A.TuplePattern):
             if not isinstance(ty, TupleTy) or len(ty.elements) != len(pattern.elements):
-                self.sink.add(error(codes.MISMATCHED_TYPES,
-                                    f"mismatched types: this pattern cannot match `{ty}`",
-                                    pattern.span, f"expected a pattern for `{ty}`"))
+                self.sink.add(
+                    error(
+                        codes.MISMATCHED_TYPES,
+                        f"mismatched types: this pattern cannot match `{ty}`",
+                        pattern.span,
+                        f"expected a pattern for `{ty}`",
+                    )
+                )
                 return ()
             out: tuple[LocalVar, ...] = ()
-            for sub, sub_ty in zip(pattern.elements, ty.elements):
+            for sub, sub_ty in zip(pattern.elements, ty.elements, strict=False):
                 out += self._bind(sub, sub_ty)
             return out
         return ()
@@ -207,9 +234,15 @@ class _Checker:
             return ScalarTy(ELEM_BY_NAME[lit.suffix])
         if isinstance(expected, ScalarTy) and expected.elem.is_float:
             return expected
-        self.sink.add(error(codes.TYPE_ANNOTATION_NEEDED,
-                            "cannot infer the type of this float literal", lit.span,
-                            "add a suffix such as `f32`", help=(f"write `{lit.span.text}f32`",)))
+        self.sink.add(
+            error(
+                codes.TYPE_ANNOTATION_NEEDED,
+                "cannot infer the type of this float literal",
+                lit.span,
+                "add a suffix such as `f32`",
+                help=(f"write `{lit.span.text}f32`",),
+            )
+        )
         return None
 
     def _path(self, path: A.PathExpr, expected: SemType | None) -> SemType | None:
@@ -260,13 +293,15 @@ class _Checker:
         intrinsic = METHODS.get((kind, call.method)) if kind is not None else None
         if intrinsic is None:
             names = [m for (k, m) in METHODS if k == kind]
-            self.sink.add(error(
-                codes.UNKNOWN_METHOD,
-                f"no method named `{call.method}` found for `{receiver_ty}`",
-                call.method_span,
-                "method not found",
-                help=_did_you_mean(call.method, names),
-            ))
+            self.sink.add(
+                error(
+                    codes.UNKNOWN_METHOD,
+                    f"no method named `{call.method}` found for `{receiver_ty}`",
+                    call.method_span,
+                    "method not found",
+                    help=_did_you_mean(call.method, names),
+                )
+            )
             return None
         site = _CallSite(self, call.span, (call.receiver, *call.args), {0: receiver_ty})
         return self._apply(intrinsic, call, site.args, call.method_span, site)
@@ -281,13 +316,16 @@ class _Checker:
     ) -> SemType | None:
         if len(args) != intrinsic.arity:
             offset = 1 if isinstance(call, A.MethodCall) else 0
-            self.sink.add(error(
-                codes.WRONG_ARG_COUNT,
-                f"this function takes {intrinsic.arity - offset} argument(s) but "
-                f"{len(args) - offset} were supplied",
-                call.span, "wrong number of arguments",
-                notes=(f"signature: `{intrinsic.signature}`",),
-            ))
+            self.sink.add(
+                error(
+                    codes.WRONG_ARG_COUNT,
+                    f"this function takes {intrinsic.arity - offset} argument(s) but "
+                    f"{len(args) - offset} were supplied",
+                    call.span,
+                    "wrong number of arguments",
+                    notes=(f"signature: `{intrinsic.signature}`",),
+                )
+            )
             return None
         if intrinsic.rule is None:
             self._unsupported(name_span, f"`{name_span.text}`")
@@ -308,17 +346,21 @@ class _Checker:
             return None
         lhs_ty, rhs_ty = (first_ty, second_ty) if lhs_first else (second_ty, first_ty)
         if lhs_ty != rhs_ty:
-            self.sink.add(error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{binary.op}` needs operands of the same type, found "
-                f"`{lhs_ty}` and `{rhs_ty}`",
-                binary.span,
-                "operands differ",
-                secondary=((binary.lhs.span, f"`{lhs_ty}`"), (binary.rhs.span, f"`{rhs_ty}`")),
-                notes=("cuTile has no implicit broadcasting and no tile-scalar operators",),
-                help=("broadcast explicitly: `s.broadcast(t.shape())`, or convert with "
-                      "`convert_tile`",),
-            ))
+            self.sink.add(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"mismatched types: `{binary.op}` needs operands of the same type, found "
+                    f"`{lhs_ty}` and `{rhs_ty}`",
+                    binary.span,
+                    "operands differ",
+                    secondary=((binary.lhs.span, f"`{lhs_ty}`"), (binary.rhs.span, f"`{rhs_ty}`")),
+                    notes=("cuTile has no implicit broadcasting and no tile-scalar operators",),
+                    help=(
+                        "broadcast explicitly: `s.broadcast(t.shape())`, or convert with "
+                        "`convert_tile`",
+                    ),
+                )
+            )
             return None
         return self._binary_result(binary, lhs_ty)
 
@@ -332,11 +374,17 @@ class _Checker:
             or (op in _LOGICAL and elem is Elem.BOOL and isinstance(ty, ScalarTy))
         )
         if not valid:
-            self.sink.add(error(codes.INVALID_OPERAND,
-                                f"cannot apply `{op}` to operands of type `{ty}`",
-                                binary.span, "invalid operands",
-                                help=("compare tiles with `lt_tile`, `eq_tile`, ...",)
-                                if op in _COMPARISON else ()))
+            self.sink.add(
+                error(
+                    codes.INVALID_OPERAND,
+                    f"cannot apply `{op}` to operands of type `{ty}`",
+                    binary.span,
+                    "invalid operands",
+                    help=("compare tiles with `lt_tile`, `eq_tile`, ...",)
+                    if op in _COMPARISON
+                    else (),
+                )
+            )
             return None
         return ScalarTy(Elem.BOOL) if op in _COMPARISON + _LOGICAL else ty
 
@@ -347,8 +395,14 @@ class _Checker:
             if elem is not None and (elem.is_float or elem.is_signed):
                 return ty
             if ty is not None:
-                self.sink.add(error(codes.INVALID_OPERAND, f"cannot negate a value of type "
-                                    f"`{ty}`", unary.span, "invalid operand"))
+                self.sink.add(
+                    error(
+                        codes.INVALID_OPERAND,
+                        f"cannot negate a value of type `{ty}`",
+                        unary.span,
+                        "invalid operand",
+                    )
+                )
             return None
         self._unsupported(unary.span, f"the unary operator `{unary.op}`")
         return None
@@ -361,8 +415,14 @@ class _Checker:
             index = int(access.name)
             if index < len(base.elements):
                 return base.elements[index]
-        self.sink.add(error(codes.UNKNOWN_METHOD, f"no field `{access.name}` on type `{base}`",
-                            access.span, "unknown field"))
+        self.sink.add(
+            error(
+                codes.UNKNOWN_METHOD,
+                f"no field `{access.name}` on type `{base}`",
+                access.span,
+                "unknown field",
+            )
+        )
         return None
 
     def _tuple(self, tup: A.TupleExpr, expected: SemType | None) -> SemType | None:
@@ -381,9 +441,14 @@ class _Checker:
         try:
             dims = tuple(_as_int(eval_const(a, self.resolver.env), a) for a in macro.args)
         except NotConstant as exc:
-            self.sink.add(error(codes.GENERIC_ARGUMENT,
-                                f"all arguments of `const_shape!` must be compile-time "
-                                f"constants: {exc.what}", exc.span, "not constant"))
+            self.sink.add(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"all arguments of `const_shape!` must be compile-time constants: {exc.what}",
+                    exc.span,
+                    "not constant",
+                )
+            )
             return None
         if len(dims) == 1 and isinstance(dims[0], tuple):
             return ShapeTy(dims[0])
@@ -392,12 +457,22 @@ class _Checker:
     # --- reporting
 
     def _unsupported(self, span: Span, what: str) -> None:
-        self.sink.add(error(codes.UNSUPPORTED_SYNTAX, f"{what} is not supported yet", span,
-                            "not supported here"))
+        self.sink.add(
+            error(
+                codes.UNSUPPORTED_SYNTAX, f"{what} is not supported yet", span, "not supported here"
+            )
+        )
 
     def _unresolved(self, span: Span, name: str, kind: str, candidates: list[str]) -> None:
-        self.sink.add(error(codes.UNRESOLVED_NAME, f"cannot find {kind} `{name}` in this scope",
-                            span, "not found in this scope", help=_did_you_mean(name, candidates)))
+        self.sink.add(
+            error(
+                codes.UNRESOLVED_NAME,
+                f"cannot find {kind} `{name}` in this scope",
+                span,
+                "not found in this scope",
+                help=_did_you_mean(name, candidates),
+            )
+        )
 
 
 def _as_int(value: ConstValue, expr: A.Expr) -> int | tuple[int, ...]:
@@ -417,20 +492,34 @@ def _is_literal(expr: A.Expr) -> bool:
     return isinstance(expr, (A.IntLit, A.FloatLit))
 
 
-def _mismatch(expected: SemType, found: SemType, span: Span,
-              secondary: tuple[tuple[Span, str], ...] = ()) -> Diagnostic:
-    return error(codes.MISMATCHED_TYPES,
-                 f"mismatched types: expected `{expected}`, found `{found}`",
-                 span, f"expected `{expected}`", secondary=secondary)
+def _mismatch(
+    expected: SemType, found: SemType, span: Span, secondary: tuple[tuple[Span, str], ...] = ()
+) -> Diagnostic:
+    return error(
+        codes.MISMATCHED_TYPES,
+        f"mismatched types: expected `{expected}`, found `{found}`",
+        span,
+        f"expected `{expected}`",
+        secondary=secondary,
+    )
 
 
 def _describe(expr: A.Expr) -> str:
     names = {
-        A.IfExpr: "`if`", A.ForExpr: "`for` loops", A.WhileExpr: "`while` loops",
-        A.LoopExpr: "`loop`", A.ReturnExpr: "`return`", A.Assign: "assignment",
-        A.Index: "indexing", A.Cast: "`as` casts", A.ArrayExpr: "array literals",
-        A.StructLit: "struct literals", A.Closure: "closures", A.Reference: "`&` expressions",
-        A.RangeExpr: "ranges", A.BreakExpr: "`break`", A.ContinueExpr: "`continue`",
+        A.IfExpr: "an `if` expression",
+        A.ForExpr: "a `for` loop",
+        A.WhileExpr: "a `while` loop",
+        A.LoopExpr: "a `loop`",
+        A.ReturnExpr: "`return`",
+        A.Assign: "assignment",
+        A.Index: "indexing",
+        A.Cast: "an `as` cast",
+        A.ArrayExpr: "an array literal",
+        A.StructLit: "a struct literal",
+        A.Closure: "a closure",
+        A.Reference: "a `&` expression",
+        A.RangeExpr: "a range",
+        A.BreakExpr: "`break`",
+        A.ContinueExpr: "`continue`",
     }
     return names.get(type(expr), "this expression")
-

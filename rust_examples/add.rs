@@ -16,6 +16,16 @@ mod kernel {
         let ty = load_tile_like(y, z);
         z.store(tx + ty);
     }
+
+    /// The same kernel for any element type: `--generics E=f16,B=1024`.
+    #[cutile::entry()]
+    fn add_generic<E: ElementType, const B: i32>(
+        z: &mut Tensor<E, { [B] }>,
+        x: &Tensor<E, { [-1] }>,
+        y: &Tensor<E, { [-1] }>,
+    ) {
+        z.store(load_tile_like(x, z) + load_tile_like(y, z));
+    }
 }
 
 fn main() {

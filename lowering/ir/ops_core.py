@@ -102,7 +102,7 @@ class Broadcast(Op):
             return ["broadcast works on tiles"]
         if src.element != dst.element or src.rank != dst.rank:
             return ["broadcast keeps element type and rank"]
-        if any(s not in (1, d) for s, d in zip(src.shape, dst.shape)):
+        if any(s not in (1, d) for s, d in zip(src.shape, dst.shape, strict=False)):
             return [f"cannot broadcast {src} to {dst}"]
         return []
 
