@@ -24,7 +24,7 @@ from lowering.cubin_info import function_symbols
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering
 from lowering.symbols import entry_symbol
-from lowering.tileiras import Tileiras, TileirasError
+from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError
 from parser import ast_nodes as A
 from parser import codes
 from parser.cst_to_ast import parse_file
@@ -39,20 +39,9 @@ _log = logging.getLogger(__name__)
 COMPILER_VERSION = "0.1.0"
 DEFAULT_TARGET = "sm_90"
 DEFAULT_BYTECODE_VERSION = (13, 3)
-SUPPORTED_TARGETS = (
-    "sm_80",
-    "sm_86",
-    "sm_87",
-    "sm_88",
-    "sm_89",
-    "sm_90",
-    "sm_100",
-    "sm_103",
-    "sm_110",
-    "sm_120",
-    "sm_121",
-)
-HOST_ARCHES = ("x86_64", "aarch64")
+SUPPORTED_TARGETS = SUPPORTED_SMS
+__all__ = ["HOST_ARCHES", "SUPPORTED_TARGETS", "CompileRequest", "CompileResult", "Stage",
+           "compile_kernel"]
 
 
 class Stage(enum.IntEnum):

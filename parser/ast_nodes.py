@@ -99,6 +99,11 @@ class BoolLit(Node):
 
 
 @dataclass(frozen=True, eq=False)
+class StrLit(Node):
+    value: str  # the raw text between the quotes (escapes kept as written)
+
+
+@dataclass(frozen=True, eq=False)
 class PathExpr(Node):
     """A name or path: `x`, `f32::NEG_INFINITY`, `ordering::Weak`, `f::<T>` (turbofish)."""
 
@@ -256,6 +261,7 @@ Expr = Union[
     IntLit,
     FloatLit,
     BoolLit,
+    StrLit,
     PathExpr,
     Call,
     MethodCall,

@@ -15,11 +15,12 @@ import tree_sitter_rust
 
 from parser import ast_nodes as A
 from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.spans import SourceFile, Span
 
 Node = tree_sitter.Node
 MAX_SYNTAX_ERRORS = 10
+MAX_NESTING_DEPTH = 200  # CST levels; keeps every later recursive pass far from Python's limit
 _MODULE_ATTRS = {"module"}
 _KERNEL_CRATES = {"cutile", "crate", "cutile_macro"}
 
@@ -34,6 +35,13 @@ def parse_file(source: SourceFile, sink: DiagnosticSink) -> A.ParsedFile:
     tree = _parser().parse(source.data)
     if tree.root_node.has_error:
         _report_syntax_errors(tree.root_node, source, sink)
+        return A.ParsedFile(source, ())
+    too_deep = _first_node_deeper_than(tree.root_node, MAX_NESTING_DEPTH)
+    if too_deep is not None:
+        span = Span(source, too_deep.start_byte, too_deep.end_byte)
+        sink.add(error(codes.LIMIT_EXCEEDED,
+                       f"this code nests deeper than {MAX_NESTING_DEPTH} levels", span,
+                       "nested too deeply", help=("split the expression with `let`s",)))
         return A.ParsedFile(source, ())
     converter = _Converter(source, sink, shift=0)
     modules = converter.kernel_modules(tree.root_node, parent_path=(), inside_kernel=False)
@@ -53,12 +61,41 @@ def _report_syntax_errors(root: Node, source: SourceFile, sink: DiagnosticSink) 
             sink.add(error(codes.SYNTAX_ERROR, f"expected `{node.type}`", span, "expected here"))
             found += 1
         elif node.type == "ERROR":
-            span = Span(source, node.start_byte, max(node.end_byte, node.start_byte + 1))
-            token = _first_token_text(node, source)
-            sink.add(error(codes.SYNTAX_ERROR, f"unexpected `{token}`", span, "not valid here"))
+            sink.add(_syntax_error_at(node, source))
             found += 1
         elif node.has_error:
             stack.extend(reversed(node.children))
+
+
+def _first_node_deeper_than(root: Node, limit: int) -> Node | None:
+    cursor = root.walk()
+    depth = 0
+    while True:
+        if depth > limit:
+            return cursor.node
+        if cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return None
+            depth -= 1
+
+
+def _syntax_error_at(node: Node, source: SourceFile) -> Diagnostic:
+    """An ERROR node; a token that starts a line after an unterminated one is reported as
+    rustc does: a missing `;` at the end of the previous line."""
+    span = Span(source, node.start_byte, max(node.end_byte, node.start_byte + 1))
+    token = _first_token_text(node, source)
+    before = source.data[: node.start_byte].rstrip()
+    if before and b"\n" in source.data[len(before) : node.start_byte] and before[-1:] not in (
+        b";", b"{", b"}", b"(", b",", b"["
+    ):
+        missing = Span(source, len(before), len(before))
+        token_span = Span(source, node.start_byte, node.start_byte + len(token.encode()))
+        return error(codes.SYNTAX_ERROR, f"expected `;`, found `{token}`", missing,
+                     "expected `;` here", secondary=((token_span, "unexpected token"),))
+    return error(codes.SYNTAX_ERROR, f"unexpected `{token}`", span, "not valid here")
 
 
 def _first_token_text(node: Node, source: SourceFile) -> str:
@@ -82,6 +119,7 @@ class _Converter:
             "integer_literal": self._int_literal,
             "float_literal": self._float_literal,
             "boolean_literal": self._bool_literal,
+            "string_literal": self._string_literal,
             "identifier": self._path_expr,
             "self": self._path_expr,
             "scoped_identifier": self._path_expr,
@@ -210,14 +248,32 @@ class _Converter:
         return tuple(self.text(attr.named_children[0]).replace(" ", "").split("::"))
 
     def _use(self, node: Node) -> list[A.UseDecl]:
-        text = self.text(node).removeprefix("pub").strip().removeprefix("use").rstrip(";").strip()
-        text = "".join(text.split())
-        if "{" not in text:
-            return [A.UseDecl(self.span(node), tuple(text.split("::")))]
-        prefix, _, rest = text.partition("{")
-        base = tuple(p for p in prefix.split("::") if p)
-        names = [n for n in rest.rstrip("}").split(",") if n]
-        return [A.UseDecl(self.span(node), (*base, *n.split("::"))) for n in names]
+        argument = node.child_by_field_name("argument")
+        if argument is None:
+            return []
+        return [A.UseDecl(self.span(node), path) for path in self._use_paths(argument, ())]
+
+    def _use_paths(self, node: Node, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """Flatten `a::{b::{c, d}, e as f}` into (a, b, c), (a, b, d), (a, e)."""
+        kind = node.type
+        if kind == "use_as_clause":
+            path = node.child_by_field_name("path")
+            return self._use_paths(path, prefix) if path is not None else []
+        if kind == "use_wildcard":
+            inner = [c for c in node.named_children]
+            base = self._segments(inner[0]) if inner else ()
+            return [(*prefix, *base, "*")]
+        if kind == "scoped_use_list":
+            path = node.child_by_field_name("path")
+            items = node.child_by_field_name("list")
+            base = (*prefix, *(self._segments(path) if path is not None else ()))
+            return self._use_paths(items, base) if items is not None else []
+        if kind == "use_list":
+            return [p for c in self.named_children(node) for p in self._use_paths(c, prefix)]
+        return [(*prefix, *self._segments(node))]
+
+    def _segments(self, node: Node) -> tuple[str, ...]:
+        return tuple(part for part in "".join(self.text(node).split()).split("::") if part)
 
     def _function(self, node: Node, attrs: list[Node], module_path: tuple[str, ...]) -> A.Function:
         name_node = node.child_by_field_name("name")
@@ -263,7 +319,7 @@ class _Converter:
                 or child.type == "type_parameter"
             ):
                 out.append(self._type_param(child))
-            elif child.type == "lifetime":
+            elif child.type in ("lifetime", "lifetime_parameter"):
                 continue
             else:
                 self.unsupported(child, f"the generic parameter `{self.text(child)}`")
@@ -480,7 +536,9 @@ class _Converter:
                 return A.IdentPattern(span, inner.name, True)
             return inner
         if node.type == "tuple_pattern":
-            return A.TuplePattern(span, tuple(self.pattern(c) for c in self.named_children(node)))
+            parts = [c for c in node.children if c.is_named or c.type == "_"]
+            parts = [c for c in parts if c.type not in ("line_comment", "block_comment")]
+            return A.TuplePattern(span, tuple(self.pattern(c) for c in parts))
         if node.type == "_" or self.text(node) == "_":
             return A.WildcardPattern(span)
         self.unsupported(node, f"the pattern `{self.text(node)}`")
@@ -497,17 +555,30 @@ class _Converter:
 
     def _int_literal(self, node: Node) -> A.Expr:
         text = self.text(node).replace("_", "")
+        is_hex = text.startswith(("0x", "0X"))
+        if not is_hex and text.endswith(_FLOAT_SUFFIXES):  # `1f32` is a float literal
+            return self._float_literal(node)
         value_text, suffix = _split_suffix(text, _INT_SUFFIXES)
+        if suffix is None and not is_hex and text.endswith(("i128", "u128")):
+            self.unsupported(node, "a 128-bit integer literal")
+            return A.IntLit(self.span(node), 0, None)
         try:
             value = int(value_text, 0)
         except ValueError:
-            value = int(value_text)  # leading zeros like 007
+            value = int(value_text) if value_text.isdigit() else 0  # `007`
         return A.IntLit(self.span(node), value, suffix)
 
     def _float_literal(self, node: Node) -> A.Expr:
         text = self.text(node).replace("_", "")
-        value_text, suffix = _split_suffix(text, ("f32", "f64", "f16"))
+        value_text, suffix = _split_suffix(text, _FLOAT_SUFFIXES)
         return A.FloatLit(self.span(node), float(value_text), suffix)
+
+    def _string_literal(self, node: Node) -> A.Expr:
+        content = "".join(
+            self.text(c) for c in node.named_children if c.type in ("string_content",
+                                                                      "escape_sequence")
+        )
+        return A.StrLit(self.span(node), content)
 
     def _bool_literal(self, node: Node) -> A.Expr:
         return A.BoolLit(self.span(node), self.text(node) == "true")
@@ -535,8 +606,10 @@ class _Converter:
         if function.type == "field_expression":  # x.m::<T> — completed by _call
             inner = self._field(function)
             assert isinstance(inner, A.FieldAccess)
+            name = function.child_by_field_name("field")
+            assert name is not None
             return A.MethodCall(
-                self.span(node), inner.value, inner.name, self.span(function), generic_args, ()
+                self.span(node), inner.value, inner.name, self.span(name), generic_args, ()
             )
         base = self.expr(function)
         if isinstance(base, A.PathExpr):
@@ -746,6 +819,7 @@ class _Converter:
         return A.Index(self.span(node), self.expr(children[0]), self.expr(children[1]))
 
 
+_FLOAT_SUFFIXES = ("f16", "f32", "f64")
 _INT_SUFFIXES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
 
 

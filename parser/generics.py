@@ -66,6 +66,10 @@ def _by_name(
                 )
             )
             ok = False
+        elif name in raw:
+            sink.add(_generic_error(function, f"generic argument `{name}` is given twice",
+                                    function.name_span, "declared here", ""))
+            ok = False
         raw[name] = value
     return raw if ok else None
 
@@ -109,6 +113,16 @@ def _parse(
             return ELEM_BY_NAME[text]
         return _bad(param, text, function, sink)
     kind = _const_kind(param)
+    if kind == "unsupported":
+        sink.add(_generic_error(
+            function,
+            f"const generic `{param.name}` has type `{param.type.span.text}`, which cuTile "
+            "does not support",
+            param.span,
+            "unsupported const generic type",
+            "its type must be `i32`, `bool` or `[i32; N]`",
+        ))
+        return None
     if kind == "i32":
         number = _int(text)
         if number is None or not I32_MIN <= number <= I32_MAX:
@@ -120,9 +134,12 @@ def _parse(
         return _bad(param, text, function, sink)
     length = _array_len(param)
     items = [_int(t) for t in text.strip("[]").split(",") if t.strip()]
-    if length is None or len(items) != length or any(i is None for i in items):
+    values = tuple(i for i in items if i is not None)
+    if length is None or len(values) != length or len(items) != length:
         return _bad(param, text, function, sink)
-    return tuple(i for i in items if i is not None)
+    if not all(I32_MIN <= v <= I32_MAX for v in values):
+        return _bad(param, text, function, sink)
+    return values
 
 
 def _int(text: str) -> int | None:
@@ -175,5 +192,6 @@ def _generic_error(
     """A generic-argument error; `note` is either "its ..." or what was expected."""
     if not note:
         return error(codes.GENERIC_ARGUMENT, message, span, label)
-    text = note if note.startswith(("its", "generic arguments")) else f"expected {note}"
+    prefixes = ("its", "generic arguments")
+    text = note if note.startswith(prefixes) else f"expected {note}"
     return error(codes.GENERIC_ARGUMENT, message, span, label, notes=(text,))

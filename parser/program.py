@@ -75,7 +75,7 @@ def _report_unknown_entry(
     program: Program, requested: str, name: str, sink: DiagnosticSink
 ) -> None:
     available = ", ".join(f"`{f.qualified_name}`" for f in program.entries) or "none"
-    device = program.functions_named(name)
+    device = tuple(f for f in program.functions_named(name) if f.entry is None)
     notes = [f"entries in this request: {available}"]
     span = None
     if device:

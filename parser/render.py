@@ -30,7 +30,7 @@ def render_all(diagnostics: tuple[Diagnostic, ...] | list[Diagnostic]) -> str:
     parts = [render(d) for d in diagnostics]
     errors = sum(1 for d in diagnostics if d.is_error)
     if errors:
-        noun = "error" if errors == 1 else f"{errors} previous errors"
+        noun = "1 previous error" if errors == 1 else f"{errors} previous errors"
         parts.append(f"error: aborting due to {noun}")
     return "\n\n".join(parts)
 

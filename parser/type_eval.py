@@ -99,19 +99,21 @@ def _fold_binary(expr: A.Binary, env: TypeEnv) -> ConstValue:
     raise NotConstant(expr.span, f"cannot evaluate `{expr.op}` at compile time")
 
 
-def _floor_div(a: int, b: int) -> int:
-    return a // b
+def _trunc_div(a: int, b: int) -> int:
+    """Rust's integer division in const expressions (toward zero)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b >= 0) else -quotient
 
 
 def _trunc_rem(a: int, b: int) -> int:
-    return a - b * int(a / b)
+    return a - b * _trunc_div(a, b)
 
 
 _INT_FOLDS = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "/": _floor_div,
+    "/": _trunc_div,
     "%": _trunc_rem,
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,

@@ -30,6 +30,7 @@ from parser.type_eval import (
 from parser.typed_kernel import LocalVar, ResolvedCall, TypedKernel
 from parser.types import (
     ELEM_BY_NAME,
+    ERROR,
     UNIT,
     Elem,
     ScalarTy,
@@ -124,6 +125,7 @@ class _Checker:
         self.names: dict[A.PathExpr, LocalVar] = {}
         self.lets: dict[A.Let, tuple[LocalVar, ...]] = {}
         self.calls: dict[A.Call | A.MethodCall, ResolvedCall] = {}
+        self._negated_literals: set[A.IntLit] = set()
         self._handlers: dict[type, Callable[[Any, SemType | None], SemType | None]] = {
             A.IntLit: self._int_lit,
             A.FloatLit: self._float_lit,
@@ -161,30 +163,40 @@ class _Checker:
             self._unsupported(statement.span, "a `const` item inside a kernel body")
 
     def _let(self, let: A.Let) -> None:
+        """Type a `let`; on failure its names are still bound (poisoned) so that later
+        uses do not report a second, misleading error."""
+        bound = self._let_type(let)
+        if bound is None:
+            self._poison(let.pattern)
+            return
+        self.lets[let] = self._bind(let.pattern, bound)
+
+    def _let_type(self, let: A.Let) -> SemType | None:
         annotated = self.resolver.resolve(let.type) if let.type is not None else None
         if let.type is not None and annotated is None:
-            return
+            return None
         if isinstance(annotated, TileTy) and not check_tile_shape(
             annotated.shape, let.type.span if let.type else let.span, "this tile", self.sink
         ):
-            return
+            return None
         if let.value is None:
             self._unsupported(let.span, "a `let` without a value")
-            return
+            return None
         value_ty = self.expr(let.value, annotated)
         if value_ty is None:
-            return
+            return None
         if annotated is not None and annotated != value_ty:
-            self.sink.add(
-                _mismatch(
-                    annotated,
-                    value_ty,
-                    let.value.span,
-                    secondary=((let.type.span, "expected due to this"),) if let.type else (),
-                )
-            )
-            return
-        self.lets[let] = self._bind(let.pattern, annotated or value_ty)
+            secondary = ((let.type.span, "expected due to this"),) if let.type else ()
+            self.sink.add(_mismatch(annotated, value_ty, let.value.span, secondary))
+            return None
+        return annotated or value_ty
+
+    def _poison(self, pattern: A.Pattern) -> None:
+        if isinstance(pattern, A.IdentPattern):
+            self.scopes[-1][pattern.name] = LocalVar(pattern.name, ERROR, pattern.span)
+        elif isinstance(pattern, A.TuplePattern):
+            for sub in pattern.elements:
+                self._poison(sub)
 
     def _bind(self, pattern: A.Pattern, ty: SemType) -> tuple[LocalVar, ...]:
         if isinstance(pattern, A.IdentPattern):
@@ -221,13 +233,23 @@ class _Checker:
         return ty
 
     def _int_lit(self, lit: A.IntLit, expected: SemType | None) -> SemType | None:
-        if lit.suffix is not None:
-            if lit.suffix in ("usize", "isize"):
-                return ScalarTy(Elem.I64 if lit.suffix == "isize" else Elem.U64)
-            return ScalarTy(ELEM_BY_NAME[lit.suffix])
-        if isinstance(expected, ScalarTy) and expected.elem is not Elem.BOOL:
-            return expected
-        return ScalarTy(Elem.I32)
+        if lit.suffix in ("usize", "isize"):
+            ty = ScalarTy(Elem.I64 if lit.suffix == "isize" else Elem.U64)
+        elif lit.suffix is not None:
+            ty = ScalarTy(ELEM_BY_NAME[lit.suffix])
+        elif isinstance(expected, ScalarTy) and expected.elem.is_integer:
+            ty = expected
+        else:
+            ty = ScalarTy(Elem.I32)
+        if not _fits(lit.value, ty.elem, self._negated(lit)):
+            self.sink.add(error(codes.LITERAL_OUT_OF_RANGE,
+                                f"literal out of range for `{ty.elem}`", lit.span,
+                                f"does not fit in `{ty.elem}`"))
+            return None
+        return ty
+
+    def _negated(self, lit: A.IntLit) -> bool:
+        return lit in self._negated_literals
 
     def _float_lit(self, lit: A.FloatLit, expected: SemType | None) -> SemType | None:
         if lit.suffix is not None:
@@ -250,7 +272,7 @@ class _Checker:
             var = self._lookup(path.name)
             if var is not None:
                 self.names[path] = var
-                return var.type
+                return None if var.type is ERROR else var.type
             generic = self.resolver.env.generics.get(path.name)
             const = self.resolver.env.consts.get(path.name)
             if isinstance(generic, int) and not isinstance(generic, bool):
@@ -389,6 +411,8 @@ class _Checker:
         return ScalarTy(Elem.BOOL) if op in _COMPARISON + _LOGICAL else ty
 
     def _unary(self, unary: A.Unary, expected: SemType | None) -> SemType | None:
+        if unary.op == "-" and isinstance(unary.operand, A.IntLit):
+            self._negated_literals.add(unary.operand)
         if unary.op == "-":
             ty = self.expr(unary.operand, expected)
             elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
@@ -479,6 +503,17 @@ def _as_int(value: ConstValue, expr: A.Expr) -> int | tuple[int, ...]:
     if isinstance(value, (int, tuple)) and not isinstance(value, bool):
         return value
     raise NotConstant(expr.span, "expected an integer")
+
+
+def _fits(value: int, elem: Elem, negated: bool) -> bool:
+    """Whether an integer literal (after an optional leading `-`) fits `elem`."""
+    if elem.is_float or elem is Elem.BOOL:
+        return True
+    signed = elem.is_signed
+    magnitude_limit = 2 ** (elem.bits - 1) if signed else 2**elem.bits - 1
+    if negated:  # negating an unsigned value is reported by the `-` operator itself
+        return not signed or value <= magnitude_limit
+    return value <= (magnitude_limit - 1 if signed else magnitude_limit)
 
 
 def _did_you_mean(name: str, candidates: list[str]) -> tuple[str, ...]:

@@ -123,7 +123,18 @@ class TupleTy:
 
 UNIT = TupleTy(())
 
-SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy]
+
+@dataclass(frozen=True)
+class ErrorTy:
+    """The type of a binding whose definition already failed (suppresses follow-on errors)."""
+
+    def __str__(self) -> str:
+        return "{unknown}"
+
+
+ERROR = ErrorTy()
+
+SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy, ErrorTy]
 
 
 def element_of(ty: SemType) -> Elem | None:

@@ -1,0 +1,315 @@
+"""One encoder per IR op class, looked up by class in `ENCODERS` (tileir-facts §2.7-2.8).
+
+An encoder appends the op's opcode, result types, flags, attributes, operands and (through
+the context) regions. The caller numbers the op's results after the encoder returns, which
+puts a region-owning op's results after its regions, as the format requires.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from lowering.bytecode.encoding import fixed_array, svarint, uvarint
+from lowering.bytecode.tables import BytecodeError, ModuleTables
+from lowering.ir import ops_arith as arith
+from lowering.ir import ops_compare as compare
+from lowering.ir import ops_control as control
+from lowering.ir import ops_convert as convert
+from lowering.ir import ops_core as core
+from lowering.ir import ops_math as math_ops
+from lowering.ir import ops_memory as memory
+from lowering.ir.attributes import (
+    AssumePredicate,
+    Bounded,
+    DivBy,
+    IntegerOverflow,
+    RoundingMode,
+)
+from lowering.ir.core import Op, Value
+from lowering.ir.types import PartitionViewType, TileType
+
+TAG_DIV_BY, TAG_BOUNDED = 8, 12
+
+
+class EncodeContext(Protocol):
+    """What an encoder needs from the function writer."""
+
+    buf: bytearray
+    tables: ModuleTables
+
+    def value(self, value: Value) -> int:
+        """The bytecode index of a value in scope."""
+        ...
+
+    def regions(self, op: Op) -> None:
+        """Append the op's regions, numbering their block arguments and ops."""
+        ...
+
+
+OpEncoder = Callable[[Any, EncodeContext], None]
+
+
+# -- small pieces ---------------------------------------------------------------------
+
+
+def _type_of(ctx: EncodeContext, value: Value) -> bytes:
+    return uvarint(ctx.tables.type(value.type))
+
+
+def _each_type(ctx: EncodeContext, values: Sequence[Value]) -> bytes:
+    return b"".join(_type_of(ctx, v) for v in values)
+
+
+def _counted_types(ctx: EncodeContext, values: Sequence[Value]) -> bytes:
+    return uvarint(len(values)) + _each_type(ctx, values)
+
+
+def _each_value(ctx: EncodeContext, values: Sequence[Value]) -> bytes:
+    return b"".join(uvarint(ctx.value(v)) for v in values)
+
+
+def _counted_values(ctx: EncodeContext, values: Sequence[Value]) -> bytes:
+    return uvarint(len(values)) + _each_value(ctx, values)
+
+
+def _flags(*bits: bool) -> bytes:
+    return uvarint(sum(1 << i for i, bit in enumerate(bits) if bit))
+
+
+def _enum(value: enum.Enum) -> bytes:
+    return uvarint(value.value)
+
+
+def _since(ctx: EncodeContext, version: tuple[int, int]) -> bool:
+    return ctx.tables.version >= version
+
+
+def _require(ok: bool, op: Op, what: str, version: tuple[int, int]) -> None:
+    if not ok:
+        major, minor = version
+        raise BytecodeError(f"{op.NAME}: {what} needs bytecode {major}.{minor} or later")
+
+
+def _gated_enum(
+    ctx: EncodeContext, op: Op, name: str, version: tuple[int, int], default: enum.Enum
+) -> bytes:
+    """An enum attribute that exists only from `version` on (older: must be default)."""
+    value = getattr(op, name)
+    if _since(ctx, version):
+        return _enum(value)
+    _require(value == default, op, f"{name}={value.name.lower()}", version)
+    return b""
+
+
+# -- factories for fixed layouts --------------------------------------------------------
+
+
+def _fixed(opcode: int, flags: tuple[str, ...] = (), attrs: tuple[str, ...] = ()) -> OpEncoder:
+    """R per result; [flags varint of the named bools]; enum attrs; operand indices."""
+
+    def encode(op: Op, ctx: EncodeContext) -> None:
+        out = uvarint(opcode) + _each_type(ctx, op.results)
+        if flags:
+            out += _flags(*(getattr(op, name) for name in flags))
+        out += b"".join(_enum(getattr(op, name)) for name in attrs)
+        ctx.buf += out + _each_value(ctx, op.operand_values)
+
+    return encode
+
+
+def _terminator(opcode: int) -> OpEncoder:
+    """return / yield / continue / break: [R..] (always none); [v..]."""
+
+    def encode(op: Any, ctx: EncodeContext) -> None:
+        ctx.buf += uvarint(opcode) + uvarint(0) + _counted_values(ctx, op.values)
+
+    return encode
+
+
+def _float_binary(opcode: int) -> OpEncoder:
+    return _fixed(opcode, flags=("flush_to_zero",), attrs=("rounding",))
+
+
+# -- ops with their own layout --------------------------------------------------------
+
+
+def _constant(op: core.Constant, ctx: EncodeContext) -> None:
+    tile = op.result.type
+    if not isinstance(tile, TileType):
+        raise BytecodeError(f"constant result must be a tile, got {tile}")
+    index = ctx.tables.constant(tile, op.values)
+    ctx.buf += uvarint(0x10) + _type_of(ctx, op.result) + uvarint(index)
+
+
+def _predicate(pred: AssumePredicate) -> bytes:
+    if isinstance(pred, DivBy):
+        return uvarint(TAG_DIV_BY) + uvarint(pred.divisor) + bytes([0])  # no every/along
+    flags = (pred.lower is not None) | ((pred.upper is not None) << 1)
+    bounds = [b for b in (pred.lower, pred.upper) if b is not None]
+    return uvarint(TAG_BOUNDED) + bytes([flags]) + b"".join(svarint(b) for b in bounds)
+
+
+def _assume(op: core.Assume, ctx: EncodeContext) -> None:
+    if not isinstance(op.predicate, (DivBy, Bounded)):
+        raise BytecodeError(f"assume: unsupported predicate {op.predicate!r}")
+    ctx.buf += uvarint(0x06) + _type_of(ctx, op.result) + _predicate(op.predicate)
+    ctx.buf += uvarint(ctx.value(op.value))
+
+
+def _join_tokens(op: core.JoinTokens, ctx: EncodeContext) -> None:
+    ctx.buf += uvarint(0x3C) + _counted_types(ctx, (op.result,))
+    ctx.buf += _counted_values(ctx, op.tokens)
+
+
+def _make_tensor_view(op: memory.MakeTensorView, ctx: EncodeContext) -> None:
+    out = uvarint(0x43) + _counted_types(ctx, (op.result,)) + uvarint(ctx.value(op.base))
+    out += _counted_values(ctx, op.dynamic_shape) + _counted_values(ctx, op.dynamic_strides)
+    ctx.buf += out
+
+
+def _get_index_space_shape(op: memory.GetIndexSpaceShape, ctx: EncodeContext) -> None:
+    ctx.buf += uvarint(0x2D) + _counted_types(ctx, op.counts) + uvarint(ctx.value(op.view))
+
+
+def _view_access_attrs(op: memory.LoadViewTko | memory.StoreViewTko, ctx: EncodeContext) -> bytes:
+    """Flags (b0 scope, b1 hints, b2 token), ordering, [scope], 13.4+: inbounds."""
+    out = _flags(op.scope is not None, False, op.token is not None) + _enum(op.ordering)
+    if op.scope is not None:
+        out += _enum(op.scope)
+    if _since(ctx, (13, 4)):
+        view = op.view.type
+        rank = len(view.tile_shape) if isinstance(view, PartitionViewType) else len(op.index)
+        out += fixed_array([0] * rank, 1)  # inbounds: nothing proven in bounds
+    return out
+
+
+def _optional(ctx: EncodeContext, value: Value | None) -> bytes:
+    return b"" if value is None else uvarint(ctx.value(value))
+
+
+def _load_view(op: memory.LoadViewTko, ctx: EncodeContext) -> None:
+    out = uvarint(0x3E) + _counted_types(ctx, (op.tile, op.result_token))
+    out += _view_access_attrs(op, ctx) + uvarint(ctx.value(op.view))
+    ctx.buf += out + _counted_values(ctx, op.index) + _optional(ctx, op.token)
+
+
+def _store_view(op: memory.StoreViewTko, ctx: EncodeContext) -> None:
+    out = uvarint(0x66) + _counted_types(ctx, (op.result_token,)) + _view_access_attrs(op, ctx)
+    out += uvarint(ctx.value(op.tile)) + uvarint(ctx.value(op.view))
+    ctx.buf += out + _counted_values(ctx, op.index) + _optional(ctx, op.token)
+
+
+def _exp(op: math_ops.Exp, ctx: EncodeContext) -> None:
+    rounding = _gated_enum(ctx, op, "rounding", (13, 3), RoundingMode.FULL)
+    ctx.buf += uvarint(0x17) + _type_of(ctx, op.result) + rounding + uvarint(ctx.value(op.source))
+
+
+def _tanh(op: math_ops.Tanh, ctx: EncodeContext) -> None:
+    rounding = _gated_enum(ctx, op, "rounding", (13, 2), RoundingMode.FULL)
+    ctx.buf += uvarint(0x6A) + _type_of(ctx, op.result) + rounding + uvarint(ctx.value(op.source))
+
+
+def _negi(op: math_ops.NegI, ctx: EncodeContext) -> None:
+    overflow = _gated_enum(ctx, op, "overflow", (13, 2), IntegerOverflow.NONE)
+    ctx.buf += uvarint(0x50) + _type_of(ctx, op.result) + overflow + uvarint(ctx.value(op.source))
+
+
+def _ftoi(op: convert.FToI, ctx: EncodeContext) -> None:
+    out = uvarint(0x2B) + _type_of(ctx, op.result)
+    if _since(ctx, (13, 4)):
+        out += _flags(op.saturating)
+    else:
+        _require(not op.saturating, op, "saturating", (13, 4))
+    out += _enum(op.signedness) + _enum(op.rounding)
+    ctx.buf += out + uvarint(ctx.value(op.source))
+
+
+def _for(op: control.For, ctx: EncodeContext) -> None:
+    out = uvarint(0x29) + _counted_types(ctx, op.outputs)
+    if _since(ctx, (13, 2)):
+        out += _flags(op.unsigned_cmp)
+    else:
+        _require(not op.unsigned_cmp, op, "unsigned_cmp", (13, 2))
+    bounds = (op.lower, op.upper, op.step, *op.init_values)
+    ctx.buf += out + _counted_values(ctx, bounds)
+    ctx.regions(op)
+
+
+def _loop(op: control.Loop, ctx: EncodeContext) -> None:
+    ctx.buf += uvarint(0x41) + _counted_types(ctx, op.outputs)
+    ctx.buf += _counted_values(ctx, op.init_values)
+    ctx.regions(op)
+
+
+def _if(op: control.If, ctx: EncodeContext) -> None:
+    ctx.buf += uvarint(0x32) + _counted_types(ctx, op.outputs)
+    ctx.buf += uvarint(ctx.value(op.condition))
+    ctx.regions(op)
+
+
+ENCODERS: dict[type[Op], OpEncoder] = {
+    # core
+    core.MakeToken: _fixed(0x44),
+    core.JoinTokens: _join_tokens,
+    core.Assume: _assume,
+    core.GetTileBlockId: _fixed(0x30),
+    core.GetNumTileBlocks: _fixed(0x2E),
+    core.Constant: _constant,
+    core.Broadcast: _fixed(0x0B),
+    core.Reshape: _fixed(0x5B),
+    core.Return: _terminator(0x5C),
+    # memory
+    memory.MakeTensorView: _make_tensor_view,
+    memory.MakePartitionView: _fixed(0x42),
+    memory.LoadViewTko: _load_view,
+    memory.StoreViewTko: _store_view,
+    memory.GetIndexSpaceShape: _get_index_space_shape,
+    # arithmetic
+    arith.AddF: _float_binary(0x02),
+    arith.SubF: _float_binary(0x67),
+    arith.MulF: _float_binary(0x4C),
+    arith.DivF: _float_binary(0x14),
+    arith.AddI: _fixed(0x03, attrs=("overflow",)),
+    arith.SubI: _fixed(0x68, attrs=("overflow",)),
+    arith.MulI: _fixed(0x4E, attrs=("overflow",)),
+    arith.DivI: _fixed(0x15, attrs=("signedness", "rounding")),
+    arith.RemI: _fixed(0x5A, attrs=("signedness",)),
+    # math
+    math_ops.NegF: _fixed(0x4F),
+    math_ops.AbsF: _fixed(0x00),
+    math_ops.Log: _fixed(0x3F),
+    math_ops.Log2: _fixed(0x40),
+    math_ops.Sin: _fixed(0x62),
+    math_ops.Cos: _fixed(0x12),
+    math_ops.Exp: _exp,
+    math_ops.Tanh: _tanh,
+    math_ops.Exp2: _fixed(0x18, flags=("flush_to_zero",)),
+    math_ops.Rsqrt: _fixed(0x5D, flags=("flush_to_zero",)),
+    math_ops.Sqrt: _fixed(0x64, flags=("flush_to_zero",), attrs=("rounding",)),
+    math_ops.NegI: _negi,
+    math_ops.MaxF: _fixed(0x45, flags=("propagate_nan", "flush_to_zero")),
+    math_ops.MinF: _fixed(0x47, flags=("propagate_nan", "flush_to_zero")),
+    math_ops.MaxI: _fixed(0x46, attrs=("signedness",)),
+    math_ops.MinI: _fixed(0x48, attrs=("signedness",)),
+    math_ops.Fma: _fixed(0x28, flags=("flush_to_zero",), attrs=("rounding",)),
+    # comparison
+    compare.CmpF: _fixed(0x0E, attrs=("predicate", "ordering")),
+    compare.CmpI: _fixed(0x0F, attrs=("predicate", "signedness")),
+    compare.Select: _fixed(0x5F),
+    # conversion
+    convert.FToF: _fixed(0x2A, attrs=("rounding",)),
+    convert.IToF: _fixed(0x3B, attrs=("signedness", "rounding")),
+    convert.FToI: _ftoi,
+    convert.ExtI: _fixed(0x25, attrs=("signedness",)),
+    convert.TruncI: _fixed(0x6B, attrs=("overflow",)),
+    convert.Bitcast: _fixed(0x09),
+    # control flow
+    control.For: _for,
+    control.Loop: _loop,
+    control.If: _if,
+    control.Yield: _terminator(0x6D),
+    control.Continue: _terminator(0x11),
+    control.Break: _terminator(0x0A),
+}

@@ -1,0 +1,81 @@
+"""Read facts out of a cubin (an ELF64 little-endian object) with the standard library.
+
+`function_symbols` lists the STT_FUNC symbol names: tileiras names each kernel
+symbol exactly after its entry function, so this checks that an entry made it through.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+ELF_MAGIC = b"\x7fELF"
+ELFCLASS64, ELFDATA2LSB = 2, 1
+SHT_SYMTAB = 2
+STT_FUNC = 2
+_SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+_SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym
+
+
+@dataclass(frozen=True)
+class _Section:
+    kind: int
+    offset: int
+    size: int
+    link: int
+    entsize: int
+
+
+def function_symbols(cubin: bytes) -> list[str]:
+    """Names of the STT_FUNC symbols in the symbol table(s), in table order."""
+    _check_header(cubin)
+    sections = _sections(cubin)
+    names: list[str] = []
+    for section in sections:
+        if section.kind == SHT_SYMTAB:
+            names += _function_names(cubin, section, _at(sections, section.link))
+    return names
+
+
+def _check_header(data: bytes) -> None:
+    if len(data) < 64 or data[:4] != ELF_MAGIC:
+        raise ValueError("not an ELF file (a cubin starts with \\x7fELF)")
+    if data[4] != ELFCLASS64 or data[5] != ELFDATA2LSB:
+        raise ValueError("unsupported ELF flavour: cubins are 64-bit little-endian")
+
+
+def _sections(data: bytes) -> list[_Section]:
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    if shentsize != _SECTION.size or shoff + shnum * shentsize > len(data):
+        raise ValueError("truncated or malformed ELF section header table")
+    out = []
+    for i in range(shnum):
+        fields = _SECTION.unpack_from(data, shoff + i * shentsize)
+        out.append(_Section(fields[1], fields[4], fields[5], fields[6], fields[9]))
+    return out
+
+
+def _at(sections: list[_Section], index: int) -> _Section:
+    if not 0 <= index < len(sections):
+        raise ValueError(f"ELF symbol table links to missing section {index}")
+    return sections[index]
+
+
+def _function_names(data: bytes, symtab: _Section, strtab: _Section) -> list[str]:
+    if symtab.entsize != _SYMBOL.size or symtab.offset + symtab.size > len(data):
+        raise ValueError("truncated or malformed ELF symbol table")
+    names = []
+    for offset in range(symtab.offset, symtab.offset + symtab.size, _SYMBOL.size):
+        name_offset, info = _SYMBOL.unpack_from(data, offset)[:2]
+        if info & 0xF == STT_FUNC:
+            names.append(_string(data, strtab, name_offset))
+    return names
+
+
+def _string(data: bytes, strtab: _Section, offset: int) -> str:
+    start = strtab.offset + offset
+    end = data.find(b"\0", start, strtab.offset + strtab.size)
+    if end < 0:
+        raise ValueError("unterminated name in ELF string table")
+    return data[start:end].decode("utf-8", errors="replace")

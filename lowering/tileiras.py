@@ -1,0 +1,285 @@
+"""A small, honest wrapper around NVIDIA's `tileiras` (Tile IR bytecode -> cubin).
+
+Each run gets a private temp dir (also its TMPDIR, removed afterwards), its own process
+group (killed whole on timeout), rlimits set by a tiny exec launcher, and capped output.
+Failures raise `TileirasError` carrying tileiras's own message and a repro command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_VAR = "CUTILE_TILEIRAS"
+SUPPORTED_SMS = (
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_88",
+    "sm_89",
+    "sm_90",
+    "sm_100",
+    "sm_103",
+    "sm_110",
+    "sm_120",
+    "sm_121",
+)
+HOST_ARCHES = ("x86_64", "aarch64")
+OUTPUT_CAP = 64 * 1024  # bytes of stdout/stderr kept per stream
+ADDRESS_SPACE_CAP = 8 << 30
+FILE_SIZE_CAP = 1 << 30
+INPUT_NAME, OUTPUT_NAME = "input.tileirbc", "output.cubin"
+_RELEASE = re.compile(r"release \d+\.\d+, V[\d.]+")
+
+
+class TileirasError(RuntimeError):
+    """tileiras failed; `stderr` is its own (capped) output."""
+
+    def __init__(
+        self, message: str, returncode: int | None, stderr: str, command: tuple[str, ...]
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.returncode = returncode
+        self.stderr = stderr
+        self.command = command
+
+    def __str__(self) -> str:
+        said = self.stderr.strip() or "(no output)"
+        return f"{self.message}\ntileiras said:\n{said}\nrepro: {shlex.join(self.command)}"
+
+
+class TileirasNotFound(TileirasError):
+    """No usable tileiras binary was found."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, None, "", ())
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class TileirasTimeout(TileirasError):
+    """tileiras ran past its wall-clock limit; its process group was killed."""
+
+
+def tileiras_flags(
+    *, sm: str, opt_level: int = 3, host_arch: str = "x86_64", lineinfo: bool = False
+) -> list[str]:
+    """The option part of a tileiras command line; validates every choice."""
+    if sm not in SUPPORTED_SMS:
+        raise ValueError(f"unsupported GPU {sm!r}; expected one of {', '.join(SUPPORTED_SMS)}")
+    if host_arch not in HOST_ARCHES:
+        raise ValueError(f"unsupported host arch {host_arch!r}; expected one of {HOST_ARCHES}")
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"opt_level must be 0..3, got {opt_level!r}")
+    flags = [f"--gpu-name={sm}", f"-O{opt_level}", f"--host-arch={host_arch}"]
+    return [*flags, "--lineinfo"] if lineinfo else flags
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+class Tileiras:
+    """One tileiras binary. Queries of it are cached; `assemble` runs are independent."""
+
+    def __init__(self, path: str | os.PathLike[str], temp_root: str | None = None) -> None:
+        self._path = str(path)
+        self._temp_root = temp_root
+
+    @classmethod
+    def locate(cls, explicit: str | None = None) -> Tileiras:
+        """Explicit path, then $CUTILE_TILEIRAS, then the nvidia wheel, then PATH."""
+        if explicit is not None:
+            return cls(_checked_binary(explicit, "the explicit path"))
+        if os.environ.get(ENV_VAR):
+            return cls(_checked_binary(os.environ[ENV_VAR], f"${ENV_VAR}"))
+        found = _from_nvidia_package() or shutil.which("tileiras")
+        if found is None:
+            raise TileirasNotFound(
+                "tileiras not found: set $CUTILE_TILEIRAS, install nvidia-cuda-tileiras, "
+                "or put tileiras on PATH"
+            )
+        return cls(found)
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @functools.cached_property
+    def version_text(self) -> str:
+        """The full `--version` output."""
+        return self._query("--version")
+
+    @property
+    def version(self) -> str:
+        """e.g. "release 13.5, V13.5.37"."""
+        match = _RELEASE.search(self.version_text)
+        if match is None:
+            raise TileirasError("unrecognised --version output", 0, self.version_text, ())
+        return match.group(0)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the full `--version` output: a cache-key component."""
+        return hashlib.sha256(self.version_text.encode()).hexdigest()
+
+    @functools.cached_property
+    def bytecode_versions(self) -> tuple[tuple[int, int], ...]:
+        """The bytecode versions this tileiras reads (`--list-versions`)."""
+        found = re.findall(r"^\s*(\d+)\.(\d+)\s*$", self._query("--list-versions"), re.M)
+        return tuple((int(major), int(minor)) for major, minor in found)
+
+    def assemble(
+        self,
+        bytecode: bytes,
+        *,
+        sm: str,
+        opt_level: int = 3,
+        host_arch: str = "x86_64",
+        lineinfo: bool = False,
+        timeout_s: float = 120,
+    ) -> bytes:
+        """Assemble Tile IR bytecode into a cubin for `sm`."""
+        flags = tileiras_flags(sm=sm, opt_level=opt_level, host_arch=host_arch, lineinfo=lineinfo)
+        if not isinstance(bytecode, bytes) or not bytecode:
+            raise ValueError("bytecode must be non-empty bytes")
+        command = (self._path, *flags, INPUT_NAME, "-o", OUTPUT_NAME)
+        workdir = tempfile.mkdtemp(prefix="tileiras-", dir=self._temp_root)
+        try:
+            Path(workdir, INPUT_NAME).write_bytes(bytecode)
+            outcome = _run_limited(command, workdir, timeout_s)
+            return _cubin_or_raise(outcome, workdir, command, timeout_s)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _query(self, flag: str) -> str:
+        command = (self._path, flag)
+        workdir = tempfile.mkdtemp(prefix="tileiras-", dir=self._temp_root)
+        try:
+            outcome = _run_limited(command, workdir, 30)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if outcome.returncode != 0:
+            message = f"tileiras {flag} failed"
+            raise TileirasError(message, outcome.returncode, outcome.stderr, command)
+        return outcome.stdout
+
+
+def _checked_binary(path: str, where: str) -> str:
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise TileirasNotFound(f"tileiras from {where} is not an executable file: {path}")
+    return path
+
+
+def _from_nvidia_package() -> str | None:
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for base in getattr(nvidia, "__path__", []):
+        candidate = os.path.join(base, "cu13", "bin", "tileiras")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+# Applies the rlimits, then execs tileiras. A separate interpreter rather than
+# `preexec_fn`: preexec runs Python between fork and exec, which is unsafe in a threaded
+# server (with it, the gRPC service tests saw intermittent SIGSEGV children).
+_LAUNCHER = """\
+import os, resource, sys
+caps = ((resource.RLIMIT_AS, int(sys.argv[1])), (resource.RLIMIT_FSIZE, int(sys.argv[2])),
+        (resource.RLIMIT_CORE, 0))
+for kind, cap in caps:
+    hard = resource.getrlimit(kind)[1]
+    cap = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
+    resource.setrlimit(kind, (cap, cap))
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+
+
+def _limited(command: tuple[str, ...]) -> list[str]:
+    caps = (str(ADDRESS_SPACE_CAP), str(FILE_SIZE_CAP))
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *caps, *command]
+
+
+def _run_limited(command: tuple[str, ...], workdir: str, timeout_s: float) -> _Outcome:
+    """Run in `workdir` with stdout/stderr going to files there (bounded by RLIMIT_FSIZE)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": workdir, "LC_ALL": "C"}
+    out_path, err_path = Path(workdir, "stdout.log"), Path(workdir, "stderr.log")
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        proc = subprocess.Popen(
+            _limited(command),
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        timed_out = _wait_or_kill(proc, timeout_s)
+    return _Outcome(proc.returncode, _read_capped(out_path), _read_capped(err_path), timed_out)
+
+
+def _wait_or_kill(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait; on timeout (or any interruption) kill the whole group. True if timed out."""
+    try:
+        proc.wait(timeout=timeout_s)
+        return False
+    except subprocess.TimeoutExpired:
+        return True
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):  # the group: tileiras and its ptxas
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _read_capped(path: Path) -> str:
+    with path.open("rb") as handle:
+        data = handle.read(OUTPUT_CAP + 1)
+    text = data[:OUTPUT_CAP].decode("utf-8", errors="replace")
+    return text + "\n[... output truncated]" if len(data) > OUTPUT_CAP else text
+
+
+def _cubin_or_raise(
+    outcome: _Outcome, workdir: str, command: tuple[str, ...], timeout_s: float
+) -> bytes:
+    said = "\n".join(s for s in (outcome.stderr, outcome.stdout) if s.strip())
+    if outcome.timed_out:
+        msg = f"tileiras did not finish within {timeout_s}s; its process group was killed"
+        raise TileirasTimeout(msg, outcome.returncode, said, command)
+    if outcome.returncode != 0:
+        raise TileirasError(_exit_message(outcome.returncode), outcome.returncode, said, command)
+    output = Path(workdir, OUTPUT_NAME)
+    cubin = output.read_bytes() if output.is_file() else b""
+    if not cubin:
+        raise TileirasError("tileiras exited 0 but wrote no cubin", 0, said, command)
+    return cubin
+
+
+def _exit_message(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"tileiras was killed by {name} (a resource limit may have been hit)"
+    return f"tileiras failed with exit code {returncode}"

@@ -1,0 +1,189 @@
+"""The tileiras wrapper: locating it, flags, and how its failures and timeouts surface."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import lowering.tileiras as tileiras_module
+from lowering.bytecode.writer import write_bytecode
+from lowering.cubin_info import function_symbols
+from lowering.ir.core import Module
+from lowering.tileiras import (
+    Tileiras,
+    TileirasError,
+    TileirasNotFound,
+    TileirasTimeout,
+    tileiras_flags,
+)
+
+
+def test_flags() -> None:
+    assert tileiras_flags(sm="sm_90") == ["--gpu-name=sm_90", "-O3", "--host-arch=x86_64"]
+    assert tileiras_flags(sm="sm_120", opt_level=0, host_arch="aarch64", lineinfo=True) == [
+        "--gpu-name=sm_120",
+        "-O0",
+        "--host-arch=aarch64",
+        "--lineinfo",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sm": "sm_75"}, "unsupported GPU 'sm_75'"),
+        ({"sm": "sm_90a"}, "unsupported GPU"),
+        ({"sm": "sm_90", "host_arch": "arm64"}, "unsupported host arch 'arm64'"),
+        ({"sm": "sm_90", "opt_level": 4}, "opt_level must be 0..3"),
+    ],
+)
+def test_flag_validation(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        tileiras_flags(**kwargs)  # type: ignore[arg-type]
+
+
+def test_locate_prefers_explicit_then_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "tileiras"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert Tileiras.locate(str(fake)).path == str(fake)
+    monkeypatch.setenv("CUTILE_TILEIRAS", str(fake))
+    assert Tileiras.locate().path == str(fake)
+    with pytest.raises(TileirasNotFound, match="not an executable file"):
+        Tileiras.locate(str(tmp_path / "missing"))
+
+
+def test_locate_reports_absence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CUTILE_TILEIRAS", raising=False)
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(tileiras_module, "_from_nvidia_package", lambda: None)
+    with pytest.raises(TileirasNotFound, match="tileiras not found") as caught:
+        Tileiras.locate()
+    assert isinstance(caught.value, TileirasError)  # callers may catch either
+
+
+@pytest.mark.tileiras
+def test_version_fingerprint_and_bytecode_versions(tileiras: Tileiras) -> None:
+    assert tileiras.version.startswith("release 13.")
+    assert ", V13." in tileiras.version
+    assert len(tileiras.fingerprint) == 64
+    assert tileiras.fingerprint == tileiras.fingerprint
+    assert {(13, 1), (13, 2), (13, 3)} <= set(tileiras.bytecode_versions)
+
+
+@pytest.mark.tileiras
+def test_assemble_cleans_up(tileiras: Tileiras, vadd_module: Module, tmp_path: Path) -> None:
+    private = Tileiras(tileiras.path, temp_root=str(tmp_path))
+    cubin = private.assemble(write_bytecode(vadd_module), sm="sm_90", lineinfo=True)
+    assert function_symbols(cubin) == ["vadd_ir"]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.tileiras
+def test_host_arch_is_passed(tileiras: Tileiras, vadd_module: Module) -> None:
+    arm = tileiras.assemble(write_bytecode(vadd_module), sm="sm_90", host_arch="aarch64")
+    x86 = tileiras.assemble(write_bytecode(vadd_module), sm="sm_90")
+    assert arm != x86  # the embedded host code differs
+    assert function_symbols(arm) == ["vadd_ir"]
+
+
+@pytest.mark.tileiras
+def test_garbage_bytecode_reports_tileiras_own_message(tileiras: Tileiras, tmp_path: Path) -> None:
+    private = Tileiras(tileiras.path, temp_root=str(tmp_path))
+    with pytest.raises(TileirasError) as caught:
+        private.assemble(b"this is not bytecode", sm="sm_90")
+    error = caught.value
+    assert not isinstance(error, TileirasTimeout)
+    assert error.returncode == 3
+    assert "does not correspond to Tile IR bytecode" in error.stderr
+    text = str(error)
+    assert "does not correspond to Tile IR bytecode" in text
+    assert "repro: " in text and "--gpu-name=sm_90 -O3 --host-arch=x86_64" in text
+    assert "input.tileirbc -o output.cubin" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.tileiras
+def test_invalid_symbol_name_fails(tileiras: Tileiras, vadd_module: Module) -> None:
+    bad = dataclasses.replace(vadd_module.functions[0], name="my-kernel")
+    with pytest.raises(TileirasError) as caught:
+        tileiras.assemble(write_bytecode(Module((bad,))), sm="sm_90")
+    assert caught.value.returncode == 5
+    assert "failed to compile Tile IR program" in str(caught.value)
+
+
+@pytest.mark.tileiras
+def test_timeout_kills_and_cleans_up(
+    tileiras: Tileiras, vadd_module: Module, tmp_path: Path
+) -> None:
+    private = Tileiras(tileiras.path, temp_root=str(tmp_path))
+    with pytest.raises(TileirasTimeout, match=r"did not finish within 0\.001s") as caught:
+        private.assemble(write_bytecode(vadd_module), sm="sm_90", timeout_s=0.001)
+    assert isinstance(caught.value, TileirasError)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_empty_bytecode_is_rejected_before_running(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="non-empty bytes"):
+        Tileiras(os.devnull, temp_root=str(tmp_path)).assemble(b"", sm="sm_90")
+
+
+def _fake_tileiras(tmp_path: Path, script: str) -> Tileiras:
+    """A shell script standing in for tileiras; temp dirs go under tmp_path/tmp."""
+    fake = tmp_path / "fake-tileiras"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    (tmp_path / "tmp").mkdir()
+    return Tileiras(str(fake), temp_root=str(tmp_path / "tmp"))
+
+
+def test_runs_are_confined(tmp_path: Path) -> None:
+    fake = _fake_tileiras(
+        tmp_path,
+        'echo "as=$(ulimit -v) core=$(ulimit -c) tmp=$TMPDIR cwd=$(pwd)" >&2\n'
+        'echo "pgrp=$(cut -d" " -f5 /proc/$$/stat) pid=$$" >&2\n'
+        "exit 7\n",
+    )
+    with pytest.raises(TileirasError) as caught:
+        fake.assemble(b"bytes", sm="sm_90")
+    said = caught.value.stderr
+    workdir = said.split("tmp=")[1].split()[0]
+    assert caught.value.returncode == 7
+    assert f"as={8 << 20} core=0 " in said
+    assert workdir.startswith(str(tmp_path / "tmp")) and f"cwd={workdir}" in said
+    pgrp, pid = (said.split(f"{key}=")[1].split()[0] for key in ("pgrp", "pid"))
+    assert pgrp == pid  # tileiras leads its own process group
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nsleep 30\n")
+    with pytest.raises(TileirasTimeout):
+        fake.assemble(b"bytes", sm="sm_90", timeout_s=0.5)
+    child = int(marker.read_text())
+    for _ in range(50):  # the killed child is reparented and reaped asynchronously
+        if not _alive(child):
+            break
+        time.sleep(0.02)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_output_is_capped(tmp_path: Path) -> None:
+    fake = _fake_tileiras(tmp_path, "head -c 200000 /dev/zero | tr '\\0' x >&2\nexit 1\n")
+    with pytest.raises(TileirasError) as caught:
+        fake.assemble(b"bytes", sm="sm_90")
+    assert caught.value.stderr.endswith("[... output truncated]")
+    assert len(caught.value.stderr) < 70_000

@@ -1,0 +1,548 @@
+"""Type checking specialized entries: expression types, names, calls and every error kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from lowering.pipeline import CompileResult, Stage
+from parser import ast_nodes as A
+from parser import codes
+from parser.typed_kernel import TypedKernel
+from parser.types import UNIT, Elem, RefTy, ScalarTy, ShapeTy, TensorTy, TileTy, TupleTy
+from tests.parser.support import (
+    EXAMPLES,
+    check,
+    codes_of,
+    errors,
+    full_text,
+    kernel,
+    line_of,
+    where,
+)
+
+ADD = (EXAMPLES / "add.rs").read_text()
+SAXPY = (EXAMPLES / "saxpy.rs").read_text()
+TILE128 = TileTy(Elem.F32, (128,))
+
+
+def typed(text: str, entry: str = "f", **generics: str) -> TypedKernel:
+    result = check(text, entry, generics or None)
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert result.stage_reached is Stage.CHECK
+    assert isinstance(result.kernel, TypedKernel)
+    return result.kernel
+
+
+def types_by_text(kernel_: TypedKernel) -> dict[str, object]:
+    """The type of each expression, keyed by its source text (last one wins)."""
+    return {expr.span.text: ty for expr, ty in kernel_.expr_types.items()}
+
+
+def body(*lines: str) -> str:
+    return "\n".join(f"        {line}" for line in lines)
+
+
+def failing(text: str, **generics: str) -> CompileResult:
+    result = check(text, "f", generics or None)
+    assert not result.ok
+    assert result.kernel is None
+    return result
+
+
+# ----------------------------------------------------------------------------- examples
+
+
+def test_add_expression_types_and_calls() -> None:
+    k = typed(ADD, "add", B="128")
+    types = types_by_text(k)
+    assert types["x.load_like(z)"] == TILE128
+    assert types["load_tile_like(y, z)"] == TILE128
+    assert types["tx + ty"] == TILE128
+    assert types["z.store(tx + ty)"] == UNIT
+    assert types["x"] == RefTy(TensorTy(Elem.F32, (-1,)), False)
+    assert types["z"] == RefTy(TensorTy(Elem.F32, (128,)), True)
+    intrinsics = sorted((call.span.text, r.intrinsic) for call, r in k.calls.items())
+    assert intrinsics == [
+        ("load_tile_like(y, z)", "load_tile_like"),
+        ("x.load_like(z)", "load_tile_like"),
+        ("z.store(tx + ty)", "store"),
+    ]
+    store = next(c for c in k.calls if c.span.text == "z.store(tx + ty)")
+    assert [a.span.text for a in k.calls[store].args] == ["z", "tx + ty"]  # receiver first
+
+
+def test_add_names_resolve_to_parameters_and_lets() -> None:
+    k = typed(ADD, "add", B="1024")
+    assert [(p.name, p.param_index) for p in k.params] == [("z", 0), ("x", 1), ("y", 2)]
+    for path, var in k.names.items():
+        assert var.name == path.name
+    let_names = sorted(v.name for vs in k.lets.values() for v in vs)
+    assert let_names == ["tx", "ty"]
+    tx = next(v for vs in k.lets.values() for v in vs if v.name == "tx")
+    assert tx.type == TileTy(Elem.F32, (1024,))
+    uses_of_tx = [p for p, v in k.names.items() if v is tx]
+    assert [p.span.start_line_col[0] for p in uses_of_tx] == [line_of(ADD, "z.store(tx + ty)")]
+
+
+@pytest.mark.parametrize(("elem", "expected"), [("f16", Elem.F16), ("bf16", Elem.BF16)])
+def test_add_generic_follows_the_element_type(elem: str, expected: Elem) -> None:
+    k = typed(ADD, "add_generic", E=elem, B="256")
+    types = types_by_text(k)
+    assert types["load_tile_like(x, z) + load_tile_like(y, z)"] == TileTy(expected, (256,))
+
+
+@pytest.mark.parametrize("elem", ["f16", "bf16", "f32", "f64"])
+def test_saxpy_expression_types(elem: str) -> None:
+    k = typed(SAXPY, "saxpy", E=elem, B="512")
+    e = Elem(elem)
+    types = types_by_text(k)
+    tile = TileTy(e, (512,))
+    assert types["a"] == ScalarTy(e)
+    assert types["y.shape()"] == ShapeTy((512,))
+    assert types["a.broadcast(y.shape())"] == tile
+    assert types["y.load()"] == tile
+    assert types["tile_a * tile_x"] == tile
+    assert types["tile_a * tile_x + tile_y"] == tile
+    resolved = {call.span.text: r.intrinsic for call, r in k.calls.items()}
+    assert resolved == {
+        "y.shape()": "shape",
+        "a.broadcast(y.shape())": "broadcast",
+        "load_tile_like(x, y)": "load_tile_like",
+        "y.load()": "load_output",
+        "y.store(tile_a * tile_x + tile_y)": "store",
+    }
+
+
+# ----------------------------------------------------------------------------- literals
+
+
+def test_literal_typing() -> None:
+    k = typed(
+        kernel(
+            body(
+                "let a = 1;",
+                "let b = 2u8;",
+                "let c: i64 = 5;",
+                "let d = 2.0f32;",
+                "let g: f16 = 1.5;",
+                "let h = -3i16;",
+                "let i = true;",
+                "let j = B;",
+                "let m = a + 1;",
+                "let n = 1 + a;",
+                "let o = B == 128;",
+                "z.store(x.load_like(z));",
+            )
+        )
+    )
+    lets = {v.name: v.type for vs in k.lets.values() for v in vs}
+    assert lets == {
+        "a": ScalarTy(Elem.I32),
+        "b": ScalarTy(Elem.U8),
+        "c": ScalarTy(Elem.I64),
+        "d": ScalarTy(Elem.F32),
+        "g": ScalarTy(Elem.F16),
+        "h": ScalarTy(Elem.I16),
+        "i": ScalarTy(Elem.BOOL),
+        "j": ScalarTy(Elem.I32),
+        "m": ScalarTy(Elem.I32),
+        "n": ScalarTy(Elem.I32),
+        "o": ScalarTy(Elem.BOOL),
+    }
+
+
+def test_literal_takes_the_type_of_the_other_operand() -> None:
+    k = typed(kernel(body("let a = 3u16;", "let b = 1 + a;", "z.store(x.load_like(z));")))
+    assert types_by_text(k)["1"] == ScalarTy(Elem.U16)
+
+
+def test_unsuffixed_float_without_context_needs_an_annotation() -> None:
+    text = kernel(body("let a = 1.5;", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.TYPE_ANNOTATION_NEEDED
+    assert diagnostic.primary_span.text == "1.5"  # type: ignore[union-attr]
+    assert diagnostic.help == ("write `1.5f32`",)
+
+
+@pytest.mark.parametrize("statement", ["let a: f32 = 1;", "let a = 2.0f32; let b = a * 3;"])
+def test_integer_literal_is_not_a_float(statement: str) -> None:
+    text = kernel(body(statement, "z.store(x.load_like(z));"))
+    assert codes_of(check(text)) == ["E0308"]
+
+
+@pytest.mark.parametrize(
+    "statement", ["let a = 99999999999;", "let a: u8 = 256;", "let a = 300u8;"]
+)
+def test_out_of_range_integer_literal_is_an_error(statement: str) -> None:
+    text = kernel(body(statement, "z.store(x.load_like(z));"))
+    result = check(text)
+    assert not result.ok
+    assert where(errors(result)[0])[0] == line_of(text, statement)
+
+
+# ----------------------------------------------------------------------------- bindings
+
+
+def test_shadowing_creates_a_new_binding() -> None:
+    text = kernel(
+        body("let t = x.load_like(z);", "let t = t.shape();", "let u = t;", "z.store(z.load());")
+    )
+    k = typed(text)
+    first, second = (v for vs in k.lets.values() for v in vs if v.name == "t")
+    assert first.type == TILE128
+    assert second.type == ShapeTy((128,))
+    assert first.id != second.id
+    u = next(v for vs in k.lets.values() for v in vs if v.name == "u")
+    assert u.type == ShapeTy((128,))
+    # the `t` in `t.shape()` is the first binding, the `t` in `let u = t` the second
+    uses = sorted(
+        (p.span.start_line_col[0], v is second) for p, v in k.names.items() if p.name == "t"
+    )
+    assert uses == [(line_of(text, "t.shape()"), False), (line_of(text, "let u = t"), True)]
+
+
+def test_block_scopes_end_at_the_closing_brace() -> None:
+    text = kernel(body("{ let inner = x.load_like(z); }", "z.store(inner);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNRESOLVED_NAME
+    assert where(diagnostic)[0] == line_of(text, "z.store(inner)")
+
+
+def test_annotated_let_must_match() -> None:
+    text = kernel(body("let t: Tile<f32, { [B] }> = x.load_like(z);", "z.store(t);"))
+    assert typed(text)
+
+
+def test_tuple_pattern_with_get_tile_block_id() -> None:
+    k = typed(
+        kernel(
+            body(
+                "let (bx, by, bz) = get_tile_block_id();",
+                "let n = get_num_tile_blocks().0;",
+                "let s = bx + by * bz;",
+                "z.store(x.load_like(z));",
+            )
+        )
+    )
+    lets = {v.name: v.type for vs in k.lets.values() for v in vs}
+    i32 = ScalarTy(Elem.I32)
+    assert lets == {"bx": i32, "by": i32, "bz": i32, "n": i32, "s": i32}
+    assert types_by_text(k)["get_tile_block_id()"] == TupleTy((i32, i32, i32))
+
+
+def test_tuple_pattern_with_wildcards() -> None:
+    typed(kernel(body("let (bx, _, _) = get_tile_block_id();", "z.store(x.load_like(z));")))
+
+
+def test_tuple_pattern_of_the_wrong_arity() -> None:
+    text = kernel(body("let (a, b) = get_tile_block_id();", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert diagnostic.primary_span.text == "(a, b)"  # type: ignore[union-attr]
+    assert "(i32, i32, i32)" in diagnostic.message
+
+
+def test_tuple_field_out_of_range() -> None:
+    text = kernel(body("let q = get_tile_block_id().3;", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNKNOWN_METHOD
+    assert diagnostic.message == "no field `3` on type `(i32, i32, i32)`"
+
+
+# ----------------------------------------------------------------------------- errors
+
+SHARED = "cannot {} `x`, as it is behind a `&` reference"
+
+
+@pytest.mark.parametrize(
+    ("statement", "action"),
+    [
+        ("x.store(t);", "store through"),
+        ("store_tile(x, t);", "store through"),
+        ("let p = x.partition_mut(const_shape![B]);", "mutably partition"),
+        ("let u = x.load();", "load this block's output tile from"),
+    ],
+)
+def test_writing_through_a_shared_tensor(statement: str, action: str) -> None:
+    text = kernel(body("let t = x.load_like(z);", statement, "z.store(t);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MUTATE_SHARED
+    assert diagnostic.message == SHARED.format(action)
+    assert diagnostic.primary_span.text == "x"  # type: ignore[union-attr]
+    assert where(diagnostic)[0] == line_of(text, statement)
+    assert any("&mut Tensor<f32" in h for h in diagnostic.help)
+
+
+def test_mismatched_tile_and_scalar() -> None:
+    text = kernel(body("let t = x.load_like(z);", "z.store(t + 1.0f32);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert diagnostic.message == (
+        "mismatched types: `+` needs operands of the same type, found "
+        "`Tile<f32, {[128]}>` and `f32`"
+    )
+    assert diagnostic.primary_span.text == "t + 1.0f32"  # type: ignore[union-attr]
+    assert [(lb.span.text, lb.message) for lb in diagnostic.labels if not lb.primary] == [
+        ("t", "`Tile<f32, {[128]}>`"),
+        ("1.0f32", "`f32`"),
+    ]
+    assert any("broadcast" in h for h in diagnostic.help)
+
+
+def test_mismatched_element_types() -> None:
+    sig = "z: &mut Tensor<f32, { [B] }>, h: &mut Tensor<f16, { [B] }>"
+    text = kernel(body("let s = z.load() * h.load();"), sig=sig)
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert "`Tile<f32, {[128]}>` and `Tile<f16, {[128]}>`" in diagnostic.message
+
+
+def test_mismatched_shapes() -> None:
+    sig = "z: &mut Tensor<f32, { [B] }>, w: &mut Tensor<f32, { [64] }>"
+    text = kernel(body("let s = z.load() - w.load();"), sig=sig)
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert "`Tile<f32, {[128]}>` and `Tile<f32, {[64]}>`" in diagnostic.message
+
+
+def test_store_of_a_tile_with_another_shape() -> None:
+    sig = "z: &mut Tensor<f32, { [B] }>, w: &mut Tensor<f32, { [64] }>"
+    text = kernel(body("z.store(w.load());"), sig=sig)
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert diagnostic.message == (
+        "mismatched types: expected `Tile<f32, {[128]}>`, found `Tile<f32, {[64]}>`"
+    )
+    assert diagnostic.primary_span.text == "w.load()"  # type: ignore[union-attr]
+
+
+def test_let_annotation_mismatch_points_at_both() -> None:
+    text = kernel(body("let t: Tile<f16, { [B] }> = x.load_like(z);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert diagnostic.primary_span.text == "x.load_like(z)"  # type: ignore[union-attr]
+    secondary = [lb for lb in diagnostic.labels if not lb.primary]
+    assert [(lb.span.text, lb.message) for lb in secondary] == [
+        ("Tile<f16, { [B] }>", "expected due to this")
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "let t: Tile<f32, { [12] }> = x.load_like(z);",
+        "let s = 1.0f32.broadcast(const_shape![B, 3]);",
+    ],
+)
+def test_tile_shapes_in_the_body_must_be_powers_of_two(statement: str) -> None:
+    text = kernel(body(statement, "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.TILE_NOT_POWER_OF_TWO
+    assert where(diagnostic)[0] == line_of(text, statement)
+
+
+def test_load_like_needs_an_output_as_its_second_argument() -> None:
+    sig = "z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>, w: &Tensor<f32, { [-1] }>"
+    text = kernel(body("z.store(x.load_like(w));"), sig=sig)
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert diagnostic.primary_span.text == "w"  # type: ignore[union-attr]
+
+
+def test_load_like_needs_equal_ranks() -> None:
+    sig = "z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1, -1] }>"
+    text = kernel(body("z.store(x.load_like(z));"), sig=sig)
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert "rank 2 and rank 1" in diagnostic.message
+
+
+def test_unknown_method_suggests_a_close_name() -> None:
+    text = kernel(body("z.stroe(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNKNOWN_METHOD
+    assert diagnostic.message == "no method named `stroe` found for `&mut Tensor<f32, {[128]}>`"
+    assert diagnostic.primary_span.text == "stroe"  # type: ignore[union-attr]
+    assert diagnostic.help == ("a similar name exists: `store`",)
+
+
+def test_unknown_method_on_a_tile_and_a_scalar() -> None:
+    text = kernel(
+        body("let t = x.load_like(z);", "t.exp();", "let n = 1i32.sqrt();", "z.store(t);")
+    )
+    found = errors(failing(text))
+    assert [d.code for d in found] == [codes.UNKNOWN_METHOD] * 2
+    assert [d.primary_span.text for d in found] == ["exp", "sqrt"]  # type: ignore[union-attr]
+
+
+def test_unknown_function_suggests_a_close_name() -> None:
+    text = kernel(body("z.store(load_tile_lik(x, z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNRESOLVED_NAME
+    assert diagnostic.message == "cannot find function `load_tile_lik` in this scope"
+    assert diagnostic.primary_span.text == "load_tile_lik"  # type: ignore[union-attr]
+    assert diagnostic.help == ("a similar name exists: `load_tile_like`",)
+
+
+def test_unknown_value() -> None:
+    text = kernel(body("z.store(x.load_like(zz));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNRESOLVED_NAME
+    assert diagnostic.message == "cannot find value `zz` in this scope"
+    assert diagnostic.help == ("a similar name exists: `z`",)
+
+
+def test_wrong_argument_count() -> None:
+    text = kernel(body("let t = x.load_like(z);", "z.store(t, t);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.WRONG_ARG_COUNT
+    assert diagnostic.message == "this function takes 1 argument(s) but 2 were supplied"
+    assert "fn store" in diagnostic.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("let u = t < t;", "cannot apply `<` to operands of type `Tile<f32, {[128]}>`"),
+        ("let u = true + false;", "cannot apply `+` to operands of type `bool`"),
+        ("let u = 1.0f32 & 2.0f32;", "cannot apply `&` to operands of type `f32`"),
+        ("let u = -3u32;", "cannot negate a value of type `u32`"),
+    ],
+)
+def test_invalid_operands(statement: str, message: str) -> None:
+    text = kernel(body("let t = x.load_like(z);", statement, "z.store(t);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.INVALID_OPERAND
+    assert diagnostic.message == message
+
+
+@pytest.mark.parametrize(
+    ("statement", "what"),
+    [
+        ("if true { z.store(t); }", "an `if` expression"),
+        ("for i in 0..4 { }", "a `for` loop"),
+        ("let c = |a: i32| a;", "a closure"),
+        ("let c = t as f32;", "an `as` cast"),
+        ("helper(1);", "calling the device function `helper`"),
+        ("let r = x.partition(const_shape![B]);", "`partition`"),
+    ],
+)
+def test_unsupported_constructs_in_a_body(statement: str, what: str) -> None:
+    text = kernel(
+        body("let t = x.load_like(z);", statement, "z.store(t);"),
+        extra="    fn helper(a: i32) {}\n",
+    )
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNSUPPORTED_SYNTAX
+    assert diagnostic.message.startswith(what)
+    assert where(diagnostic)[0] == line_of(text, statement)
+
+
+def test_all_errors_of_a_body_are_collected_in_source_order() -> None:
+    text = kernel(
+        body(
+            "let t = x.load_like(z);",
+            "x.store(t);",
+            "t.foo();",
+            "nope(1);",
+            "let u = t + 2.0f32;",
+            "let v: Tile<f32, { [6] }> = z.load();",
+            "z.store(t, t);",
+            "z.store(t);",
+        )
+    )
+    found = errors(failing(text))
+    assert [(d.code.id, where(d)[0]) for d in found] == [
+        ("E0596", line_of(text, "x.store(t)")),
+        ("E0599", line_of(text, "t.foo()")),
+        ("E0425", line_of(text, "nope(1)")),
+        ("E0308", line_of(text, "let u")),
+        ("CT0202", line_of(text, "let v")),
+        ("E0061", line_of(text, "z.store(t, t)")),
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement", ["let q = t.foo();", "let q: Tile<f16, { [B] }> = t;", "let q = x.load_like(x);"]
+)
+def test_a_failed_let_does_not_cascade(statement: str) -> None:
+    text = kernel(body("let t = x.load_like(z);", statement, "z.store(q);"))
+    found = errors(failing(text))
+    assert len(found) == 1
+    assert where(found[0])[0] == line_of(text, statement)
+
+
+def test_only_the_requested_entry_is_checked() -> None:
+    text = kernel(
+        body("z.store(x.load_like(z));"),
+        extra=(
+            "    #[cutile::entry()]\n    fn broken(z: &mut Tensor<f32, { [4] }>) { z.nothing(); }\n"
+        ),
+    )
+    assert typed(text)
+    assert codes_of(check(text, "broken", {})) == ["E0599"]
+
+
+def test_module_constants_are_usable_in_shapes_and_values() -> None:
+    text = kernel(
+        body("let t: Tile<f32, { [TILE] }> = x.load_like(z);", "let n = TILE * 2;", "z.store(t);"),
+        sig="z: &mut Tensor<f32, { [TILE] }>, x: &Tensor<f32, { [-1] }>",
+        extra="    const TILE: i32 = 32 * 2;\n",
+    )
+    k = typed(text)
+    assert k.consts == {"TILE": 64}
+    assert types_by_text(k)["TILE * 2"] == ScalarTy(Elem.I32)
+
+
+def test_non_constant_module_const_is_reported() -> None:
+    text = kernel(body("z.store(x.load_like(z));"), extra="    const BAD: i32 = f(1);\n")
+    found = errors(check(text))
+    assert [d.code for d in found] == [codes.UNSUPPORTED_SYNTAX]
+    assert "`BAD`" in found[0].message
+    assert found[0].primary_span.text == "f(1)"  # type: ignore[union-attr]
+
+
+def test_const_shape_macro_needs_constants() -> None:
+    text = kernel(body("let n = 4;", "let s = const_shape![n, 4];", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.GENERIC_ARGUMENT
+    assert diagnostic.primary_span.text == "n"  # type: ignore[union-attr]
+    assert "const_shape!" in full_text(diagnostic)
+
+
+def test_const_shape_macro_types() -> None:
+    k = typed(
+        kernel(
+            body(
+                "let s = const_shape![B, 64];",
+                "let r = const_shape![S];",
+                "z.store(x.load_like(z));",
+            ),
+            generics="<const B: i32, const S: [i32; 2]>",
+        ),
+        B="128",
+        S="[4, 8]",
+    )
+    types = types_by_text(k)
+    assert types["const_shape![B, 64]"] == ShapeTy((128, 64))
+    assert types["const_shape![S]"] == ShapeTy((4, 8))
+
+
+def test_unknown_macro_is_unsupported() -> None:
+    text = kernel(body("let s = shape_of![B];", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNSUPPORTED_SYNTAX
+    assert "shape_of!" in diagnostic.message
+
+
+def test_signature_errors_stop_before_the_body() -> None:
+    text = kernel(body("z.nothing();"), sig="z: &mut Tensor<f32, { [3] }>")
+    assert codes_of(check(text)) == ["CT0202"]
+
+
+def test_ok_result_carries_the_typed_kernel() -> None:
+    result = check(ADD, "add", {"B": "128"})
+    assert result.ok and isinstance(result.kernel, TypedKernel)
+    assert result.kernel.function.name == "add"
+    assert result.kernel.generics == {"B": 128}
+    assert isinstance(result.kernel.function, A.Function)
