@@ -40,8 +40,14 @@ COMPILER_VERSION = "0.1.0"
 DEFAULT_TARGET = "sm_90"
 DEFAULT_BYTECODE_VERSION = (13, 3)
 SUPPORTED_TARGETS = SUPPORTED_SMS
-__all__ = ["HOST_ARCHES", "SUPPORTED_TARGETS", "CompileRequest", "CompileResult", "Stage",
-           "compile_kernel"]
+__all__ = [
+    "HOST_ARCHES",
+    "SUPPORTED_TARGETS",
+    "CompileRequest",
+    "CompileResult",
+    "Stage",
+    "compile_kernel",
+]
 
 
 class Stage(enum.IntEnum):

@@ -39,9 +39,15 @@ def parse_file(source: SourceFile, sink: DiagnosticSink) -> A.ParsedFile:
     too_deep = _first_node_deeper_than(tree.root_node, MAX_NESTING_DEPTH)
     if too_deep is not None:
         span = Span(source, too_deep.start_byte, too_deep.end_byte)
-        sink.add(error(codes.LIMIT_EXCEEDED,
-                       f"this code nests deeper than {MAX_NESTING_DEPTH} levels", span,
-                       "nested too deeply", help=("split the expression with `let`s",)))
+        sink.add(
+            error(
+                codes.LIMIT_EXCEEDED,
+                f"this code nests deeper than {MAX_NESTING_DEPTH} levels",
+                span,
+                "nested too deeply",
+                help=("split the expression with `let`s",),
+            )
+        )
         return A.ParsedFile(source, ())
     converter = _Converter(source, sink, shift=0)
     modules = converter.kernel_modules(tree.root_node, parent_path=(), inside_kernel=False)
@@ -88,13 +94,20 @@ def _syntax_error_at(node: Node, source: SourceFile) -> Diagnostic:
     span = Span(source, node.start_byte, max(node.end_byte, node.start_byte + 1))
     token = _first_token_text(node, source)
     before = source.data[: node.start_byte].rstrip()
-    if before and b"\n" in source.data[len(before) : node.start_byte] and before[-1:] not in (
-        b";", b"{", b"}", b"(", b",", b"["
+    if (
+        before
+        and b"\n" in source.data[len(before) : node.start_byte]
+        and before[-1:] not in (b";", b"{", b"}", b"(", b",", b"[")
     ):
         missing = Span(source, len(before), len(before))
         token_span = Span(source, node.start_byte, node.start_byte + len(token.encode()))
-        return error(codes.SYNTAX_ERROR, f"expected `;`, found `{token}`", missing,
-                     "expected `;` here", secondary=((token_span, "unexpected token"),))
+        return error(
+            codes.SYNTAX_ERROR,
+            f"expected `;`, found `{token}`",
+            missing,
+            "expected `;` here",
+            secondary=((token_span, "unexpected token"),),
+        )
     return error(codes.SYNTAX_ERROR, f"unexpected `{token}`", span, "not valid here")
 
 
@@ -575,8 +588,9 @@ class _Converter:
 
     def _string_literal(self, node: Node) -> A.Expr:
         content = "".join(
-            self.text(c) for c in node.named_children if c.type in ("string_content",
-                                                                      "escape_sequence")
+            self.text(c)
+            for c in node.named_children
+            if c.type in ("string_content", "escape_sequence")
         )
         return A.StrLit(self.span(node), content)
 

@@ -67,8 +67,15 @@ def _by_name(
             )
             ok = False
         elif name in raw:
-            sink.add(_generic_error(function, f"generic argument `{name}` is given twice",
-                                    function.name_span, "declared here", ""))
+            sink.add(
+                _generic_error(
+                    function,
+                    f"generic argument `{name}` is given twice",
+                    function.name_span,
+                    "declared here",
+                    "",
+                )
+            )
             ok = False
         raw[name] = value
     return raw if ok else None
@@ -114,14 +121,16 @@ def _parse(
         return _bad(param, text, function, sink)
     kind = _const_kind(param)
     if kind == "unsupported":
-        sink.add(_generic_error(
-            function,
-            f"const generic `{param.name}` has type `{param.type.span.text}`, which cuTile "
-            "does not support",
-            param.span,
-            "unsupported const generic type",
-            "its type must be `i32`, `bool` or `[i32; N]`",
-        ))
+        sink.add(
+            _generic_error(
+                function,
+                f"const generic `{param.name}` has type `{param.type.span.text}`, which cuTile "
+                "does not support",
+                param.span,
+                "unsupported const generic type",
+                "its type must be `i32`, `bool` or `[i32; N]`",
+            )
+        )
         return None
     if kind == "i32":
         number = _int(text)

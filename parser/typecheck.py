@@ -242,9 +242,14 @@ class _Checker:
         else:
             ty = ScalarTy(Elem.I32)
         if not _fits(lit.value, ty.elem, self._negated(lit)):
-            self.sink.add(error(codes.LITERAL_OUT_OF_RANGE,
-                                f"literal out of range for `{ty.elem}`", lit.span,
-                                f"does not fit in `{ty.elem}`"))
+            self.sink.add(
+                error(
+                    codes.LITERAL_OUT_OF_RANGE,
+                    f"literal out of range for `{ty.elem}`",
+                    lit.span,
+                    f"does not fit in `{ty.elem}`",
+                )
+            )
             return None
         return ty
 

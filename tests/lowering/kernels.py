@@ -26,9 +26,10 @@ def compile_example(
 
 
 def compile_text(
-    text: str, entry: str = "f", generics: dict[str, str] | None = None,
+    text: str,
+    entry: str = "f",
+    generics: dict[str, str] | None = None,
     stop_after: Stage = Stage.CUBIN,
 ) -> CompileResult:
-    request = CompileRequest((SourceFile("k.rs", text),), entry,
-                             tuple((generics or {}).items()))
+    request = CompileRequest((SourceFile("k.rs", text),), entry, tuple((generics or {}).items()))
     return compile_kernel(request, stop_after=stop_after)

@@ -15,8 +15,7 @@ def _abi(result):  # type: ignore[no-untyped-def]
 
 def test_add_abi_matches_the_cutile_layout() -> None:
     slots, size = _abi(compile_example("add.rs", "add", {"B": "128"}, Stage.CHECK))
-    rows = [(s.slot.param, s.slot.role, s.slot.axis, s.slot.ctype, s.slot.offset)
-            for s in slots]
+    rows = [(s.slot.param, s.slot.role, s.slot.axis, s.slot.ctype, s.slot.offset) for s in slots]
     assert rows == [
         (0, SlotRole.PTR, 0, "u64", 0),
         (0, SlotRole.DIM, 0, "i32", 8),
@@ -45,9 +44,13 @@ mod k {
     slots, size = _abi(compile_text(text, generics={"B": "4"}, stop_after=Stage.CHECK))
     by_param = {(s.slot.param, s.slot.role, s.slot.axis): s.slot for s in slots}
     assert (by_param[(0, SlotRole.VALUE, 0)].ctype, by_param[(0, SlotRole.VALUE, 0)].offset) == (
-        "bool", 0)
+        "bool",
+        0,
+    )
     assert (by_param[(1, SlotRole.VALUE, 0)].ctype, by_param[(1, SlotRole.VALUE, 0)].offset) == (
-        "f16", 2)
+        "f16",
+        2,
+    )
     assert by_param[(2, SlotRole.PTR, 0)].offset == 8
     # rank-2 output: 8 i32 slots after the pointer, then the f64 realigned to 8
     assert by_param[(2, SlotRole.PART_STRIDE, 1)].offset == 16 + 7 * 4

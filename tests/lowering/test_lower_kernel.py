@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lowering.abi import entry_abi
 from lowering.contract import AssumptionKind
 from lowering.ir import ops_arith as arith
 from lowering.ir import ops_core as core
@@ -11,7 +12,6 @@ from lowering.ir.core import walk
 from lowering.ir.types import PaddingValue, TensorViewType, TileType
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering
-from lowering.abi import entry_abi
 from lowering.pipeline import Stage
 from tests.lowering.kernels import compile_example, compile_text
 
@@ -40,7 +40,10 @@ def test_inputs_read_with_zero_padding_and_outputs_without() -> None:
     ops = _ops(compile_example("add.rs", "add", {"B": "128"}, Stage.IR))
     parts = [op.result.type for op in ops if isinstance(op, memory.MakePartitionView)]
     assert sorted(str(p.padding) for p in parts) == [
-        "None", str(PaddingValue.ZERO), str(PaddingValue.ZERO)]
+        "None",
+        str(PaddingValue.ZERO),
+        str(PaddingValue.ZERO),
+    ]
 
 
 def test_prologue_assumes_alignment_and_nonnegative_extents() -> None:

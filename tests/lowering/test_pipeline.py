@@ -66,8 +66,12 @@ class _FailingAssembler:
     version = "release 0.0, V0.0.0"
 
     def assemble(self, bytecode: bytes, **_: object) -> bytes:
-        raise TileirasError("failed to compile Tile IR program", 5,
-                            "error: something the assembler disliked", ("tileiras", "x"))
+        raise TileirasError(
+            "failed to compile Tile IR program",
+            5,
+            "error: something the assembler disliked",
+            ("tileiras", "x"),
+        )
 
 
 def test_tileiras_failure_becomes_a_diagnostic_with_its_message() -> None:

@@ -1,0 +1,106 @@
+"""cutile-serve's Python client: compile through the service, load bundles, launch safely.
+
+Needs only numpy, protobuf, grpcio and cuda-python; grpc and CUDA are imported on first use,
+so this package imports on machines that have neither a GPU nor a server.
+
+    from client_stubs import Bundle, DeviceTensor
+    add = Bundle.open("build/").kernel("add", {"B": "1024"})
+    z = DeviceTensor.empty(n, "f32").partition([1024])
+    add(z, DeviceTensor.from_numpy(x), DeviceTensor.from_numpy(y), sync=True)
+    result = z.unpartition().to_numpy()
+"""
+
+from client_stubs.artifacts import Bundle, BundleEntry
+from client_stubs.cache import ArtifactCache, default_cache_dir
+from client_stubs.client import CompileClient, request_key
+from client_stubs.contract import ContractSpec, validate_contract
+from client_stubs.driver import synchronize
+from client_stubs.errors import (
+    AmbiguousKernelError,
+    ArgumentKindError,
+    ArityError,
+    AssumptionError,
+    BundleError,
+    ClientError,
+    CompileError,
+    ContractError,
+    CudaError,
+    DeviceMismatchError,
+    DTypeMismatchError,
+    EmptyOutputError,
+    GridLimitError,
+    GridMismatchError,
+    HostArgumentError,
+    HostArrayError,
+    IntegrityError,
+    KernelNotFoundError,
+    LaunchError,
+    MovedArgumentError,
+    MovedTensorError,
+    NegativeStrideError,
+    NoDeviceError,
+    OutputRankError,
+    OverlapError,
+    RankMismatchError,
+    ScalarValueError,
+    SelfOverlapError,
+    ServiceError,
+    ShapeMismatchError,
+    SlotValueError,
+    TargetMismatchError,
+    TileShapeMismatchError,
+)
+from client_stubs.launcher import Kernel
+from client_stubs.plan import LaunchPlan, plan_launch
+from client_stubs.tensor import DeviceTensor, Partition, TensorLayout
+
+__all__ = [
+    "AmbiguousKernelError",
+    "ArgumentKindError",
+    "ArityError",
+    "ArtifactCache",
+    "AssumptionError",
+    "Bundle",
+    "BundleEntry",
+    "BundleError",
+    "ClientError",
+    "CompileClient",
+    "CompileError",
+    "ContractError",
+    "ContractSpec",
+    "CudaError",
+    "DTypeMismatchError",
+    "DeviceMismatchError",
+    "DeviceTensor",
+    "EmptyOutputError",
+    "GridLimitError",
+    "GridMismatchError",
+    "HostArgumentError",
+    "HostArrayError",
+    "IntegrityError",
+    "Kernel",
+    "KernelNotFoundError",
+    "LaunchError",
+    "LaunchPlan",
+    "MovedArgumentError",
+    "MovedTensorError",
+    "NegativeStrideError",
+    "NoDeviceError",
+    "OutputRankError",
+    "OverlapError",
+    "Partition",
+    "RankMismatchError",
+    "ScalarValueError",
+    "SelfOverlapError",
+    "ServiceError",
+    "ShapeMismatchError",
+    "SlotValueError",
+    "TargetMismatchError",
+    "TensorLayout",
+    "TileShapeMismatchError",
+    "default_cache_dir",
+    "plan_launch",
+    "request_key",
+    "synchronize",
+    "validate_contract",
+]

@@ -1,0 +1,234 @@
+"""Load the artifact bundles written by `cutile-compile` (manifest.json + cubins + contracts).
+
+Layout of a bundle folder::
+
+    OUT/manifest.json   {"schema": 1, "kernels": [{"module", "function", "generics": {..},
+                          "sm", "cubin", "contract", "contract_json", "cubin_sha256"}, ...]}
+    OUT/<file>.cubin, OUT/<file>.contract.pb, OUT/<file>.contract.json
+
+`Bundle.open(path).kernel("add", {"B": "1024"})` picks one entry (the current GPU's target
+when a GPU is present), verifies the cubin's sha256 and returns a launchable `Kernel`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+
+from client_stubs import driver
+from client_stubs.errors import (
+    AmbiguousKernelError,
+    BundleError,
+    IntegrityError,
+    KernelNotFoundError,
+)
+from client_stubs.launcher import Kernel
+from protos.generated.cutile.compile.v1 import contract_pb2
+
+MANIFEST = "manifest.json"
+SUPPORTED_SCHEMAS = frozenset({1})
+
+
+def normalize_generic(value: object) -> str:
+    """Generic values compare as strings without spaces: 128 == "128", [64,32] == "[64, 32]"."""
+    if isinstance(value, (list, tuple)):
+        value = "[" + ",".join(str(v) for v in value) + "]"
+    return str(value).replace(" ", "")
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    """One compiled kernel in a bundle's manifest (paths already resolved)."""
+
+    module: str
+    function: str
+    generics: tuple[tuple[str, str], ...]
+    sm: str
+    cubin: Path
+    contract: Path | None
+    contract_json: Path | None
+    cubin_sha256: str
+
+    @property
+    def generics_dict(self) -> dict[str, str]:
+        return dict(self.generics)
+
+    def matches(self, generics: Mapping[str, object]) -> bool:
+        mine = {k: normalize_generic(v) for k, v in self.generics}
+        return all(mine.get(k) == normalize_generic(v) for k, v in generics.items())
+
+    def label(self) -> str:
+        generics = ", ".join(f"{k}={v}" for k, v in self.generics)
+        return f"{self.module}::{self.function}<{generics}> for {self.sm}"
+
+
+class Bundle:
+    """A folder of compiled kernels described by `manifest.json`."""
+
+    def __init__(self, root: Path, entries: tuple[BundleEntry, ...]) -> None:
+        self.root = root
+        self.entries = entries
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Bundle:
+        root = Path(path)
+        manifest_path = root / MANIFEST
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise BundleError(f"{manifest_path} does not exist") from None
+        except (OSError, ValueError) as exc:
+            raise BundleError(f"{manifest_path} is unreadable: {exc}") from None
+        if not isinstance(manifest, dict) or manifest.get("schema") not in SUPPORTED_SCHEMAS:
+            schema = manifest.get("schema") if isinstance(manifest, dict) else None
+            raise BundleError(
+                f"{manifest_path}: unsupported manifest schema {schema!r} "
+                f"(known: {sorted(SUPPORTED_SCHEMAS)})"
+            )
+        kernels = manifest.get("kernels")
+        if not isinstance(kernels, list):
+            raise BundleError(f"{manifest_path}: `kernels` must be a list")
+        entries = tuple(_entry(root, i, k) for i, k in enumerate(kernels))
+        return cls(root, entries)
+
+    def find(
+        self,
+        function: str,
+        generics: Mapping[str, object] | None = None,
+        sm: str | None = None,
+        module: str | None = None,
+    ) -> BundleEntry:
+        """The one entry for `function` whose generics include `generics` on target `sm`
+        (None: the current GPU's target when there is a GPU, else the only one)."""
+        wanted = dict(generics or {})
+        candidates = [
+            e
+            for e in self.entries
+            if e.function == function
+            and (module is None or e.module == module)
+            and e.matches(wanted)
+        ]
+        if sm is None and driver.device_count() > 0:
+            sm = driver.device_sm(driver.current_device())
+        if sm is not None:
+            candidates = [e for e in candidates if e.sm == sm]
+        request = f"`{function}` with generics {wanted}" + (f" for {sm}" if sm else "")
+        if not candidates:
+            available = "; ".join(e.label() for e in self.entries) or "none"
+            raise KernelNotFoundError(
+                f"{self.root}: no kernel matches {request}; available: {available}"
+            )
+        if len(candidates) > 1:
+            listed = "; ".join(e.label() for e in candidates)
+            raise AmbiguousKernelError(
+                f"{self.root}: {len(candidates)} kernels match {request}: "
+                f"{listed}; give more generics or sm"
+            )
+        return candidates[0]
+
+    def kernel(
+        self,
+        function: str,
+        generics: Mapping[str, object] | None = None,
+        sm: str | None = None,
+        *,
+        module: str | None = None,
+        allow_unchecked: bool = False,
+    ) -> Kernel:
+        """Find, verify and load one kernel."""
+        return self.load(self.find(function, generics, sm, module), allow_unchecked=allow_unchecked)
+
+    def load(self, entry: BundleEntry, *, allow_unchecked: bool = False) -> Kernel:
+        """Read an entry's cubin and contract, verify the sha256 and consistency, build a Kernel."""
+        try:
+            cubin = entry.cubin.read_bytes()
+        except OSError as exc:
+            raise BundleError(f"{entry.label()}: cannot read {entry.cubin}: {exc}") from None
+        digest = hashlib.sha256(cubin).hexdigest()
+        if digest != entry.cubin_sha256.lower():
+            raise IntegrityError(
+                f"{entry.cubin}: sha256 {digest} differs from the manifest's {entry.cubin_sha256}"
+            )
+        contract = _read_contract(entry)
+        _check_consistent(entry, contract)
+        return Kernel(cubin, contract, cubin_sha256=digest, allow_unchecked=allow_unchecked)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _entry(root: Path, index: int, raw: object) -> BundleEntry:
+    where = f"{root / MANIFEST}: kernels[{index}]"
+    if not isinstance(raw, dict):
+        raise BundleError(f"{where} must be an object")
+    for key in ("function", "sm", "cubin", "cubin_sha256"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise BundleError(f"{where}: missing string field `{key}`")
+    if not raw.get("contract") and not raw.get("contract_json"):
+        raise BundleError(f"{where}: needs `contract` or `contract_json`")
+    generics = raw.get("generics") or {}
+    if not isinstance(generics, dict):
+        raise BundleError(f"{where}: `generics` must be an object")
+    return BundleEntry(
+        module=str(raw.get("module", "")),
+        function=raw["function"],
+        generics=tuple((str(k), normalize_generic(v)) for k, v in generics.items()),
+        sm=raw["sm"],
+        cubin=_inside(root, raw["cubin"], where),
+        contract=_inside(root, raw["contract"], where) if raw.get("contract") else None,
+        contract_json=(
+            _inside(root, raw["contract_json"], where) if raw.get("contract_json") else None
+        ),
+        cubin_sha256=raw["cubin_sha256"],
+    )
+
+
+def _inside(root: Path, name: str, where: str) -> Path:
+    path = (root / name).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise BundleError(f"{where}: {name!r} points outside the bundle")
+    return path
+
+
+def _read_contract(entry: BundleEntry) -> contract_pb2.LaunchContract:
+    contract = contract_pb2.LaunchContract()
+    if entry.contract is not None and entry.contract.exists():
+        try:
+            contract.ParseFromString(entry.contract.read_bytes())
+        except DecodeError as exc:
+            raise BundleError(f"{entry.contract}: not a LaunchContract: {exc}") from None
+        return contract
+    if entry.contract_json is not None and entry.contract_json.exists():
+        try:
+            json_format.Parse(entry.contract_json.read_text(encoding="utf-8"), contract)
+        except json_format.ParseError as exc:
+            raise BundleError(f"{entry.contract_json}: not a LaunchContract: {exc}") from None
+        return contract
+    raise BundleError(
+        f"{entry.label()}: contract file missing ({entry.contract or entry.contract_json})"
+    )
+
+
+def _check_consistent(entry: BundleEntry, contract: contract_pb2.LaunchContract) -> None:
+    problems = []
+    if contract.kernel.function and contract.kernel.function != entry.function:
+        problems.append(f"function {contract.kernel.function!r} != {entry.function!r}")
+    if contract.target.sm and contract.target.sm != entry.sm:
+        problems.append(f"sm {contract.target.sm!r} != {entry.sm!r}")
+    bound = {g.name: normalize_generic(g.value) for g in contract.specialization.generics}
+    if bound and bound != dict(entry.generics):
+        problems.append(f"generics {bound} != {dict(entry.generics)}")
+    if problems:
+        raise BundleError(
+            f"{entry.label()}: contract disagrees with the manifest: " + "; ".join(problems)
+        )

@@ -1,0 +1,275 @@
+"""Validate a `LaunchContract` message once and turn it into plain, fast Python data.
+
+`validate_contract` fails closed: an unknown schema version, enum value, dtype, ctype or an
+inconsistent ABI raises `ContractError`, because launching from a contract we do not fully
+understand could corrupt memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from dataclasses import dataclass
+from functools import cached_property
+
+from client_stubs.dtypes import CTYPE_SIZES, DTYPES, struct_code
+from client_stubs.errors import ContractError
+from protos.generated.cutile.compile.v1 import contract_pb2
+
+SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
+
+# Param kinds and slot roles as short strings (the proto enums, without prefixes).
+TENSOR_IN = "TENSOR_IN"
+TENSOR_OUT = "TENSOR_OUT"
+SCALAR = "SCALAR"
+_KINDS = {
+    contract_pb2.PARAM_KIND_TENSOR_IN: TENSOR_IN,
+    contract_pb2.PARAM_KIND_TENSOR_OUT: TENSOR_OUT,
+    contract_pb2.PARAM_KIND_SCALAR: SCALAR,
+}
+_ROLES = {
+    contract_pb2.SLOT_ROLE_PTR: "PTR",
+    contract_pb2.SLOT_ROLE_DIM: "DIM",
+    contract_pb2.SLOT_ROLE_STRIDE: "STRIDE",
+    contract_pb2.SLOT_ROLE_PART_DIM: "PART_DIM",
+    contract_pb2.SLOT_ROLE_PART_STRIDE: "PART_STRIDE",
+    contract_pb2.SLOT_ROLE_VALUE: "VALUE",
+}
+_ROLE_KINDS = {
+    "PTR": (TENSOR_IN, TENSOR_OUT),
+    "DIM": (TENSOR_IN, TENSOR_OUT),
+    "STRIDE": (TENSOR_IN, TENSOR_OUT),
+    "PART_DIM": (TENSOR_OUT,),
+    "PART_STRIDE": (TENSOR_OUT,),
+    "VALUE": (SCALAR,),
+}
+_ASSUMPTIONS = {
+    contract_pb2.ASSUMPTION_KIND_BASE_ALIGN: "BASE_ALIGN",
+    contract_pb2.ASSUMPTION_KIND_DIM_DIV: "DIM_DIV",
+    contract_pb2.ASSUMPTION_KIND_STRIDE_DIV: "STRIDE_DIV",
+    contract_pb2.ASSUMPTION_KIND_STRIDE_ONE: "STRIDE_ONE",
+    contract_pb2.ASSUMPTION_KIND_NONNEG: "NONNEG",
+    contract_pb2.ASSUMPTION_KIND_STATIC_DIM: "STATIC_DIM",
+    contract_pb2.ASSUMPTION_KIND_FITS_I32: "FITS_I32",
+}
+_AXIS_ASSUMPTIONS = frozenset({"DIM_DIV", "STRIDE_DIV", "STRIDE_ONE", "STATIC_DIM"})
+_POSITIVE_VALUE_ASSUMPTIONS = frozenset({"BASE_ALIGN", "DIM_DIV", "STRIDE_DIV"})
+_SCALAR_ASSUMPTIONS = frozenset({"NONNEG", "FITS_I32"})
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    index: int
+    name: str
+    kind: str  # TENSOR_IN | TENSOR_OUT | SCALAR
+    dtype: str
+    rank: int
+    declared_shape: tuple[int, ...]  # inputs; -1 = any extent
+    tile_shape: tuple[int, ...]  # outputs
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    param: int
+    role: str  # PTR | DIM | STRIDE | PART_DIM | PART_STRIDE | VALUE
+    axis: int
+    ctype: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class AssumptionSpec:
+    param: int
+    kind: str  # BASE_ALIGN | DIM_DIV | STRIDE_DIV | STRIDE_ONE | NONNEG | STATIC_DIM | FITS_I32
+    axis: int
+    value: int
+
+    def describe(self, param_name: str) -> str:
+        texts = {
+            "BASE_ALIGN": f"address of `{param_name}` % {self.value} == 0",
+            "DIM_DIV": f"dim({param_name}, {self.axis}) % {self.value} == 0",
+            "STRIDE_DIV": f"stride({param_name}, {self.axis}) % {self.value} == 0",
+            "STRIDE_ONE": f"stride({param_name}, {self.axis}) == 1",
+            "NONNEG": f"every dim and stride of `{param_name}` >= 0",
+            "STATIC_DIM": f"dim({param_name}, {self.axis}) == {self.value}",
+            "FITS_I32": f"dims, strides and element span of `{param_name}` fit in i32",
+        }
+        return texts[self.kind]
+
+
+@dataclass(frozen=True)
+class ContractSpec:
+    """A validated launch contract, flattened for the per-launch fast path."""
+
+    function: str
+    module: str
+    entry_symbol: str
+    sm: str
+    host_arch: str
+    params: tuple[ParamSpec, ...]
+    slots: tuple[SlotSpec, ...]
+    grid_outputs: tuple[int, ...]
+    block: tuple[int, int, int]
+    shared_mem_bytes: int
+    param_buffer_bytes: int
+    assumptions: tuple[AssumptionSpec, ...]
+    unchecked_accesses: bool
+    generics: tuple[tuple[str, str], ...]
+
+    @cached_property
+    def slot_offsets(self) -> tuple[int, ...]:
+        return tuple(s.offset for s in self.slots)
+
+    @cached_property
+    def packer(self) -> struct.Struct | None:
+        """One precompiled `struct.Struct` for the whole parameter buffer (padding included),
+        or None when a slot needs custom packing (bf16)."""
+        return slots_struct(self.slots, self.param_buffer_bytes)
+
+
+def slots_struct(slots: tuple[SlotSpec, ...], buffer_bytes: int) -> struct.Struct | None:
+    """A little-endian struct packing `slots` (sorted, non-overlapping) into `buffer_bytes`."""
+    fmt = ["<"]
+    position = 0
+    for slot in slots:
+        code = struct_code(slot.ctype)
+        if code is None:
+            return None
+        fmt.append("x" * (slot.offset - position) + code)
+        position = slot.offset + slot.size
+    fmt.append("x" * (buffer_bytes - position))
+    packer = struct.Struct("".join(fmt))
+    return packer if packer.size == buffer_bytes else None
+
+
+def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
+    """Check a contract's internal consistency and flatten it; `ContractError` when it is not."""
+    if contract.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+        raise ContractError(
+            f"launch contract schema_version {contract.schema_version} is not supported "
+            f"(this client knows {sorted(SUPPORTED_SCHEMA_VERSIONS)})"
+        )
+    name = contract.kernel.function or contract.kernel.entry_symbol
+    if not contract.kernel.entry_symbol:
+        raise ContractError(f"contract of `{name}` has no entry_symbol")
+    params = tuple(_param(name, position, p) for position, p in enumerate(contract.params))
+    slots = tuple(_slot(name, params, s) for s in contract.abi)
+    buffer_bytes = _buffer_bytes(name, contract.launch.param_buffer_bytes, slots)
+    block = tuple(contract.launch.block) or (1, 1, 1)
+    if len(block) != 3 or any(b <= 0 for b in block):
+        raise ContractError(f"contract of `{name}`: block {tuple(block)} is not 3 positive dims")
+    return ContractSpec(
+        function=contract.kernel.function,
+        module=contract.kernel.module,
+        entry_symbol=contract.kernel.entry_symbol,
+        sm=contract.target.sm,
+        host_arch=contract.target.host_arch,
+        params=params,
+        slots=slots,
+        grid_outputs=_grid_outputs(name, contract.grid, params),
+        block=(block[0], block[1], block[2]),
+        shared_mem_bytes=contract.launch.shared_mem_bytes,
+        param_buffer_bytes=buffer_bytes,
+        assumptions=tuple(_assumption(name, params, a) for a in contract.assumptions),
+        unchecked_accesses=contract.safety.unchecked_accesses,
+        generics=tuple((g.name, g.value) for g in contract.specialization.generics),
+    )
+
+
+def _param(kernel: str, position: int, p: contract_pb2.Param) -> ParamSpec:
+    where = f"contract of `{kernel}`: param {position} `{p.name}`"
+    if p.index != position:
+        raise ContractError(f"{where}: index {p.index} differs from its position {position}")
+    if p.kind not in _KINDS:
+        raise ContractError(f"{where}: unknown kind {p.kind}")
+    if p.dtype not in DTYPES:
+        raise ContractError(f"{where}: unknown dtype {p.dtype!r}")
+    kind = _KINDS[p.kind]
+    declared, tiles = tuple(p.declared_shape), tuple(p.tile_shape)
+    if kind == TENSOR_OUT:
+        if not 1 <= p.rank <= 3:
+            raise ContractError(f"{where}: output rank {p.rank} is not 1..3")
+        if len(tiles) != p.rank or any(t <= 0 for t in tiles):
+            raise ContractError(f"{where}: tile shape {tiles} does not fit rank {p.rank}")
+    elif kind == TENSOR_IN:
+        if len(declared) != p.rank or any(d < -1 for d in declared):
+            raise ContractError(f"{where}: declared shape {declared} does not fit rank {p.rank}")
+    elif p.rank or declared or tiles:
+        raise ContractError(f"{where}: a scalar has no rank or shape")
+    return ParamSpec(position, p.name, kind, p.dtype, p.rank, declared, tiles)
+
+
+def _slot(kernel: str, params: tuple[ParamSpec, ...], s: contract_pb2.AbiSlot) -> SlotSpec:
+    where = f"contract of `{kernel}`: ABI slot at offset {s.offset}"
+    if s.param >= len(params):
+        raise ContractError(f"{where}: param {s.param} does not exist")
+    param = params[s.param]
+    role = _ROLES.get(s.role)
+    if role is None:
+        raise ContractError(f"{where}: unknown role {s.role}")
+    if param.kind not in _ROLE_KINDS[role]:
+        raise ContractError(f"{where}: role {role} is invalid for {param.kind} `{param.name}`")
+    if role in ("DIM", "STRIDE", "PART_DIM", "PART_STRIDE") and s.axis >= param.rank:
+        raise ContractError(f"{where}: axis {s.axis} out of range for rank {param.rank}")
+    if s.ctype not in CTYPE_SIZES:
+        raise ContractError(f"{where}: unknown ctype {s.ctype!r}")
+    if s.size != CTYPE_SIZES[s.ctype]:
+        raise ContractError(
+            f"{where}: size {s.size} differs from {s.ctype}'s {CTYPE_SIZES[s.ctype]}"
+        )
+    if s.offset % s.size:
+        raise ContractError(f"{where}: offset is not naturally aligned for {s.ctype}")
+    if role == "PTR" and s.size != 8:
+        raise ContractError(f"{where}: a pointer slot must be 8 bytes")
+    return SlotSpec(s.param, role, s.axis, s.ctype, s.offset, s.size)
+
+
+def _buffer_bytes(kernel: str, declared: int, slots: tuple[SlotSpec, ...]) -> int:
+    end = 0
+    for previous, slot in itertools.pairwise(slots):
+        if slot.offset < previous.offset + previous.size:
+            raise ContractError(
+                f"contract of `{kernel}`: ABI slots at offsets {previous.offset} "
+                f"and {slot.offset} overlap or are out of order"
+            )
+    if slots:
+        end = slots[-1].offset + slots[-1].size
+    if declared and declared < end:
+        raise ContractError(
+            f"contract of `{kernel}`: param_buffer_bytes {declared} < {end} needed by the ABI slots"
+        )
+    return declared or end
+
+
+def _grid_outputs(
+    kernel: str, grid: contract_pb2.GridRule, params: tuple[ParamSpec, ...]
+) -> tuple[int, ...]:
+    if grid.mode != contract_pb2.GridRule.MODE_FROM_OUTPUTS:
+        raise ContractError(f"contract of `{kernel}`: unsupported grid mode {grid.mode}")
+    outputs = tuple(grid.output_params) or tuple(p.index for p in params if p.kind == TENSOR_OUT)
+    if not outputs:
+        raise ContractError(f"contract of `{kernel}`: no output defines the launch grid")
+    for index in outputs:
+        if index >= len(params) or params[index].kind != TENSOR_OUT:
+            raise ContractError(f"contract of `{kernel}`: grid param {index} is not an output")
+    return outputs
+
+
+def _assumption(
+    kernel: str, params: tuple[ParamSpec, ...], a: contract_pb2.Assumption
+) -> AssumptionSpec:
+    where = f"contract of `{kernel}`: assumption on param {a.param}"
+    if a.param >= len(params):
+        raise ContractError(f"{where}: param does not exist")
+    kind = _ASSUMPTIONS.get(a.kind)
+    if kind is None:
+        raise ContractError(f"{where}: unknown assumption kind {a.kind}")
+    param = params[a.param]
+    if param.kind == SCALAR and kind not in _SCALAR_ASSUMPTIONS:
+        raise ContractError(f"{where}: {kind} does not apply to scalar `{param.name}`")
+    if kind in _AXIS_ASSUMPTIONS and a.axis >= param.rank:
+        raise ContractError(f"{where}: {kind} axis {a.axis} out of range for rank {param.rank}")
+    if kind in _POSITIVE_VALUE_ASSUMPTIONS and a.value <= 0:
+        raise ContractError(f"{where}: {kind} needs a positive value, got {a.value}")
+    return AssumptionSpec(a.param, kind, a.axis, a.value)

@@ -1,0 +1,346 @@
+"""A thin, lazy wrapper over `cuda.bindings.driver` (the CUDA driver API).
+
+Nothing here imports CUDA until first use, so the rest of the client works on machines without
+a driver. Every failing call raises `CudaError` carrying the driver's error name. Modules are
+loaded once per (context, cubin sha256) and functions looked up once per symbol.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from client_stubs.errors import ContractError, CudaError, NoDeviceError
+
+_lock = threading.RLock()
+_state: dict[str, Any] = {}
+_primary: dict[int, Any] = {}  # device ordinal -> retained primary CUcontext
+_modules: dict[tuple[int, str], Any] = {}  # (context handle, cubin sha256) -> CUmodule
+_functions: dict[tuple[int, str, str], Any] = {}  # (context, sha256, symbol) -> CUfunction
+
+
+def cu() -> Any:
+    """`cuda.bindings.driver` (older cuda-python: `cuda.cuda`); `NoDeviceError` if absent."""
+    module = _state.get("cu")
+    if module is None:
+        try:
+            from cuda.bindings import driver as module
+        except ImportError:
+            try:
+                from cuda import cuda as module  # type: ignore[no-redef]
+            except ImportError as exc:
+                raise NoDeviceError(f"cuda-python is not installed: {exc}") from exc
+        _state["cu"] = module
+    return module
+
+
+def check(result: Any, call: str = "CUDA call") -> Any:
+    """Unwrap a cuda-python result: raise `CudaError` on failure, return the payload otherwise.
+
+    `result` is a bare `CUresult` or a tuple `(CUresult, value...)`; the payload is None, the
+    single value, or the tuple of values.
+    """
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) != 0:
+        name = getattr(err, "name", str(err))
+        raise CudaError(call, name, int(err))
+    if not isinstance(result, tuple) or len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def init() -> None:
+    """`cuInit(0)`, once per process; `NoDeviceError` when there is no usable driver."""
+    if _state.get("initialized"):
+        return
+    with _lock:
+        if _state.get("initialized"):
+            return
+        driver = cu()
+        try:
+            check(driver.cuInit(0), "cuInit")
+        except CudaError as exc:
+            raise NoDeviceError(f"CUDA driver unavailable: {exc}") from exc
+        except Exception as exc:  # the driver library itself is missing
+            raise NoDeviceError(f"CUDA driver unavailable: {exc}") from exc
+        _state["initialized"] = True
+
+
+def device_count() -> int:
+    """Number of CUDA devices; 0 when there is no driver or no device."""
+    try:
+        init()
+        return int(check(cu().cuDeviceGetCount(), "cuDeviceGetCount"))
+    except (NoDeviceError, CudaError):
+        return 0
+
+
+def device_sm(ordinal: int) -> str:
+    """The device's architecture as a target name, e.g. "sm_90"."""
+    init()
+    driver = cu()
+    device = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+    attr = driver.CUdevice_attribute
+    major = check(
+        driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+        "cuDeviceGetAttribute",
+    )
+    minor = check(
+        driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+        "cuDeviceGetAttribute",
+    )
+    return f"sm_{major}{minor}"
+
+
+def current_context() -> Any | None:
+    """The context bound to this thread, or None."""
+    init()
+    ctx = check(cu().cuCtxGetCurrent(), "cuCtxGetCurrent")
+    return ctx if ctx is not None and int(ctx) != 0 else None
+
+
+def current_device() -> int:
+    """Ordinal of the current context's device (0 when no context is current)."""
+    if current_context() is None:
+        return 0
+    return int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice"))
+
+
+def primary_context(ordinal: int) -> Any:
+    """Retain (once) the primary context of device `ordinal`."""
+    init()
+    with _lock:
+        ctx = _primary.get(ordinal)
+        if ctx is None:
+            driver = cu()
+            device = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+            ctx = check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
+            _primary[ordinal] = ctx
+        return ctx
+
+
+def ensure_context(ordinal: int) -> Any:
+    """A context for device `ordinal`, current on this thread.
+
+    Keeps the caller's current context when it is on that device (torch and cupy use the
+    primary context, so this is usually the same one); otherwise makes the primary context current.
+    """
+    ctx = current_context()
+    if ctx is not None and int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice")) == ordinal:
+        return ctx
+    ctx = primary_context(ordinal)
+    check(cu().cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    return ctx
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """Offset and size of one kernel parameter as the cubin declares it."""
+
+    offset: int
+    size: int
+
+
+def load_function(cubin: bytes, sha256: str, symbol: str, ctx: Any) -> Any:
+    """The CUfunction `symbol` of `cubin` in `ctx`, loading the module once per (ctx, sha256)."""
+    ctx_key = int(ctx)
+    key = (ctx_key, sha256, symbol)
+    function = _functions.get(key)
+    if function is not None:
+        return function
+    with _lock:
+        function = _functions.get(key)
+        if function is None:
+            driver = cu()
+            module = _modules.get((ctx_key, sha256))
+            if module is None:
+                module = check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
+                _modules[(ctx_key, sha256)] = module
+            function = check(
+                driver.cuModuleGetFunction(module, symbol.encode()),
+                f"cuModuleGetFunction({symbol})",
+            )
+            _functions[key] = function
+        return function
+
+
+def param_layout(function: Any, limit: int = 4096) -> list[ParamInfo] | None:
+    """The kernel's parameter offsets and sizes (cuFuncGetParamInfo), or None if unsupported."""
+    driver = cu()
+    query = getattr(driver, "cuFuncGetParamInfo", None)
+    if query is None:
+        return None
+    layout: list[ParamInfo] = []
+    for index in range(limit):
+        result = query(function, index)
+        if int(result[0]) != 0:
+            if index == 0 and result[0].name == "CUDA_ERROR_NOT_SUPPORTED":
+                return None
+            break
+        layout.append(ParamInfo(int(result[1]), int(result[2])))
+    return layout
+
+
+def verify_param_layout(function: Any, expected: Sequence[tuple[int, int]], kernel: str) -> None:
+    """Raise `ContractError` when the cubin's parameters differ from the contract's ABI slots."""
+    layout = param_layout(function)
+    if layout is None:
+        return
+    actual = [(p.offset, p.size) for p in layout]
+    if actual != list(expected):
+        raise ContractError(
+            f"kernel `{kernel}`: the cubin's parameter layout {actual} does not match the "
+            f"contract's ABI {list(expected)}"
+        )
+
+
+def launch(
+    function: Any,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    shared_mem_bytes: int,
+    stream: int,
+    param_buffer: bytes,
+    offsets: Sequence[int],
+) -> None:
+    """`cuLaunchKernel` with kernelParams pointing into one packed parameter buffer."""
+    buffer = ctypes.create_string_buffer(param_buffer, max(len(param_buffer), 1))
+    base = ctypes.addressof(buffer)
+    params = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+    check(
+        cu().cuLaunchKernel(
+            function, *grid, *block, shared_mem_bytes, stream, ctypes.addressof(params), 0
+        ),
+        "cuLaunchKernel",
+    )
+
+
+def launch_packed(
+    function: Any,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    shared_mem_bytes: int,
+    stream: int,
+    param_buffer: bytes,
+) -> None:
+    """`cuLaunchKernel` with `extra` = CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE (the packed form)."""
+    buffer = ctypes.create_string_buffer(param_buffer, max(len(param_buffer), 1))
+    size = ctypes.c_size_t(len(param_buffer))
+    # CU_LAUNCH_PARAM_BUFFER_POINTER = 1, CU_LAUNCH_PARAM_BUFFER_SIZE = 2, CU_LAUNCH_PARAM_END = 0
+    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
+    check(
+        cu().cuLaunchKernel(
+            function, *grid, *block, shared_mem_bytes, stream, 0, ctypes.addressof(extra)
+        ),
+        "cuLaunchKernel",
+    )
+
+
+def stream_handle(stream: object) -> int:
+    """A raw CUstream handle from None (legacy default, 0), an int, a CUstream, or a stream
+    object of torch (`cuda_stream`), cupy (`ptr`), cuda.core (`handle`) or `__cuda_stream__`."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        return int(protocol()[1])
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attr, None)
+        if value is not None:
+            return int(value)
+    return int(stream)  # type: ignore[call-overload]
+
+
+def synchronize(stream: object = None) -> None:
+    """Wait for all work on `stream` (None: the legacy default stream)."""
+    check(cu().cuStreamSynchronize(stream_handle(stream)), "cuStreamSynchronize")
+
+
+def mem_alloc(nbytes: int) -> int:
+    """`cuMemAlloc` in the current context; returns the device address."""
+    return int(check(cu().cuMemAlloc(max(nbytes, 1)), "cuMemAlloc"))
+
+
+def mem_free(ptr: int) -> None:
+    check(cu().cuMemFree(ptr), "cuMemFree")
+
+
+def memcpy_htod(dst: int, src_host: int, nbytes: int) -> None:
+    if nbytes:
+        check(cu().cuMemcpyHtoD(dst, src_host, nbytes), "cuMemcpyHtoD")
+
+
+def memcpy_dtoh(dst_host: int, src: int, nbytes: int) -> None:
+    if nbytes:
+        check(cu().cuMemcpyDtoH(dst_host, src, nbytes), "cuMemcpyDtoH")
+
+
+def memset_d8(dst: int, value: int, nbytes: int) -> None:
+    if nbytes:
+        check(cu().cuMemsetD8(dst, value, nbytes), "cuMemsetD8")
+
+
+def pointer_device(ptr: int) -> int | None:
+    """Device ordinal owning `ptr` (CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL), None if unknown."""
+    try:
+        init()
+        driver = cu()
+        attr = driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        return int(check(driver.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute"))
+    except (NoDeviceError, CudaError):
+        return None
+
+
+def record_event(stream: int) -> Any:
+    """Record a timing-free event on `stream`."""
+    driver = cu()
+    flags = driver.CUevent_flags.CU_EVENT_DISABLE_TIMING
+    event = check(driver.cuEventCreate(flags), "cuEventCreate")
+    check(driver.cuEventRecord(event, stream), "cuEventRecord")
+    return event
+
+
+def event_done(event: Any) -> bool:
+    """True once all work captured by `event` completed (cuEventQuery)."""
+    result = cu().cuEventQuery(event)
+    err = result[0] if isinstance(result, tuple) else result
+    if getattr(err, "name", "") == "CUDA_ERROR_NOT_READY":
+        return False
+    check(result, "cuEventQuery")
+    return True
+
+
+def destroy_event(event: Any) -> None:
+    check(cu().cuEventDestroy(event), "cuEventDestroy")
+
+
+class DeviceAllocation:
+    """Owned device memory from `cuMemAlloc`, freed by `free()` or when garbage collected."""
+
+    __slots__ = ("__weakref__", "device", "nbytes", "ptr")
+
+    def __init__(self, nbytes: int, device: int = 0) -> None:
+        ensure_context(device)
+        self.ptr = mem_alloc(nbytes)
+        self.nbytes = nbytes
+        self.device = device
+
+    def free(self) -> None:
+        if self.ptr:
+            ptr, self.ptr = self.ptr, 0
+            ensure_context(self.device)
+            mem_free(ptr)
+
+    def __del__(self) -> None:
+        # At interpreter shutdown or with a dead context there is nothing left to do.
+        with contextlib.suppress(Exception):
+            self.free()
+
+    def __repr__(self) -> str:
+        return f"DeviceAllocation(ptr={self.ptr:#x}, nbytes={self.nbytes}, device={self.device})"

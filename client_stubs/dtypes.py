@@ -1,0 +1,216 @@
+"""cuTile element types: names, sizes, numpy equivalents and scalar packing for ABI slots.
+
+`bf16` maps to `ml_dtypes.bfloat16` when that package is importable and is otherwise carried
+as raw 2-byte words (numpy `uint16`); `float_to_bf16_bits` / `bf16_bits_to_float` convert.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """One cuTile element type."""
+
+    name: str  # cuTile spelling: "f32", "bf16", "i32", "bool", ...
+    itemsize: int  # bytes per element
+    kind: str  # "b" bool, "i" signed, "u" unsigned, "f" float
+    numpy_name: str  # numpy spelling; "" for bf16 (see numpy_dtype)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("i", "u")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+
+_ALL = (
+    DType("bool", 1, "b", "bool"),
+    DType("i8", 1, "i", "int8"),
+    DType("i16", 2, "i", "int16"),
+    DType("i32", 4, "i", "int32"),
+    DType("i64", 8, "i", "int64"),
+    DType("u8", 1, "u", "uint8"),
+    DType("u16", 2, "u", "uint16"),
+    DType("u32", 4, "u", "uint32"),
+    DType("u64", 8, "u", "uint64"),
+    DType("f16", 2, "f", "float16"),
+    DType("bf16", 2, "f", ""),
+    DType("f32", 4, "f", "float32"),
+    DType("f64", 8, "f", "float64"),
+)
+DTYPES: dict[str, DType] = {d.name: d for d in _ALL}
+
+# struct codes (little-endian) for the scalar ctypes an ABI slot may carry; bf16 is special.
+_STRUCT_CODES: dict[str, str] = {
+    "bool": "?",
+    "i8": "b",
+    "u8": "B",
+    "i16": "h",
+    "u16": "H",
+    "i32": "i",
+    "u32": "I",
+    "i64": "q",
+    "u64": "Q",
+    "f16": "e",
+    "f32": "f",
+    "f64": "d",
+}
+CTYPE_SIZES: dict[str, int] = {name: DTYPES[name].itemsize for name in [*_STRUCT_CODES, "bf16"]}
+
+_ALIASES: dict[str, str] = {
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "bfloat16": "bf16",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool_": "bool",
+}
+
+
+def dtype(name: str) -> DType:
+    """The `DType` named `name` (cuTile spelling); `KeyError` names the known ones."""
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise KeyError(f"unknown cuTile dtype {name!r}; known: {', '.join(DTYPES)}") from None
+
+
+@lru_cache(maxsize=1)
+def _bfloat16_numpy() -> np.dtype | None:
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype holding elements of `name`; bf16 without ml_dtypes is raw `uint16`."""
+    d = dtype(name)
+    if d.name == "bf16":
+        return _bfloat16_numpy() or np.dtype(np.uint16)
+    return np.dtype(d.numpy_name)
+
+
+def dtype_name(spec: object) -> str:
+    """Normalize a dtype spec to its cuTile name.
+
+    Accepts cuTile names ("f32"), numpy dtypes and type objects (np.float16), their string
+    spellings ("float16"), torch dtypes (torch.bfloat16) and ml_dtypes.bfloat16.
+    """
+    if isinstance(spec, str):
+        text = spec.removeprefix("torch.").removeprefix("numpy.")
+        if text in DTYPES:
+            return text
+        if text in _ALIASES:
+            return _ALIASES[text]
+        try:
+            return dtype_name(np.dtype(text))
+        except TypeError:
+            raise KeyError(f"unknown dtype {spec!r}") from None
+    if type(spec).__module__.startswith("torch"):
+        return dtype_name(str(spec))
+    try:
+        np_dtype = np.dtype(spec)  # type: ignore[call-overload]
+    except TypeError:
+        raise KeyError(f"unknown dtype {spec!r}") from None
+    if np_dtype.name == "bfloat16":
+        return "bf16"
+    if np_dtype.name == "bool":
+        return "bool"
+    if np_dtype.name in _ALIASES:
+        return _ALIASES[np_dtype.name]
+    raise KeyError(f"numpy dtype {np_dtype} has no cuTile equivalent")
+
+
+def float_to_bf16_bits(value: float) -> int:
+    """Round a Python float to bfloat16 (round to nearest even) and return its 16-bit pattern."""
+    if math.isnan(value):
+        return 0x7FC0
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    bits += 0x7FFF + ((bits >> 16) & 1)
+    return (bits >> 16) & 0xFFFF
+
+
+def bf16_bits_to_float(bits: int) -> float:
+    """The float value of a 16-bit bfloat16 pattern."""
+    return float(struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0])
+
+
+def f32_array_to_bf16_bits(values: np.ndarray) -> np.ndarray:
+    """Round an array to bfloat16 (nearest even), returned as `uint16` bit patterns."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    return np.where(nan, np.uint16(0x7FC0), rounded)
+
+
+def bf16_bits_to_f32_array(bits: np.ndarray) -> np.ndarray:
+    """Widen `uint16` bfloat16 bit patterns to float32."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def struct_code(ctype: str) -> str | None:
+    """The `struct` code of an ABI ctype, None when it needs custom packing (bf16)."""
+    return _STRUCT_CODES.get(ctype)
+
+
+def ctype_size(ctype: str) -> int:
+    """Size in bytes of an ABI slot ctype; `KeyError` for unknown ctypes."""
+    try:
+        return CTYPE_SIZES[ctype]
+    except KeyError:
+        raise KeyError(f"unknown ABI ctype {ctype!r}; known: {', '.join(CTYPE_SIZES)}") from None
+
+
+def pack_ctype(ctype: str, value: int | float | bool, buffer: bytearray, offset: int) -> None:
+    """Write `value` as `ctype` (little-endian) into `buffer` at `offset`.
+
+    Raises `OverflowError` when an integer does not fit and `TypeError` for a wrong kind.
+    """
+    if ctype == "bf16":
+        struct.pack_into("<H", buffer, offset, float_to_bf16_bits(float(value)))
+        return
+    code = _STRUCT_CODES[ctype]
+    if code in "efd":
+        value = float(value)  # struct raises OverflowError past the format's range
+    if code in "bBhHiIqQ":
+        if isinstance(value, float):
+            raise TypeError(f"{ctype} slot needs an integer, got float {value}")
+        value = int(value)
+        d = DTYPES[ctype]
+        lo, hi = _int_range(d)
+        if not lo <= value <= hi:
+            raise OverflowError(f"{value} does not fit in {ctype} [{lo}, {hi}]")
+    struct.pack_into("<" + code, buffer, offset, value)
+
+
+def _int_range(d: DType) -> tuple[int, int]:
+    bits = d.itemsize * 8
+    if d.kind == "u":
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def int_range(name: str) -> tuple[int, int]:
+    """Inclusive value range of an integer dtype."""
+    d = dtype(name)
+    if not d.is_integer:
+        raise KeyError(f"{name} is not an integer dtype")
+    return _int_range(d)

@@ -1,0 +1,182 @@
+"""Every error the client raises, in one hierarchy rooted at `ClientError`.
+
+A rejected launch is always a `LaunchError` subclass naming the kernel, the parameter, what the
+contract expected and what the caller gave; nothing reaches the GPU when one is raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ClientError(Exception):
+    """Base class of every error raised by `client_stubs`."""
+
+
+class CudaError(ClientError):
+    """A CUDA driver call failed; `name` is the driver error name (CUDA_ERROR_INVALID_VALUE...)."""
+
+    def __init__(self, call: str, name: str, code: int) -> None:
+        super().__init__(f"{call} failed: {name} ({code})")
+        self.call = call
+        self.name = name
+        self.code = code
+
+
+class NoDeviceError(ClientError):
+    """No CUDA driver or no CUDA device is available on this machine."""
+
+
+class ContractError(ClientError):
+    """A launch contract is malformed, of an unknown schema, or asks for something unsupported."""
+
+
+class MovedTensorError(ClientError):
+    """A tensor handle was used after `partition()` moved it (until `unpartition()` returns it)."""
+
+
+class HostArrayError(ClientError):
+    """A host (CPU) array was given where device memory is required."""
+
+
+class LaunchError(ClientError):
+    """A launch was rejected before anything reached the GPU."""
+
+    what = "argument check"
+
+    def __init__(
+        self,
+        kernel: str,
+        param: str | None,
+        expected: object,
+        actual: object,
+        detail: str = "",
+    ) -> None:
+        where = f"parameter `{param}`" if param is not None else "launch"
+        message = (
+            f"kernel `{kernel}`: {where}: {self.what} failed: expected {expected}, got {actual}"
+        )
+        if detail:
+            message += f" ({detail})"
+        super().__init__(message)
+        self.kernel = kernel
+        self.param = param
+        self.expected = expected
+        self.actual = actual
+        self.detail = detail
+
+
+class ArityError(LaunchError):
+    what = "argument count"
+
+
+class ArgumentKindError(LaunchError):
+    what = "argument kind"
+
+
+class HostArgumentError(LaunchError, HostArrayError):
+    what = "device residency"
+
+
+class MovedArgumentError(LaunchError, MovedTensorError):
+    what = "ownership"
+
+
+class DTypeMismatchError(LaunchError):
+    what = "dtype"
+
+
+class RankMismatchError(LaunchError):
+    what = "rank"
+
+
+class ShapeMismatchError(LaunchError):
+    what = "shape"
+
+
+class TileShapeMismatchError(LaunchError):
+    what = "partition tile shape"
+
+
+class OutputRankError(LaunchError):
+    what = "output rank"
+
+
+class EmptyOutputError(LaunchError):
+    what = "output extent"
+
+
+class NegativeStrideError(LaunchError):
+    what = "stride sign"
+
+
+class DeviceMismatchError(LaunchError):
+    what = "device"
+
+
+class AssumptionError(LaunchError):
+    what = "specialization assumption"
+
+
+class OverlapError(LaunchError):
+    what = "output exclusivity"
+
+
+class SelfOverlapError(LaunchError):
+    what = "output element disjointness"
+
+
+class GridMismatchError(LaunchError):
+    what = "grid agreement"
+
+
+class GridLimitError(LaunchError):
+    what = "grid limit"
+
+
+class ScalarValueError(LaunchError):
+    what = "scalar value"
+
+
+class SlotValueError(LaunchError):
+    what = "ABI slot range"
+
+
+class TargetMismatchError(LaunchError):
+    what = "target"
+
+
+class BundleError(ClientError):
+    """An artifact bundle (manifest + cubins + contracts) is missing, malformed or corrupt."""
+
+
+class IntegrityError(BundleError):
+    """A cubin's sha256 does not match the digest recorded beside it."""
+
+
+class KernelNotFoundError(BundleError):
+    """No artifact matches the requested function, generics and target."""
+
+
+class AmbiguousKernelError(BundleError):
+    """Several artifacts match the request; give more generics or the target."""
+
+
+class ServiceError(ClientError):
+    """The compile service failed the RPC (transport or status error, after retries)."""
+
+    def __init__(self, code: str, details: str) -> None:
+        super().__init__(f"compile service error {code}: {details}")
+        self.code = code
+        self.details = details
+
+
+class CompileError(ClientError):
+    """The service compiled the request and reported errors (`CompileResponse.ok == false`)."""
+
+    def __init__(self, entry: str, rendered: Sequence[str], diagnostics: Sequence[object]) -> None:
+        text = "\n".join(rendered) if rendered else "(no diagnostics)"
+        super().__init__(f"compiling `{entry}` failed:\n{text}")
+        self.entry = entry
+        self.rendered = tuple(rendered)
+        self.diagnostics = tuple(diagnostics)

@@ -1,0 +1,468 @@
+"""Check a launch's arguments against a contract and pack its parameter buffer, without a GPU.
+
+`plan_launch(contract, args)` does everything a launch needs except the driver call: it binds
+each argument to its contract param, checks kind, device residency, dtype, rank, shapes, output
+tiles, the specialization assumptions and output exclusivity, derives the grid from the
+partitioned outputs and packs the ABI slots into one bytes buffer. Any failure raises a
+`LaunchError` subclass naming the kernel, the parameter, the expected and the actual value.
+"""
+
+from __future__ import annotations
+
+import numbers
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from client_stubs.contract import (
+    SCALAR,
+    TENSOR_OUT,
+    AssumptionSpec,
+    ContractSpec,
+    ParamSpec,
+    validate_contract,
+)
+from client_stubs.dtypes import dtype, int_range, pack_ctype
+from client_stubs.errors import (
+    ArgumentKindError,
+    ArityError,
+    AssumptionError,
+    DeviceMismatchError,
+    DTypeMismatchError,
+    EmptyOutputError,
+    GridLimitError,
+    GridMismatchError,
+    HostArgumentError,
+    MovedArgumentError,
+    MovedTensorError,
+    NegativeStrideError,
+    OutputRankError,
+    OverlapError,
+    RankMismatchError,
+    ScalarValueError,
+    SelfOverlapError,
+    ShapeMismatchError,
+    SlotValueError,
+    TileShapeMismatchError,
+)
+from client_stubs.interop import GPU_DEVICE_TYPES, describe
+from client_stubs.tensor import DeviceTensor, Partition, TensorLayout
+from protos.generated.cutile.compile.v1 import contract_pb2
+
+I32_MAX = (1 << 31) - 1
+GRID_LIMITS = (I32_MAX, 65535, 65535)  # cuLaunchKernel gridDim limits
+
+
+@dataclass(frozen=True)
+class BoundArg:
+    """One argument bound to its contract param: a tensor layout or a scalar value."""
+
+    param: ParamSpec
+    layout: TensorLayout | None  # tensors
+    tile_shape: tuple[int, ...]  # outputs
+    value: int | float | bool | None  # scalars
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Everything `cuLaunchKernel` needs, computed and checked on the host."""
+
+    kernel: str
+    entry_symbol: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem_bytes: int
+    param_buffer: bytes
+    slot_offsets: tuple[int, ...]
+    device: int | None  # the tensors' device; None when no tensor is passed
+    results: tuple[object, ...]  # the arguments as given, handed back after the launch
+    keep_alive: tuple[object, ...]  # owners of every tensor's memory
+
+
+def plan_launch(
+    contract: contract_pb2.LaunchContract | ContractSpec,
+    args: Sequence[object],
+    *,
+    stream: int | None = None,
+) -> LaunchPlan:
+    """Check `args` against `contract` and compute the grid and packed parameter buffer."""
+    spec = contract if isinstance(contract, ContractSpec) else validate_contract(contract)
+    kernel = spec.function or spec.entry_symbol
+    if len(args) != len(spec.params):
+        names = ", ".join(p.name for p in spec.params)
+        raise ArityError(kernel, None, f"{len(spec.params)} arguments ({names})", len(args))
+    bound = [_bind(kernel, p, a, stream) for p, a in zip(spec.params, args, strict=False)]
+    device = _common_device(kernel, bound)
+    for assumption in spec.assumptions:
+        _check_assumption(kernel, assumption, bound[assumption.param])
+    _check_exclusive_outputs(kernel, bound)
+    grid = _grid(kernel, [bound[i] for i in spec.grid_outputs])
+    return LaunchPlan(
+        kernel=kernel,
+        entry_symbol=spec.entry_symbol,
+        grid=grid,
+        block=spec.block,
+        shared_mem_bytes=spec.shared_mem_bytes,
+        param_buffer=_pack(kernel, spec, bound),
+        slot_offsets=spec.slot_offsets,
+        device=device,
+        results=tuple(args),
+        keep_alive=tuple(b.layout.owner for b in bound if b.layout is not None),
+    )
+
+
+# ---- binding ------------------------------------------------------------------------------
+
+
+def _bind(kernel: str, param: ParamSpec, arg: object, stream: int | None) -> BoundArg:
+    if param.kind == SCALAR:
+        return BoundArg(param, None, (), _scalar(kernel, param, arg))
+    if param.kind == TENSOR_OUT:
+        layout, tiles = _output_layout(kernel, param, arg)
+        _check_tensor(kernel, param, layout)
+        _check_output(kernel, param, layout, tiles)
+        return BoundArg(param, layout, tiles, None)
+    layout = _input_layout(kernel, param, arg, stream)
+    _check_tensor(kernel, param, layout)
+    _check_input_shape(kernel, param, layout)
+    return BoundArg(param, layout, (), None)
+
+
+def _output_layout(
+    kernel: str, param: ParamSpec, arg: object
+) -> tuple[TensorLayout, tuple[int, ...]]:
+    expected = f"a Partition of a {param.dtype} tensor with tiles {list(param.tile_shape)}"
+    if isinstance(arg, Partition):
+        try:
+            return arg.layout, arg.tile_shape
+        except MovedTensorError as exc:
+            raise MovedArgumentError(
+                kernel, param.name, expected, "a consumed Partition", str(exc)
+            ) from None
+    if isinstance(arg, DeviceTensor):
+        if arg.moved:
+            raise MovedArgumentError(
+                kernel, param.name, expected, "a tensor already moved into a Partition"
+            )
+        raise ArgumentKindError(
+            kernel,
+            param.name,
+            expected,
+            "an unpartitioned DeviceTensor",
+            f"pass tensor.partition({list(param.tile_shape)})",
+        )
+    _reject_host(kernel, param, arg, expected)
+    raise ArgumentKindError(
+        kernel,
+        param.name,
+        expected,
+        _type_name(arg),
+        "wrap it with DeviceTensor.wrap(obj).partition(tile_shape)",
+    )
+
+
+def _input_layout(kernel: str, param: ParamSpec, arg: object, stream: int | None) -> TensorLayout:
+    expected = f"a {param.dtype} device tensor"
+    if isinstance(arg, DeviceTensor):
+        if arg.moved:
+            raise MovedArgumentError(
+                kernel,
+                param.name,
+                expected,
+                "a tensor moved into a Partition",
+                "call partition.unpartition() first",
+            )
+        return arg.layout
+    if isinstance(arg, Partition):
+        raise ArgumentKindError(
+            kernel, param.name, expected, "a Partition", "only outputs (&mut) take partitions"
+        )
+    _reject_host(kernel, param, arg, expected)
+    try:
+        descriptor = describe(arg, stream)
+    except (TypeError, BufferError, ValueError) as exc:
+        raise ArgumentKindError(kernel, param.name, expected, _type_name(arg), str(exc)) from None
+    if descriptor is None:
+        raise ArgumentKindError(kernel, param.name, expected, _type_name(arg))
+    if descriptor.device_type not in GPU_DEVICE_TYPES:
+        raise HostArgumentError(
+            kernel,
+            param.name,
+            "GPU memory",
+            f"{_type_name(arg)} on {descriptor.device_name}",
+            "copy it with DeviceTensor.from_numpy(...)",
+        )
+    return TensorLayout(
+        descriptor.ptr,
+        descriptor.shape,
+        descriptor.strides,
+        descriptor.dtype,
+        descriptor.device_id,
+        descriptor.owner,
+    )
+
+
+def _reject_host(kernel: str, param: ParamSpec, arg: object, expected: str) -> None:
+    if isinstance(arg, (np.ndarray, list, tuple)) or (
+        hasattr(arg, "__array_interface__") and not hasattr(arg, "__cuda_array_interface__")
+    ):
+        raise HostArgumentError(
+            kernel,
+            param.name,
+            f"{expected} in GPU memory",
+            f"host array {_type_name(arg)}",
+            "copy it with DeviceTensor.from_numpy(...)",
+        )
+
+
+def _type_name(arg: object) -> str:
+    kind = type(arg)
+    return (
+        f"{kind.__module__}.{kind.__qualname__}"
+        if kind.__module__ != "builtins"
+        else (kind.__qualname__)
+    )
+
+
+# ---- per-argument checks ------------------------------------------------------------------
+
+
+def _check_tensor(kernel: str, param: ParamSpec, layout: TensorLayout) -> None:
+    if layout.dtype != param.dtype:
+        raise DTypeMismatchError(kernel, param.name, param.dtype, layout.dtype)
+    if layout.ndim != param.rank:
+        raise RankMismatchError(kernel, param.name, param.rank, layout.ndim)
+    if any(s < 0 for s in layout.strides):
+        raise NegativeStrideError(kernel, param.name, "strides >= 0", list(layout.strides))
+
+
+def _check_output(
+    kernel: str, param: ParamSpec, layout: TensorLayout, tiles: tuple[int, ...]
+) -> None:
+    if not 1 <= layout.ndim <= 3:
+        raise OutputRankError(kernel, param.name, "rank 1..3", layout.ndim)
+    if tiles != param.tile_shape:
+        raise TileShapeMismatchError(kernel, param.name, list(param.tile_shape), list(tiles))
+    if any(d == 0 for d in layout.shape):
+        raise EmptyOutputError(kernel, param.name, "every extent > 0", list(layout.shape))
+
+
+def _check_input_shape(kernel: str, param: ParamSpec, layout: TensorLayout) -> None:
+    for want, got in zip(param.declared_shape, layout.shape, strict=False):
+        if want != -1 and want != got:
+            expected = [("*" if d == -1 else d) for d in param.declared_shape]
+            raise ShapeMismatchError(kernel, param.name, expected, list(layout.shape))
+
+
+def _scalar(kernel: str, param: ParamSpec, arg: object) -> int | float | bool:
+    if isinstance(arg, np.generic) and np.ndim(arg) == 0:
+        arg = arg.item()
+    kind = dtype(param.dtype)
+    expected = f"a {param.dtype} scalar"
+    if isinstance(arg, (DeviceTensor, Partition)) or not isinstance(arg, numbers.Number):
+        raise ArgumentKindError(kernel, param.name, expected, _type_name(arg))
+    if kind.kind == "b":
+        if isinstance(arg, bool) or (isinstance(arg, numbers.Integral) and int(arg) in (0, 1)):
+            return bool(arg)
+        raise ScalarValueError(kernel, param.name, expected, repr(arg))
+    if kind.is_integer:
+        if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
+            raise ScalarValueError(kernel, param.name, expected, repr(arg))
+        low, high = int_range(param.dtype)
+        if not low <= int(arg) <= high:
+            raise ScalarValueError(
+                kernel, param.name, f"{param.dtype} in [{low}, {high}]", int(arg)
+            )
+        return int(arg)
+    if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
+        raise ScalarValueError(kernel, param.name, expected, repr(arg))
+    return float(arg)
+
+
+def _common_device(kernel: str, bound: list[BoundArg]) -> int | None:
+    device: int | None = None
+    first = ""
+    for b in bound:
+        if b.layout is None:
+            continue
+        if device is None:
+            device, first = b.layout.device, b.param.name
+        elif b.layout.device != device:
+            raise DeviceMismatchError(
+                kernel, b.param.name, f"device {device} (as `{first}`)", f"device {b.layout.device}"
+            )
+    return device
+
+
+# ---- assumptions --------------------------------------------------------------------------
+
+
+def _check_assumption(kernel: str, a: AssumptionSpec, b: BoundArg) -> None:
+    if b.layout is None:
+        holds = _scalar_assumption_holds(a, b.value)
+    else:
+        holds = _tensor_assumption_holds(a, b.layout)
+    if not holds:
+        raise AssumptionError(
+            kernel,
+            b.param.name,
+            a.describe(b.param.name),
+            _assumption_actual(a, b),
+            "this cubin was specialized for it; compile another variant",
+        )
+
+
+def _scalar_assumption_holds(a: AssumptionSpec, value: object) -> bool:
+    number = value if isinstance(value, (int, float)) else 0
+    if a.kind == "NONNEG":
+        return number >= 0
+    return isinstance(number, float) or -(1 << 31) <= number <= I32_MAX
+
+
+def _element_span(layout: TensorLayout) -> int:
+    return sum((d - 1) * s for d, s in zip(layout.shape, layout.strides, strict=False) if d) + 1
+
+
+def _tensor_assumption_holds(a: AssumptionSpec, layout: TensorLayout) -> bool:
+    kind = a.kind
+    if kind == "BASE_ALIGN":
+        return layout.ptr % a.value == 0
+    if kind == "DIM_DIV":
+        return layout.shape[a.axis] % a.value == 0
+    if kind == "STRIDE_DIV":
+        return layout.strides[a.axis] % a.value == 0
+    if kind == "STRIDE_ONE":
+        return layout.strides[a.axis] == 1
+    if kind == "STATIC_DIM":
+        return layout.shape[a.axis] == a.value
+    if kind == "NONNEG":
+        return min((*layout.shape, *layout.strides), default=0) >= 0
+    return max((*layout.shape, *layout.strides, _element_span(layout)), default=0) <= I32_MAX
+
+
+def _assumption_actual(a: AssumptionSpec, b: BoundArg) -> object:
+    """What the argument has instead (only computed for the error message)."""
+    layout = b.layout
+    if layout is None:
+        return b.value
+    texts = {
+        "BASE_ALIGN": lambda: f"address {layout.ptr:#x}",
+        "DIM_DIV": lambda: f"dim {layout.shape[a.axis]}",
+        "STATIC_DIM": lambda: f"dim {layout.shape[a.axis]}",
+        "STRIDE_DIV": lambda: f"stride {layout.strides[a.axis]}",
+        "STRIDE_ONE": lambda: f"stride {layout.strides[a.axis]}",
+        "NONNEG": lambda: f"shape {layout.shape}, strides {layout.strides}",
+    }
+    if a.kind in texts:
+        return texts[a.kind]()
+    return f"shape {layout.shape}, strides {layout.strides}, element span {_element_span(layout)}"
+
+
+# ---- aliasing -----------------------------------------------------------------------------
+
+
+def elements_disjoint(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """True when distinct indices address distinct elements (conservative: may reject some
+    exotic interleaved layouts that are in fact disjoint, never accepts a colliding one)."""
+    axes = sorted((abs(s), d) for d, s in zip(shape, strides, strict=False) if d > 1)
+    reach = 0  # largest offset reachable by the smaller-stride axes
+    for stride, extent in axes:
+        if stride <= reach:
+            return False
+        reach += (extent - 1) * stride
+    return True
+
+
+def _check_exclusive_outputs(kernel: str, bound: list[BoundArg]) -> None:
+    for out in bound:
+        if out.param.kind != TENSOR_OUT or out.layout is None:
+            continue
+        layout = out.layout
+        if not elements_disjoint(layout.shape, layout.strides):
+            raise SelfOverlapError(
+                kernel,
+                out.param.name,
+                "strides that give every element its own address",
+                f"shape {list(layout.shape)} with strides {list(layout.strides)}",
+            )
+        lo, hi = layout.byte_extent
+        for other in bound:
+            if other is out or other.layout is None or lo == hi:
+                continue
+            other_lo, other_hi = other.layout.byte_extent
+            if other_lo < hi and lo < other_hi:
+                raise OverlapError(
+                    kernel,
+                    out.param.name,
+                    "memory not shared with any other argument",
+                    f"bytes [{lo:#x}, {hi:#x}) overlapping `{other.param.name}` "
+                    f"[{other_lo:#x}, {other_hi:#x})",
+                )
+
+
+# ---- grid ---------------------------------------------------------------------------------
+
+
+def _grid(kernel: str, outputs: list[BoundArg]) -> tuple[int, int, int]:
+    grid: tuple[int, int, int] | None = None
+    first = ""
+    for out in outputs:
+        assert out.layout is not None
+        axes = [-(-d // t) for d, t in zip(out.layout.shape, out.tile_shape, strict=False)]
+        this = (*axes, *([1] * (3 - len(axes))))
+        candidate = (this[0], this[1], this[2])
+        if grid is None:
+            grid, first = candidate, out.param.name
+            for axis, (size, limit) in enumerate(zip(candidate, GRID_LIMITS, strict=False)):
+                if size > limit:
+                    raise GridLimitError(
+                        kernel, out.param.name, f"grid axis {axis} <= {limit}", size
+                    )
+        elif candidate != grid:
+            raise GridMismatchError(
+                kernel, out.param.name, f"grid {grid} (from `{first}`)", f"grid {candidate}"
+            )
+    assert grid is not None
+    return grid
+
+
+# ---- packing ------------------------------------------------------------------------------
+
+
+def _slot_value(role: str, axis: int, b: BoundArg) -> int | float | bool:
+    if role == "VALUE":
+        assert b.value is not None
+        return b.value
+    assert b.layout is not None
+    if role == "PTR":
+        return b.layout.ptr
+    if role == "DIM":
+        return b.layout.shape[axis]
+    if role == "PART_DIM":
+        return b.tile_shape[axis]
+    return b.layout.strides[axis]  # STRIDE and PART_STRIDE
+
+
+def _pack(kernel: str, spec: ContractSpec, bound: list[BoundArg]) -> bytes:
+    values = [_slot_value(slot.role, slot.axis, bound[slot.param]) for slot in spec.slots]
+    packer = spec.packer
+    if packer is not None:
+        try:
+            return packer.pack(*values)
+        except (struct.error, OverflowError, TypeError):
+            pass  # the slot-by-slot path below names the offending slot
+    buffer = bytearray(spec.param_buffer_bytes)
+    for slot, value in zip(spec.slots, values, strict=True):
+        try:
+            pack_ctype(slot.ctype, value, buffer, slot.offset)
+        except (OverflowError, TypeError, struct.error) as exc:
+            raise SlotValueError(
+                kernel,
+                bound[slot.param].param.name,
+                f"{slot.role} axis {slot.axis} representable as {slot.ctype}",
+                value,
+                str(exc),
+            ) from None
+    return bytes(buffer)

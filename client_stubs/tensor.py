@@ -1,0 +1,346 @@
+"""Device tensors and partitions with move semantics.
+
+`DeviceTensor` is a strided view of device memory (pointer, shape, strides in elements, cuTile
+dtype, device ordinal) that keeps its memory's owner alive. `tensor.partition(tile)` MOVES the
+tensor into a `Partition`, the only thing a kernel output accepts: the old handle raises
+`MovedTensorError` until `partition.unpartition()` hands it back. This is the Python stand-in for
+cuTile Rust's `&mut` ownership; overlapping foreign views are caught at launch instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from client_stubs import driver
+from client_stubs.dtypes import (
+    dtype,
+    dtype_name,
+    f32_array_to_bf16_bits,
+    numpy_dtype,
+)
+from client_stubs.errors import HostArrayError, MovedTensorError
+from client_stubs.interop import GPU_DEVICE_TYPES, contiguous_strides, describe
+
+
+@dataclass(frozen=True)
+class TensorLayout:
+    """Where a tensor's elements are: the data behind a `DeviceTensor` or `Partition`."""
+
+    ptr: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
+    dtype: str
+    device: int
+    owner: object = field(default=None, compare=False, repr=False)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @cached_property
+    def itemsize(self) -> int:
+        return dtype(self.dtype).itemsize
+
+    @cached_property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @cached_property
+    def nbytes(self) -> int:
+        return self.numel * self.itemsize
+
+    @cached_property
+    def byte_extent(self) -> tuple[int, int]:
+        """Half-open byte range [lo, hi) holding every element; (ptr, ptr) when empty."""
+        if self.numel == 0:
+            return self.ptr, self.ptr
+        low = sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=False) if s < 0)
+        high = sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=False) if s > 0)
+        return self.ptr + low * self.itemsize, self.ptr + (high + 1) * self.itemsize
+
+    @cached_property
+    def is_contiguous(self) -> bool:
+        live = [(d, s) for d, s in zip(self.shape, self.strides, strict=False) if d != 1]
+        expected = contiguous_strides(tuple(d for d, _ in live))
+        return all(s == c for (_, s), c in zip(live, expected, strict=False))
+
+
+def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    for extent in dims:
+        if not isinstance(extent, (int, np.integer)) or isinstance(extent, bool) or extent < 0:
+            raise ValueError(f"shape {dims} must hold non-negative integers")
+    return tuple(int(d) for d in dims)
+
+
+class DeviceTensor:
+    """A strided view of device memory. Cheap to construct: nothing is checked against the GPU."""
+
+    __slots__ = ("_layout", "_moved_into")
+
+    def __init__(
+        self,
+        ptr: int,
+        shape: int | Sequence[int],
+        strides: Sequence[int] | None = None,
+        dtype: object = "f32",
+        device: int = 0,
+        owner: object = None,
+    ) -> None:
+        dims = _normalize_shape(shape)
+        steps = contiguous_strides(dims) if strides is None else tuple(int(s) for s in strides)
+        if len(steps) != len(dims):
+            raise ValueError(f"shape {dims} and strides {steps} differ in rank")
+        self._layout: TensorLayout | None = TensorLayout(
+            int(ptr), dims, steps, dtype_name(dtype), int(device), owner
+        )
+        self._moved_into: Partition | None = None
+
+    # ---- constructors -------------------------------------------------------------------
+
+    @classmethod
+    def empty(
+        cls, shape: int | Sequence[int], dtype: object = "f32", device: int | None = None
+    ) -> DeviceTensor:
+        """Uninitialized contiguous device memory (cuMemAlloc)."""
+        dims = _normalize_shape(shape)
+        name = dtype_name(dtype)
+        ordinal = driver.current_device() if device is None else device
+        allocation = driver.DeviceAllocation(math.prod(dims) * _itemsize(name), ordinal)
+        return cls(allocation.ptr, dims, None, name, ordinal, allocation)
+
+    @classmethod
+    def zeros(
+        cls, shape: int | Sequence[int], dtype: object = "f32", device: int | None = None
+    ) -> DeviceTensor:
+        """Zero-filled contiguous device memory."""
+        tensor = cls.empty(shape, dtype, device)
+        driver.memset_d8(tensor.ptr, 0, tensor.nbytes)
+        return tensor
+
+    @classmethod
+    def from_numpy(
+        cls, array: np.ndarray, dtype: object = None, device: int | None = None
+    ) -> DeviceTensor:
+        """Copy a host array to new contiguous device memory.
+
+        `dtype` converts first; "bf16" without ml_dtypes takes float arrays (rounded) or raw
+        `uint16` bit patterns.
+        """
+        host = np.asarray(array)
+        name = dtype_name(host.dtype) if dtype is None else dtype_name(dtype)
+        host = np.ascontiguousarray(_to_host_dtype(host, name))
+        tensor = cls.empty(host.shape, name, device)
+        driver.memcpy_htod(tensor.ptr, host.ctypes.data, host.nbytes)
+        return tensor
+
+    @classmethod
+    def wrap(cls, obj: object, stream: int | None = None) -> DeviceTensor:
+        """A zero-copy view of a GPU array from torch, cupy, jax... (DLPack or the CUDA array
+        interface). The producer object stays alive as long as the view. Host arrays raise
+        `HostArrayError`."""
+        if isinstance(obj, DeviceTensor):
+            return obj
+        descriptor = describe(obj, stream)
+        if descriptor is None:
+            raise TypeError(
+                f"{type(obj).__name__} is not an array (no __dlpack__ or __cuda_array_interface__)"
+            )
+        if descriptor.device_type not in GPU_DEVICE_TYPES:
+            raise HostArrayError(
+                f"{type(obj).__name__} lives on {descriptor.device_name}, not on a GPU; copy it "
+                "with DeviceTensor.from_numpy(...) or move it to CUDA first"
+            )
+        return cls(
+            descriptor.ptr,
+            descriptor.shape,
+            descriptor.strides,
+            descriptor.dtype,
+            descriptor.device_id,
+            descriptor.owner,
+        )
+
+    # ---- the data -----------------------------------------------------------------------
+
+    @property
+    def layout(self) -> TensorLayout:
+        """The tensor's data; `MovedTensorError` while it is moved into a partition."""
+        if self._layout is None:
+            raise MovedTensorError(
+                "this tensor was moved into a Partition by partition(); call "
+                "partition.unpartition() to get it back before using it"
+            )
+        return self._layout
+
+    @property
+    def moved(self) -> bool:
+        return self._layout is None
+
+    ptr = property(lambda self: self.layout.ptr)
+    shape = property(lambda self: self.layout.shape)
+    strides = property(lambda self: self.layout.strides)
+    dtype = property(lambda self: self.layout.dtype)
+    device = property(lambda self: self.layout.device)
+    owner = property(lambda self: self.layout.owner)
+    ndim = property(lambda self: self.layout.ndim)
+    itemsize = property(lambda self: self.layout.itemsize)
+    numel = property(lambda self: self.layout.numel)
+    nbytes = property(lambda self: self.layout.nbytes)
+    byte_extent = property(lambda self: self.layout.byte_extent)
+    is_contiguous = property(lambda self: self.layout.is_contiguous)
+
+    # ---- views --------------------------------------------------------------------------
+
+    def narrow(self, axis: int, start: int, length: int) -> DeviceTensor:
+        """A view of `length` elements along `axis` from `start` (shares memory and owner)."""
+        lay = self.layout
+        if not 0 <= axis < lay.ndim:
+            raise IndexError(f"axis {axis} out of range for rank {lay.ndim}")
+        if start < 0 or length < 0 or start + length > lay.shape[axis]:
+            raise IndexError(
+                f"[{start}, {start + length}) out of range for extent "
+                f"{lay.shape[axis]} on axis {axis}"
+            )
+        shape = (*lay.shape[:axis], length, *lay.shape[axis + 1 :])
+        ptr = lay.ptr + start * lay.strides[axis] * lay.itemsize
+        return DeviceTensor(ptr, shape, lay.strides, lay.dtype, lay.device, lay.owner)
+
+    def reshape(self, shape: int | Sequence[int]) -> DeviceTensor:
+        """A contiguous view with another shape of the same element count."""
+        lay = self.layout
+        dims = _normalize_shape(shape)
+        if math.prod(dims) != lay.numel:
+            raise ValueError(f"cannot reshape {lay.shape} to {dims}")
+        if not lay.is_contiguous:
+            raise ValueError(f"reshape needs a contiguous tensor, strides are {lay.strides}")
+        return DeviceTensor(lay.ptr, dims, None, lay.dtype, lay.device, lay.owner)
+
+    def partition(self, tile_shape: int | Sequence[int]) -> Partition:
+        """Move this tensor into a `Partition` of `tile_shape` tiles (for a kernel output)."""
+        lay = self.layout
+        tiles = _normalize_shape(tile_shape)
+        if len(tiles) != lay.ndim:
+            raise ValueError(
+                f"tile shape {tiles} has rank {len(tiles)}, tensor has rank {lay.ndim}"
+            )
+        if any(t <= 0 for t in tiles):
+            raise ValueError(f"tile shape {tiles} must be positive")
+        partition = Partition(self, lay, tiles)
+        self._layout = None
+        self._moved_into = partition
+        return partition
+
+    def _restore(self, layout: TensorLayout) -> None:
+        self._layout = layout
+        self._moved_into = None
+
+    # ---- host transfer ------------------------------------------------------------------
+
+    def to_numpy(self) -> np.ndarray:
+        """Copy to a new host array (synchronous; any strides, via the byte extent)."""
+        lay = self.layout
+        host_dtype = numpy_dtype(lay.dtype)
+        if lay.numel == 0:
+            return np.empty(lay.shape, host_dtype)
+        low, high = lay.byte_extent
+        raw = np.empty(high - low, np.uint8)
+        driver.ensure_context(lay.device)
+        driver.memcpy_dtoh(raw.ctypes.data, low, high - low)
+        view = np.lib.stride_tricks.as_strided(
+            raw[lay.ptr - low :].view(host_dtype),
+            shape=lay.shape,
+            strides=tuple(s * lay.itemsize for s in lay.strides),
+        )
+        return np.array(view, copy=True)
+
+    def copy_from_numpy(self, array: np.ndarray) -> None:
+        """Overwrite this contiguous tensor with a host array of the same shape."""
+        lay = self.layout
+        host = np.ascontiguousarray(_to_host_dtype(np.asarray(array), lay.dtype))
+        if host.shape != lay.shape:
+            raise ValueError(f"shape {host.shape} differs from the tensor's {lay.shape}")
+        if not lay.is_contiguous:
+            raise ValueError("copy_from_numpy needs a contiguous tensor")
+        driver.ensure_context(lay.device)
+        driver.memcpy_htod(lay.ptr, host.ctypes.data, host.nbytes)
+
+    def __repr__(self) -> str:
+        if self._layout is None:
+            return "DeviceTensor(<moved into a Partition>)"
+        lay = self._layout
+        return (
+            f"DeviceTensor(ptr={lay.ptr:#x}, shape={lay.shape}, strides={lay.strides}, "
+            f"dtype={lay.dtype}, device={lay.device})"
+        )
+
+
+class Partition:
+    """A tensor moved in for use as a kernel output, split into tiles of `tile_shape`."""
+
+    __slots__ = ("_layout", "_tensor", "_tile_shape")
+
+    def __init__(self, tensor: DeviceTensor, layout: TensorLayout, tile_shape: tuple[int, ...]):
+        self._tensor: DeviceTensor | None = tensor
+        self._layout = layout
+        self._tile_shape = tile_shape
+
+    @property
+    def layout(self) -> TensorLayout:
+        if self._tensor is None:
+            raise MovedTensorError(
+                "this Partition was consumed by unpartition(); use the tensor it returned"
+            )
+        return self._layout
+
+    @property
+    def moved(self) -> bool:
+        return self._tensor is None
+
+    @property
+    def tile_shape(self) -> tuple[int, ...]:
+        return self._tile_shape
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """Tiles per axis: ceil(extent / tile)."""
+        return tuple(-(-d // t) for d, t in zip(self.layout.shape, self._tile_shape, strict=False))
+
+    ptr = property(lambda self: self.layout.ptr)
+    shape = property(lambda self: self.layout.shape)
+    strides = property(lambda self: self.layout.strides)
+    dtype = property(lambda self: self.layout.dtype)
+    device = property(lambda self: self.layout.device)
+    ndim = property(lambda self: self.layout.ndim)
+
+    def unpartition(self) -> DeviceTensor:
+        """Give the tensor back (the same handle that was partitioned); consumes the partition."""
+        tensor = self._tensor
+        if tensor is None:
+            raise MovedTensorError("unpartition() was already called on this Partition")
+        self._tensor = None
+        tensor._restore(self._layout)
+        return tensor
+
+    def __repr__(self) -> str:
+        state = "consumed" if self._tensor is None else f"shape={self._layout.shape}"
+        return f"Partition({state}, tile_shape={self._tile_shape})"
+
+
+def _itemsize(name: str) -> int:
+    return dtype(name).itemsize
+
+
+def _to_host_dtype(host: np.ndarray, name: str) -> np.ndarray:
+    target = numpy_dtype(name)
+    if host.dtype == target:
+        return host
+    if name == "bf16" and host.dtype == np.dtype(np.uint16):
+        return host.view(target)  # raw bfloat16 bit patterns
+    if name == "bf16" and target == np.dtype(np.uint16):
+        return f32_array_to_bf16_bits(host.astype(np.float32))
+    return host.astype(target)

@@ -1,0 +1,122 @@
+"""Hand-built launch contracts and fake device tensors for the client tests (no GPU needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import pytest
+
+from client_stubs.dtypes import ctype_size
+from protos.generated.cutile.compile.v1 import contract_pb2 as pb
+
+IN, OUT, SCALAR = pb.PARAM_KIND_TENSOR_IN, pb.PARAM_KIND_TENSOR_OUT, pb.PARAM_KIND_SCALAR
+
+
+@dataclass(frozen=True)
+class P:
+    """A param for `build_contract`; `shape` is the declared shape (inputs) or tile (outputs)."""
+
+    name: str
+    kind: int
+    dtype: str = "f32"
+    shape: Sequence[int] = ()
+    index_ctype: str = "i32"
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def build_contract(
+    function: str,
+    params: Sequence[P],
+    assumptions: Sequence[tuple[int, int, int, int]] = (),
+    generics: Sequence[tuple[str, str]] = (),
+    sm: str = "sm_90",
+) -> pb.LaunchContract:
+    """A contract whose ABI follows cuTile Rust: ptr, dims, strides (+ part dims/strides for
+    outputs; the scalar value for scalars), natural alignment in declaration order."""
+    c = pb.LaunchContract(schema_version=1)
+    c.kernel.module = "kernel"
+    c.kernel.function = function
+    c.kernel.entry_symbol = f"{function}_entry"
+    c.target.sm = sm
+    c.target.host_arch = "x86_64"
+    offset = 0
+
+    def slot(param: int, role: int, axis: int, ctype: str) -> None:
+        nonlocal offset
+        size = ctype_size(ctype)
+        offset = (offset + size - 1) // size * size
+        c.abi.add(param=param, role=role, axis=axis, ctype=ctype, offset=offset, size=size)
+        offset += size
+
+    for index, p in enumerate(params):
+        rank = len(p.shape) if p.kind != SCALAR else 0
+        param = c.params.add(index=index, name=p.name, kind=p.kind, dtype=p.dtype, rank=rank)
+        if p.kind == IN:
+            param.declared_shape.extend(p.shape)
+        elif p.kind == OUT:
+            param.tile_shape.extend(p.shape)
+        if p.kind == SCALAR:
+            slot(index, pb.SLOT_ROLE_VALUE, 0, p.dtype)
+            continue
+        slot(index, pb.SLOT_ROLE_PTR, 0, "u64")
+        roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
+        if p.kind == OUT:
+            roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
+        for role in roles:
+            for axis in range(rank):
+                slot(index, role, axis, p.index_ctype)
+    c.grid.mode = pb.GridRule.MODE_FROM_OUTPUTS
+    c.grid.output_params.extend(i for i, p in enumerate(params) if p.kind == OUT)
+    c.launch.block.extend([1, 1, 1])
+    c.launch.shared_mem_bytes = 0
+    c.launch.param_buffer_bytes = offset
+    for param, kind, axis, value in assumptions:
+        c.assumptions.add(param=param, kind=kind, axis=axis, value=value)
+    c.safety.outputs_exclusive = True
+    for name, value in generics:
+        c.specialization.generics.add(name=name, value=value)
+    return c
+
+
+def add_contract(dtype: str = "f32", block: int = 128) -> pb.LaunchContract:
+    """`add<B>(z: &mut Tensor<E,{[B]}>, x: &Tensor<E,{[-1]}>, y: &Tensor<E,{[-1]}>)`."""
+    return build_contract(
+        "add",
+        [P("z", OUT, dtype, [block]), P("x", IN, dtype, [-1]), P("y", IN, dtype, [-1])],
+        generics=[("B", str(block))],
+    )
+
+
+def saxpy_contract(dtype: str = "f32", block: int = 128) -> pb.LaunchContract:
+    """`saxpy<B>(a: E, x: &Tensor<E,{[-1]}>, y: &mut Tensor<E,{[B]}>)`."""
+    return build_contract(
+        "saxpy",
+        [P("a", SCALAR, dtype), P("x", IN, dtype, [-1]), P("y", OUT, dtype, [block])],
+        generics=[("B", str(block))],
+    )
+
+
+@pytest.fixture
+def kit() -> SimpleNamespace:
+    """The builders above, for tests (fixtures work under any pytest import mode)."""
+    return SimpleNamespace(
+        P=P,
+        IN=IN,
+        OUT=OUT,
+        SCALAR=SCALAR,
+        build=build_contract,
+        add=add_contract,
+        saxpy=saxpy_contract,
+    )
+
+
+@pytest.fixture
+def add() -> pb.LaunchContract:
+    return add_contract()
+
+
+@pytest.fixture
+def saxpy() -> pb.LaunchContract:
+    return saxpy_contract()

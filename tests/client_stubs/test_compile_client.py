@@ -1,0 +1,234 @@
+"""CompileClient against an in-test fake CompileService on 127.0.0.1:0."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from concurrent import futures
+
+import grpc
+import pytest
+
+from client_stubs import (
+    ArtifactCache,
+    CompileClient,
+    CompileError,
+    IntegrityError,
+    Kernel,
+    ServiceError,
+    request_key,
+)
+from client_stubs.client import COMPILE_METHOD
+from protos.generated.cutile.compile.v1 import compile_pb2
+
+SOURCE = "#[cutile::module] mod kernel { /* ... */ }"
+CUBIN = b"\x7fELF compiled cubin"
+Responder = Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]
+
+
+class FakeService:
+    """Answers with `respond(request)`; can fail the first `unavailable` calls."""
+
+    def __init__(self, respond: Responder) -> None:
+        self.respond = respond
+        self.requests: list[compile_pb2.CompileRequest] = []
+        self.unavailable = 0
+        self.abort_with: grpc.StatusCode | None = None
+
+    def Compile(self, request, context):
+        self.requests.append(request)
+        if self.unavailable > 0:
+            self.unavailable -= 1
+            context.abort(grpc.StatusCode.UNAVAILABLE, "warming up")
+        if self.abort_with is not None:
+            context.abort(self.abort_with, "bad request")
+        return self.respond(request)
+
+
+def ok_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]:
+    def respond(request: compile_pb2.CompileRequest) -> compile_pb2.CompileResponse:
+        block = int(request.generics.get("B", "128"))
+        response = compile_pb2.CompileResponse(ok=True, cache=compile_pb2.CACHE_OUTCOME_MISS)
+        response.artifact.cubin = CUBIN
+        response.artifact.cubin_digest.sha256 = hashlib.sha256(CUBIN).hexdigest()
+        response.artifact.cubin_digest.size = len(CUBIN)
+        response.artifact.contract.CopyFrom(kit.add(block=block))
+        response.artifact.request_key.sha256 = "ab" * 32
+        return response
+
+    return respond
+
+
+@pytest.fixture
+def service(kit) -> Iterator[tuple[FakeService, str]]:
+    fake = FakeService(ok_response(kit))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    # Registered by hand, like the client builds its call: the generated *_grpc module refuses
+    # grpcio runtimes older than the grpcio-tools that generated it.
+    service_name, method = COMPILE_METHOD.strip("/").split("/")
+    handler = grpc.unary_unary_rpc_method_handler(
+        fake.Compile,
+        request_deserializer=compile_pb2.CompileRequest.FromString,
+        response_serializer=compile_pb2.CompileResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service_name, {method: handler}),)
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield fake, f"127.0.0.1:{port}"
+    server.stop(grace=None)
+
+
+def make_client(target: str, tmp_path, **kw) -> CompileClient:
+    return CompileClient(
+        target, cache=ArtifactCache(tmp_path / "cache"), initial_backoff=0.01, timeout=10, **kw
+    )
+
+
+def test_compile_returns_a_kernel_and_sends_the_request(service, tmp_path):
+    fake, target = service
+    with make_client(target, tmp_path) as client:
+        kernel = client.compile(
+            SOURCE,
+            "add",
+            {"B": 1024},
+            target="sm_90",
+            file_name="add.rs",
+            host_arch="x86_64",
+            opt_level=3,
+        )
+    assert isinstance(kernel, Kernel) and kernel.spec.params[0].tile_shape == (1024,)
+    (request,) = fake.requests
+    assert request.entry == "add" and dict(request.generics) == {"B": "1024"}
+    assert request.target == "sm_90" and request.sources[0].name == "add.rs"
+    assert request.sources[0].text == SOURCE
+    assert request.options.host_arch == "x86_64" and request.options.opt_level == 3
+
+
+def test_host_arch_defaults_to_this_machine(service, tmp_path, monkeypatch):
+    from client_stubs import client as client_module
+
+    monkeypatch.setattr(client_module, "host_arch", lambda: "aarch64")
+    fake, target = service
+    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert fake.requests[0].options.host_arch == "aarch64"
+
+
+def test_target_defaults_to_the_local_gpu_or_the_server_default(service, tmp_path, monkeypatch):
+    from client_stubs import driver
+
+    fake, target = service
+    monkeypatch.setattr(driver, "device_count", lambda: 0)
+    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128})
+    monkeypatch.setattr(driver, "device_count", lambda: 1)
+    monkeypatch.setattr(driver, "current_device", lambda: 0)
+    monkeypatch.setattr(driver, "device_sm", lambda ordinal: "sm_90")
+    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128})
+    assert [r.target for r in fake.requests] == ["", "sm_90"]
+
+
+def test_repeated_compiles_hit_the_local_cache(service, tmp_path):
+    fake, target = service
+    client = make_client(target, tmp_path)
+    first = client.compile_artifact(SOURCE, "add", {"B": 128}, target="sm_90")
+    second = client.compile_artifact(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert first == second and len(fake.requests) == 1
+    client.compile_artifact(SOURCE, "add", {"B": 256}, target="sm_90")
+    assert len(fake.requests) == 2
+    # a fresh client with the same cache folder does not hit the network either
+    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert len(fake.requests) == 2
+    # skip_cache goes to the server but shares the key
+    client.compile_artifact(SOURCE, "add", {"B": 128}, target="sm_90", skip_cache=True)
+    assert len(fake.requests) == 3 and fake.requests[-1].options.skip_cache
+
+
+def test_request_key_ignores_skip_cache():
+    a = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90")
+    b = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", skip_cache=True)
+    c = CompileClient.build_request(SOURCE, "add", {"B": 2}, "sm_90")
+    assert request_key(a) == request_key(b) != request_key(c)
+
+
+def test_failed_compile_raises_with_rendered_diagnostics(service, tmp_path):
+    fake, target = service
+
+    def failing(request):
+        response = compile_pb2.CompileResponse(ok=False)
+        response.diagnostics.add(
+            severity=compile_pb2.SEVERITY_ERROR,
+            code="E0594",
+            message="cannot assign",
+            rendered="error[E0594]: cannot assign\n --> add.rs:3:5",
+        )
+        response.diagnostics.add(
+            severity=compile_pb2.SEVERITY_WARNING, code="W1", message="unused variable"
+        )
+        return response
+
+    fake.respond = failing
+    client = make_client(target, tmp_path)
+    with pytest.raises(CompileError) as info:
+        client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    text = str(info.value)
+    assert "error[E0594]: cannot assign" in text and "--> add.rs:3:5" in text
+    assert "warning[W1]: unused variable" in text
+    assert info.value.entry == "add" and len(info.value.diagnostics) == 2
+    assert len(client.last_diagnostics) == 2
+    assert not list((tmp_path / "cache").glob("*/*.bin"))  # failures are not cached
+
+
+def test_unavailable_is_retried(service, tmp_path):
+    fake, target = service
+    fake.unavailable = 2
+    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert len(fake.requests) == 3
+
+
+def test_retries_give_up(service, tmp_path):
+    fake, target = service
+    fake.unavailable = 10
+    with pytest.raises(ServiceError) as info:
+        make_client(target, tmp_path, max_attempts=3).compile(SOURCE, "add", target="sm_90")
+    assert info.value.code == "UNAVAILABLE" and len(fake.requests) == 3
+
+
+def test_other_errors_are_not_retried(service, tmp_path):
+    fake, target = service
+    fake.abort_with = grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(ServiceError) as info:
+        make_client(target, tmp_path).compile(SOURCE, "add", target="sm_90")
+    assert info.value.code == "INVALID_ARGUMENT" and len(fake.requests) == 1
+
+
+def test_no_server(tmp_path):
+    with pytest.raises(ServiceError, match="UNAVAILABLE"):
+        make_client("127.0.0.1:1", tmp_path, max_attempts=2).compile(SOURCE, "add", target="sm_90")
+
+
+def test_digest_mismatch_rejected(service, tmp_path, kit):
+    fake, target = service
+    good = ok_response(kit)
+
+    def tampered(request):
+        response = good(request)
+        response.artifact.cubin = b"something else"
+        return response
+
+    fake.respond = tampered
+    with pytest.raises(IntegrityError):
+        make_client(target, tmp_path).compile(SOURCE, "add", target="sm_90")
+
+
+def test_cache_disabled(service, tmp_path):
+    fake, target = service
+    client = CompileClient(target, cache=False, initial_backoff=0.01)
+    client.compile(SOURCE, "add", target="sm_90")
+    client.compile(SOURCE, "add", target="sm_90")
+    assert len(fake.requests) == 2 and client.cache is None
+
+
+def test_method_path_matches_the_proto():
+    method = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].methods_by_name["Compile"]
+    assert f"/{method.containing_service.full_name}/{method.name}" == COMPILE_METHOD

@@ -1,0 +1,125 @@
+"""validate_contract fails closed on anything it does not fully understand."""
+
+from __future__ import annotations
+
+import pytest
+
+from client_stubs import ContractError, validate_contract
+from protos.generated.cutile.compile.v1 import contract_pb2 as pb
+
+
+def test_add_contract_flattens(add):
+    spec = validate_contract(add)
+    assert [p.name for p in spec.params] == ["z", "x", "y"]
+    assert [p.kind for p in spec.params] == ["TENSOR_OUT", "TENSOR_IN", "TENSOR_IN"]
+    assert spec.params[0].tile_shape == (128,) and spec.params[1].declared_shape == (-1,)
+    assert spec.grid_outputs == (0,)
+    assert spec.param_buffer_bytes == 56
+    assert spec.block == (1, 1, 1) and spec.generics == (("B", "128"),)
+    assert spec.slot_offsets[-1] == 52
+
+
+def test_unknown_schema_version(add):
+    add.schema_version = 2
+    with pytest.raises(ContractError, match="schema_version 2"):
+        validate_contract(add)
+
+
+def test_missing_entry_symbol(add):
+    add.kernel.entry_symbol = ""
+    with pytest.raises(ContractError, match="entry_symbol"):
+        validate_contract(add)
+
+
+def test_unknown_dtype(add):
+    add.params[1].dtype = "f8e4m3fn"
+    with pytest.raises(ContractError, match="unknown dtype"):
+        validate_contract(add)
+
+
+def test_param_index_must_match_position(add):
+    add.params[1].index = 2
+    with pytest.raises(ContractError, match="position"):
+        validate_contract(add)
+
+
+def test_slot_size_must_match_ctype(add):
+    add.abi[1].size = 8
+    with pytest.raises(ContractError, match="size 8"):
+        validate_contract(add)
+
+
+def test_unknown_ctype(add):
+    add.abi[1].ctype = "i128"
+    with pytest.raises(ContractError, match="unknown ctype"):
+        validate_contract(add)
+
+
+def test_overlapping_slots(add):
+    add.abi[2].offset = 8
+    with pytest.raises(ContractError, match="overlap"):
+        validate_contract(add)
+
+
+def test_buffer_smaller_than_slots(add):
+    add.launch.param_buffer_bytes = 40
+    with pytest.raises(ContractError, match="param_buffer_bytes"):
+        validate_contract(add)
+
+
+def test_role_invalid_for_kind(add):
+    add.abi[5].role = pb.SLOT_ROLE_PART_DIM  # x is an input
+    with pytest.raises(ContractError, match="PART_DIM is invalid"):
+        validate_contract(add)
+
+
+def test_axis_out_of_range(add):
+    add.abi[1].axis = 1
+    with pytest.raises(ContractError, match="axis 1"):
+        validate_contract(add)
+
+
+def test_output_rank_must_be_1_to_3(kit):
+    c = kit.build("k", [kit.P("z", kit.OUT, "f32", [2, 2, 2, 2])])
+    with pytest.raises(ContractError, match=r"1\.\.3"):
+        validate_contract(c)
+
+
+def test_grid_mode_required(add):
+    add.grid.mode = pb.GridRule.MODE_UNSPECIFIED
+    with pytest.raises(ContractError, match="grid mode"):
+        validate_contract(add)
+
+
+def test_grid_param_must_be_an_output(add):
+    add.grid.output_params[:] = [1]
+    with pytest.raises(ContractError, match="not an output"):
+        validate_contract(add)
+
+
+def test_grid_defaults_to_all_outputs(add):
+    del add.grid.output_params[:]
+    assert validate_contract(add).grid_outputs == (0,)
+
+
+def test_unknown_assumption_kind(add):
+    add.assumptions.add(param=1, kind=99, axis=0, value=1)
+    with pytest.raises(ContractError, match="unknown assumption"):
+        validate_contract(add)
+
+
+def test_tensor_assumption_on_scalar(saxpy):
+    saxpy.assumptions.add(param=0, kind=pb.ASSUMPTION_KIND_DIM_DIV, axis=0, value=4)
+    with pytest.raises(ContractError, match="scalar"):
+        validate_contract(saxpy)
+
+
+def test_assumption_needs_positive_divisor(add):
+    add.assumptions.add(param=1, kind=pb.ASSUMPTION_KIND_BASE_ALIGN, axis=0, value=0)
+    with pytest.raises(ContractError, match="positive"):
+        validate_contract(add)
+
+
+def test_empty_block_means_1_1_1(add):
+    del add.launch.block[:]
+    assert validate_contract(add).block == (1, 1, 1)

@@ -1,0 +1,139 @@
+"""DeviceTensor / Partition bookkeeping and zero-copy interop (no GPU: fake pointers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from client_stubs import DeviceTensor, HostArrayError, MovedTensorError, Partition
+from client_stubs.interop import DL_CPU, describe, from_cuda_array_interface, from_dlpack
+
+
+def test_defaults_are_contiguous():
+    t = DeviceTensor(0x1000, (4, 5, 6), dtype="f16")
+    assert t.strides == (30, 6, 1) and t.ndim == 3 and t.itemsize == 2
+    assert t.numel == 120 and t.nbytes == 240 and t.is_contiguous
+    assert t.byte_extent == (0x1000, 0x1000 + 240)
+
+
+def test_byte_extent_from_strides():
+    t = DeviceTensor(0x1000, (3, 4), (10, 2), dtype="f32")
+    # last element at offset 2*10 + 3*2 = 26 elements -> 27 elements span
+    assert t.byte_extent == (0x1000, 0x1000 + 27 * 4)
+    assert not t.is_contiguous
+    assert DeviceTensor(0x1000, (0, 4)).byte_extent == (0x1000, 0x1000)
+
+
+def test_negative_stride_extent():
+    t = DeviceTensor(0x2000, (4,), (-1,), dtype="f32")
+    assert t.byte_extent == (0x2000 - 12, 0x2004)
+
+
+def test_dtype_specs_are_normalized():
+    assert DeviceTensor(0, 4, dtype=np.float16).dtype == "f16"
+    assert DeviceTensor(0, 4, dtype="float32").dtype == "f32"
+    with pytest.raises(ValueError):
+        DeviceTensor(0, (2, 2), strides=(1,))
+    with pytest.raises(ValueError):
+        DeviceTensor(0, (-1,))
+
+
+def test_narrow_and_reshape_share_memory():
+    base = DeviceTensor(0x1000, (10, 8), dtype="f32", owner="OWNER")
+    rows = base.narrow(0, 2, 3)
+    assert rows.ptr == 0x1000 + 2 * 8 * 4 and rows.shape == (3, 8) and rows.owner == "OWNER"
+    cols = base.narrow(1, 4, 4)
+    assert cols.ptr == 0x1000 + 16 and cols.strides == (8, 1) and not cols.is_contiguous
+    assert base.reshape(80).shape == (80,)
+    with pytest.raises(ValueError):
+        cols.reshape(12)
+    with pytest.raises(IndexError):
+        base.narrow(0, 8, 3)
+
+
+def test_partition_moves_and_unpartition_returns_the_same_handle():
+    t = DeviceTensor(0x1000, (300, 200), dtype="f32")
+    p = t.partition([128, 64])
+    assert isinstance(p, Partition) and t.moved
+    assert p.grid == (3, 4) and p.tile_shape == (128, 64) and p.shape == (300, 200)
+    for attribute in ("ptr", "shape", "strides", "dtype", "nbytes", "byte_extent"):
+        with pytest.raises(MovedTensorError, match="unpartition"):
+            getattr(t, attribute)
+    with pytest.raises(MovedTensorError):
+        t.partition([1, 1])
+    assert "moved" in repr(t)
+    back = p.unpartition()
+    assert back is t and t.ptr == 0x1000 and not t.moved
+    with pytest.raises(MovedTensorError):
+        p.unpartition()
+    with pytest.raises(MovedTensorError):
+        _ = p.ptr
+    assert "consumed" in repr(p)
+
+
+def test_partition_shape_checks():
+    t = DeviceTensor(0x1000, (8, 8))
+    with pytest.raises(ValueError, match="rank"):
+        t.partition([8])
+    with pytest.raises(ValueError, match="positive"):
+        t.partition([0, 8])
+    assert not t.moved
+
+
+def test_wrap_rejects_host_arrays():
+    with pytest.raises(HostArrayError, match="cpu"):
+        DeviceTensor.wrap(np.zeros(4, np.float32))
+    with pytest.raises(TypeError):
+        DeviceTensor.wrap(object())
+
+
+def test_wrap_returns_device_tensors_unchanged():
+    t = DeviceTensor(0x1000, 4)
+    assert DeviceTensor.wrap(t) is t
+
+
+class FakeCudaArray:
+    def __init__(self, ptr: int, shape: tuple[int, ...], typestr: str, strides=None) -> None:
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "data": (ptr, False),
+            "strides": strides,
+            "version": 3,
+        }
+        self.device = type("Device", (), {"id": 1})()
+
+
+def test_wrap_cuda_array_interface_converts_byte_strides():
+    obj = FakeCudaArray(0xA000, (4, 6), "<f2", strides=(24, 2))
+    t = DeviceTensor.wrap(obj)
+    assert (t.ptr, t.shape, t.strides, t.dtype, t.device) == (0xA000, (4, 6), (12, 1), "f16", 1)
+    assert t.owner is obj
+
+
+def test_cuda_array_interface_rejects_odd_strides():
+    with pytest.raises(TypeError, match="multiples"):
+        from_cuda_array_interface(FakeCudaArray(0xA000, (4,), "<f4", strides=(6,)))
+
+
+def test_dlpack_reader_on_a_numpy_slice():
+    base = np.arange(60, dtype=np.float32).reshape(6, 10)
+    view = base[1:5, 2:8:2]
+    d = from_dlpack(view)
+    assert d.device_type == DL_CPU and d.dtype == "f32"
+    assert d.shape == (4, 3) and d.strides == (10, 2)
+    assert d.ptr == view.ctypes.data == base.ctypes.data + (10 + 2) * 4
+    assert describe(view).device_type == DL_CPU
+
+
+@pytest.mark.parametrize(
+    ("np_dtype", "name"),
+    [(np.int8, "i8"), (np.uint16, "u16"), (np.float64, "f64"), (np.bool_, "bool")],
+)
+def test_dlpack_dtypes(np_dtype, name):
+    assert from_dlpack(np.zeros(3, np_dtype)).dtype == name
+
+
+def test_describe_non_arrays():
+    assert describe(object()) is None
+    assert describe(3.0) is None

@@ -1,0 +1,168 @@
+"""Kernel.launch with the driver replaced by a recorder: what reaches cuLaunchKernel, and that
+a rejected launch reaches nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import pytest
+
+from client_stubs import (
+    ContractError,
+    DeviceTensor,
+    DTypeMismatchError,
+    IntegrityError,
+    Kernel,
+    TargetMismatchError,
+    driver,
+    launcher,
+    liveness,
+)
+
+N = 1_000_003
+CUBIN = b"\x7fELF fake cubin"
+
+
+class FakeDriver:
+    """Records every driver call the launcher makes."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, sm: str = "sm_90") -> None:
+        self.calls: list[tuple[str, tuple]] = []
+        self.sm = sm
+        patches = {
+            "ensure_context": lambda device: self._rec("ensure_context", device) or 1234,
+            "current_device": lambda: 0,
+            "device_sm": lambda device: self._rec("device_sm", device) or self.sm,
+            "load_function": lambda *a: self._rec("load_function", *a) or "FUNC",
+            "verify_param_layout": lambda *a: self._rec("verify_param_layout", *a),
+            "launch": lambda *a: self._rec("launch", *a),
+            "launch_packed": lambda *a: self._rec("launch_packed", *a),
+            "synchronize": lambda *a: self._rec("synchronize", *a),
+            "record_event": lambda stream: self._rec("record_event", stream) or "EVENT",
+            "event_done": lambda event: True,
+            "destroy_event": lambda event: None,
+        }
+        for name, fn in patches.items():
+            monkeypatch.setattr(driver, name, fn)
+        monkeypatch.setattr(launcher, "host_arch", lambda: "x86_64")
+
+    def _rec(self, name: str, *args: object) -> None:
+        self.calls.append((name, args))
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    monkeypatch.setattr(liveness, "IN_FLIGHT", liveness.InFlight())
+    monkeypatch.setattr(launcher, "IN_FLIGHT", liveness.IN_FLIGHT)
+    return FakeDriver(monkeypatch)
+
+
+def args(n: int = N) -> list[object]:
+    return [
+        DeviceTensor(0x1000_0000, n).partition([128]),
+        DeviceTensor(0x2000_0000, n),
+        DeviceTensor(0x3000_0000, n),
+    ]
+
+
+def test_launch_calls_the_driver_with_plan(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    given = args()
+    result = kernel(*given, stream=77)
+    assert result == tuple(given) and result[0] is given[0]
+    launch = [a for name, a in fake_driver.calls if name == "launch"]
+    assert len(launch) == 1
+    function, grid, block, smem, stream, buffer, offsets = launch[0]
+    assert (function, grid, block, smem, stream) == ("FUNC", (7813, 1, 1), (1, 1, 1), 0, 77)
+    assert buffer[:8] == struct.pack("<Q", 0x1000_0000) and len(buffer) == 56
+    assert offsets == (0, 8, 12, 16, 20, 24, 32, 36, 40, 48, 52)
+    load = next(a for name, a in fake_driver.calls if name == "load_function")
+    assert load == (CUBIN, hashlib.sha256(CUBIN).hexdigest(), "add_entry", 1234)
+    verify = next(a for name, a in fake_driver.calls if name == "verify_param_layout")
+    assert verify[1][:3] == [(0, 8), (8, 4), (12, 4)]
+    assert ("record_event", (77,)) in fake_driver.calls
+
+
+def test_layout_is_verified_once_per_context(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    kernel(*args())
+    kernel(*args())
+    assert fake_driver.names().count("verify_param_layout") == 1
+    assert fake_driver.names().count("launch") == 2
+
+
+def test_packed_and_sync_options(add, fake_driver):
+    Kernel(CUBIN, add).launch(*args(), packed=True, sync=True)
+    assert "launch_packed" in fake_driver.names() and "launch" not in fake_driver.names()
+    assert fake_driver.names()[-1] == "synchronize"
+
+
+def test_stream_objects_are_normalized(add, fake_driver):
+    class TorchLikeStream:
+        cuda_stream = 0xABC
+
+    Kernel(CUBIN, add)(*args(), stream=TorchLikeStream())
+    launch = next(a for name, a in fake_driver.calls if name == "launch")
+    assert launch[4] == 0xABC
+
+
+def test_rejected_launch_reaches_nothing(add, fake_driver):
+    bad = args()
+    bad[1] = DeviceTensor(0x2000_0000, N, dtype="f16")
+    with pytest.raises(DTypeMismatchError):
+        Kernel(CUBIN, add)(*bad)
+    assert fake_driver.calls == []
+
+
+def test_wrong_gpu_target_rejected_before_loading(add, fake_driver):
+    fake_driver.sm = "sm_100"
+    with pytest.raises(TargetMismatchError) as info:
+        Kernel(CUBIN, add)(*args())
+    assert "sm_90" in str(info.value) and "sm_100" in str(info.value)
+    assert "load_function" not in fake_driver.names() and "launch" not in fake_driver.names()
+
+
+def test_wrong_host_arch_rejected(add, fake_driver, monkeypatch):
+    monkeypatch.setattr(launcher, "host_arch", lambda: "aarch64")
+    with pytest.raises(TargetMismatchError) as info:
+        Kernel(CUBIN, add)(*args())
+    assert "host arch x86_64" in str(info.value)
+
+
+def test_cubin_digest_checked(add):
+    with pytest.raises(IntegrityError):
+        Kernel(CUBIN, add, cubin_sha256="0" * 64)
+    assert Kernel(CUBIN, add, cubin_sha256=hashlib.sha256(CUBIN).hexdigest()).sha256
+
+
+def test_unchecked_kernel_needs_opt_in(add):
+    add.safety.unchecked_accesses = True
+    with pytest.raises(ContractError, match="allow_unchecked"):
+        Kernel(CUBIN, add)
+    assert Kernel(CUBIN, add, allow_unchecked=True).name == "add"
+
+
+def test_kernel_metadata(add):
+    kernel = Kernel(CUBIN, add)
+    assert kernel.name == "add" and kernel.entry_symbol == "add_entry" and kernel.sm == "sm_90"
+    assert kernel.generics == {"B": "128"}
+    assert "add<B=128>" in repr(kernel)
+    assert kernel.plan(*args()).grid == (7813, 1, 1)
+
+
+def test_liveness_keeps_owners_until_the_event_completes(monkeypatch):
+    done = {"E1": False}
+    monkeypatch.setattr(driver, "record_event", lambda stream: "E1")
+    monkeypatch.setattr(driver, "event_done", lambda event: done[event])
+    destroyed: list[str] = []
+    monkeypatch.setattr(driver, "destroy_event", destroyed.append)
+    tracker = liveness.InFlight()
+    owner = object()
+    tracker.hold(0, [owner])
+    assert tracker.prune() == 1 and len(tracker) == 1
+    done["E1"] = True
+    assert tracker.prune() == 0 and destroyed == ["E1"]
