@@ -86,7 +86,7 @@ class CompileClient:
         *,
         generic_args: Sequence[object] = (),
         extra_sources: Mapping[str, str] | None = None,
-        opt_level: int = 0,
+        opt_level: int | None = None,
         host_arch: str = "",
         lineinfo: bool = False,
         skip_cache: bool = False,
@@ -99,7 +99,8 @@ class CompileClient:
         for name, value in (generics or {}).items():
             request.generics[name] = str(value)
         request.generic_args.extend(str(v) for v in generic_args)
-        request.options.opt_level = opt_level
+        if opt_level is not None:  # absent: the server's default (-O3)
+            request.options.opt_level = opt_level
         request.options.host_arch = host_arch
         request.options.lineinfo = lineinfo
         request.options.skip_cache = skip_cache

@@ -40,6 +40,9 @@ LIMIT_EXCEEDED: Final = _code("CT0005", "limit-exceeded", "the input exceeds a c
 
 # --- names and generics ---
 UNKNOWN_ENTRY: Final = _code("CT0101", "unknown-entry", "no entry function of that name")
+AMBIGUOUS_ENTRY: Final = _code(
+    "CT0103", "ambiguous-entry", "several entries match the requested name"
+)
 GENERIC_ARGUMENT: Final = _code(
     "CT0102", "generic-argument", "a missing, extra or ill-typed generic argument"
 )

@@ -57,7 +57,7 @@ def find_entry(program: Program, requested: str, sink: DiagnosticSink) -> A.Func
         names = ", ".join(f"`{f.qualified_name}`" for f in candidates)
         sink.add(
             error(
-                codes.UNKNOWN_ENTRY,
+                codes.AMBIGUOUS_ENTRY,
                 f"entry name `{requested}` is ambiguous: {names}",
                 candidates[1].name_span,
                 "also defined here",

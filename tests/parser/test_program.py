@@ -111,7 +111,7 @@ def test_ambiguous_entry_names_both_candidates() -> None:
     entry, sink = lookup("k")
     assert entry is None
     (diagnostic,) = sink
-    assert diagnostic.code is codes.UNKNOWN_ENTRY
+    assert diagnostic.code is codes.AMBIGUOUS_ENTRY
     assert "ambiguous" in diagnostic.message
     assert "`a::k`" in diagnostic.message and "`b::k`" in diagnostic.message
     primary = [lb for lb in diagnostic.labels if lb.primary]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from parser import codes
 from parser.diagnostics import Diagnostic, Label, Severity, error, warning
 from parser.render import render, render_all, to_json

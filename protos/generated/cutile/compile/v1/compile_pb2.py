@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from protos.generated.cutile.compile.v1 import contract_pb2 as cutile_dot_compile_dot_v1_dot_contract__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63utile/compile/v1/compile.proto\x12\x11\x63utile.compile.v1\x1a cutile/compile/v1/contract.proto\"(\n\nSourceFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\x9d\x02\n\x0e\x43ompileRequest\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceFile\x12\r\n\x05\x65ntry\x18\x02 \x01(\t\x12\x41\n\x08generics\x18\x03 \x03(\x0b\x32/.cutile.compile.v1.CompileRequest.GenericsEntry\x12\x14\n\x0cgeneric_args\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x32\n\x07options\x18\x06 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\x1a/\n\rGenericsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\\\n\x0e\x43ompileOptions\x12\x11\n\topt_level\x18\x01 \x01(\r\x12\x11\n\thost_arch\x18\x02 \x01(\t\x12\x10\n\x08lineinfo\x18\x03 \x01(\x08\x12\x12\n\nskip_cache\x18\x04 \x01(\x08\"\xe4\x01\n\x0f\x43ompileResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x32\n\x0b\x64iagnostics\x18\x02 \x03(\x0b\x32\x1d.cutile.compile.v1.Diagnostic\x12-\n\x08\x61rtifact\x18\x03 \x01(\x0b\x32\x1b.cutile.compile.v1.Artifact\x12.\n\x05\x63\x61\x63he\x18\x04 \x01(\x0e\x32\x1f.cutile.compile.v1.CacheOutcome\x12\x32\n\x07timings\x18\x05 \x01(\x0b\x32!.cutile.compile.v1.CompileTimings\"&\n\x06\x44igest\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"\xaf\x01\n\x08\x41rtifact\x12\r\n\x05\x63ubin\x18\x01 \x01(\x0c\x12/\n\x0c\x63ubin_digest\x18\x02 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x33\n\x08\x63ontract\x18\x03 \x01(\x0b\x32!.cutile.compile.v1.LaunchContract\x12.\n\x0brequest_key\x18\x04 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\"L\n\x0e\x43ompileTimings\x12\x13\n\x0b\x66rontend_ms\x18\x01 \x01(\x01\x12\x13\n\x0btileiras_ms\x18\x02 \x01(\x01\x12\x10\n\x08total_ms\x18\x03 \x01(\x01\"\xb1\x01\n\nSourceSpan\x12\x13\n\x0bsource_name\x18\x01 \x01(\t\x12\x12\n\nbyte_start\x18\x02 \x01(\r\x12\x10\n\x08\x62yte_end\x18\x03 \x01(\r\x12\x12\n\nline_start\x18\x04 \x01(\r\x12\x11\n\tcol_start\x18\x05 \x01(\r\x12\x10\n\x08line_end\x18\x06 \x01(\r\x12\x0f\n\x07\x63ol_end\x18\x07 \x01(\r\x12\r\n\x05label\x18\x08 \x01(\t\x12\x0f\n\x07primary\x18\t \x01(\x08\"\xb7\x01\n\nDiagnostic\x12-\n\x08severity\x18\x01 \x01(\x0e\x32\x1b.cutile.compile.v1.Severity\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12,\n\x05spans\x18\x04 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceSpan\x12\r\n\x05notes\x18\x05 \x03(\t\x12\x0c\n\x04help\x18\x06 \x03(\t\x12\x10\n\x08rendered\x18\x07 \x01(\t*\\\n\x0c\x43\x61\x63heOutcome\x12\x1d\n\x19\x43\x41\x43HE_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n\x12\x43\x41\x43HE_OUTCOME_MISS\x10\x01\x12\x15\n\x11\x43\x41\x43HE_OUTCOME_HIT\x10\x02*t\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n\x0eSEVERITY_ERROR\x10\x01\x12\x14\n\x10SEVERITY_WARNING\x10\x02\x12\x11\n\rSEVERITY_NOTE\x10\x03\x12\x11\n\rSEVERITY_HELP\x10\x04\x32\x62\n\x0e\x43ompileService\x12P\n\x07\x43ompile\x12!.cutile.compile.v1.CompileRequest\x1a\".cutile.compile.v1.CompileResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63utile/compile/v1/compile.proto\x12\x11\x63utile.compile.v1\x1a cutile/compile/v1/contract.proto\"(\n\nSourceFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\x9d\x02\n\x0e\x43ompileRequest\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceFile\x12\r\n\x05\x65ntry\x18\x02 \x01(\t\x12\x41\n\x08generics\x18\x03 \x03(\x0b\x32/.cutile.compile.v1.CompileRequest.GenericsEntry\x12\x14\n\x0cgeneric_args\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x32\n\x07options\x18\x06 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\x1a/\n\rGenericsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"o\n\x0e\x43ompileOptions\x12\x16\n\topt_level\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x11\n\thost_arch\x18\x02 \x01(\t\x12\x10\n\x08lineinfo\x18\x03 \x01(\x08\x12\x12\n\nskip_cache\x18\x04 \x01(\x08\x42\x0c\n\n_opt_level\"\xe4\x01\n\x0f\x43ompileResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x32\n\x0b\x64iagnostics\x18\x02 \x03(\x0b\x32\x1d.cutile.compile.v1.Diagnostic\x12-\n\x08\x61rtifact\x18\x03 \x01(\x0b\x32\x1b.cutile.compile.v1.Artifact\x12.\n\x05\x63\x61\x63he\x18\x04 \x01(\x0e\x32\x1f.cutile.compile.v1.CacheOutcome\x12\x32\n\x07timings\x18\x05 \x01(\x0b\x32!.cutile.compile.v1.CompileTimings\"&\n\x06\x44igest\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"\xaf\x01\n\x08\x41rtifact\x12\r\n\x05\x63ubin\x18\x01 \x01(\x0c\x12/\n\x0c\x63ubin_digest\x18\x02 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x33\n\x08\x63ontract\x18\x03 \x01(\x0b\x32!.cutile.compile.v1.LaunchContract\x12.\n\x0brequest_key\x18\x04 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\"L\n\x0e\x43ompileTimings\x12\x13\n\x0b\x66rontend_ms\x18\x01 \x01(\x01\x12\x13\n\x0btileiras_ms\x18\x02 \x01(\x01\x12\x10\n\x08total_ms\x18\x03 \x01(\x01\"\xb1\x01\n\nSourceSpan\x12\x13\n\x0bsource_name\x18\x01 \x01(\t\x12\x12\n\nbyte_start\x18\x02 \x01(\r\x12\x10\n\x08\x62yte_end\x18\x03 \x01(\r\x12\x12\n\nline_start\x18\x04 \x01(\r\x12\x11\n\tcol_start\x18\x05 \x01(\r\x12\x10\n\x08line_end\x18\x06 \x01(\r\x12\x0f\n\x07\x63ol_end\x18\x07 \x01(\r\x12\r\n\x05label\x18\x08 \x01(\t\x12\x0f\n\x07primary\x18\t \x01(\x08\"\xb7\x01\n\nDiagnostic\x12-\n\x08severity\x18\x01 \x01(\x0e\x32\x1b.cutile.compile.v1.Severity\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12,\n\x05spans\x18\x04 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceSpan\x12\r\n\x05notes\x18\x05 \x03(\t\x12\x0c\n\x04help\x18\x06 \x03(\t\x12\x10\n\x08rendered\x18\x07 \x01(\t*\\\n\x0c\x43\x61\x63heOutcome\x12\x1d\n\x19\x43\x41\x43HE_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n\x12\x43\x41\x43HE_OUTCOME_MISS\x10\x01\x12\x15\n\x11\x43\x41\x43HE_OUTCOME_HIT\x10\x02*t\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n\x0eSEVERITY_ERROR\x10\x01\x12\x14\n\x10SEVERITY_WARNING\x10\x02\x12\x11\n\rSEVERITY_NOTE\x10\x03\x12\x11\n\rSEVERITY_HELP\x10\x04\x32\x62\n\x0e\x43ompileService\x12P\n\x07\x43ompile\x12!.cutile.compile.v1.CompileRequest\x1a\".cutile.compile.v1.CompileResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,10 +34,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_COMPILEREQUEST_GENERICSENTRY']._loaded_options = None
   _globals['_COMPILEREQUEST_GENERICSENTRY']._serialized_options = b'8\001'
-  _globals['_CACHEOUTCOME']._serialized_start=1405
-  _globals['_CACHEOUTCOME']._serialized_end=1497
-  _globals['_SEVERITY']._serialized_start=1499
-  _globals['_SEVERITY']._serialized_end=1615
+  _globals['_CACHEOUTCOME']._serialized_start=1424
+  _globals['_CACHEOUTCOME']._serialized_end=1516
+  _globals['_SEVERITY']._serialized_start=1518
+  _globals['_SEVERITY']._serialized_end=1634
   _globals['_SOURCEFILE']._serialized_start=88
   _globals['_SOURCEFILE']._serialized_end=128
   _globals['_COMPILEREQUEST']._serialized_start=131
@@ -45,19 +45,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_COMPILEREQUEST_GENERICSENTRY']._serialized_start=369
   _globals['_COMPILEREQUEST_GENERICSENTRY']._serialized_end=416
   _globals['_COMPILEOPTIONS']._serialized_start=418
-  _globals['_COMPILEOPTIONS']._serialized_end=510
-  _globals['_COMPILERESPONSE']._serialized_start=513
-  _globals['_COMPILERESPONSE']._serialized_end=741
-  _globals['_DIGEST']._serialized_start=743
-  _globals['_DIGEST']._serialized_end=781
-  _globals['_ARTIFACT']._serialized_start=784
-  _globals['_ARTIFACT']._serialized_end=959
-  _globals['_COMPILETIMINGS']._serialized_start=961
-  _globals['_COMPILETIMINGS']._serialized_end=1037
-  _globals['_SOURCESPAN']._serialized_start=1040
-  _globals['_SOURCESPAN']._serialized_end=1217
-  _globals['_DIAGNOSTIC']._serialized_start=1220
-  _globals['_DIAGNOSTIC']._serialized_end=1403
-  _globals['_COMPILESERVICE']._serialized_start=1617
-  _globals['_COMPILESERVICE']._serialized_end=1715
+  _globals['_COMPILEOPTIONS']._serialized_end=529
+  _globals['_COMPILERESPONSE']._serialized_start=532
+  _globals['_COMPILERESPONSE']._serialized_end=760
+  _globals['_DIGEST']._serialized_start=762
+  _globals['_DIGEST']._serialized_end=800
+  _globals['_ARTIFACT']._serialized_start=803
+  _globals['_ARTIFACT']._serialized_end=978
+  _globals['_COMPILETIMINGS']._serialized_start=980
+  _globals['_COMPILETIMINGS']._serialized_end=1056
+  _globals['_SOURCESPAN']._serialized_start=1059
+  _globals['_SOURCESPAN']._serialized_end=1236
+  _globals['_DIAGNOSTIC']._serialized_start=1239
+  _globals['_DIAGNOSTIC']._serialized_end=1422
+  _globals['_COMPILESERVICE']._serialized_start=1636
+  _globals['_COMPILESERVICE']._serialized_end=1734
 # @@protoc_insertion_point(module_scope)

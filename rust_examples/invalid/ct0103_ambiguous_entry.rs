@@ -16,7 +16,7 @@ mod second {
     use cutile::core::*;
 
     #[cutile::entry()]
-    fn scale<const B: i32>(z: &mut Tensor<f32, { [B] }>) { // ERROR[CT0101]: is ambiguous
+    fn scale<const B: i32>(z: &mut Tensor<f32, { [B] }>) { // ERROR[CT0103]: is ambiguous
         z.store(z.load());
     }
 }

@@ -1,0 +1,14 @@
+"""cutile-serve's service layer: gRPC server, artifact cache and the batch CLI.
+
+It only converts messages and delegates to `lowering.pipeline.compile_kernel`.
+
+The server starts tileiras from worker threads. gRPC's fork handlers run in every child
+created with fork() (subprocess uses fork() whenever `preexec_fn` is given), and such
+children were seen to die with SIGSEGV (about 1 in 70 assemblies). The handlers only
+matter for processes that use gRPC after fork(), which tileiras never does, so they are
+off unless the user chose otherwise. This must happen before `grpc` is first imported.
+"""
+
+import os
+
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")

@@ -1,0 +1,384 @@
+"""`cutile-compile`: compile kernel files to cubins + launch contracts, without a server.
+
+    cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
+                   [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
+                   [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo]
+                   [--message-format human|json] [--cache-dir DIR | --no-cache]
+                   [--tileiras PATH]
+
+Compiles every file x entry x generics set x arch and writes the results to OUT (see
+`service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
+runs can fill one bundle. `--generics saxpy:E=f16,B=1024` scopes a set to one entry. An entry only has to exist in one of the files: a file that does not
+define it is skipped for it. `--generics` takes names (`E=f16,B=1024`) or positions
+(`f16,1024`); commas inside brackets belong to the value (`S=[64, 32]`). No `--generics`
+means one compile without generic arguments; no `--arch` means sm_90.
+
+The artifact cache is on by default and shared with `cutile-serve` (the same folder and
+keys): `--cache-dir` moves it, `--no-cache` turns it off.
+
+Diagnostics go to stderr, rustc-style or one JSON object per line
+(`--message-format json`), each printed once even when several kernels report it.
+Exit status: 0 when every kernel compiled, 1 when any failed, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+
+from lowering.pipeline import (
+    DEFAULT_TARGET,
+    HOST_ARCHES,
+    SUPPORTED_TARGETS,
+    CompileRequest,
+    Stage,
+)
+from parser.codes import INTERNAL_ERROR, UNKNOWN_ENTRY
+from parser.diagnostics import Diagnostic, Severity
+from parser.render import render, to_json
+from parser.spans import SourceFile
+from service.cache import DiskCache, default_cache_dir
+from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
+from service.engine import CompileEngine, Outcome
+from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
+from service.toolchain import locate_assembler
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+_SCOPED = re.compile(r"\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*):(?!:)(.*)", re.DOTALL)
+_NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)", re.DOTALL)
+_OPEN, _CLOSE = "[{(", "]})"
+
+
+class UsageError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- generics
+
+
+@dataclass(frozen=True)
+class GenericsSet:
+    """One `--generics` value: by name or by position, never both."""
+
+    named: tuple[tuple[str, str], ...] = ()
+    positional: tuple[str, ...] = ()
+    entry: str | None = None  # `saxpy:E=f16,B=1024` applies to `saxpy` only
+
+    def describe(self) -> str:
+        items = [f"{n}={v}" for n, v in self.named] or list(self.positional)
+        return ", ".join(items) or "no generics"
+
+    def applies_to(self, entry: str) -> bool:
+        return self.entry is None or self.entry == entry or entry.endswith(f"::{self.entry}")
+
+
+def generics_for(entry: str, sets: Sequence[GenericsSet]) -> list[GenericsSet]:
+    """The sets scoped to `entry`, else the unscoped ones, else one empty set."""
+    scoped = [g for g in sets if g.entry is not None and g.applies_to(entry)]
+    return scoped or [g for g in sets if g.entry is None] or [GenericsSet()]
+
+
+def parse_generics(text: str) -> GenericsSet:
+    """`B=128`, `E=f16,B=1024`, `128`, `S=[64, 32]`, `saxpy:E=f16,B=1024`; raises
+    `UsageError`."""
+    scope = _SCOPED.fullmatch(text)
+    if scope is not None:
+        inner = parse_generics(scope.group(2))
+        return GenericsSet(inner.named, inner.positional, scope.group(1))
+    items = [item.strip() for item in _split_top_level(text)]
+    if items == [""]:
+        return GenericsSet()
+    named: dict[str, str] = {}
+    positional: list[str] = []
+    for item in items:
+        if not item:
+            raise UsageError(f"empty generic argument in {text!r}")
+        match = _NAMED.fullmatch(item)
+        if match is None:
+            positional.append(item)
+            continue
+        name, value = match.group(1), match.group(2).strip()
+        if not value:
+            raise UsageError(f"generic {name} has no value in {text!r}")
+        if name in named:
+            raise UsageError(f"generic {name} given twice in {text!r}")
+        named[name] = value
+    if named and positional:
+        raise UsageError(f"give generics by name or by position, not both: {text!r}")
+    return GenericsSet(tuple(named.items()), tuple(positional))
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                raise UsageError(f"unbalanced brackets in generics {text!r}")
+        elif ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if depth != 0:
+        raise UsageError(f"unbalanced brackets in generics {text!r}")
+    parts.append("".join(current))
+    return parts
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One compile of the batch."""
+
+    source: SourceFile
+    entry: str
+    generics: GenericsSet
+    arch: str
+
+    def describe(self) -> str:
+        return f"`{self.entry}` ({self.source.name}; {self.generics.describe()}; {self.arch})"
+
+
+@dataclass
+class Report:
+    """Prints diagnostics (each once) and notes; counts failures."""
+
+    message_format: str
+    failed: int = 0
+    _printed: set[str] = field(default_factory=set)
+
+    def diagnostics(self, diagnostics: Sequence[Diagnostic]) -> None:
+        for diagnostic in diagnostics:
+            text = render(diagnostic)
+            if text in self._printed:
+                continue
+            self._printed.add(text)
+            if self.message_format == "json":
+                print(json.dumps(to_json(diagnostic)), file=sys.stderr)
+            else:
+                print(text + "\n", file=sys.stderr)
+
+    def failure(self, what: str) -> None:
+        self.failed += 1
+        self.note(f"error: could not compile {what}\n")
+
+    def note(self, text: str) -> None:
+        if self.message_format == "human":
+            print(text, file=sys.stderr)
+
+
+@dataclass
+class Batch:
+    """One `cutile-compile` run: every file x entry x generics set x arch."""
+
+    args: argparse.Namespace
+    engine: CompileEngine
+    report: Report
+    records: list[KernelRecord] = field(default_factory=list)
+    found: set[str] = field(default_factory=set)  # entries some file defines
+    not_found: dict[str, list[Diagnostic]] = field(default_factory=dict)
+
+    def run(self, sources: Sequence[SourceFile]) -> int:
+        for source in sources:
+            if self._parses(source):
+                for entry in self.args.entry:
+                    self._compile_entry(source, entry)
+        for entry, diagnostics in self.not_found.items():
+            if entry not in self.found:
+                self.report.diagnostics(diagnostics)
+                self.report.failure(f"`{entry}`: no file defines it")
+        kept = [r for r in read_manifest(self.args.out) if _still_valid(r, self.records)]
+        write_manifest(self.args.out, _unique(kept + self.records))
+        if self.report.failed:
+            self.report.note(f"error: {self.report.failed} compile(s) failed")
+            return EXIT_FAILED
+        self.report.note(f"wrote {len(self.records)} kernel(s) to {self.args.out}")
+        return EXIT_OK
+
+    def _parses(self, source: SourceFile) -> bool:
+        """Parse `source` once: a file that does not parse fails once, not once per kernel."""
+        request = CompileRequest(sources=(source,), entry="_")
+        engine = self.engine
+        result = engine.compile_fn(request, stop_after=Stage.PARSE, assembler=engine.assembler)
+        if not result.ok:
+            self.report.diagnostics(result.diagnostics)
+            self.report.failure(source.name)
+        return result.ok
+
+    def _compile_entry(self, source: SourceFile, entry: str) -> None:
+        """Every generics set x arch of `entry`, unless `source` does not define it."""
+        args = self.args
+        sets = generics_for(entry, args.generics)
+        kernels = [Kernel(source, entry, g, a) for g, a in product(sets, args.arch)]
+        first = self._compile(kernels[0])
+        if _only_unknown_entry(first):  # not in this file: fine if another file has it
+            self.not_found.setdefault(entry, []).extend(first.diagnostics)
+            return
+        self.found.add(entry)
+        for index, kernel in enumerate(kernels):
+            outcome = first if index == 0 else self._compile(kernel)
+            self.report.diagnostics(outcome.diagnostics)
+            if outcome.artifact is None:
+                self.report.failure(kernel.describe())
+                continue
+            record = write_kernel(args.out, outcome.artifact, outcome.key, source.name)
+            self.records.append(record)
+
+    def _compile(self, kernel: Kernel) -> Outcome:
+        request = CompileRequest(
+            sources=(kernel.source,),
+            entry=kernel.entry,
+            generics=kernel.generics.named,
+            generic_args=kernel.generics.positional,
+            target=kernel.arch,
+            opt_level=self.args.opt_level,
+            host_arch=self.args.host_arch,
+            lineinfo=self.args.lineinfo,
+        )
+        try:
+            return self.engine.compile(request)
+        except Exception as exc:  # a bug: reported like rustc's ICE, without a traceback
+            message = f"internal compiler error: {type(exc).__name__}: {exc}"
+            diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
+            return Outcome(self.engine.key(request), (diagnostic,))
+
+
+def _only_unknown_entry(outcome: Outcome) -> bool:
+    errors = [d for d in outcome.diagnostics if d.is_error]
+    return bool(errors) and all(d.code == UNKNOWN_ENTRY for d in errors)
+
+
+def _still_valid(old: KernelRecord, new: list[KernelRecord]) -> bool:
+    """An earlier run's kernel stays in the bundle unless this run rebuilt the same one."""
+    same = {(r.module, r.function, r.sm, tuple(sorted(r.generics.items()))) for r in new}
+    return (old.module, old.function, old.sm, tuple(sorted(old.generics.items()))) not in same
+
+
+def _unique(records: list[KernelRecord]) -> list[KernelRecord]:
+    seen: set[str] = set()
+    kept = []
+    for record in records:
+        if record.request_key not in seen:
+            seen.add(record.request_key)
+            kept.append(record)
+    return kept
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="cutile-compile",
+        description="Compile cuTile Rust kernels to cubins and launch contracts.",
+    )
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE.rs")
+    parser.add_argument("--entry", action="append", required=True, help="entry function")
+    parser.add_argument(
+        "--generics",
+        action="append",
+        metavar="SPEC",
+        help="one specialization: B=128 or E=f16,B=1024 (by name), 128 (by position); "
+        "ENTRY:SPEC applies to one entry only",
+    )
+    parser.add_argument(
+        "--arch", action="append", choices=SUPPORTED_TARGETS, help=f"default {DEFAULT_TARGET}"
+    )
+    parser.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    parser.add_argument(
+        "--opt-level", type=int, choices=range(MAX_OPT_LEVEL + 1), default=DEFAULT_OPT_LEVEL
+    )
+    parser.add_argument("--host-arch", choices=HOST_ARCHES, default=DEFAULT_HOST_ARCH)
+    parser.add_argument("--lineinfo", action="store_true", help="keep source lines in the cubin")
+    parser.add_argument("--message-format", choices=("human", "json"), default="human")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log progress and internal tracebacks"
+    )
+    parser.add_argument(
+        "--tileiras",
+        metavar="PATH",
+        help="the tileiras binary (default: $CUTILE_TILEIRAS, the nvidia wheel, then PATH)",
+    )
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache-dir", type=Path, help=f"default {default_cache_dir()}")
+    cache.add_argument("--no-cache", action="store_true", help="do not use the artifact cache")
+    args = parser.parse_args(argv)
+    try:
+        args.generics = [parse_generics(text) for text in args.generics or [""]]
+    except UsageError as exc:
+        parser.error(str(exc))
+    args.arch = list(dict.fromkeys(args.arch or [DEFAULT_TARGET]))
+    args.entry = list(dict.fromkeys(args.entry))
+    for entry in args.entry:
+        if not entry:
+            parser.error("--entry must not be empty")
+    return args
+
+
+class _DropTraceback(logging.Filter):
+    """Keep log records but not their tracebacks (users get diagnostics, not stacks)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _configure_logging(verbose: bool) -> None:
+    root = logging.getLogger()
+    if root.handlers:  # embedded in a program that set up logging: leave it alone
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("cutile-compile: %(levelname)s: %(message)s"))
+    if not verbose:
+        handler.addFilter(_DropTraceback())
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def read_sources(paths: Sequence[Path]) -> list[SourceFile]:
+    sources = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from exc
+        sources.append(SourceFile(str(path), text))
+    return sources
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    _configure_logging(args.verbose)
+    try:
+        sources = read_sources(args.files)
+        args.out.mkdir(parents=True, exist_ok=True)
+    except (UsageError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    assembler = locate_assembler(args.tileiras)
+    if assembler is None:
+        print("error: tileiras not found or not working (see above)", file=sys.stderr)
+        return EXIT_FAILED
+    cache = None if args.no_cache else DiskCache(args.cache_dir or default_cache_dir())
+    engine = CompileEngine(assembler, cache=cache)
+    return Batch(args, engine, Report(args.message_format)).run(sources)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

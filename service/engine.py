@@ -1,0 +1,144 @@
+"""Compile one domain request through the cache: the step the server and the CLI share.
+
+`CompileEngine.compile` looks the request key up in the cache, runs the compiler on a
+miss, and stores only successful results. A kernel that fails to compile, in the front
+end or in tileiras, is an `Outcome` with error diagnostics, not an exception; anything
+else the compiler raises propagates (the server turns it into INTERNAL). It blocks: the
+server calls it from worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from google.protobuf.message import DecodeError
+
+from lowering.pipeline import (
+    COMPILER_VERSION,
+    CompileRequest,
+    CompileResult,
+    Timings,
+    compile_kernel,
+)
+from lowering.tileiras import Tileiras, TileirasError
+from parser.codes import TILEIRAS_FAILED
+from parser.diagnostics import Diagnostic, Severity
+from protos.generated.cutile.compile.v1 import contract_pb2
+from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
+from service.convert import contract_to_proto
+
+log = logging.getLogger(__name__)
+
+CompileFn = Callable[..., CompileResult]  # compile_kernel(request, *, assembler=...)
+
+_MAX_NOTE_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Artifact:
+    cubin: bytes
+    contract: contract_pb2.LaunchContract
+
+
+@dataclass(frozen=True)
+class Outcome:
+    key: RequestKey
+    diagnostics: tuple[Diagnostic, ...]  # errors on failure, warnings otherwise (not on hits)
+    artifact: Artifact | None = None
+    cache_hit: bool = False
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def ok(self) -> bool:
+        return self.artifact is not None
+
+
+class CompileEngine:
+    """The compiler plus the cache, for one located tileiras (`assembler`).
+
+    `compile_fn` defaults to `lowering.pipeline.compile_kernel`; tests inject their own.
+    `cache=None` disables caching.
+    """
+
+    def __init__(
+        self,
+        assembler: Tileiras,
+        *,
+        cache: ArtifactCache | None = None,
+        compile_fn: CompileFn | None = None,
+        compiler_version: str = COMPILER_VERSION,
+    ) -> None:
+        self.assembler = assembler
+        self.cache = cache
+        self.compile_fn = compile_fn if compile_fn is not None else compile_kernel
+        self.compiler_version = compiler_version
+        self.tileiras_fingerprint = assembler.fingerprint
+
+    def key(self, request: CompileRequest) -> RequestKey:
+        return request_key(
+            request,
+            tileiras_fingerprint=self.tileiras_fingerprint,
+            compiler_version=self.compiler_version,
+        )
+
+    def compile(self, request: CompileRequest, *, skip_cache: bool = False) -> Outcome:
+        """The artifact for `request`: from the cache, or compiled (and then stored)."""
+        start = time.perf_counter()
+        key = self.key(request)
+        if not skip_cache:
+            artifact = self._lookup(key)
+            if artifact is not None:
+                return Outcome(key, (), artifact, cache_hit=True, timings=_since(start))
+        result = self._run_compiler(request)
+        timings = _since(start, result.timings)
+        if not result.ok:
+            return Outcome(key, result.diagnostics, timings=timings)
+        if result.cubin is None or result.contract is None:
+            raise RuntimeError("the compiler reported success without a cubin and contract")
+        artifact = Artifact(result.cubin, contract_to_proto(result.contract))
+        self._store(key, artifact)
+        return Outcome(key, result.diagnostics, artifact, timings=timings)
+
+    def _run_compiler(self, request: CompileRequest) -> CompileResult:
+        try:
+            return self.compile_fn(request, assembler=self.assembler)
+        except TileirasError as exc:  # compile_kernel reports these itself; a compile_fn may not
+            return CompileResult(diagnostics=(tileiras_diagnostic(exc),))
+
+    def _lookup(self, key: RequestKey) -> Artifact | None:
+        if self.cache is None:
+            return None
+        entry = self.cache.get(key.sha256)
+        if entry is None:
+            return None
+        try:
+            contract = contract_pb2.LaunchContract.FromString(entry.contract)
+        except DecodeError:
+            log.warning("cache entry %s holds an unreadable contract; removing it", key.short)
+            self.cache.delete(key.sha256)
+            return None
+        return Artifact(entry.cubin, contract)
+
+    def _store(self, key: RequestKey, artifact: Artifact) -> None:
+        if self.cache is None:
+            return
+        entry = CacheEntry(artifact.cubin, artifact.contract.SerializeToString(deterministic=True))
+        self.cache.put(key.sha256, entry)
+
+
+def tileiras_diagnostic(exc: BaseException) -> Diagnostic:
+    """An error diagnostic carrying tileiras's message: first line, the rest as a note."""
+    text = str(exc).strip() or type(exc).__name__
+    first, _, rest = text.partition("\n")
+    notes = (rest.strip()[:_MAX_NOTE_CHARS],) if rest.strip() else ()
+    return Diagnostic(Severity.ERROR, TILEIRAS_FAILED, f"tileiras failed: {first}", notes=notes)
+
+
+def _since(start: float, stages: Timings | None = None) -> Timings:
+    """`stages` with `total_ms` measured from `start` (lookup and storing included)."""
+    total_ms = (time.perf_counter() - start) * 1000.0
+    stages = stages or Timings()
+    return Timings(stages.frontend_ms, stages.tileiras_ms, total_ms)

@@ -1,0 +1,99 @@
+"""The batch output folder: one cubin + contract pair per kernel and `manifest.json`.
+
+    OUT/<function>-<8 hex of request key>-<sm>.cubin
+    OUT/<function>-<8 hex of request key>-<sm>.contract.pb     binary LaunchContract
+    OUT/<function>-<8 hex of request key>-<sm>.contract.json   the same, as proto JSON
+    OUT/manifest.json   {"schema": 1, "kernels": [{module, function, generics, sm, cubin,
+                         contract, contract_json, cubin_sha256, source, request_key}]}
+
+Paths in the manifest are relative to OUT. The Python client reads these fields; only add
+to them. Files are written to a temporary name and renamed, so a reader never sees half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from service.cache import RequestKey
+from service.engine import Artifact
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    module: str
+    function: str
+    generics: dict[str, str] = field(hash=False)
+    sm: str
+    cubin: str
+    contract: str
+    contract_json: str
+    cubin_sha256: str
+    source: str  # the .rs file as given on the command line
+    request_key: str
+
+
+def write_kernel(out_dir: Path, artifact: Artifact, key: RequestKey, source: str) -> KernelRecord:
+    """Write the cubin and both contract forms of one kernel; its manifest record."""
+    contract = artifact.contract
+    stem = f"{contract.kernel.function}-{key.short}-{contract.target.sm}"
+    record = KernelRecord(
+        module=contract.kernel.module,
+        function=contract.kernel.function,
+        generics={g.name: g.value for g in contract.specialization.generics},
+        sm=contract.target.sm,
+        cubin=f"{stem}.cubin",
+        contract=f"{stem}.contract.pb",
+        contract_json=f"{stem}.contract.json",
+        cubin_sha256=hashlib.sha256(artifact.cubin).hexdigest(),
+        source=source,
+        request_key=key.sha256,
+    )
+    contract_json = json_format.MessageToJson(contract, always_print_fields_with_no_presence=True)
+    write_atomically(out_dir / record.cubin, artifact.cubin)
+    write_atomically(out_dir / record.contract, contract.SerializeToString(deterministic=True))
+    write_atomically(out_dir / record.contract_json, (contract_json + "\n").encode("utf-8"))
+    return record
+
+
+def read_manifest(out_dir: Path) -> list[KernelRecord]:
+    """The records of an existing manifest whose files are all still there ([] if none)."""
+    try:
+        data = json.loads((out_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+        records = [KernelRecord(**item) for item in data["kernels"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [
+        r
+        for r in records
+        if all((out_dir / name).is_file() for name in (r.cubin, r.contract, r.contract_json))
+    ]
+
+
+def write_manifest(out_dir: Path, records: Iterable[KernelRecord]) -> Path:
+    manifest = {"schema": MANIFEST_SCHEMA, "kernels": [asdict(r) for r in records]}
+    path = out_dir / MANIFEST_NAME
+    write_atomically(path, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+    return path
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

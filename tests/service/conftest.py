@@ -1,0 +1,212 @@
+"""Fixtures for the service tests: sample domain objects, fakes, a real server in a thread.
+
+Test modules import nothing from here: everything shared is a fixture. Tests that use the
+`tileiras` fixture (tests/conftest.py) run the real compiler and the real tileiras, and
+skip only when tileiras is not installed; they are marked `tileiras`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
+
+from lowering.contract import (
+    AbiSlot,
+    Assumption,
+    AssumptionKind,
+    ContractParam,
+    LaunchContract,
+    ParamKind,
+    SafetySummary,
+    SlotRole,
+)
+from lowering.pipeline import CompileRequest, CompileResult, Stage, Timings
+from parser.codes import OUTPUT_RANK
+from parser.diagnostics import Diagnostic, error
+from parser.spans import SourceFile, Span
+
+if TYPE_CHECKING:
+    import grpc
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ADD_RS = REPO_ROOT / "rust_examples" / "add.rs"
+FAKE_CUBIN = b"\x7fELF fake cubin"
+T = TypeVar("T")
+
+# Storing through a shared reference: E0596 at bad.rs:8:9.
+STORE_THROUGH_SHARED = """\
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn bad<const B: i32>(z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>) {
+        let tx = x.load_like(z);
+        x.store(tx);
+    }
+}
+"""
+
+
+def sample_contract(function: str = "add", sm: str = "sm_90") -> LaunchContract:
+    return LaunchContract(
+        module="kernel",
+        function=function,
+        entry_symbol=f"{function}_B128",
+        source_sha256="ab" * 32,
+        compiler_version="0.1.0",
+        sm=sm,
+        tileiras_version="13.5",
+        bytecode_version="13.3",
+        opt_level=3,
+        host_arch="x86_64",
+        params=(
+            ContractParam(0, "z", ParamKind.TENSOR_OUT, "f32", 1, (-1,), (128,)),
+            ContractParam(1, "x", ParamKind.TENSOR_IN, "f32", 1, (-1,)),
+            ContractParam(2, "n", ParamKind.SCALAR, "i32"),
+        ),
+        abi=(
+            AbiSlot(0, SlotRole.PTR, 0, "u64", 0, 8),
+            AbiSlot(0, SlotRole.DIM, 0, "i32", 8, 4),
+            AbiSlot(0, SlotRole.STRIDE, 0, "i32", 12, 4),
+            AbiSlot(0, SlotRole.PART_DIM, 0, "i32", 16, 4),
+            AbiSlot(0, SlotRole.PART_STRIDE, 0, "i32", 20, 4),
+            AbiSlot(1, SlotRole.PTR, 0, "u64", 24, 8),
+            AbiSlot(2, SlotRole.VALUE, 0, "i32", 32, 4),
+        ),
+        grid_outputs=(0,),
+        param_buffer_bytes=36,
+        assumptions=(
+            Assumption(0, AssumptionKind.BASE_ALIGN, 0, 16),
+            Assumption(1, AssumptionKind.STRIDE_ONE, 0, 0),
+        ),
+        safety=SafetySummary(checks_discharged=2, checks_hoisted_to_host=1),
+        generics=(("B", "128"),),
+    )
+
+
+def error_diagnostic(name: str = "k.rs", text: str = "fn a() {\n    let x = 1;\n}\n") -> Diagnostic:
+    """An error whose primary span is `x` on line 2, column 9."""
+    file = SourceFile(name, text)
+    start = text.index("x")
+    return error(OUTPUT_RANK, "a bad thing", Span(file, start, start + 1), "here")
+
+
+@dataclass(frozen=True)
+class FakeAssembler:
+    version: str = "13.5-fake"
+    fingerprint: str = "fake-fingerprint"
+
+    def assemble(self, *args: object, **kwargs: object) -> bytes:
+        raise AssertionError("the fake compile function never assembles")
+
+
+@dataclass
+class FakeCompiler:
+    """A `compile_fn` that counts calls and returns a canned result or raises."""
+
+    result: CompileResult | None = None
+    raises: BaseException | None = None
+    calls: list[CompileRequest] = field(default_factory=list)
+
+    def __call__(self, request: CompileRequest, **kwargs: object) -> CompileResult:
+        self.calls.append(request)
+        if self.raises is not None:
+            raise self.raises
+        if self.result is not None:
+            return self.result
+        return CompileResult(
+            diagnostics=(),
+            stage_reached=Stage.CUBIN,
+            cubin=FAKE_CUBIN + request.target.encode(),
+            contract=sample_contract(request.entry.split("::")[-1], request.target),
+            timings=Timings(1.0, 2.0, 3.0),
+        )
+
+
+@pytest.fixture
+def fake_compiler() -> FakeCompiler:
+    return FakeCompiler()
+
+
+@pytest.fixture
+def fake_assembler() -> FakeAssembler:
+    return FakeAssembler()
+
+
+@pytest.fixture
+def make_contract() -> Callable[..., LaunchContract]:
+    return sample_contract
+
+
+@pytest.fixture
+def make_error() -> Callable[..., Diagnostic]:
+    return error_diagnostic
+
+
+@pytest.fixture
+def add_rs() -> Path:
+    return ADD_RS
+
+
+@pytest.fixture
+def bad_kernel_source() -> str:
+    return STORE_THROUGH_SHARED
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests here that run the real tileiras (`-m "not tileiras"` deselects them)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and "tileiras" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tileiras)
+
+
+class ServerThread:
+    """A real grpc.aio server (`service.daemon.create_server`) on its own event loop."""
+
+    def __init__(self, engine: object, **options: object) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.server, self.port = self._run(self._start(engine, options))
+
+    async def _start(self, engine: object, options: dict) -> tuple[grpc.aio.Server, int]:
+        from service.daemon import create_server
+
+        server, port = await create_server("127.0.0.1:0", engine, **options)
+        await server.start()
+        return server, port
+
+    def _run(self, coro: Coroutine[object, object, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self._run(self.server.stop(None))
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+
+@pytest.fixture
+def start_server() -> Iterator[Callable[..., ServerThread]]:
+    started: list[ServerThread] = []
+
+    def start(engine: object, **options: object) -> ServerThread:
+        server = ServerThread(engine, **options)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -1,0 +1,285 @@
+"""service.batch_cli (`cutile-compile`): in-process through `main(argv)` and as a process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+
+from lowering.cubin_info import ELF_MAGIC, function_symbols
+from protos.generated.cutile.compile.v1 import contract_pb2
+from service.batch_cli import GenericsSet, UsageError, main, parse_generics
+from service.manifest import MANIFEST_NAME
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+SUB_RS = """\
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn sub<const B: i32>(z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>) {
+        z.store(z.load() - x.load_like(z));
+    }
+}
+"""
+
+MALFORMED_RS = """\
+#[cutile::module]
+mod kernel {
+    fn add( {
+}
+"""
+
+
+# --------------------------------------------------------------------------- --generics
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("B=128", GenericsSet(named=(("B", "128"),))),
+        ("E=f16,B=1024", GenericsSet(named=(("E", "f16"), ("B", "1024")))),
+        (" E = f16 , B = 1024 ", GenericsSet(named=(("E", "f16"), ("B", "1024")))),
+        ("128", GenericsSet(positional=("128",))),
+        ("f16,1024", GenericsSet(positional=("f16", "1024"))),
+        ("S=[64, 32],B=8", GenericsSet(named=(("S", "[64, 32]"), ("B", "8")))),
+        ("{[64, 32]}", GenericsSet(positional=("{[64, 32]}",))),
+        ("", GenericsSet()),
+        ("saxpy:E=f16,B=8", GenericsSet(named=(("E", "f16"), ("B", "8")), entry="saxpy")),
+        ("kernel::add:64", GenericsSet(positional=("64",), entry="kernel::add")),
+    ],
+)
+def test_parse_generics(text: str, expected: GenericsSet) -> None:
+    assert parse_generics(text) == expected
+
+
+@pytest.mark.parametrize("text", ["B=128,256", "B=", "B=1,B=2", "128,,256", "S=[64", "S=64]"])
+def test_parse_generics_rejects(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_generics(text)
+
+
+# --------------------------------------------------------------------------- usage errors
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["add.rs", "-o", "out"],  # no --entry
+        ["add.rs", "--entry", "add"],  # no -o
+        ["add.rs", "--entry", "add", "--arch", "sm_91", "-o", "out"],
+        ["add.rs", "--entry", "add", "--generics", "B=1,2", "-o", "out"],
+        ["add.rs", "--entry", "", "-o", "out"],
+        ["add.rs", "--entry", "add", "--opt-level", "4", "-o", "out"],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
+    assert main(argv) == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_missing_file_exits_2(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path / "nope.rs"), "--entry", "add", "-o", str(tmp_path / "o")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def _compile(tmp_path: Path, *args: str) -> int:
+    return main([*args, "-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")])
+
+
+def _manifest(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "out" / MANIFEST_NAME).read_text())
+
+
+def test_success_writes_cubin_contracts_and_manifest(tileiras, add_rs, tmp_path, capsys) -> None:
+    assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=128") == 0
+    manifest = _manifest(tmp_path)
+    assert manifest["schema"] == 1
+    (kernel,) = manifest["kernels"]
+    out = tmp_path / "out"
+    assert (kernel["module"], kernel["function"], kernel["sm"]) == ("kernel", "add", "sm_90")
+    assert kernel["generics"] == {"B": "128"}
+    assert kernel["cubin"] == f"add-{kernel['request_key'][:8]}-sm_90.cubin"
+    assert kernel["contract"] == kernel["cubin"].replace(".cubin", ".contract.pb")
+    assert kernel["contract_json"] == kernel["cubin"].replace(".cubin", ".contract.json")
+    cubin = (out / kernel["cubin"]).read_bytes()
+    assert cubin.startswith(ELF_MAGIC)
+    assert kernel["cubin_sha256"] == hashlib.sha256(cubin).hexdigest()
+    contract = contract_pb2.LaunchContract.FromString((out / kernel["contract"]).read_bytes())
+    assert contract.kernel.entry_symbol in function_symbols(cubin)
+    from_json = json_format.Parse(
+        (out / kernel["contract_json"]).read_text(), contract_pb2.LaunchContract()
+    )
+    assert from_json == contract
+    assert "wrote 1 kernel(s)" in capsys.readouterr().err
+
+
+def test_every_generics_set_and_arch(tileiras, add_rs, tmp_path) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--generics", "256"]
+    assert _compile(tmp_path, *argv, "--arch", "sm_90", "--arch", "sm_100") == 0
+    kernels = _manifest(tmp_path)["kernels"]
+    assert sorted((k["generics"]["B"], k["sm"]) for k in kernels) == [
+        ("128", "sm_100"),
+        ("128", "sm_90"),
+        ("256", "sm_100"),
+        ("256", "sm_90"),
+    ]
+    assert len({k["cubin"] for k in kernels}) == 4
+    for kernel in kernels:
+        assert (tmp_path / "out" / kernel["cubin"]).is_file()
+
+
+def test_entries_are_matched_to_the_files_that_define_them(tileiras, add_rs, tmp_path) -> None:
+    sub = tmp_path / "sub.rs"
+    sub.write_text(SUB_RS)
+    argv = [str(add_rs), str(sub), "--entry", "add", "--entry", "sub", "--generics", "B=64"]
+    assert _compile(tmp_path, *argv) == 0
+    kernels = _manifest(tmp_path)["kernels"]
+    assert [(k["function"], Path(k["source"]).name) for k in kernels] == [
+        ("add", "add.rs"),
+        ("sub", "sub.rs"),
+    ]
+
+
+def test_scoped_generics_build_several_entries_in_one_run(tileiras, tmp_path) -> None:
+    examples = REPO_ROOT / "rust_examples"
+    argv = [
+        str(examples / "add.rs"),
+        str(examples / "saxpy.rs"),
+        "--entry",
+        "add",
+        "--entry",
+        "saxpy",
+        "--generics",
+        "add:B=64",
+        "--generics",
+        "saxpy:E=f16,B=64",
+        "--generics",
+        "saxpy:f32,64",
+    ]
+    assert _compile(tmp_path, *argv) == 0
+    built = sorted(
+        (k["function"], k["generics"].get("E", "-")) for k in _manifest(tmp_path)["kernels"]
+    )
+    assert built == [("add", "-"), ("saxpy", "f16"), ("saxpy", "f32")]
+
+
+def test_later_runs_add_to_the_bundle_and_replace_rebuilt_kernels(tileiras, add_rs, tmp_path):
+    assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=64") == 0
+    sub = tmp_path / "sub.rs"
+    sub.write_text(SUB_RS)
+    assert _compile(tmp_path, str(sub), "--entry", "sub", "--generics", "B=64") == 0
+    assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=64") == 0
+    kernels = _manifest(tmp_path)["kernels"]
+    assert sorted(k["function"] for k in kernels) == ["add", "sub"]
+
+
+def test_unknown_entry_fails(tileiras, add_rs, tmp_path, capsys) -> None:
+    assert _compile(tmp_path, str(add_rs), "--entry", "add", "--entry", "nope") == 1
+    err = capsys.readouterr().err
+    assert "error[CT0101]: no entry function named `nope`" in err
+    assert "Traceback" not in err
+    assert [k["function"] for k in _manifest(tmp_path)["kernels"]] == []  # add needs B
+
+
+def test_malformed_rust_fails_with_a_location(tileiras, tmp_path, capsys) -> None:
+    source = tmp_path / "broken.rs"
+    source.write_text(MALFORMED_RS)
+    assert _compile(tmp_path, str(source), "--entry", "add") == 1
+    err = capsys.readouterr().err
+    assert "error[CT0001]" in err
+    assert f"--> {source}:3:" in err
+    assert "Traceback" not in err
+
+
+def test_bad_generics_fail_and_other_kernels_still_build(tileiras, add_rs, tmp_path, capsys):
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--generics", "B=abc"]
+    assert _compile(tmp_path, *argv, "--generics", "C=1") == 1
+    err = capsys.readouterr().err
+    assert "invalid value `abc` for generic parameter `B`" in err
+    assert "no generic parameter `C`" in err
+    assert f"--> {add_rs}:10:" in err
+    assert "error: 2 compile(s) failed" in err
+    assert [k["generics"] for k in _manifest(tmp_path)["kernels"]] == [{"B": "128"}]
+
+
+def test_same_diagnostic_is_printed_once(tileiras, tmp_path, capsys) -> None:
+    source = tmp_path / "broken.rs"
+    source.write_text(MALFORMED_RS)
+    assert (
+        _compile(tmp_path, str(source), "--entry", "add", "--arch", "sm_90", "--arch", "sm_100")
+        == 1
+    )
+    assert capsys.readouterr().err.count("error[CT0001]") == 1
+
+
+def test_json_diagnostics(tileiras, tmp_path, capsys) -> None:
+    source = tmp_path / "broken.rs"
+    source.write_text(MALFORMED_RS)
+    assert _compile(tmp_path, str(source), "--entry", "add", "--message-format", "json") == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    diagnostics = [json.loads(line) for line in lines]  # nothing but JSON on stderr
+    assert diagnostics[0]["code"] == "CT0001"
+    assert diagnostics[0]["spans"][0]["line_start"] == 3
+    assert diagnostics[0]["rendered"].startswith("error[CT0001]")
+
+
+def test_cache_is_used_and_can_be_turned_off(tileiras, add_rs, tmp_path) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128"]
+    assert _compile(tmp_path, *argv) == 0
+    assert len(list((tmp_path / "cache").rglob("*.artifact"))) == 1
+    out = tmp_path / "uncached"
+    assert main([*argv, "-o", str(out), "--no-cache"]) == 0
+    assert json.loads((out / MANIFEST_NAME).read_text())["kernels"]
+
+
+# --------------------------------------------------------------------------- as a process
+
+
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service.batch_cli", *args],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_process_success_and_failure(tileiras, add_rs, tmp_path) -> None:
+    ok = _run_cli(
+        str(add_rs), "--entry", "add", "--generics", "128", "-o", str(tmp_path / "a"), "--no-cache"
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "a" / MANIFEST_NAME).is_file()
+
+    source = tmp_path / "broken.rs"
+    source.write_text(MALFORMED_RS)
+    bad = _run_cli(str(source), "--entry", "add", "-o", str(tmp_path / "b"), "--no-cache")
+    assert bad.returncode == 1
+    assert f"--> {source}:3:" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+    usage = _run_cli(str(add_rs), "-o", str(tmp_path / "c"))
+    assert usage.returncode == 2
+
+
+def test_the_python_client_opens_the_output(tileiras, add_rs, tmp_path) -> None:
+    from client_stubs.artifacts import Bundle
+
+    assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=128") == 0
+    entry = Bundle.open(tmp_path / "out").find("add", {"B": "128"}, sm="sm_90")
+    assert entry.cubin.read_bytes().startswith(ELF_MAGIC)

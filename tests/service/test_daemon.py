@@ -1,0 +1,135 @@
+"""service.daemon: the real `cutile-serve` process, its arguments and its server factory."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
+from service.daemon import create_server, parse_args
+from service.servicer import SERVICE_NAME
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 30
+
+
+def _start_daemon(*args: str) -> tuple[subprocess.Popen[str], int]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service.daemon", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = _read_line(proc, START_TIMEOUT_S)
+    prefix = "cutile-serve listening on 127.0.0.1:"
+    if not line.startswith(prefix):
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"unexpected first line {line!r}; stderr:\n{err}")
+    return proc, int(line[len(prefix) :])
+
+
+def _read_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
+    """The first stdout line, without hanging the test if the daemon never prints it."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    return lines[0].strip() if lines else ""
+
+
+def test_daemon_serves_compiles_and_stops_on_sigterm(tileiras, add_rs: Path, tmp_path) -> None:
+    cache_dir = tmp_path / "cache"
+    proc, port = _start_daemon("--port", "0", "--cache-dir", str(cache_dir), "--workers", "2")
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            for service in ("", SERVICE_NAME):
+                reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            request = compile_pb2.CompileRequest(
+                sources=[compile_pb2.SourceFile(name="add.rs", text=add_rs.read_text())],
+                entry="add",
+                generics={"B": "128"},
+                target="sm_90",
+            )
+            response = compile_pb2_grpc.CompileServiceStub(channel).Compile(request, timeout=60)
+        assert response.ok, [d.rendered for d in response.diagnostics]
+        assert list(cache_dir.rglob("*.artifact"))  # the daemon used --cache-dir
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, stderr = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert proc.returncode == 0, stderr
+    assert "outcome=miss" in stderr  # the per-request log line
+    assert "Traceback" not in stderr
+
+
+def test_sigint_also_stops_cleanly(tmp_path) -> None:
+    proc, _ = _start_daemon("--port", "0", "--no-cache", "--grace", "1")
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 0, stderr
+
+
+def test_busy_port_fails_to_start() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError):
+            asyncio.run(create_server(f"127.0.0.1:{port}", None))
+
+
+def test_arguments() -> None:
+    args = parse_args([])
+    assert (args.host, args.port, args.cache_dir, args.no_cache) == (
+        "127.0.0.1",
+        50051,
+        None,
+        False,
+    )
+    args = parse_args(["--port", "0", "--cache-dir", "/tmp/c", "--workers", "3"])
+    assert (args.port, str(args.cache_dir), args.workers) == (0, "/tmp/c", 3)
+    for bad in (["--port", "70000"], ["--workers", "0"], ["--cache-dir", "x", "--no-cache"]):
+        with pytest.raises(SystemExit) as caught:
+            parse_args(bad)
+        assert caught.value.code == 2
+
+
+def test_importing_the_service_turns_off_grpc_fork_handlers() -> None:
+    assert os.environ.get("GRPC_ENABLE_FORK_SUPPORT") is not None
+
+
+def test_busy_port_exits_1_with_a_message() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "service.daemon", "--port", str(port), "--no-cache"],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_S,
+        )
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr

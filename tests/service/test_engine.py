@@ -1,0 +1,112 @@
+"""service.engine: cache lookup, compile on a miss, store only successes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lowering.pipeline import CompileRequest, CompileResult
+from lowering.tileiras import TileirasError, TileirasTimeout
+from parser.spans import SourceFile
+from service.cache import CacheEntry, DiskCache
+from service.engine import CompileEngine, tileiras_diagnostic
+
+REQUEST = CompileRequest(sources=(SourceFile("add.rs", "mod k {}"),), entry="add")
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> DiskCache:
+    return DiskCache(tmp_path / "cache")
+
+
+def test_miss_then_hit(fake_compiler, fake_assembler, cache) -> None:
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    first = engine.compile(REQUEST)
+    second = engine.compile(REQUEST)
+    assert first.ok and not first.cache_hit
+    assert second.ok and second.cache_hit
+    assert second.artifact == first.artifact
+    assert second.key == first.key == engine.key(REQUEST)
+    assert len(fake_compiler.calls) == 1
+    assert first.timings.tileiras_ms == 2.0 and first.timings.total_ms > 0
+    assert second.timings.tileiras_ms == 0.0
+
+
+def test_skip_cache_recompiles_and_stores(fake_compiler, fake_assembler, cache) -> None:
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    engine.compile(REQUEST)
+    again = engine.compile(REQUEST, skip_cache=True)
+    assert not again.cache_hit
+    assert len(fake_compiler.calls) == 2
+
+
+def test_no_cache(fake_compiler, fake_assembler) -> None:
+    engine = CompileEngine(fake_assembler, cache=None, compile_fn=fake_compiler)
+    assert not engine.compile(REQUEST).cache_hit
+    assert not engine.compile(REQUEST).cache_hit
+    assert len(fake_compiler.calls) == 2
+
+
+def test_fingerprint_is_part_of_the_key(fake_compiler, fake_assembler, cache) -> None:
+    other = type(fake_assembler)(fingerprint="another tileiras")
+    a = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    b = CompileEngine(other, cache=cache, compile_fn=fake_compiler)
+    assert a.key(REQUEST) != b.key(REQUEST)
+    a.compile(REQUEST)
+    assert not b.compile(REQUEST).cache_hit
+
+
+def test_failures_are_not_cached(fake_compiler, fake_assembler, cache, make_error) -> None:
+    fake_compiler.result = CompileResult(diagnostics=(make_error(),))
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    for _ in range(2):
+        outcome = engine.compile(REQUEST)
+        assert not outcome.ok and outcome.artifact is None
+        assert outcome.diagnostics == fake_compiler.result.diagnostics
+    assert len(fake_compiler.calls) == 2
+    assert cache.get(outcome.key.sha256) is None
+
+
+@pytest.mark.parametrize("error_type", [TileirasError, TileirasTimeout])
+def test_raised_tileiras_error_is_a_diagnostic(
+    fake_compiler, fake_assembler, cache, error_type
+) -> None:
+    fake_compiler.raises = error_type("tileiras blew up", 1, "bad IR at op 3", ("tileiras",))
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    outcome = engine.compile(REQUEST)
+    assert not outcome.ok
+    (diagnostic,) = outcome.diagnostics
+    assert diagnostic.code.id == "CT0901"
+    assert "tileiras blew up" in diagnostic.message
+    assert "bad IR at op 3" in "\n".join(diagnostic.notes)
+    assert cache.get(outcome.key.sha256) is None
+
+
+def test_other_exceptions_propagate(fake_compiler, fake_assembler) -> None:
+    fake_compiler.raises = KeyError("bug")
+    engine = CompileEngine(fake_assembler, compile_fn=fake_compiler)
+    with pytest.raises(KeyError):
+        engine.compile(REQUEST)
+
+
+def test_success_without_artifact_is_a_bug(fake_compiler, fake_assembler) -> None:
+    fake_compiler.result = CompileResult(diagnostics=())
+    engine = CompileEngine(fake_assembler, compile_fn=fake_compiler)
+    with pytest.raises(RuntimeError):
+        engine.compile(REQUEST)
+
+
+def test_unreadable_cached_contract_is_a_miss(fake_compiler, fake_assembler, cache) -> None:
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    key = engine.key(REQUEST).sha256
+    cache.put(key, CacheEntry(b"cubin", b"\xff\xff not a proto"))
+    outcome = engine.compile(REQUEST)
+    assert outcome.ok and not outcome.cache_hit
+    assert engine.compile(REQUEST).cache_hit  # the bad entry was replaced
+
+
+def test_tileiras_diagnostic_without_detail() -> None:
+    diagnostic = tileiras_diagnostic(RuntimeError(""))
+    assert diagnostic.message == "tileiras failed: RuntimeError"
+    assert diagnostic.notes == ()
