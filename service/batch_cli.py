@@ -8,7 +8,8 @@
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
 `service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
-runs can fill one bundle. `--generics saxpy:E=f16,B=1024` scopes a set to one entry. An entry only has to exist in one of the files: a file that does not
+runs can fill one bundle. `--generics saxpy:E=f16,B=1024` scopes a set to one entry.
+An entry only has to exist in one of the files: a file that does not
 define it is skipped for it. `--generics` takes names (`E=f16,B=1024`) or positions
 (`f16,1024`); commas inside brackets belong to the value (`S=[64, 32]`). No `--generics`
 means one compile without generic arguments; no `--arch` means sm_90.
