@@ -29,7 +29,7 @@ SENTINEL = -7.0
 UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
 
 
-def _entries(function: str) -> list[object]:
+def _entries(*functions: str) -> list[object]:
     root = os.environ.get(ENV)
     if not root:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
@@ -37,10 +37,8 @@ def _entries(function: str) -> list[object]:
         bundle = Bundle.open(root)
     except BundleError as exc:
         return [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))]
-    found = [pytest.param(e, id=e.label()) for e in bundle.entries if e.function == function]
-    return found or [
-        pytest.param(None, marks=pytest.mark.skip(reason=f"no `{function}` in {root}"))
-    ]
+    found = [pytest.param(e, id=e.label()) for e in bundle.entries if e.function in functions]
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason=f"no {functions} in {root}"))]
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +108,7 @@ def check(full: DeviceTensor, expected: np.ndarray, scale: np.ndarray, dtype: st
     assert np.all(host[N:] == SENTINEL), "the kernel wrote past the end of its output"
 
 
-@pytest.mark.parametrize("entry", _entries("add"))
+@pytest.mark.parametrize("entry", _entries("add", "add_generic"))
 @pytest.mark.parametrize("packed", [False, True], ids=["kernelParams", "extra"])
 def test_add(entry: BundleEntry, packed: bool, device: int) -> None:
     kernel = load(entry, device)
@@ -150,7 +148,7 @@ def test_saxpy(entry: BundleEntry, device: int) -> None:
     check(full, a * x_values + y_values, np.abs(a * x_values) + np.abs(y_values), dtype)
 
 
-@pytest.mark.parametrize("entry", _entries("add"))
+@pytest.mark.parametrize("entry", _entries("add", "add_generic"))
 def test_add_with_torch_tensors_on_the_current_stream(entry: BundleEntry, device: int) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
