@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lowering.element_types import ir_tile_type
-from lowering.ir.ops_core import Broadcast, Reshape
+from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
 from lowering.ir.ops_memory import LoadViewTko, StoreViewTko
-from lowering.ir.types import TOKEN, PaddingValue, TileType
+from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
 from lowering.lower_kernel import KernelLowering, Lowered, TensorHandle
 from parser import ast_nodes as A
 from parser.types import TileTy
@@ -106,9 +106,6 @@ def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
 
 
 def _num_tile_blocks(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    from lowering.ir.ops_core import GetNumTileBlocks
-    from lowering.ir.types import I32
-
     op = ctx.builder.emit(GetNumTileBlocks, x=I32, y=I32, z=I32, span=call.span)
     return (op.x, op.y, op.z)
 

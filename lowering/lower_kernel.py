@@ -18,12 +18,13 @@ from lowering.ir import ops_arith as arith
 from lowering.ir.attributes import Bounded, DivBy, RoundingMode, Signedness
 from lowering.ir.core import Builder, Function, Module, Value
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Return
+from lowering.ir.ops_math import NegF, NegI
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.typed_kernel import TypedKernel
-from parser.types import DYNAMIC, Elem, ScalarTy, SemType, TileTy
+from parser.types import DYNAMIC, ScalarTy, SemType, TileTy
 
 BASE_ALIGN_BYTES = 16
 
@@ -239,8 +240,8 @@ def _block_expr(ctx: KernelLowering, expr: A.BlockExpr) -> Lowered:
     return ctx.block(expr.block)
 
 
-def _macro(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
-    return None  # const_shape!: a compile-time shape, carried in the expression's type
+def _compile_time_only(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
+    return None  # `const_shape!`: the shape lives in the expression's type
 
 
 _FLOAT_BINARY: dict[str, type[Any]] = {
@@ -295,16 +296,10 @@ def _unary(ctx: KernelLowering, unary: A.Unary) -> Lowered:
     ty = ctx.type_of(unary)
     if isinstance(unary.operand, (A.IntLit, A.FloatLit)):
         return ctx.constant(-unary.operand.value, ty, unary.span)
-    zero = ctx.constant(0.0 if _is_float(ty) else 0, ty, unary.span)
-    operand = ctx.expr(unary.operand)
-    op = arith.SubF if _is_float(ty) else arith.SubI
-    return ctx.builder.emit(
-        op, result=ir_tile_type(ty), lhs=zero, rhs=operand, span=unary.span
-    ).result
-
-
-def _is_float(ty: SemType) -> bool:
-    return isinstance(ty, (ScalarTy, TileTy)) and ty.elem.is_float and ty.elem is not Elem.BOOL
+    assert isinstance(ty, (ScalarTy, TileTy))
+    op = NegF if ty.elem.is_float else NegI
+    source = ctx.expr(unary.operand)
+    return ctx.builder.emit(op, result=ir_tile_type(ty), source=source, span=unary.span).result
 
 
 _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
@@ -319,5 +314,5 @@ _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.TupleExpr: _tuple,
     A.FieldAccess: _field,
     A.BlockExpr: _block_expr,
-    A.MacroCall: _macro,
+    A.MacroCall: _compile_time_only,
 }
