@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_tile_type
 from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
 from lowering.ir.ops_memory import LoadViewTko, StoreViewTko
 from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
-from lowering.lower_kernel import KernelLowering, Lowered, TensorHandle
+from lowering.lowered_values import Lowered, TensorHandle
 from parser import ast_nodes as A
-from parser.types import TileTy
+from parser.entry_signature import ParamRole
+from parser.types import ShapeTy, TileTy
 
-IntrinsicLowering = Callable[[KernelLowering, A.Call | A.MethodCall, tuple[A.Expr, ...]], Lowered]
+if TYPE_CHECKING:
+    from lowering.lower_kernel import KernelLowering
+
+IntrinsicLowering = Callable[["KernelLowering", A.Call | A.MethodCall, tuple[A.Expr, ...]], Lowered]
 
 
 def _handle(ctx: KernelLowering, expr: A.Expr) -> TensorHandle:
@@ -22,7 +27,7 @@ def _handle(ctx: KernelLowering, expr: A.Expr) -> TensorHandle:
 
 
 def _block_index(ctx: KernelLowering, rank: int, span: A.Span) -> tuple:
-    return ctx.block_ids(span)[:rank]
+    return ctx.block_ids[:rank]
 
 
 def _load_tile_like(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
@@ -77,14 +82,18 @@ def _load_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
     return op.tile
 
 
-def _compile_time(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    for arg in args:
-        ctx.expr(arg)
-    return None  # shapes are carried in types; nothing to emit
+def _shape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    """An input's extents (dynamic ones as values); an output's or a tile's static shape."""
+    value = ctx.expr(args[0])
+    if isinstance(value, TensorHandle) and value.param.role is ParamRole.INPUT:
+        return value.dims
+    shape = ctx.type_of(call)
+    assert isinstance(shape, ShapeTy)
+    return shape.dims
 
 
 def _block_ids(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    return ctx.block_ids(call.span)
+    return ctx.block_ids
 
 
 def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
@@ -116,8 +125,8 @@ INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     "load_tile_like": _load_tile_like,
     "store": _store,
     "load_output": _load_output,
-    "shape": _compile_time,
-    "tile_shape": _compile_time,
+    "shape": _shape,
+    "tile_shape": _shape,
     "broadcast": _broadcast,
     "broadcast_tile": _broadcast,
 }

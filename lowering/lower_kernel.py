@@ -2,46 +2,35 @@
 
 The prologue turns ABI parameters into tensor views (with the assumptions the contract
 records); each statement then lowers in program order. Every write through a `&mut`
-output is ordered by that output's token chain; shared reads carry no token.
+output is ordered by that output's token chain; shared reads carry no token. Control
+flow lives in `lower_control`, operators in `lower_ops`, prelude calls in `intrinsics`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Union
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
+from lowering import lower_control, lower_ops
 from lowering.abi import SlotLayout
 from lowering.contract import Assumption, AssumptionKind, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
-from lowering.ir import ops_arith as arith
-from lowering.ir.attributes import Bounded, DivBy, RoundingMode, Signedness
+from lowering.intrinsics import INTRINSIC_LOWERINGS
+from lowering.ir.attributes import Bounded, DivBy
 from lowering.ir.core import Builder, Function, Module, Value
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Return
-from lowering.ir.ops_math import NegF, NegI
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
+from lowering.lowered_values import Lowered, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
-from parser.typed_kernel import TypedKernel
-from parser.types import DYNAMIC, ScalarTy, SemType, TileTy
+from parser.typed_kernel import TypedBody, TypedKernel
+from parser.types import DYNAMIC, ArrayTy, Elem, ScalarTy, SemType, ShapeTy
 
 BASE_ALIGN_BYTES = 16
-
-
-@dataclass
-class TensorHandle:
-    """A tensor parameter inside the kernel: its view, and for outputs its token chain."""
-
-    param: EntryParam
-    view: Value
-    token: Value | None  # outputs only: the last memory effect through this tensor
-    partitions: dict[tuple[tuple[int, ...], PaddingValue | None], Value] = field(
-        default_factory=dict
-    )
-
-
-Lowered = Union[Value, TensorHandle, tuple["Lowered", ...], None]
+I32_SCALAR = ScalarTy(Elem.I32)
 
 
 @dataclass(frozen=True)
@@ -54,17 +43,19 @@ class KernelLowering:
     def __init__(self, kernel: TypedKernel, abi: tuple[SlotLayout, ...]) -> None:
         self.kernel = kernel
         self.abi = abi
+        self.body: TypedBody = kernel.body  # switched while lowering inlined calls
         self.builder = Builder()
-        self.values: dict[int, Lowered] = {}  # LocalVar.id -> lowered value
+        self.values: dict[int, Lowered] = {}  # LocalVar.id -> current value
+        self.outputs: list[TensorHandle] = []
         self.assumptions: list[Assumption] = []
-        self._block_ids: tuple[Value, Value, Value] | None = None
+        self.block_ids: tuple[Value, Value, Value] = ()  # type: ignore[assignment]
 
     # --- entry
 
     def lower(self, symbol: str) -> LoweredKernel:
         params = tuple(self.builder.value(layout.ir_type) for layout in self.abi)
         self._prologue(params)
-        self.block(self.kernel.function.body)
+        self.block(self.kernel.function.body, trailing=A.ReturnExpr)
         self.builder.emit(Return, span=self.kernel.function.body.span)
         function = Function(
             symbol, params, self.builder.finish(params), span=self.kernel.function.span
@@ -73,7 +64,7 @@ class KernelLowering:
 
     def _prologue(self, params: tuple[Value, ...]) -> None:
         slots: dict[int, list[tuple[SlotLayout, Value]]] = {}
-        for layout, value in zip(self.abi, params, strict=False):
+        for layout, value in zip(self.abi, params, strict=True):
             slots.setdefault(layout.slot.param, []).append((layout, value))
         for var in self.kernel.params:
             assert var.param_index is not None
@@ -83,6 +74,9 @@ class KernelLowering:
                 self.values[var.id] = param_slots[0][1]
             else:
                 self.values[var.id] = self._tensor_view(entry_param, param_slots)
+        span = self.kernel.function.span
+        op = self.builder.emit(GetTileBlockId, x=I32, y=I32, z=I32, span=span)
+        self.block_ids = (op.x, op.y, op.z)
 
     def _tensor_view(
         self, param: EntryParam, slots: list[tuple[SlotLayout, Value]]
@@ -91,8 +85,7 @@ class KernelLowering:
         by_role = {(layout.slot.role, layout.slot.axis): value for layout, value in slots}
         tensor = param.tensor
         rank = tensor.rank
-        ptr = by_role[(SlotRole.PTR, 0)]
-        aligned = self._assume(ptr, DivBy(BASE_ALIGN_BYTES), span)
+        aligned = self._assume(by_role[(SlotRole.PTR, 0)], DivBy(BASE_ALIGN_BYTES), span)
         self._record(param, AssumptionKind.BASE_ALIGN, 0, BASE_ALIGN_BYTES)
         self._record(param, AssumptionKind.NONNEG, 0, 0)
         self._record(param, AssumptionKind.FITS_I32, 0, 0)
@@ -106,17 +99,19 @@ class KernelLowering:
                 self._record(param, AssumptionKind.STATIC_DIM, axis, extent)
         strides = (*([None] * (rank - 1)), 1)
         self._record(param, AssumptionKind.STRIDE_ONE, rank - 1, 1)
-        dyn_dims = tuple(
-            self._assume(by_role[(SlotRole.DIM, a)], Bounded(0, None), span)
-            for a in range(rank)
-            if shape[a] is None
-        )
+        dims: list[int | Value] = []
+        for axis in range(rank):
+            if shape[axis] is None:
+                dims.append(self._assume(by_role[(SlotRole.DIM, axis)], Bounded(0, None), span))
+            else:
+                dims.append(shape[axis])  # type: ignore[arg-type]
         dyn_strides = tuple(
             self._assume(by_role[(SlotRole.STRIDE, a)], Bounded(0, None), span)
             for a in range(rank)
             if strides[a] is None
         )
         view_type = TensorViewType(ir_element(tensor.elem), shape, strides)
+        dyn_dims = tuple(d for d in dims if isinstance(d, Value))
         view = self.builder.emit(
             MakeTensorView,
             result=view_type,
@@ -126,7 +121,10 @@ class KernelLowering:
             span=span,
         ).result
         token = self.builder.emit(MakeToken, result=TOKEN, span=span).result if is_output else None
-        return TensorHandle(param, view, token)
+        handle = TensorHandle(param, view, tuple(dims), token)
+        if is_output:
+            self.outputs.append(handle)
+        return handle
 
     def _assume(self, value: Value, predicate: DivBy | Bounded, span: A.Span) -> Value:
         return self.builder.emit(
@@ -136,13 +134,7 @@ class KernelLowering:
     def _record(self, param: EntryParam, kind: AssumptionKind, axis: int, value: int) -> None:
         self.assumptions.append(Assumption(param.index, kind, axis, value))
 
-    # --- helpers used by intrinsic lowerings
-
-    def block_ids(self, span: A.Span) -> tuple[Value, Value, Value]:
-        if self._block_ids is None:
-            op = self.builder.emit(GetTileBlockId, x=I32, y=I32, z=I32, span=span)
-            self._block_ids = (op.x, op.y, op.z)
-        return self._block_ids
+    # --- helpers for the lowering modules
 
     def partition(
         self,
@@ -150,83 +142,125 @@ class KernelLowering:
         tile: tuple[int, ...],
         padding: PaddingValue | None,
         span: A.Span,
+        dim_map: tuple[int, ...] | None = None,
     ) -> Value:
-        key = (tile, padding)
+        dim_map = dim_map or tuple(range(len(tile)))
+        key = (tile, padding, dim_map)
         if key not in handle.partitions:
             view_type = handle.view.type
             assert isinstance(view_type, TensorViewType)
-            part_type = PartitionViewType(tile, view_type, tuple(range(len(tile))), padding)
-            handle.partitions[key] = self.builder.emit(
+            part_type = PartitionViewType(tile, view_type, dim_map, padding)
+            handle.partitions[key] = self.builder.emit(  # type: ignore[index]
                 MakePartitionView, result=part_type, tensor_view=handle.view, span=span
             ).result
-        return handle.partitions[key]
+        return handle.partitions[key]  # type: ignore[index]
+
+    @contextlib.contextmanager
+    def region_scope(self) -> Iterator[None]:
+        """Values cached while lowering a region (partition views) stay inside it."""
+        saved = [dict(h.partitions) for h in self._handles()]
+        try:
+            yield
+        finally:
+            for handle, partitions in zip(self._handles(), saved, strict=True):
+                handle.partitions = partitions
+
+    def _handles(self) -> list[TensorHandle]:
+        return [v for v in self.values.values() if isinstance(v, TensorHandle)]
 
     def type_of(self, expr: A.Expr) -> SemType:
-        return self.kernel.expr_types[expr]
-
-    # --- statements
-
-    def block(self, block: A.Block) -> Lowered:
-        for statement in block.statements:
-            if isinstance(statement, A.Let):
-                self._let(statement)
-            elif isinstance(statement, A.ExprStmt):
-                self.expr(statement.expr)
-        return self.expr(block.tail) if block.tail is not None else None
-
-    def _let(self, let: A.Let) -> None:
-        assert let.value is not None
-        value = self.expr(let.value)
-        variables = self.kernel.lets[let]
-        if len(variables) == 1 and isinstance(let.pattern, A.IdentPattern):
-            self.values[variables[0].id] = value
-            return
-        flat = _flatten(value)
-        for var, part in zip(variables, flat, strict=False):
-            self.values[var.id] = part
-
-    # --- expressions
-
-    def expr(self, expr: A.Expr) -> Lowered:
-        handler = _EXPR_LOWERINGS[type(expr)]
-        return handler(self, expr)
+        return self.body.expr_types[expr]
 
     def constant(self, value: int | float | bool, ty: SemType, span: A.Span) -> Value:
         return self.builder.emit(
             Constant, result=ir_tile_type(ty), values=(value,), span=span
         ).result
 
+    def scalar(self, value: Lowered, span: A.Span) -> Value:
+        """A shape entry as an i32 value (static dims become constants)."""
+        if isinstance(value, int):
+            return self.constant(value, I32_SCALAR, span)
+        assert isinstance(value, Value)
+        return value
 
-def _flatten(value: Lowered) -> list[Lowered]:
-    if isinstance(value, tuple):
-        return [leaf for part in value for leaf in _flatten(part)]
-    return [value]
+    # --- statements
+
+    def block(self, block: A.Block, trailing: type | None = None) -> Lowered:
+        statements, tail = (
+            A.split_trailing(block, trailing) if trailing else (block.statements, block.tail)
+        )
+        for statement in statements:
+            if isinstance(statement, A.Let):
+                self._let(statement)
+            elif isinstance(statement, A.ExprStmt):
+                self.expr(statement.expr)
+        return self.expr(tail) if tail is not None else None
+
+    def _let(self, let: A.Let) -> None:
+        assert let.value is not None
+        value = self.expr(let.value)
+        variables = self.body.lets[let]
+        if isinstance(let.pattern, A.IdentPattern):
+            self.values[variables[0].id] = value
+            return
+        for var, part in zip(variables, _leaves_for(let.pattern, value), strict=True):
+            self.values[var.id] = part
+
+    # --- expressions
+
+    def expr(self, expr: A.Expr) -> Lowered:
+        if expr in self.body.consts:
+            return self._constant_value(self.body.consts[expr], self.type_of(expr), expr.span)
+        return _EXPR_LOWERINGS[type(expr)](self, expr)
+
+    def _constant_value(self, value: object, ty: SemType, span: A.Span) -> Lowered:
+        if isinstance(ty, ShapeTy):
+            return tuple(ty.dims)
+        if isinstance(ty, ArrayTy):
+            assert isinstance(value, tuple)
+            return tuple(self.constant(v, ty.element, span) for v in value)
+        assert isinstance(value, (int, float, bool))
+        return self.constant(value, ty, span)
+
+    def inline(self, call: A.Call) -> Lowered:
+        inlined = self.body.inlined[call]
+        args = [self.expr(a) for a in call.args]
+        saved = self.body
+        self.body = inlined.body
+        try:
+            for param, value in zip(inlined.params, args, strict=True):
+                self.values[param.id] = value
+            return self.block(inlined.function.body, trailing=A.ReturnExpr)
+        finally:
+            self.body = saved
 
 
-# ----------------------------------------------------------------------------- expressions
-
-
-def _literal(ctx: KernelLowering, lit: A.IntLit | A.FloatLit | A.BoolLit) -> Lowered:
-    return ctx.constant(lit.value, ctx.type_of(lit), lit.span)
+def _leaves_for(pattern: A.Pattern, value: Lowered) -> list[Lowered]:
+    """The values a tuple pattern binds, in the order `TypedBody.lets` lists them."""
+    if isinstance(pattern, A.IdentPattern):
+        return [value]
+    if isinstance(pattern, A.TuplePattern):
+        assert isinstance(value, tuple)
+        return [
+            leaf
+            for sub, part in zip(pattern.elements, value, strict=True)
+            for leaf in _leaves_for(sub, part)
+        ]
+    return []
 
 
 def _path(ctx: KernelLowering, path: A.PathExpr) -> Lowered:
-    var = ctx.kernel.names.get(path)
-    if var is not None:
-        return ctx.values[var.id]
-    value = ctx.kernel.generics.get(path.name, ctx.kernel.consts.get(path.name))
-    assert isinstance(value, (int, bool)), f"unresolved name {path.name}"
-    return ctx.constant(value, ctx.type_of(path), path.span)
+    return ctx.values[ctx.body.names[path].id]
 
 
 def _call(ctx: KernelLowering, call: A.Call | A.MethodCall) -> Lowered:
-    from lowering.intrinsics import INTRINSIC_LOWERINGS
-
-    resolved = ctx.kernel.calls[call]
+    if isinstance(call, A.Call) and call in ctx.body.inlined:
+        return ctx.inline(call)
+    resolved = ctx.body.calls[call]
     return INTRINSIC_LOWERINGS[resolved.intrinsic](ctx, call, resolved.args)
 
 
-def _tuple(ctx: KernelLowering, tup: A.TupleExpr) -> Lowered:
+def _tuple(ctx: KernelLowering, tup: A.TupleExpr | A.ArrayExpr) -> Lowered:
     return tuple(ctx.expr(e) for e in tup.elements)
 
 
@@ -236,83 +270,27 @@ def _field(ctx: KernelLowering, access: A.FieldAccess) -> Lowered:
     return base[int(access.name)]
 
 
+def _index(ctx: KernelLowering, index: A.Index) -> Lowered:
+    base = ctx.expr(index.value)
+    position = ctx.body.consts[index.index]
+    assert isinstance(base, tuple) and isinstance(position, int)
+    element = base[position]
+    return ctx.scalar(element, index.span) if isinstance(element, int) else element
+
+
 def _block_expr(ctx: KernelLowering, expr: A.BlockExpr) -> Lowered:
     return ctx.block(expr.block)
 
 
-def _compile_time_only(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
-    return None  # `const_shape!`: the shape lives in the expression's type
-
-
-_FLOAT_BINARY: dict[str, type[Any]] = {
-    "+": arith.AddF,
-    "-": arith.SubF,
-    "*": arith.MulF,
-    "/": arith.DivF,
-}
-_INT_BINARY: dict[str, type[Any]] = {"+": arith.AddI, "-": arith.SubI, "*": arith.MulI}
-
-
-def _binary(ctx: KernelLowering, binary: A.Binary) -> Lowered:
-    ty = ctx.type_of(binary.lhs)
-    assert isinstance(ty, (ScalarTy, TileTy))
-    lhs = ctx.expr(binary.lhs)
-    rhs = ctx.expr(binary.rhs)
-    result_type = ir_tile_type(ty)
-    elem = ty.elem
-    if elem.is_float and binary.op in _FLOAT_BINARY:
-        return ctx.builder.emit(
-            _FLOAT_BINARY[binary.op], result=result_type, lhs=lhs, rhs=rhs, span=binary.span
-        ).result
-    if binary.op in _INT_BINARY:
-        return ctx.builder.emit(
-            _INT_BINARY[binary.op], result=result_type, lhs=lhs, rhs=rhs, span=binary.span
-        ).result
-    signedness = Signedness.SIGNED if elem.is_signed else Signedness.UNSIGNED
-    if binary.op == "/":
-        rounding = RoundingMode.NEGATIVE_INF if elem.is_signed else RoundingMode.ZERO
-        return ctx.builder.emit(
-            arith.DivI,
-            result=result_type,
-            signedness=signedness,
-            rounding=rounding,
-            lhs=lhs,
-            rhs=rhs,
-            span=binary.span,
-        ).result
-    if binary.op == "%" and not elem.is_float:
-        return ctx.builder.emit(
-            arith.RemI,
-            result=result_type,
-            signedness=signedness,
-            lhs=lhs,
-            rhs=rhs,
-            span=binary.span,
-        ).result
-    raise NotImplementedError(f"lowering of `{binary.op}` on {ty}")
-
-
-def _unary(ctx: KernelLowering, unary: A.Unary) -> Lowered:
-    ty = ctx.type_of(unary)
-    if isinstance(unary.operand, (A.IntLit, A.FloatLit)):
-        return ctx.constant(-unary.operand.value, ty, unary.span)
-    assert isinstance(ty, (ScalarTy, TileTy))
-    op = NegF if ty.elem.is_float else NegI
-    source = ctx.expr(unary.operand)
-    return ctx.builder.emit(op, result=ir_tile_type(ty), source=source, span=unary.span).result
-
-
 _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
-    A.IntLit: _literal,
-    A.FloatLit: _literal,
-    A.BoolLit: _literal,
     A.PathExpr: _path,
     A.Call: _call,
     A.MethodCall: _call,
-    A.Binary: _binary,
-    A.Unary: _unary,
     A.TupleExpr: _tuple,
+    A.ArrayExpr: _tuple,
     A.FieldAccess: _field,
+    A.Index: _index,
     A.BlockExpr: _block_expr,
-    A.MacroCall: _compile_time_only,
+    **lower_ops.LOWERINGS,
+    **lower_control.LOWERINGS,
 }

@@ -415,3 +415,30 @@ class KernelModule(Node):
 class ParsedFile:
     source: SourceFile
     modules: tuple[KernelModule, ...]
+
+
+def split_trailing(block: Block, kind: type) -> tuple[tuple[Stmt, ...], Expr | None]:
+    """Statements and tail of a body, reading a final `return x;` (kind ReturnExpr) as the
+    tail `x` and dropping a final `continue;` / `return;`, which change nothing there."""
+    statements, tail = block.statements, block.tail
+    if tail is None and statements:
+        last = statements[-1]
+        if isinstance(last, ExprStmt) and isinstance(last.expr, kind):
+            return statements[:-1], getattr(last.expr, "value", None)
+    return statements, tail
+
+
+def range_bounds(iterable: Expr) -> tuple[Expr, Expr, Expr | None] | None:
+    """`a..b` or `(a..b).step_by(k)` as (start, end, step); None for anything else."""
+    step = None
+    if isinstance(iterable, MethodCall) and iterable.method == "step_by" and iterable.args:
+        step = iterable.args[0]
+        iterable = iterable.receiver
+    if (
+        isinstance(iterable, RangeExpr)
+        and not iterable.inclusive
+        and iterable.start is not None
+        and iterable.end is not None
+    ):
+        return iterable.start, iterable.end, step
+    return None

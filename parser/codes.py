@@ -68,6 +68,9 @@ INVALID_OPERAND: Final = _code(
 )
 
 # --- partitions, mutability and shapes of outputs ---
+ASSIGN_IMMUTABLE: Final = _code(
+    "E0384", "assign-immutable", "assigning twice to a variable not declared `mut`"
+)
 MUTATE_SHARED: Final = _code(
     "E0596", "mutate-through-shared-ref", "writing or mutably partitioning through `&`"
 )

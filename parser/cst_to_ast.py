@@ -509,8 +509,13 @@ class _Converter:
             elif kind == "expression_statement":
                 inner = self.named_children(child)
                 semicolon = self.text(child).rstrip().endswith(";")
-                if inner:
-                    statements.append(A.ExprStmt(self.span(child), self.expr(inner[0]), semicolon))
+                if not inner:
+                    continue
+                expr = self.expr(inner[0])
+                if i == len(children) - 1 and not semicolon:  # `if c { a } else { b }` last
+                    tail = expr
+                else:
+                    statements.append(A.ExprStmt(self.span(child), expr, semicolon))
             elif kind == "const_item":
                 statements.append(self._const_item(child))
             elif kind.endswith("_item"):

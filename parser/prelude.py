@@ -57,7 +57,7 @@ TypingRule = Callable[[CallTyper], SemType | None]
 class Intrinsic:
     id: str
     signature: str
-    arity: int  # receiver included
+    arities: tuple[int, ...]  # accepted argument counts, receiver included
     rule: TypingRule | None  # None: part of the DSL, not implemented yet
     functions: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
@@ -287,21 +287,21 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "get_tile_block_id",
         "fn get_tile_block_id() -> (i32, i32, i32)",
-        0,
+        (0,),
         _block_ids,
         functions=("get_tile_block_id",),
     ),
     Intrinsic(
         "get_num_tile_blocks",
         "fn get_num_tile_blocks() -> (i32, i32, i32)",
-        0,
+        (0,),
         _block_ids,
         functions=("get_num_tile_blocks",),
     ),
     Intrinsic(
         "load_tile_like",
         "fn load_tile_like<E, F, S>(x: &Tensor<E, _>, like: &mut Tensor<F, S>) -> Tile<E, S>",
-        2,
+        (2,),
         _load_tile_like,
         functions=("load_tile_like", "load_tile_like_1d", "load_tile_like_2d", "load_tile_like_3d"),
         methods=("load_like", "load_tile_like"),
@@ -310,7 +310,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "store",
         "fn store<E, S>(z: &mut Tensor<E, S>, tile: Tile<E, S>)",
-        2,
+        (2,),
         _store,
         functions=("store_tile",),
         methods=("store",),
@@ -319,7 +319,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "load_output",
         "fn load<E, S>(z: &mut Tensor<E, S>) -> Tile<E, S>",
-        1,
+        (1,),
         _load_output,
         functions=("load_tile_mut",),
         methods=("load",),
@@ -328,7 +328,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "shape",
         "fn shape<E, S>(t: &Tensor<E, S>) -> Shape<S>",
-        1,
+        (1,),
         _tensor_shape,
         methods=("shape",),
         receiver=Receiver.TENSOR,
@@ -336,7 +336,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "tile_shape",
         "fn shape<E, S>(t: Tile<E, S>) -> Shape<S>",
-        1,
+        (1,),
         _tensor_shape,
         methods=("shape",),
         receiver=Receiver.TILE,
@@ -344,7 +344,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "broadcast",
         "fn broadcast<E, S>(x: E, shape: Shape<S>) -> Tile<E, S>",
-        2,
+        (2,),
         _broadcast,
         functions=("broadcast_scalar",),
         methods=("broadcast",),
@@ -353,7 +353,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "broadcast_tile",
         "fn broadcast<E, R, S>(t: Tile<E, R>, shape: Shape<S>) -> Tile<E, S>",
-        2,
+        (2,),
         _broadcast,
         functions=("broadcast",),
         methods=("broadcast",),
@@ -362,7 +362,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "partition_mut",
         "fn partition_mut<E, S, R>(t: &mut Tensor<E, S>, shape: Shape<R>) -> PartitionMut<E, R>",
-        2,
+        (2,),
         _mutable_partition,
         methods=("partition_mut",),
         receiver=Receiver.TENSOR,
@@ -370,7 +370,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     Intrinsic(
         "partition",
         "fn partition<E, S, R>(t: &Tensor<E, S>, shape: Shape<R>) -> Partition<E, R>",
-        2,
+        (2,),
         None,
         methods=("partition",),
         receiver=Receiver.TENSOR,

@@ -1,7 +1,8 @@
 """The product of type checking: the entry, its signature, and facts about every node.
 
-Lowering reads only this: the type of each expression, the variable each name refers
-to, and the prelude intrinsic (with its ordered arguments) each call resolved to.
+Facts live in a `TypedBody` per checked body: the entry's own, and one for every inlined
+device-function call (a device function called twice is checked twice, once per call,
+with that call's types). Lowering reads only these facts.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ _ids = itertools.count()
 
 @dataclass(frozen=True, eq=False)
 class LocalVar:
-    """One binding: an entry parameter or a `let` variable (shadowing makes a new one)."""
+    """One binding: a parameter, a `let` variable (shadowing makes a new one), a loop
+    variable, or a block-level `const` (then `const_value` is set)."""
 
     name: str
     type: SemType
     span: Span
     mutable: bool = False
     param_index: int | None = None
+    const_value: ConstValue | None = None
     id: int = field(default_factory=lambda: next(_ids))
 
 
@@ -37,6 +40,36 @@ class ResolvedCall:
     args: tuple[A.Expr, ...]  # receiver first for method calls
 
 
+Construct = A.ForExpr | A.WhileExpr | A.IfExpr
+
+
+@dataclass
+class TypedBody:
+    """What type checking learned about one body; read-only once checking is done."""
+
+    expr_types: dict[A.Expr, SemType] = field(default_factory=dict)
+    names: dict[A.PathExpr, LocalVar] = field(default_factory=dict)
+    consts: dict[A.Expr, ConstValue] = field(default_factory=dict)  # compile-time values
+    lets: dict[A.Let, tuple[LocalVar, ...]] = field(default_factory=dict)
+    assigns: dict[A.Assign, LocalVar] = field(default_factory=dict)
+    calls: dict[A.Call | A.MethodCall, ResolvedCall] = field(default_factory=dict)
+    inlined: dict[A.Call, InlinedCall] = field(default_factory=dict)
+    folded_ifs: dict[A.IfExpr, bool] = field(default_factory=dict)  # compile-time conditions
+    # outer mutable variables assigned inside a loop or runtime `if`, in first-seen order:
+    carried: dict[Construct, tuple[LocalVar, ...]] = field(default_factory=dict)
+    loop_vars: dict[A.ForExpr, LocalVar | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InlinedCall:
+    """A device-function call, checked with this call's argument types."""
+
+    function: A.Function
+    params: tuple[LocalVar, ...]
+    body: TypedBody
+    generics: Mapping[str, GenericValue]
+
+
 @dataclass(frozen=True)
 class TypedKernel:
     function: A.Function
@@ -44,7 +77,20 @@ class TypedKernel:
     generics: Mapping[str, GenericValue]
     consts: Mapping[str, ConstValue]
     params: tuple[LocalVar, ...]
-    expr_types: Mapping[A.Expr, SemType]
-    names: Mapping[A.PathExpr, LocalVar]
-    lets: Mapping[A.Let, tuple[LocalVar, ...]]
-    calls: Mapping[A.Call | A.MethodCall, ResolvedCall]
+    body: TypedBody
+
+    @property
+    def expr_types(self) -> dict[A.Expr, SemType]:
+        return self.body.expr_types
+
+    @property
+    def names(self) -> dict[A.PathExpr, LocalVar]:
+        return self.body.names
+
+    @property
+    def lets(self) -> dict[A.Let, tuple[LocalVar, ...]]:
+        return self.body.lets
+
+    @property
+    def calls(self) -> dict[A.Call | A.MethodCall, ResolvedCall]:
+        return self.body.calls

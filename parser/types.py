@@ -125,6 +125,17 @@ UNIT = TupleTy(())
 
 
 @dataclass(frozen=True)
+class ArrayTy:
+    """`[T; N]`: an array literal such as the tile index `[i, j]`."""
+
+    element: SemType
+    length: int
+
+    def __str__(self) -> str:
+        return f"[{self.element}; {self.length}]"
+
+
+@dataclass(frozen=True)
 class ErrorTy:
     """The type of a binding whose definition already failed (suppresses follow-on errors)."""
 
@@ -134,7 +145,7 @@ class ErrorTy:
 
 ERROR = ErrorTy()
 
-SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy, ErrorTy]
+SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy, ArrayTy, ErrorTy]
 
 
 def element_of(ty: SemType) -> Elem | None:

@@ -451,7 +451,9 @@ def test_scoped_paths_and_tuple_fields() -> None:
 
 def test_unsafe_blocks_are_marked() -> None:
     body = fn_body("        unsafe { z.store(t); }\n        { z.store(t); }")
-    first, second = (s.expr for s in body.statements)  # type: ignore[union-attr]
+    (statement,) = body.statements
+    first, second = statement.expr, body.tail  # type: ignore[union-attr]
+    # a block-like expression closing the body without `;` is its tail, as in Rust
     assert isinstance(first, A.BlockExpr) and first.unsafe
     assert isinstance(second, A.BlockExpr) and not second.unsafe
     (inner,) = first.block.statements

@@ -1,0 +1,208 @@
+"""Lowering of control flow and mutation: `if`, `for`, `while`, assignment.
+
+Mutable locals become SSA values: a loop threads every variable the type checker listed
+as carried (plus each output's memory token) through its iteration values; a runtime
+`if` yields them from both branches. A folded `if` lowers only its taken branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lowering.element_types import ir_tile_type
+from lowering.ir.core import Region, Value
+from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
+from lowering.ir.types import I32, TOKEN, IRType
+from lowering.lower_ops import binary_op, convert
+from lowering.lowered_values import Lowered
+from parser import ast_nodes as A
+from parser.typed_kernel import LocalVar
+from parser.types import Elem, ScalarTy, SemType, TileTy, TupleTy
+
+if TYPE_CHECKING:
+    from lowering.lower_kernel import KernelLowering
+
+
+def _state(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[Value]:
+    """Current values of the carried variables, then every output's token."""
+    values = [ctx.values[v.id] for v in carried] + [h.token for h in ctx.outputs]
+    assert all(isinstance(v, Value) for v in values)
+    return values  # type: ignore[return-value]
+
+
+def _set_state(ctx: KernelLowering, carried: tuple[LocalVar, ...], values: list[Value]) -> None:
+    for var, value in zip(carried, values, strict=False):
+        ctx.values[var.id] = value
+    for handle, token in zip(ctx.outputs, values[len(carried) :], strict=True):
+        handle.token = token
+
+
+def _state_types(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[IRType]:
+    return [ir_tile_type(v.type) for v in carried] + [TOKEN] * len(ctx.outputs)
+
+
+def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
+    bounds = A.range_bounds(node.iterable)
+    assert bounds is not None
+    start, end, step = bounds
+    lower, upper = ctx.expr(start), ctx.expr(end)
+    if step is None:
+        stride = ctx.constant(1, ScalarTy(Elem.I32), node.span)
+    else:
+        raw = ctx.expr(step)
+        assert isinstance(raw, Value)
+        stride = convert(ctx, raw, ctx.type_of(step), ScalarTy(Elem.I32), step.span)
+    carried = ctx.body.carried[node]
+    init = _state(ctx, carried)
+    loop_var = ctx.body.loop_vars[node]
+
+    def body(args: tuple[Value, ...]) -> None:
+        if loop_var is not None:
+            ctx.values[loop_var.id] = args[0]
+        _set_state(ctx, carried, list(args[1:]))
+        with ctx.region_scope():
+            ctx.block(node.body, trailing=A.ContinueExpr)
+        ctx.builder.emit(Continue, values=tuple(_state(ctx, carried)), span=node.span)
+
+    region = ctx.builder.region([I32, *(v.type for v in init)], body)
+    op = ctx.builder.emit(
+        For,
+        outputs=tuple(v.type for v in init),
+        lower=lower,
+        upper=upper,
+        step=stride,
+        init_values=tuple(init),
+        body=region,
+        span=node.span,
+    )
+    _set_state(ctx, carried, list(op.outputs))
+    return None
+
+
+def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:
+    """`loop` whose body first breaks out unless the condition holds."""
+    carried = ctx.body.carried[node]
+    init = _state(ctx, carried)
+
+    def body(args: tuple[Value, ...]) -> None:
+        _set_state(ctx, carried, list(args))
+        with ctx.region_scope():
+            condition = ctx.expr(node.condition)
+            state = tuple(_state(ctx, carried))
+            stay = ctx.builder.region([], lambda _: ctx.builder.emit(Yield, span=node.span))
+            leave = ctx.builder.region(
+                [], lambda _: ctx.builder.emit(Break, values=state, span=node.span)
+            )
+            ctx.builder.emit(
+                If,
+                outputs=(),
+                condition=condition,
+                then_region=stay,
+                else_region=leave,
+                span=node.span,
+            )
+            ctx.block(node.body, trailing=A.ContinueExpr)
+        ctx.builder.emit(Continue, values=tuple(_state(ctx, carried)), span=node.span)
+
+    region = ctx.builder.region([v.type for v in init], body)
+    op = ctx.builder.emit(
+        Loop,
+        outputs=tuple(v.type for v in init),
+        init_values=tuple(init),
+        body=region,
+        span=node.span,
+    )
+    _set_state(ctx, carried, list(op.outputs))
+    return None
+
+
+def _if(ctx: KernelLowering, node: A.IfExpr) -> Lowered:
+    folded = ctx.body.folded_ifs.get(node)
+    if folded is not None:
+        return _branch_value(ctx, node.then_block if folded else node.else_branch)
+    condition = ctx.expr(node.condition)
+    carried = ctx.body.carried[node]
+    before = _state(ctx, carried)
+    result_ty = ctx.type_of(node)
+
+    def branch(code: A.Block | A.IfExpr | None) -> Region:
+        def fill(_: tuple[Value, ...]) -> None:
+            _set_state(ctx, carried, before)
+            with ctx.region_scope():
+                value = _branch_value(ctx, code)
+            leaves = flatten(value)
+            ctx.builder.emit(Yield, values=(*leaves, *_state(ctx, carried)), span=node.span)
+
+        return ctx.builder.region([], fill)
+
+    then_region, else_region = branch(node.then_block), branch(node.else_branch)
+    value_types = value_ir_types(result_ty)
+    op = ctx.builder.emit(
+        If,
+        outputs=(*value_types, *_state_types(ctx, carried)),
+        condition=condition,
+        then_region=then_region,
+        else_region=else_region,
+        span=node.span,
+    )
+    results = list(op.outputs)
+    _set_state(ctx, carried, results[len(value_types) :])
+    return rebuild(result_ty, results[: len(value_types)])
+
+
+def _branch_value(ctx: KernelLowering, code: A.Block | A.IfExpr | None) -> Lowered:
+    if code is None:
+        return None
+    if isinstance(code, A.IfExpr):
+        return ctx.expr(code)
+    return ctx.block(code)
+
+
+def _assign(ctx: KernelLowering, node: A.Assign) -> Lowered:
+    var = ctx.body.assigns[node]
+    value = ctx.expr(node.value)
+    if node.op is not None:
+        current = ctx.values[var.id]
+        assert isinstance(current, Value) and isinstance(value, Value)
+        assert isinstance(var.type, (ScalarTy, TileTy))
+        value = binary_op(ctx, node.op, var.type, current, value, node.span)
+    ctx.values[var.id] = value
+    return None
+
+
+def flatten(value: Lowered) -> list[Value]:
+    if value is None:
+        return []
+    if isinstance(value, tuple):
+        return [leaf for part in value for leaf in flatten(part)]
+    assert isinstance(value, Value)
+    return [value]
+
+
+def value_ir_types(ty: SemType) -> list[IRType]:
+    if isinstance(ty, TupleTy):
+        return [t for part in ty.elements for t in value_ir_types(part)]
+    return [ir_tile_type(ty)]
+
+
+def rebuild(ty: SemType, leaves: list[Value]) -> Lowered:
+    """The value of type `ty` whose flattened leaves are `leaves`."""
+    if isinstance(ty, TupleTy):
+        if not ty.elements:
+            return None
+        parts, rest = [], list(leaves)
+        for part in ty.elements:
+            count = len(value_ir_types(part))
+            parts.append(rebuild(part, rest[:count]))
+            rest = rest[count:]
+        return tuple(parts)
+    return leaves[0]
+
+
+LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
+    A.IfExpr: _if,
+    A.ForExpr: _for,
+    A.WhileExpr: _while,
+    A.Assign: _assign,
+}

@@ -1,0 +1,170 @@
+"""Lowering of literals, operators and `as` casts to element-wise tile IR ops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lowering.element_types import ir_tile_type
+from lowering.ir import ops_arith as arith
+from lowering.ir.attributes import ComparisonPredicate, RoundingMode, Signedness
+from lowering.ir.core import Value
+from lowering.ir.ops_compare import CmpF, CmpI, Select
+from lowering.ir.ops_convert import ExtI, FToF, FToI, IToF, TruncI
+from lowering.ir.ops_math import NegF, NegI
+from lowering.ir.types import TileType
+from lowering.lowered_values import Lowered
+from parser import ast_nodes as A
+from parser.types import Elem, ScalarTy, SemType, TileTy
+
+if TYPE_CHECKING:
+    from lowering.lower_kernel import KernelLowering
+
+_FLOAT_OPS: dict[str, type[Any]] = {
+    "+": arith.AddF,
+    "-": arith.SubF,
+    "*": arith.MulF,
+    "/": arith.DivF,
+}
+_INT_OPS: dict[str, type[Any]] = {"+": arith.AddI, "-": arith.SubI, "*": arith.MulI}
+_PREDICATES = {
+    "==": ComparisonPredicate.EQ,
+    "!=": ComparisonPredicate.NE,
+    "<": ComparisonPredicate.LT,
+    "<=": ComparisonPredicate.LE,
+    ">": ComparisonPredicate.GT,
+    ">=": ComparisonPredicate.GE,
+}
+
+
+def signedness(elem: Elem) -> Signedness:
+    return Signedness.SIGNED if elem.is_signed else Signedness.UNSIGNED
+
+
+def _literal(ctx: KernelLowering, lit: A.IntLit | A.FloatLit | A.BoolLit) -> Lowered:
+    return ctx.constant(lit.value, ctx.type_of(lit), lit.span)
+
+
+def _binary(ctx: KernelLowering, node: A.Binary) -> Lowered:
+    ty = ctx.type_of(node.lhs)
+    assert isinstance(ty, (ScalarTy, TileTy))
+    if node.op in ("&&", "||"):
+        return _logical(ctx, node)
+    lhs, rhs = ctx.expr(node.lhs), ctx.expr(node.rhs)
+    assert isinstance(lhs, Value) and isinstance(rhs, Value)
+    return binary_op(ctx, node.op, ty, lhs, rhs, node.span)
+
+
+def binary_op(
+    ctx: KernelLowering, op: str, ty: ScalarTy | TileTy, lhs: Value, rhs: Value, span: A.Span
+) -> Value:
+    """`lhs op rhs` on two values of type `ty` (also used by `x op= y`)."""
+    elem, result = ty.elem, ir_tile_type(ty)
+    emit = ctx.builder.emit
+    if op in _PREDICATES:
+        flag = TileType(ir_tile_type(ScalarTy(Elem.BOOL)).element, result.shape)
+        if elem.is_float:
+            return emit(
+                CmpF, result=flag, predicate=_PREDICATES[op], lhs=lhs, rhs=rhs, span=span
+            ).result
+        return emit(
+            CmpI,
+            result=flag,
+            predicate=_PREDICATES[op],
+            signedness=signedness(elem),
+            lhs=lhs,
+            rhs=rhs,
+            span=span,
+        ).result
+    if elem.is_float:
+        return emit(_FLOAT_OPS[op], result=result, lhs=lhs, rhs=rhs, span=span).result
+    if op in _INT_OPS:
+        return emit(_INT_OPS[op], result=result, lhs=lhs, rhs=rhs, span=span).result
+    if op == "/":  # cuTile: integer division rounds toward negative infinity
+        rounding = RoundingMode.NEGATIVE_INF if elem.is_signed else RoundingMode.ZERO
+        return emit(
+            arith.DivI,
+            result=result,
+            signedness=signedness(elem),
+            rounding=rounding,
+            lhs=lhs,
+            rhs=rhs,
+            span=span,
+        ).result
+    if op == "%":
+        return emit(
+            arith.RemI, result=result, signedness=signedness(elem), lhs=lhs, rhs=rhs, span=span
+        ).result
+    raise NotImplementedError(f"operator `{op}` on {ty}")
+
+
+def _logical(ctx: KernelLowering, node: A.Binary) -> Lowered:
+    """`a && b` = select(a, b, false); `a || b` = select(a, true, b)."""
+    bool_ty = ScalarTy(Elem.BOOL)
+    lhs, rhs = ctx.expr(node.lhs), ctx.expr(node.rhs)
+    constant = ctx.constant(node.op == "||", bool_ty, node.span)
+    if_true, if_false = (rhs, constant) if node.op == "&&" else (constant, rhs)
+    return ctx.builder.emit(
+        Select,
+        result=ir_tile_type(bool_ty),
+        condition=lhs,
+        if_true=if_true,
+        if_false=if_false,
+        span=node.span,
+    ).result
+
+
+def _unary(ctx: KernelLowering, node: A.Unary) -> Lowered:
+    ty = ctx.type_of(node)
+    assert isinstance(ty, (ScalarTy, TileTy))
+    source = ctx.expr(node.operand)
+    if node.op == "!":
+        assert ty.elem is Elem.BOOL, "bitwise ! on integers needs xori"
+        true, false = (ctx.constant(v, ty, node.span) for v in (True, False))
+        return ctx.builder.emit(
+            Select,
+            result=ir_tile_type(ty),
+            condition=source,
+            if_true=false,
+            if_false=true,
+            span=node.span,
+        ).result
+    op = NegF if ty.elem.is_float else NegI
+    return ctx.builder.emit(op, result=ir_tile_type(ty), source=source, span=node.span).result
+
+
+def _cast(ctx: KernelLowering, node: A.Cast) -> Lowered:
+    source = ctx.expr(node.value)
+    assert isinstance(source, Value)
+    return convert(ctx, source, ctx.type_of(node.value), ctx.type_of(node), node.span)
+
+
+def convert(
+    ctx: KernelLowering, value: Value, source: SemType, target: SemType, span: A.Span
+) -> Value:
+    """Convert between element types (same shape), with Rust `as` semantics."""
+    assert isinstance(source, (ScalarTy, TileTy)) and isinstance(target, (ScalarTy, TileTy))
+    src, dst = source.elem, target.elem
+    result = ir_tile_type(target)
+    emit = ctx.builder.emit
+    if value.type == result:
+        return value
+    if src.is_float and dst.is_float:
+        return emit(FToF, result=result, source=value, span=span).result
+    if src.is_float:
+        return emit(FToI, result=result, signedness=signedness(dst), source=value, span=span).result
+    if dst.is_float:
+        return emit(IToF, result=result, signedness=signedness(src), source=value, span=span).result
+    if dst.bits > src.bits:
+        return emit(ExtI, result=result, signedness=signedness(src), source=value, span=span).result
+    return emit(TruncI, result=result, source=value, span=span).result
+
+
+LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
+    A.IntLit: _literal,
+    A.FloatLit: _literal,
+    A.BoolLit: _literal,
+    A.Binary: _binary,
+    A.Unary: _unary,
+    A.Cast: _cast,
+}

@@ -1,0 +1,25 @@
+"""What an expression lowers to: SSA values, tensor handles, compile-time ints, tuples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from lowering.ir.core import Value
+from parser.entry_signature import EntryParam
+
+
+@dataclass
+class TensorHandle:
+    """A tensor parameter inside the kernel: its view, extents, and for outputs its token."""
+
+    param: EntryParam
+    view: Value
+    dims: tuple[int | Value, ...]  # static extents as ints, dynamic ones as values
+    token: Value | None  # outputs only: the last memory effect through this tensor
+    partitions: dict[tuple[object, ...], Value] = field(default_factory=dict)
+
+
+# A lowered expression: an SSA value, a tensor, a compile-time int (a shape entry), a tuple
+# of those (tuples, arrays, shapes), or None (unit).
+Lowered = Union[Value, TensorHandle, int, tuple["Lowered", ...], None]

@@ -1,0 +1,61 @@
+"""Diagnostics the type checker's rule families share (kept out of their logic)."""
+
+from __future__ import annotations
+
+import difflib
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import Diagnostic, error
+from parser.spans import Span
+from parser.types import SemType
+
+
+def unsupported(span: Span, what: str) -> Diagnostic:
+    return error(
+        codes.UNSUPPORTED_SYNTAX, f"{what} is not supported yet", span, "not supported here"
+    )
+
+
+def unresolved(span: Span, name: str, kind: str, candidates: list[str]) -> Diagnostic:
+    return error(
+        codes.UNRESOLVED_NAME,
+        f"cannot find {kind} `{name}` in this scope",
+        span,
+        "not found in this scope",
+        help=did_you_mean(name, candidates),
+    )
+
+
+def mismatch(
+    expected: SemType, found: SemType, span: Span, secondary: tuple[tuple[Span, str], ...] = ()
+) -> Diagnostic:
+    return error(
+        codes.MISMATCHED_TYPES,
+        f"mismatched types: expected `{expected}`, found `{found}`",
+        span,
+        f"expected `{expected}`",
+        secondary=secondary,
+    )
+
+
+def did_you_mean(name: str, candidates: list[str]) -> tuple[str, ...]:
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1)
+    return (f"a similar name exists: `{close[0]}`",) if close else ()
+
+
+_DESCRIPTIONS = {
+    A.LoopExpr: "`loop`",
+    A.ReturnExpr: "`return` before the end of the function",
+    A.StructLit: "a struct literal",
+    A.Closure: "a closure",
+    A.Reference: "a `&` expression here",
+    A.RangeExpr: "a range outside a `for` loop",
+    A.BreakExpr: "`break`",
+    A.ContinueExpr: "`continue` before the end of a loop body",
+    A.StrLit: "a string literal here",
+}
+
+
+def describe(expr: A.Expr) -> str:
+    return _DESCRIPTIONS.get(type(expr), "this expression")

@@ -1,0 +1,205 @@
+"""Type rules for control flow and mutation: `if`, `for`, `while`, assignment.
+
+A mutable local assigned inside a loop or a runtime `if` becomes a loop-carried or
+branch-yielded value; this module records which ones (`TypedBody.carried`), in order.
+An `if` whose condition is a compile-time constant (e.g. `if CAUSAL == 1i32` with a
+const generic) is folded: only the taken branch is checked and lowered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.check_messages import mismatch, unresolved, unsupported
+from parser.diagnostics import error
+from parser.typed_kernel import Construct, LocalVar
+from parser.types import ERROR, UNIT, ArrayTy, Elem, ScalarTy, SemType, TileTy, TupleTy
+
+if TYPE_CHECKING:
+    from parser.typecheck import Checker
+
+BOOL = ScalarTy(Elem.BOOL)
+I32 = ScalarTy(Elem.I32)
+
+
+@dataclass
+class Frame:
+    """A loop or runtime `if` being checked: the scope depth it starts at, and the outer
+    variables assigned inside it."""
+
+    depth: int
+    assigned: dict[int, LocalVar] = field(default_factory=dict)
+
+
+def is_value_type(ty: SemType) -> bool:
+    """Types that can flow out of a branch or around a loop (SSA values)."""
+    if isinstance(ty, TupleTy):
+        return all(is_value_type(t) for t in ty.elements)
+    if isinstance(ty, ArrayTy):
+        return is_value_type(ty.element)
+    return isinstance(ty, (ScalarTy, TileTy))
+
+
+class ControlRules:
+    def if_expr(self: Checker, node: A.IfExpr, expected: SemType | None) -> SemType | None:
+        condition = self.fold(node.condition)
+        if isinstance(condition, bool):
+            self.expr(node.condition, BOOL)
+            self.facts.folded_ifs[node] = condition
+            return self._branch(node.then_block if condition else node.else_branch, expected)
+        cond_ty = self.expr(node.condition, BOOL)
+        if cond_ty is not None and cond_ty != BOOL:
+            self.report(mismatch(BOOL, cond_ty, node.condition.span))
+        frame = self._enter_frame()
+        try:
+            then_ty = self.block(node.then_block, expected)
+            else_ty = self._branch(node.else_branch, then_ty or expected)
+        finally:
+            self._leave_frame(node, frame)
+        if then_ty is None or else_ty is None:
+            return None
+        if then_ty != else_ty:
+            self.report(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"`if` and `else` have incompatible types: `{then_ty}` and `{else_ty}`",
+                    node.span,
+                    "branches differ",
+                    secondary=((node.then_block.span, f"`{then_ty}`"),),
+                )
+            )
+            return None
+        if not is_value_type(then_ty) and then_ty != UNIT:
+            self.report(unsupported(node.span, f"an `if` producing `{then_ty}` at run time"))
+            return None
+        return then_ty
+
+    def _branch(
+        self: Checker, branch: A.Block | A.IfExpr | None, expected: SemType | None
+    ) -> SemType | None:
+        if branch is None:
+            return UNIT
+        if isinstance(branch, A.IfExpr):
+            return self.expr(branch, expected)
+        return self.block(branch, expected)
+
+    def for_loop(self: Checker, node: A.ForExpr, expected: SemType | None) -> SemType | None:
+        bounds = A.range_bounds(node.iterable)
+        if bounds is None:
+            self.report(
+                unsupported(
+                    node.iterable.span, "iterating over anything but `a..b` or `(a..b).step_by(k)`"
+                )
+            )
+            return None
+        start, end, step = bounds
+        ok = all(self._integer(e, I32) for e in (start, end))
+        if step is not None:
+            ok = self._integer(step, None) and ok
+        if not ok:
+            return None
+        frame = self._enter_frame()
+        self.scopes.append({})
+        try:
+            pattern = node.pattern
+            var = None
+            if isinstance(pattern, A.IdentPattern):
+                var = self.declare(LocalVar(pattern.name, I32, pattern.span))
+            elif not isinstance(pattern, A.WildcardPattern):
+                self.report(unsupported(pattern.span, "this loop pattern"))
+            self.facts.loop_vars[node] = var
+            self.block(node.body, UNIT, trailing=A.ContinueExpr)
+        finally:
+            self.scopes.pop()
+            self._leave_frame(node, frame)
+        return UNIT
+
+    def while_loop(self: Checker, node: A.WhileExpr, expected: SemType | None) -> SemType | None:
+        frame = self._enter_frame()
+        try:
+            cond_ty = self.expr(node.condition, BOOL)
+            if cond_ty is not None and cond_ty != BOOL:
+                self.report(mismatch(BOOL, cond_ty, node.condition.span))
+            self.block(node.body, UNIT, trailing=A.ContinueExpr)
+        finally:
+            self._leave_frame(node, frame)
+        return UNIT
+
+    def assign(self: Checker, node: A.Assign, expected: SemType | None) -> SemType | None:
+        target = node.target
+        if not (isinstance(target, A.PathExpr) and len(target.segments) == 1):
+            self.report(unsupported(target.span, "assigning to anything but a local variable"))
+            return None
+        var = self.lookup(target.name)
+        if var is None:
+            self.report(unresolved(target.span, target.name, "value", []))
+            return None
+        if var.type is ERROR:
+            return None
+        if not var.mutable:
+            self.report(
+                error(
+                    codes.ASSIGN_IMMUTABLE,
+                    f"cannot assign twice to immutable variable `{var.name}`",
+                    node.span,
+                    "cannot assign twice to immutable variable",
+                    secondary=((var.span, "first assignment"),),
+                    help=(f"consider making this binding mutable: `mut {var.name}`",),
+                )
+            )
+            return None
+        value_ty = self.expr(node.value, var.type)
+        if value_ty is None:
+            return None
+        result_ty = self.binary_result(node.op, var.type, node.span) if node.op else value_ty
+        if value_ty != var.type or result_ty != var.type:
+            self.report(
+                mismatch(
+                    var.type,
+                    value_ty,
+                    node.value.span,
+                    ((var.span, "expected due to the type of this variable"),),
+                )
+            )
+            return None
+        self.facts.names[target] = var
+        self.facts.assigns[node] = var
+        self._record_assignment(var, node)
+        return UNIT
+
+    # --- carried-variable bookkeeping
+
+    def _enter_frame(self: Checker) -> Frame:
+        frame = Frame(len(self.scopes))
+        self.frames.append(frame)
+        return frame
+
+    def _leave_frame(self: Checker, node: Construct, frame: Frame) -> None:
+        popped = self.frames.pop()
+        assert popped is frame
+        self.facts.carried[node] = tuple(frame.assigned.values())
+
+    def _record_assignment(self: Checker, var: LocalVar, node: A.Assign) -> None:
+        for frame in self.frames:
+            if self.var_depth[var.id] <= frame.depth and var.id not in frame.assigned:
+                if not is_value_type(var.type) or isinstance(var.type, (TupleTy, ArrayTy)):
+                    self.report(
+                        unsupported(node.span, f"assigning a `{var.type}` inside a loop or `if`")
+                    )
+                    return
+                frame.assigned[var.id] = var
+
+    def _integer(self: Checker, expr: A.Expr, expected: SemType | None) -> bool:
+        ty = self.expr(expr, expected)
+        if ty is None:
+            return False
+        if not (isinstance(ty, ScalarTy) and ty.elem.is_integer):
+            self.report(mismatch(expected or I32, ty, expr.span))
+            return False
+        if expected is not None and ty != expected:
+            self.report(mismatch(expected, ty, expr.span))
+            return False
+        return True

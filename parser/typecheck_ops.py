@@ -1,0 +1,198 @@
+"""Type rules for literals, operators and `as` casts.
+
+Binary operators need identical operand types (no broadcasting, no tile-scalar mixing);
+an unsuffixed literal takes its type from the other operand or the expected type.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.check_messages import unsupported
+from parser.diagnostics import error
+from parser.type_eval import TypeResolver
+from parser.types import ELEM_BY_NAME, Elem, ScalarTy, SemType, TileTy
+
+if TYPE_CHECKING:
+    from parser.typecheck import Checker
+
+ARITHMETIC = ("+", "-", "*", "/", "%")
+BITWISE = ("&", "|", "^", "<<", ">>")
+COMPARISON = ("==", "!=", "<", "<=", ">", ">=")
+LOGICAL = ("&&", "||")
+_POINTER_SIZED = {"usize": Elem.U64, "isize": Elem.I64}
+
+
+class OperatorRules:
+    def int_literal(self: Checker, lit: A.IntLit, expected: SemType | None) -> SemType | None:
+        if lit.suffix in _POINTER_SIZED:
+            ty = ScalarTy(_POINTER_SIZED[lit.suffix])
+        elif lit.suffix is not None:
+            ty = ScalarTy(ELEM_BY_NAME[lit.suffix])
+        elif isinstance(expected, (ScalarTy, TileTy)) and expected.elem.is_integer:
+            ty = ScalarTy(expected.elem)
+        else:
+            ty = ScalarTy(Elem.I32)
+        if not _fits(lit.value, ty.elem, lit in self.negated_literals):
+            self.report(
+                error(
+                    codes.LITERAL_OUT_OF_RANGE,
+                    f"literal out of range for `{ty.elem}`",
+                    lit.span,
+                    f"does not fit in `{ty.elem}`",
+                )
+            )
+            return None
+        return ty
+
+    def float_literal(self: Checker, lit: A.FloatLit, expected: SemType | None) -> SemType | None:
+        if lit.suffix is not None:
+            return ScalarTy(ELEM_BY_NAME[lit.suffix])
+        if isinstance(expected, (ScalarTy, TileTy)) and expected.elem.is_float:
+            return ScalarTy(expected.elem)
+        self.report(
+            error(
+                codes.TYPE_ANNOTATION_NEEDED,
+                "cannot infer the type of this float literal",
+                lit.span,
+                "add a suffix such as `f32`",
+                help=(f"write `{lit.span.text}f32`",),
+            )
+        )
+        return None
+
+    def binary(self: Checker, binary: A.Binary, expected: SemType | None) -> SemType | None:
+        lhs_first = not _is_literal(binary.lhs)
+        first, second = (binary.lhs, binary.rhs) if lhs_first else (binary.rhs, binary.lhs)
+        operand_hint = expected if binary.op in ARITHMETIC + BITWISE else None
+        first_ty = self.expr(first, operand_hint)
+        second_ty = self.expr(second, first_ty)
+        if first_ty is None or second_ty is None:
+            return None
+        lhs_ty, rhs_ty = (first_ty, second_ty) if lhs_first else (second_ty, first_ty)
+        if lhs_ty != rhs_ty:
+            self.report(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"mismatched types: `{binary.op}` needs operands of the same type, found "
+                    f"`{lhs_ty}` and `{rhs_ty}`",
+                    binary.span,
+                    "operands differ",
+                    secondary=((binary.lhs.span, f"`{lhs_ty}`"), (binary.rhs.span, f"`{rhs_ty}`")),
+                    notes=("cuTile has no implicit broadcasting and no tile-scalar operators",),
+                    help=(
+                        "broadcast explicitly: `s.broadcast(t.shape())`, or convert with "
+                        "`convert_tile`",
+                    ),
+                )
+            )
+            return None
+        folded = self.fold(binary)
+        if folded is not None:
+            self.facts.consts[binary] = folded
+        return self.binary_result(binary.op, lhs_ty, binary.span)
+
+    def binary_result(self: Checker, op: str, ty: SemType, span: A.Span) -> SemType | None:
+        elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
+        valid = elem is not None and (
+            (op in ARITHMETIC and elem is not Elem.BOOL)
+            or (op in BITWISE and not elem.is_float)
+            or (op in COMPARISON and isinstance(ty, ScalarTy))
+            or (op in LOGICAL and elem is Elem.BOOL and isinstance(ty, ScalarTy))
+        )
+        if not valid:
+            hint = ("compare tiles with `lt_tile`, `eq_tile`, ...",) if op in COMPARISON else ()
+            self.report(
+                error(
+                    codes.INVALID_OPERAND,
+                    f"cannot apply `{op}` to operands of type `{ty}`",
+                    span,
+                    "invalid operands",
+                    help=hint,
+                )
+            )
+            return None
+        return ScalarTy(Elem.BOOL) if op in COMPARISON + LOGICAL else ty
+
+    def unary(self: Checker, unary: A.Unary, expected: SemType | None) -> SemType | None:
+        if unary.op == "-" and isinstance(unary.operand, A.IntLit):
+            self.negated_literals.add(unary.operand)
+        if unary.op not in ("-", "!"):
+            self.report(unsupported(unary.span, f"the unary operator `{unary.op}`"))
+            return None
+        ty = self.expr(unary.operand, expected)
+        if ty is None:
+            return None
+        elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
+        allowed = elem is not None and (
+            (unary.op == "-" and (elem.is_float or elem.is_signed))
+            or (unary.op == "!" and not elem.is_float)
+        )
+        if not allowed:
+            verb = "negate" if unary.op == "-" else "apply `!` to"
+            self.report(
+                error(
+                    codes.INVALID_OPERAND,
+                    f"cannot {verb} a value of type `{ty}`",
+                    unary.span,
+                    "invalid operand",
+                )
+            )
+            return None
+        folded = self.fold(unary)
+        if folded is not None:
+            self.facts.consts[unary] = folded
+        return ty
+
+    def cast(self: Checker, cast: A.Cast, expected: SemType | None) -> SemType | None:
+        """`x as T` between scalar numbers: widen/narrow integers, int<->float, float<->float."""
+        source = self.expr(cast.value, None)
+        target = _cast_target(cast.type, self.resolver)
+        if source is None:
+            return None
+        if target is None or not isinstance(source, ScalarTy):
+            self.report(
+                error(
+                    codes.INVALID_OPERAND,
+                    f"cannot cast `{source}` as `{cast.type.span.text}`",
+                    cast.span,
+                    "unsupported cast",
+                    notes=("`as` converts between scalar numbers; for tiles use `convert_tile`",),
+                )
+            )
+            return None
+        folded = self.fold(cast.value)
+        if folded is not None and not isinstance(folded, tuple):
+            self.facts.consts[cast] = folded
+        return ScalarTy(target)
+
+
+def _cast_target(ty: A.TypeExpr, resolver: TypeResolver) -> Elem | None:
+    if isinstance(ty, A.PathType) and len(ty.segments) == 1 and not ty.args:
+        if ty.name in _POINTER_SIZED:
+            return _POINTER_SIZED[ty.name]
+        if ty.name in ELEM_BY_NAME:
+            return ELEM_BY_NAME[ty.name]
+        bound = resolver.env.generics.get(ty.name)
+        if isinstance(bound, Elem):
+            return bound
+    return None
+
+
+def _fits(value: int, elem: Elem, negated: bool) -> bool:
+    """Whether an integer literal (after an optional leading `-`) fits `elem`."""
+    if elem.is_float or elem is Elem.BOOL:
+        return True
+    signed = elem.is_signed
+    magnitude_limit = 2 ** (elem.bits - 1) if signed else 2**elem.bits - 1
+    if negated:  # negating an unsigned value is reported by the `-` operator itself
+        return not signed or value <= magnitude_limit
+    return value <= (magnitude_limit - 1 if signed else magnitude_limit)
+
+
+def _is_literal(expr: A.Expr) -> bool:
+    if isinstance(expr, A.Unary):
+        return _is_literal(expr.operand)
+    return isinstance(expr, (A.IntLit, A.FloatLit))
