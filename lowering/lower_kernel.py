@@ -27,7 +27,7 @@ from lowering.lowered_values import Lowered, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.typed_kernel import TypedBody, TypedKernel
-from parser.types import DYNAMIC, ArrayTy, Elem, ScalarTy, SemType, ShapeTy
+from parser.types import DYNAMIC, ArrayTy, Elem, MarkerTy, ScalarTy, SemType, ShapeTy
 
 BASE_ALIGN_BYTES = 16
 I32_SCALAR = ScalarTy(Elem.I32)
@@ -250,6 +250,9 @@ def _leaves_for(pattern: A.Pattern, value: Lowered) -> list[Lowered]:
 
 
 def _path(ctx: KernelLowering, path: A.PathExpr) -> Lowered:
+    ty = ctx.type_of(path)
+    if isinstance(ty, MarkerTy):
+        return ty  # a mode marker is a compile-time attribute value
     return ctx.values[ctx.body.names[path].id]
 
 

@@ -7,6 +7,7 @@ from typing import Union
 
 from lowering.ir.core import Value
 from parser.entry_signature import EntryParam
+from parser.types import MarkerTy
 
 
 @dataclass
@@ -20,6 +21,6 @@ class TensorHandle:
     partitions: dict[tuple[object, ...], Value] = field(default_factory=dict)
 
 
-# A lowered expression: an SSA value, a tensor, a compile-time int (a shape entry), a tuple
-# of those (tuples, arrays, shapes), or None (unit).
-Lowered = Union[Value, TensorHandle, int, tuple["Lowered", ...], None]
+# A lowered expression: an SSA value, a tensor, a compile-time int (a shape entry), a mode
+# marker, a tuple of those (tuples, arrays, shapes), or None (unit).
+Lowered = Union[Value, TensorHandle, int, MarkerTy, tuple["Lowered", ...], None]

@@ -31,15 +31,19 @@ from parser.typecheck_control import ControlRules, Frame
 from parser.typecheck_ops import OperatorRules
 from parser.typed_kernel import LocalVar, TypedBody, TypedKernel
 from parser.types import (
+    ELEM_BY_NAME,
     ERROR,
+    MARKER_KINDS,
     UNIT,
     ArrayTy,
     Elem,
+    MarkerTy,
     ScalarTy,
     SemType,
     ShapeTy,
     TileTy,
     TupleTy,
+    associated_constant,
 )
 
 
@@ -273,6 +277,10 @@ class Checker(OperatorRules, ControlRules, CallRules):
             const_ty = self._named_constant(path)
             if const_ty is not None:
                 return const_ty
+        elif len(path.segments) == 2:
+            qualified = self._qualified(path)
+            if qualified is not None:
+                return qualified
         visible = [n for scope in self.scopes for n in scope]
         self.report(unresolved(path.span, path.span.text, "value", visible))
         return None
@@ -294,6 +302,20 @@ class Checker(OperatorRules, ControlRules, CallRules):
             self.facts.consts[path] = value
             return ArrayTy(ScalarTy(Elem.I32), len(value))
         return None
+
+    def _qualified(self, path: A.PathExpr) -> SemType | None:
+        """`ftz::Enabled`-style markers and `f32::NEG_INFINITY` / `E::ZERO` constants."""
+        head, name = path.segments
+        if name in MARKER_KINDS.get(head, ()):
+            return MarkerTy(head, name)
+        elem = ELEM_BY_NAME.get(head)
+        bound = self.resolver.env.generics.get(head)
+        elem = elem or (bound if isinstance(bound, Elem) else None)
+        value = associated_constant(elem, name) if elem is not None else None
+        if elem is None or value is None:
+            return None
+        self.facts.consts[path] = value
+        return ScalarTy(elem)
 
     def _const_env(self) -> TypeEnv:
         """Generics and consts, plus block-level consts in scope, for folding."""

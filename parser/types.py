@@ -135,6 +135,41 @@ class ArrayTy:
         return f"[{self.element}; {self.length}]"
 
 
+MARKER_KINDS = {
+    "ordering": ("Weak", "Relaxed", "Acquire", "Release", "AcqRel"),
+    "scope": ("TileBlock", "Device", "System"),
+    "tma": ("Enabled", "Disabled"),
+    "ftz": ("Enabled", "Disabled"),
+    "rounding": ("NearestEven", "PositiveInf", "NegativeInf", "Zero", "Approx", "Full"),
+    "nan": ("Enabled", "Disabled"),
+    "overflow": ("None", "NoSignedWrap", "NoUnsignedWrap", "NoWrap"),
+    "predicate": (
+        "Equal",
+        "NotEqual",
+        "LessThan",
+        "LessThanOrEqual",
+        "GreaterThan",
+        "GreaterThanOrEqual",
+    ),
+    "cmp_ordering": ("Ordered", "Unordered"),
+    "padding": ("None", "Zero", "NegZero", "Nan", "PosInf", "NegInf"),
+    "dim_map": ("Identity",),
+    "reverse": ("Forward", "Reverse"),
+    "signedness": ("Signed", "Unsigned"),
+}
+
+
+@dataclass(frozen=True)
+class MarkerTy:
+    """A mode marker such as `ftz::Enabled` or `rounding::NearestEven` (an op attribute)."""
+
+    kind: str
+    variant: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}::{self.variant}"
+
+
 @dataclass(frozen=True)
 class ErrorTy:
     """The type of a binding whose definition already failed (suppresses follow-on errors)."""
@@ -145,7 +180,7 @@ class ErrorTy:
 
 ERROR = ErrorTy()
 
-SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy, ArrayTy, ErrorTy]
+SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy, ArrayTy, MarkerTy, ErrorTy]
 
 
 def element_of(ty: SemType) -> Elem | None:
@@ -158,3 +193,35 @@ def element_of(ty: SemType) -> Elem | None:
 
 def is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def associated_constant(elem: Elem, name: str) -> int | float | None:
+    """`f32::NEG_INFINITY`, `T::ZERO`, `i32::MAX`, ... for an element type."""
+    if name == "ZERO":
+        return 0.0 if elem.is_float else 0
+    if name == "ONE":
+        return 1.0 if elem.is_float else 1
+    if elem.is_float:
+        floats = {
+            "INFINITY": float("inf"),
+            "NEG_INFINITY": float("-inf"),
+            "NAN": float("nan"),
+            "MAX": _FLOAT_MAX[elem],
+            "MIN": -_FLOAT_MAX[elem],
+            "E": 2.718281828459045,
+        }
+        return floats.get(name)
+    if elem is Elem.BOOL:
+        return None
+    low = -(2 ** (elem.bits - 1)) if elem.is_signed else 0
+    high = 2 ** (elem.bits - 1) - 1 if elem.is_signed else 2**elem.bits - 1
+    return {"MAX": high, "MIN": low}.get(name)
+
+
+_FLOAT_MAX = {
+    Elem.F16: 65504.0,
+    Elem.BF16: 3.3895313892515355e38,
+    Elem.F32: 3.4028234663852886e38,
+    Elem.TF32: 3.4028234663852886e38,
+    Elem.F64: 1.7976931348623157e308,
+}

@@ -1,11 +1,11 @@
-"""How each prelude intrinsic lowers to tile IR, keyed by the ids in `parser.prelude`."""
+"""Lowering of the tensor-access intrinsics (`parser.prelude.tensors`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_tile_type
+from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
 from lowering.ir.ops_memory import LoadViewTko, StoreViewTko
 from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
@@ -16,8 +16,6 @@ from parser.types import ShapeTy, TileTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
-
-IntrinsicLowering = Callable[["KernelLowering", A.Call | A.MethodCall, tuple[A.Expr, ...]], Lowered]
 
 
 def _handle(ctx: KernelLowering, expr: A.Expr) -> TensorHandle:
@@ -119,7 +117,7 @@ def _num_tile_blocks(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
     return (op.x, op.y, op.z)
 
 
-INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
+TENSOR_LOWERINGS: dict[str, IntrinsicLowering] = {
     "get_tile_block_id": _block_ids,
     "get_num_tile_blocks": _num_tile_blocks,
     "load_tile_like": _load_tile_like,

@@ -1,22 +1,11 @@
-"""The DSL surface (cuTile's `cutile::core` prelude), declared once as data.
-
-Each `Intrinsic` names its spellings (free function and/or method), the receiver kind
-its methods apply to, the Rust signature (shown in messages), and a typing rule. The
-typing rule checks the arguments through the `CallTyper` it is given and returns the
-result type. Lowering has a table keyed by the same ids (`lowering.intrinsics`).
-"""
+"""Tensor access: block ids, implicit per-block loads and stores, shapes, broadcast,
+partitions."""
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
-
-from parser import ast_nodes as A
 from parser import codes
-from parser.diagnostics import Diagnostic, error
-from parser.spans import Span
+from parser.diagnostics import error
+from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
     DYNAMIC,
     UNIT,
@@ -30,51 +19,6 @@ from parser.types import (
     TupleTy,
     is_power_of_two,
 )
-
-
-class Receiver(enum.Enum):
-    TENSOR = "tensor"  # &Tensor or &mut Tensor
-    TILE = "tile"
-    SCALAR = "scalar"
-    SHAPE = "shape"
-
-
-class CallTyper(Protocol):
-    """What a typing rule may ask of the type checker."""
-
-    span: Span
-    args: tuple[A.Expr, ...]
-
-    def arg(self, index: int, expected: SemType | None = None) -> SemType | None: ...
-
-    def report(self, diagnostic: Diagnostic) -> None: ...
-
-
-TypingRule = Callable[[CallTyper], SemType | None]
-
-
-@dataclass(frozen=True)
-class Intrinsic:
-    id: str
-    signature: str
-    arities: tuple[int, ...]  # accepted argument counts, receiver included
-    rule: TypingRule | None  # None: part of the DSL, not implemented yet
-    functions: tuple[str, ...] = ()
-    methods: tuple[str, ...] = ()
-    receiver: Receiver | None = None
-
-
-def receiver_kind(ty: SemType) -> Receiver | None:
-    if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
-        return Receiver.TENSOR
-    if isinstance(ty, TileTy):
-        return Receiver.TILE
-    if isinstance(ty, ScalarTy):
-        return Receiver.SCALAR
-    if isinstance(ty, ShapeTy):
-        return Receiver.SHAPE
-    return None
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -283,7 +227,7 @@ def _block_ids(call: CallTyper) -> SemType | None:
 
 # ----------------------------------------------------------------------------- the table
 
-PRELUDE: tuple[Intrinsic, ...] = (
+TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
         "get_tile_block_id",
         "fn get_tile_block_id() -> (i32, i32, i32)",
@@ -376,12 +320,3 @@ PRELUDE: tuple[Intrinsic, ...] = (
         receiver=Receiver.TENSOR,
     ),
 )
-
-FUNCTIONS: dict[str, Intrinsic] = {}
-METHODS: dict[tuple[Receiver, str], Intrinsic] = {}
-for _intrinsic in PRELUDE:
-    for _name in _intrinsic.functions:
-        FUNCTIONS.setdefault(_name, _intrinsic)
-    for _name in _intrinsic.methods:
-        assert _intrinsic.receiver is not None
-        METHODS[(_intrinsic.receiver, _name)] = _intrinsic

@@ -1,0 +1,25 @@
+"""The DSL surface (cuTile's `cutile::core` prelude), declared once as data.
+
+Each `Intrinsic` names its spellings (free function and/or method), the receiver kind its
+methods apply to, the Rust signature (shown in messages), and a typing rule that checks
+the arguments through the `CallTyper` it is given and returns the result type. Families
+live in sibling modules; lowering has a table keyed by the same ids (`lowering.intrinsics`).
+"""
+
+from __future__ import annotations
+
+from parser.prelude.spec import CallTyper, Intrinsic, Receiver, receiver_kind
+from parser.prelude.tensors import TENSOR_INTRINSICS
+
+PRELUDE: tuple[Intrinsic, ...] = (*TENSOR_INTRINSICS,)
+
+FUNCTIONS: dict[str, Intrinsic] = {}
+METHODS: dict[tuple[Receiver, str], Intrinsic] = {}
+for _intrinsic in PRELUDE:
+    for _name in _intrinsic.functions:
+        FUNCTIONS.setdefault(_name, _intrinsic)
+    for _name in _intrinsic.methods:
+        assert _intrinsic.receiver is not None
+        METHODS[(_intrinsic.receiver, _name)] = _intrinsic
+
+__all__ = ["FUNCTIONS", "METHODS", "PRELUDE", "CallTyper", "Intrinsic", "Receiver", "receiver_kind"]

@@ -1,0 +1,68 @@
+"""What a prelude entry is: spellings, receiver kind, Rust signature, typing rule."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from parser import ast_nodes as A
+from parser.diagnostics import Diagnostic
+from parser.spans import Span
+from parser.types import (
+    RefTy,
+    ScalarTy,
+    SemType,
+    ShapeTy,
+    TensorTy,
+    TileTy,
+)
+
+
+class Receiver(enum.Enum):
+    TENSOR = "tensor"  # &Tensor or &mut Tensor
+    TILE = "tile"
+    SCALAR = "scalar"
+    SHAPE = "shape"
+
+
+class CallTyper(Protocol):
+    """What a typing rule may ask of the type checker."""
+
+    span: Span
+    args: tuple[A.Expr, ...]
+
+    def arg(self, index: int, expected: SemType | None = None) -> SemType | None: ...
+
+    def constant(self, index: int) -> object:
+        """The compile-time value of an argument, or None when it is not constant."""
+        ...
+
+    def report(self, diagnostic: Diagnostic) -> None: ...
+
+
+TypingRule = Callable[[CallTyper], SemType | None]
+
+
+@dataclass(frozen=True)
+class Intrinsic:
+    id: str
+    signature: str
+    arities: tuple[int, ...]  # accepted argument counts, receiver included
+    rule: TypingRule | None  # None: part of the DSL, not implemented yet
+    functions: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    receiver: Receiver | None = None
+
+
+def receiver_kind(ty: SemType) -> Receiver | None:
+    if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
+        return Receiver.TENSOR
+    if isinstance(ty, TileTy):
+        return Receiver.TILE
+    if isinstance(ty, ScalarTy):
+        return Receiver.SCALAR
+    if isinstance(ty, ShapeTy):
+        return Receiver.SHAPE
+    return None
