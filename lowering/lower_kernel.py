@@ -285,6 +285,10 @@ def _block_expr(ctx: KernelLowering, expr: A.BlockExpr) -> Lowered:
     return ctx.block(expr.block)
 
 
+def _reference(ctx: KernelLowering, expr: A.Reference) -> Lowered:
+    return ctx.expr(expr.value)  # views and arrays are passed as they are
+
+
 _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.PathExpr: _path,
     A.Call: _call,
@@ -294,6 +298,7 @@ _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.FieldAccess: _field,
     A.Index: _index,
     A.BlockExpr: _block_expr,
+    A.Reference: _reference,
     **lower_ops.LOWERINGS,
     **lower_control.LOWERINGS,
 }

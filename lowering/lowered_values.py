@@ -21,6 +21,18 @@ class TensorHandle:
     partitions: dict[tuple[object, ...], Value] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class PartitionValue:
+    """A tiled view: of an input (read-only), or of this block's output slab (`offsets`
+    turn the slab-local tile index into the tensor's tile index)."""
+
+    handle: TensorHandle
+    view: Value
+    tile: tuple[int, ...]
+    mutable: bool
+    offsets: tuple[Value, ...] = ()
+
+
 # A lowered expression: an SSA value, a tensor, a compile-time int (a shape entry), a mode
 # marker, a tuple of those (tuples, arrays, shapes), or None (unit).
-Lowered = Union[Value, TensorHandle, int, MarkerTy, tuple["Lowered", ...], None]
+Lowered = Union[Value, TensorHandle, PartitionValue, int, MarkerTy, tuple["Lowered", ...], None]

@@ -82,6 +82,13 @@ OUTPUT_SHAPE_DYNAMIC: Final = _code(
     "CT0203", "output-tile-shape-dynamic", "an output's tile shape must be static"
 )
 
+PARTITION_OUT_OF_BOUNDS: Final = _code(
+    "CT0207", "partition-out-of-bounds", "a partition index outside the block's own tiles"
+)
+UNSAFE_REQUIRED: Final = _code(
+    "E0133", "unsafe-required", "an operation that may race or read out of bounds needs `unsafe`"
+)
+
 # --- backend ---
 TILEIRAS_FAILED: Final = _code("CT0901", "tileiras-failed", "the Tile IR assembler failed")
 INTERNAL_ERROR: Final = _code("CT0999", "internal-error", "a bug in cutile-serve")

@@ -38,6 +38,8 @@ from parser.types import (
     ArrayTy,
     Elem,
     MarkerTy,
+    PartitionTy,
+    RefTy,
     ScalarTy,
     SemType,
     ShapeTy,
@@ -122,6 +124,7 @@ class Checker(OperatorRules, ControlRules, CallRules):
             A.ForExpr: self.for_loop,
             A.WhileExpr: self.while_loop,
             A.Assign: self.assign,
+            A.Reference: self._reference,
         }
 
     def report(self, diagnostic: Diagnostic) -> None:
@@ -336,6 +339,14 @@ class Checker(OperatorRules, ControlRules, CallRules):
             return eval_const(expr, self._const_env())
         except NotConstant:
             return None
+
+    def _reference(self, ref: A.Reference, expected: SemType | None) -> SemType | None:
+        """`&p`, `&mut p`, `&[a, b]`: the value itself; borrows are checked separately."""
+        inner = self.expr(ref.value, expected)
+        if inner is not None and not isinstance(inner, (PartitionTy, RefTy, ArrayTy, ShapeTy)):
+            self.report(unsupported(ref.span, f"taking a reference to a `{inner}`"))
+            return None
+        return inner
 
     def _field(self, access: A.FieldAccess, expected: SemType | None) -> SemType | None:
         base = self.expr(access.value, None)

@@ -43,7 +43,17 @@ class CallSite:
     def constant(self, index: int) -> object:
         """The compile-time value of an argument (None when it is not constant)."""
         self.arg(index)
-        return self.checker.fold(self.args[index])
+        value = self.checker.fold(self.args[index])
+        if value is not None:  # lowering reads it from the facts
+            self.checker.facts.consts[self.args[index]] = value
+        return value
+
+    def binding(self, index: int) -> LocalVar | None:
+        self.arg(index)
+        target = self.args[index]
+        if isinstance(target, A.Reference):
+            target = target.value
+        return self.checker.facts.names.get(target) if isinstance(target, A.PathExpr) else None
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.checker.report(diagnostic)

@@ -102,6 +102,30 @@ class RefTy:
 
 
 @dataclass(frozen=True)
+class PartitionTy:
+    """`Partition<E, R>` (read-only tiled view of an input) or `PartitionMut<E, R>` (this
+    block's slab of an output, cut into tiles R; indices are local to the slab)."""
+
+    elem: Elem
+    tile: tuple[int, ...]
+    mutable: bool
+    slab: tuple[int, ...] = ()  # PartitionMut: the output's tile S that R subdivides
+
+    @property
+    def rank(self) -> int:
+        return len(self.tile)
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """PartitionMut: tiles per axis inside the slab (S / R)."""
+        return tuple(s // r for s, r in zip(self.slab, self.tile, strict=True))
+
+    def __str__(self) -> str:
+        name = "PartitionMut" if self.mutable else "Partition"
+        return f"{name}<{self.elem}, {{[{', '.join(map(str, self.tile))}]}}>"
+
+
+@dataclass(frozen=True)
 class ShapeTy:
     """A compile-time shape value (`Shape<{[..]}>`, `z.shape()`, `const_shape![..]`)."""
 
@@ -180,11 +204,13 @@ class ErrorTy:
 
 ERROR = ErrorTy()
 
-SemType = Union[ScalarTy, TileTy, TensorTy, RefTy, ShapeTy, TupleTy, ArrayTy, MarkerTy, ErrorTy]
+SemType = Union[
+    ScalarTy, TileTy, TensorTy, RefTy, PartitionTy, ShapeTy, TupleTy, ArrayTy, MarkerTy, ErrorTy
+]
 
 
 def element_of(ty: SemType) -> Elem | None:
-    if isinstance(ty, (ScalarTy, TileTy, TensorTy)):
+    if isinstance(ty, (ScalarTy, TileTy, TensorTy, PartitionTy)):
         return ty.elem
     if isinstance(ty, RefTy):
         return element_of(ty.inner)

@@ -6,13 +6,17 @@ from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.spec import IntrinsicLowering
+from lowering.ir.core import Value
+from lowering.ir.ops_arith import AddI, MulI
 from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
-from lowering.ir.ops_memory import LoadViewTko, StoreViewTko
+from lowering.ir.ops_memory import GetIndexSpaceShape, LoadViewTko, StoreViewTko
 from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
-from lowering.lowered_values import Lowered, TensorHandle
+from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import ParamRole
-from parser.types import ShapeTy, TileTy
+from parser.types import Elem, PartitionTy, ScalarTy, ShapeTy, TileTy
+
+I32_SCALAR = ScalarTy(Elem.I32)
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
@@ -117,7 +121,102 @@ def _num_tile_blocks(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
     return (op.x, op.y, op.z)
 
 
+def _partition(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    handle = _handle(ctx, args[0])
+    part_type = ctx.type_of(call)
+    assert isinstance(part_type, PartitionTy)
+    view = ctx.partition(handle, part_type.tile, PaddingValue.ZERO, call.span)
+    return PartitionValue(handle, view, part_type.tile, mutable=False)
+
+
+def _partition_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    """Tile index (slab-local i) maps to block_id * (S / R) + i on each axis."""
+    handle = _handle(ctx, args[0])
+    part_type = ctx.type_of(call)
+    assert isinstance(part_type, PartitionTy)
+    view = ctx.partition(handle, part_type.tile, None, call.span)
+    offsets = []
+    for axis, per_block in enumerate(part_type.grid):
+        block = ctx.block_ids[axis]
+        if per_block == 1:
+            offsets.append(block)
+            continue
+        factor = ctx.constant(per_block, I32_SCALAR, call.span)
+        offsets.append(
+            ctx.builder.emit(MulI, result=I32, lhs=block, rhs=factor, span=call.span).result
+        )
+    return PartitionValue(handle, view, part_type.tile, mutable=True, offsets=tuple(offsets))
+
+
+def _partition_arg(ctx: KernelLowering, expr: A.Expr) -> PartitionValue:
+    value = ctx.expr(expr)
+    assert isinstance(value, PartitionValue)
+    return value
+
+
+def _index(ctx: KernelLowering, expr: A.Expr) -> tuple[Value, ...]:
+    value = ctx.expr(expr)
+    assert isinstance(value, tuple)
+    return tuple(ctx.scalar(v, expr.span) for v in value)
+
+
+def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    part = _partition_arg(ctx, args[0])
+    op = ctx.builder.emit(
+        LoadViewTko,
+        tile=ir_tile_type(ctx.type_of(call)),
+        result_token=TOKEN,
+        view=part.view,
+        index=_index(ctx, args[1]),
+        span=call.span,
+    )
+    return op.tile
+
+
+def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    part = _partition_arg(ctx, args[0])
+    tile = ctx.expr(args[1])
+    local = _index(ctx, args[2])
+    index = tuple(
+        ctx.builder.emit(AddI, result=I32, lhs=offset, rhs=i, span=call.span).result
+        for offset, i in zip(part.offsets, local, strict=True)
+    )
+    op = ctx.builder.emit(
+        StoreViewTko,
+        result_token=TOKEN,
+        tile=tile,
+        view=part.view,
+        index=index,
+        token=part.handle.token,
+        span=call.span,
+    )
+    part.handle.token = op.result_token
+    return None
+
+
+def _num_tiles(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    part = _partition_arg(ctx, args[0])
+    axis = ctx.body.consts[args[1]]
+    assert isinstance(axis, int)
+    part_type = ctx.type_of(args[0])
+    assert isinstance(part_type, PartitionTy)
+    if part.mutable:
+        return ctx.constant(part_type.grid[axis], I32_SCALAR, call.span)
+    extent = part.handle.dims[axis]
+    if isinstance(extent, int):  # a static extent: the count is a constant
+        return ctx.constant(-(-extent // part.tile[axis]), I32_SCALAR, call.span)
+    op = ctx.builder.emit(
+        GetIndexSpaceShape, counts=(I32,) * len(part.tile), view=part.view, span=call.span
+    )
+    return op.counts[axis]
+
+
 TENSOR_LOWERINGS: dict[str, IntrinsicLowering] = {
+    "partition": _partition,
+    "partition_mut": _partition_mut,
+    "partition_load": _partition_load,
+    "partition_store": _partition_store,
+    "num_tiles": _num_tiles,
     "get_tile_block_id": _block_ids,
     "get_num_tile_blocks": _num_tile_blocks,
     "load_tile_like": _load_tile_like,

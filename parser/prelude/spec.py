@@ -11,6 +11,7 @@ from parser import ast_nodes as A
 from parser.diagnostics import Diagnostic
 from parser.spans import Span
 from parser.types import (
+    PartitionTy,
     RefTy,
     ScalarTy,
     SemType,
@@ -25,6 +26,7 @@ class Receiver(enum.Enum):
     TILE = "tile"
     SCALAR = "scalar"
     SHAPE = "shape"
+    PARTITION = "partition"
 
 
 class CallTyper(Protocol):
@@ -37,6 +39,10 @@ class CallTyper(Protocol):
 
     def constant(self, index: int) -> object:
         """The compile-time value of an argument, or None when it is not constant."""
+        ...
+
+    def binding(self, index: int) -> object:
+        """The local variable an argument names (a `LocalVar`), or None."""
         ...
 
     def report(self, diagnostic: Diagnostic) -> None: ...
@@ -65,4 +71,6 @@ def receiver_kind(ty: SemType) -> Receiver | None:
         return Receiver.SCALAR
     if isinstance(ty, ShapeTy):
         return Receiver.SHAPE
+    if isinstance(ty, PartitionTy):
+        return Receiver.PARTITION
     return None

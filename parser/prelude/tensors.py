@@ -4,12 +4,14 @@ partitions."""
 from __future__ import annotations
 
 from parser import codes
-from parser.diagnostics import error
+from parser.diagnostics import Diagnostic, error
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
     DYNAMIC,
     UNIT,
+    ArrayTy,
     Elem,
+    PartitionTy,
     RefTy,
     ScalarTy,
     SemType,
@@ -204,18 +206,189 @@ def _broadcast(call: CallTyper) -> SemType | None:
     return None
 
 
-def _mutable_partition(call: CallTyper) -> SemType | None:
-    out = _mutable_tensor_arg(call, 0, "mutably partition")
-    if out is not None:
+def _partition(call: CallTyper) -> SemType | None:
+    """`x.partition(shape)`: a read-only tiled view of an input, zero-padded at the edges."""
+    source = _tensor_arg(call, 0, "the tensor to partition")
+    tile = _shape_arg(call, 1)
+    if source is None or tile is None:
+        return None
+    tensor = source.inner
+    assert isinstance(tensor, TensorTy)
+    if source.mutable:
         call.report(
             error(
                 codes.UNSUPPORTED_SYNTAX,
-                "`partition_mut` is not implemented yet in cutile-serve",
-                call.span,
-                "not implemented yet",
+                "`partition` of a `&mut Tensor` output is not supported yet",
+                call.args[0].span,
+                "an output",
+                help=("write the output through `partition_mut`",),
+            )
+        )
+        return None
+    if len(tile) != tensor.rank:
+        call.report(_rank_mismatch(call, tensor.rank, len(tile)))
+        return None
+    return PartitionTy(tensor.elem, tile, mutable=False)
+
+
+def _mutable_partition(call: CallTyper) -> SemType | None:
+    """`z.partition_mut(shape)`: this block's output tile S, cut into tiles R (R divides S)."""
+    out = _mutable_tensor_arg(call, 0, "mutably partition")
+    tile = _shape_arg(call, 1)
+    if out is None or tile is None:
+        return None
+    if len(tile) != out.rank:
+        call.report(_rank_mismatch(call, out.rank, len(tile)))
+        return None
+    if any(s % r for s, r in zip(out.shape, tile, strict=True)):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"tile shape {list(tile)} does not divide the output's tile {list(out.shape)}",
+                call.args[1].span,
+                "does not divide the block's tile",
+                notes=("`partition_mut` cuts this block's output tile into equal sub-tiles",),
+            )
+        )
+        return None
+    return PartitionTy(out.elem, tile, mutable=True, slab=out.shape)
+
+
+def _rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:
+    return error(
+        codes.MISMATCHED_TYPES,
+        f"a rank-{rank} tensor needs a rank-{rank} tile shape, found rank {got}",
+        call.args[1].span,
+        f"rank {got}",
+    )
+
+
+def _partition_arg(call: CallTyper, index: int) -> PartitionTy | None:
+    ty = call.arg(index)
+    if isinstance(ty, PartitionTy):
+        return ty
+    if ty is not None:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"expected a partition, found `{ty}`",
+                call.args[index].span,
+                "expected a `Partition`",
             )
         )
     return None
+
+
+def _index_arg(call: CallTyper, index: int, rank: int) -> bool:
+    expected = ArrayTy(ScalarTy(Elem.I32), rank)
+    ty = call.arg(index, expected)
+    if ty == expected:
+        return True
+    if ty is not None:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: expected a tile index `{expected}`, found `{ty}`",
+                call.args[index].span,
+                f"expected {rank} i32 coordinates",
+            )
+        )
+    return False
+
+
+def _partition_load(call: CallTyper) -> SemType | None:
+    part = _partition_arg(call, 0)
+    if part is None or not _index_arg(call, 1, part.rank):
+        return None
+    if part.mutable:
+        call.report(
+            error(
+                codes.UNSAFE_REQUIRED,
+                "loading from a `PartitionMut` may race with other tile blocks",
+                call.span,
+                "unordered read of an output",
+                help=("keep the value you stored in a local instead",),
+            )
+        )
+        return None
+    return TileTy(part.elem, part.tile)
+
+
+def _partition_store(call: CallTyper) -> SemType | None:
+    part = _partition_arg(call, 0)
+    if part is None:
+        return None
+    expected = TileTy(part.elem, part.tile)
+    tile = call.arg(1, expected)
+    if not part.mutable:
+        call.report(
+            error(
+                codes.MUTATE_SHARED,
+                "cannot store through a read-only `Partition`",
+                call.args[0].span,
+                "created by `partition`",
+                help=("outputs are written through `partition_mut`",),
+            )
+        )
+        return None
+    binding = call.binding(0)
+    if binding is not None and not getattr(binding, "mutable", True):
+        name = getattr(binding, "name", "")
+        call.report(
+            error(
+                codes.MUTATE_SHARED,
+                f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
+                call.args[0].span,
+                "cannot borrow as mutable",
+                secondary=((binding.span, f"help: `mut {name}`"),),
+                help=(f"declare it `let mut {name} = ...`",),
+            )
+        )
+        return None
+    if tile is None or not _index_arg(call, 2, part.rank):
+        return None
+    if tile != expected:
+        _mismatch(call, 1, expected, tile, f"the partition's tile is `{expected}`")
+        return None
+    _check_constant_index(call, 2, part)
+    return UNIT
+
+
+def _check_constant_index(call: CallTyper, index: int, part: PartitionTy) -> None:
+    """A constant index outside this block's slab would write another block's tiles."""
+    value = call.constant(index)
+    if not isinstance(value, tuple):
+        return
+    for axis, (i, limit) in enumerate(zip(value, part.grid, strict=True)):
+        if not 0 <= i < limit:
+            call.report(
+                error(
+                    codes.PARTITION_OUT_OF_BOUNDS,
+                    f"index {i} on axis {axis} is outside this block's {limit} tiles",
+                    call.args[index].span,
+                    f"valid indices are 0..{limit}",
+                    notes=("a block may only write the tiles of its own output slab",),
+                )
+            )
+            return
+
+
+def _num_tiles(call: CallTyper) -> SemType | None:
+    part = _partition_arg(call, 0)
+    axis = call.constant(1)
+    if part is None:
+        return None
+    if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < part.rank:
+        call.report(
+            error(
+                codes.GENERIC_ARGUMENT,
+                f"the axis must be a constant in 0..{part.rank}",
+                call.args[1].span,
+                "not a valid axis",
+            )
+        )
+        return None
+    return ScalarTy(Elem.I32)
 
 
 _BLOCK_IDS = TupleTy((ScalarTy(Elem.I32),) * 3)
@@ -304,6 +477,29 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
         receiver=Receiver.TILE,
     ),
     Intrinsic(
+        "partition_load",
+        "fn load<E, R>(p: &Partition<E, R>, index: [i32; N]) -> Tile<E, R>",
+        (2,),
+        _partition_load,
+        methods=("load",),
+        receiver=Receiver.PARTITION,
+    ),
+    Intrinsic(
+        "partition_store",
+        "fn store<E, R>(p: &mut PartitionMut<E, R>, tile: Tile<E, R>, index: [i32; N])",
+        (3,),
+        _partition_store,
+        methods=("store",),
+        receiver=Receiver.PARTITION,
+    ),
+    Intrinsic(
+        "num_tiles",
+        "fn num_tiles<V>(view: &V, axis: i32) -> i32",
+        (2,),
+        _num_tiles,
+        functions=("num_tiles",),
+    ),
+    Intrinsic(
         "partition_mut",
         "fn partition_mut<E, S, R>(t: &mut Tensor<E, S>, shape: Shape<R>) -> PartitionMut<E, R>",
         (2,),
@@ -315,7 +511,7 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
         "partition",
         "fn partition<E, S, R>(t: &Tensor<E, S>, shape: Shape<R>) -> Partition<E, R>",
         (2,),
-        None,
+        _partition,
         methods=("partition",),
         receiver=Receiver.TENSOR,
     ),
