@@ -11,15 +11,21 @@ import enum
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from lowering.bytecode import attrs
 from lowering.bytecode.encoding import fixed_array, svarint, uvarint
 from lowering.bytecode.tables import BytecodeError, ModuleTables
 from lowering.ir import ops_arith as arith
+from lowering.ir import ops_bits as bits
 from lowering.ir import ops_compare as compare
 from lowering.ir import ops_control as control
 from lowering.ir import ops_convert as convert
 from lowering.ir import ops_core as core
+from lowering.ir import ops_debug as debug
 from lowering.ir import ops_math as math_ops
+from lowering.ir import ops_matmul as matmul
 from lowering.ir import ops_memory as memory
+from lowering.ir import ops_reduce as reduce_ops
+from lowering.ir import ops_shape as shape
 from lowering.ir.attributes import (
     AssumePredicate,
     Bounded,
@@ -174,10 +180,15 @@ def _get_index_space_shape(op: memory.GetIndexSpaceShape, ctx: EncodeContext) ->
 
 
 def _view_access_attrs(op: memory.LoadViewTko | memory.StoreViewTko, ctx: EncodeContext) -> bytes:
-    """Flags (b0 scope, b1 hints, b2 token), ordering, [scope], 13.4+: inbounds."""
-    out = _flags(op.scope is not None, False, op.token is not None) + _enum(op.ordering)
+    """Flags (b0 scope, b1 hints, b2 token), ordering, [scope], [hints], 13.4+: inbounds."""
+    hints = bool(op.hints)
+    out = _flags(op.scope is not None, hints, op.token is not None) + _enum(op.ordering)
     if op.scope is not None:
         out += _enum(op.scope)
+    if hints:
+        default = any(h.arch == "default" for h in op.hints)
+        _require(not default or _since(ctx, (13, 3)), op, "'default' hints", (13, 3))
+        out += attrs.load_store_hints(ctx.tables, op.hints)
     if _since(ctx, (13, 4)):
         view = op.view.type
         rank = len(view.tile_shape) if isinstance(view, PartitionViewType) else len(op.index)
@@ -249,6 +260,69 @@ def _if(op: control.If, ctx: EncodeContext) -> None:
     ctx.regions(op)
 
 
+def _since_op(version: tuple[int, int], layout: OpEncoder) -> OpEncoder:
+    """An op that exists only from bytecode `version` on."""
+
+    def encode(op: Op, ctx: EncodeContext) -> None:
+        _require(_since(ctx, version), op, "this op", version)
+        layout(op, ctx)
+
+    return encode
+
+
+def _aggregate(op: reduce_ops.Reduce | reduce_ops.Scan, ctx: EncodeContext) -> None:
+    """reduce / scan: [R..]; dim; (scan: reverse bool); identities; [v..]; 1 region."""
+    is_scan = isinstance(op, reduce_ops.Scan)
+    out = uvarint(0x5E if is_scan else 0x58) + _counted_types(ctx, op.outputs) + uvarint(op.dim)
+    if isinstance(op, reduce_ops.Scan):
+        out += bytes([op.reverse])
+    out += attrs.typed_array(ctx.tables, op.identities)
+    ctx.buf += out + _counted_values(ctx, op.inputs)
+    ctx.regions(op)
+
+
+def _mmaf(op: matmul.MmaF, ctx: EncodeContext) -> None:
+    out = uvarint(0x49) + _type_of(ctx, op.result)
+    if _since(ctx, (13, 3)):
+        out += _flags(op.fast_acc)
+    else:
+        _require(not op.fast_acc, op, "fast_acc", (13, 3))
+    ctx.buf += out + _each_value(ctx, (op.lhs, op.rhs, op.acc))
+
+
+def _permute(op: shape.Permute, ctx: EncodeContext) -> None:
+    out = uvarint(0x53) + _type_of(ctx, op.result) + fixed_array(op.permutation, 4)
+    ctx.buf += out + uvarint(ctx.value(op.source))
+
+
+def _cat(op: shape.Cat, ctx: EncodeContext) -> None:
+    out = uvarint(0x0C) + _type_of(ctx, op.result) + uvarint(op.dim)
+    ctx.buf += out + _each_value(ctx, (op.lhs, op.rhs))
+
+
+def _extract(op: shape.Extract, ctx: EncodeContext) -> None:
+    """[R] (variadic operands make the result list counted); total count; source, indices."""
+    out = uvarint(0x26) + _counted_types(ctx, (op.result,))
+    ctx.buf += out + _counted_values(ctx, (op.source, *op.indices))
+
+
+def _get_tensor_shape(op: shape.GetTensorShape, ctx: EncodeContext) -> None:
+    ctx.buf += uvarint(0x2F) + _counted_types(ctx, op.extents) + uvarint(ctx.value(op.view))
+
+
+def _print_tko(op: debug.PrintTko, ctx: EncodeContext) -> None:
+    """13.2+: [R token]; flags (b0 token); format string; [v..] args; [token]."""
+    _require(_since(ctx, (13, 2)), op, "a result token", (13, 2))
+    out = uvarint(0x55) + _counted_types(ctx, (op.result_token,)) + _flags(op.token is not None)
+    out += uvarint(ctx.tables.string(op.format)) + _counted_values(ctx, op.args)
+    ctx.buf += out + _optional(ctx, op.token)
+
+
+def _assert(op: debug.Assert, ctx: EncodeContext) -> None:
+    out = uvarint(0x05) + uvarint(ctx.tables.string(op.message))
+    ctx.buf += out + uvarint(ctx.value(op.condition))
+
+
 ENCODERS: dict[type[Op], OpEncoder] = {
     # core
     core.MakeToken: _fixed(0x44),
@@ -294,6 +368,22 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     math_ops.MaxI: _fixed(0x46, attrs=("signedness",)),
     math_ops.MinI: _fixed(0x48, attrs=("signedness",)),
     math_ops.Fma: _fixed(0x28, flags=("flush_to_zero",), attrs=("rounding",)),
+    math_ops.Tan: _fixed(0x69),
+    math_ops.Sinh: _fixed(0x63),
+    math_ops.Cosh: _fixed(0x13),
+    math_ops.Ceil: _fixed(0x0D),
+    math_ops.Floor: _fixed(0x27),
+    math_ops.RemF: _fixed(0x59),
+    math_ops.Pow: _fixed(0x54),
+    math_ops.Atan2: _since_op((13, 2), _fixed(0x6E)),
+    # bits and integer
+    bits.AndI: _fixed(0x04),
+    bits.OrI: _fixed(0x52),
+    bits.XOrI: _fixed(0x6C),
+    bits.MulhiI: _fixed(0x4D),
+    bits.ShLI: _fixed(0x60, attrs=("overflow",)),
+    bits.ShRI: _fixed(0x61, attrs=("signedness",)),
+    bits.AbsI: _fixed(0x01),
     # comparison
     compare.CmpF: _fixed(0x0E, attrs=("predicate", "ordering")),
     compare.CmpI: _fixed(0x0F, attrs=("predicate", "signedness")),
@@ -312,4 +402,19 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     control.Yield: _terminator(0x6D),
     control.Continue: _terminator(0x11),
     control.Break: _terminator(0x0A),
+    # reductions
+    reduce_ops.Reduce: _aggregate,
+    reduce_ops.Scan: _aggregate,
+    # matrix multiply
+    matmul.MmaF: _mmaf,
+    matmul.MmaI: _fixed(0x4A, attrs=("signedness_lhs", "signedness_rhs")),
+    # shape
+    shape.Permute: _permute,
+    shape.Cat: _cat,
+    shape.Extract: _extract,
+    shape.Iota: _fixed(0x3A),
+    shape.GetTensorShape: _get_tensor_shape,
+    # debug
+    debug.PrintTko: _print_tko,
+    debug.Assert: _assert,
 }

@@ -186,6 +186,11 @@ def encode_constant_data(
     return b"".join(_element_bytes(element, v) for v in values)
 
 
+def float_bits(element: ElementType, value: float) -> int:
+    """The raw bit pattern of `value` rounded to the float type `element`."""
+    return int.from_bytes(_element_bytes(element, value), "little")
+
+
 def _bool_data(values: Sequence[int | float | bool]) -> bytes:
     if len(values) == 1:  # splat: one byte, all ones or zero
         return b"\xff" if values[0] else b"\x00"

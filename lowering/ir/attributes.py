@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from lowering.ir.types import ElementType
+
 
 class RoundingMode(enum.Enum):
     NEAREST_EVEN = 0
@@ -90,3 +92,49 @@ class EntryHints:
     num_cta_in_cga: int | None = None
     occupancy: int | None = None
     num_worker_warps_per_cta: int | None = None
+
+
+@dataclass(frozen=True)
+class LoadStoreHints:
+    """Per-architecture hints of one view load/store; `arch` is "default" (13.3+) or "sm_90" etc.
+
+    `latency` (1..10) is the expected latency class of the access; `allow_tma=False` keeps
+    the assembler from using TMA. `None` leaves a hint out.
+    """
+
+    arch: str
+    latency: int | None = None
+    allow_tma: bool | None = None
+
+    def __str__(self) -> str:
+        items = [
+            f"{name} = {str(value).lower()}"
+            for name, value in (("allow_tma", self.allow_tma), ("latency", self.latency))
+            if value is not None
+        ]
+        return f"{self.arch} = {{{', '.join(items)}}}"
+
+
+@dataclass(frozen=True)
+class IntegerAttr:
+    """A typed integer constant, e.g. a reduce/scan identity; `type` is an integer type."""
+
+    value: int
+    type: ElementType
+
+    def __str__(self) -> str:
+        return f"{self.value} : {self.type}"
+
+
+@dataclass(frozen=True)
+class FloatAttr:
+    """A typed float constant (inf and nan allowed), e.g. a reduce/scan identity."""
+
+    value: float
+    type: ElementType
+
+    def __str__(self) -> str:
+        return f"{self.value!r} : {self.type}"
+
+
+TypedAttr = IntegerAttr | FloatAttr

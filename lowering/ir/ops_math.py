@@ -64,6 +64,70 @@ class Cos(_FloatUnary):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Tan(_FloatUnary):
+    NAME = "tan"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sinh(_FloatUnary):
+    NAME = "sinh"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cosh(_FloatUnary):
+    NAME = "cosh"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ceil(_FloatUnary):
+    NAME = "ceil"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Floor(_FloatUnary):
+    NAME = "floor"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemF(Op):
+    """Float remainder of truncated division; the sign follows `lhs`."""
+
+    NAME = "remf"
+    result: Value = result()
+    lhs: Value = operand()
+    rhs: Value = operand()
+
+    def verify(self) -> list[str]:
+        return _same_type_errors(self, want_float=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pow(Op):
+    """`source ** exponent`, element-wise, both floats of one type."""
+
+    NAME = "pow"
+    result: Value = result()
+    source: Value = operand()
+    exponent: Value = operand()
+
+    def verify(self) -> list[str]:
+        return _same_type_errors(self, want_float=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Atan2(Op):
+    """The arc tangent of `x / y` in the right quadrant; bytecode 13.2 or later."""
+
+    NAME = "atan2"
+    result: Value = result()
+    x: Value = operand()
+    y: Value = operand()
+
+    def verify(self) -> list[str]:
+        return _same_type_errors(self, want_float=True)
+
+
+@dataclass(frozen=True, kw_only=True)
 class _FloatUnaryRounded(Op):
     """`rounding` is FULL (CUDA math) or APPROX (fast hardware approximation)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lowering.ir.attributes import MemoryOrdering, MemoryScope
+from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Op, Value, attribute, operand, operands, optional_operand, result
 from lowering.ir.types import (
     I32,
@@ -62,6 +62,18 @@ class MakePartitionView(Op):
         return []
 
 
+def hint_errors(hints: tuple[LoadStoreHints, ...]) -> list[str]:
+    """Load/store hints: one entry per arch, latency in 1..10 (tileiras's range)."""
+    errors = []
+    archs = [h.arch for h in hints]
+    if len(set(archs)) != len(archs):
+        errors.append(f"hints name an arch more than once: {archs}")
+    for h in hints:
+        if h.latency is not None and not 1 <= h.latency <= 10:
+            errors.append(f"{h.arch}: latency must be in 1..10, got {h.latency}")
+    return errors
+
+
 def _index_errors(view: Value, index: tuple[Value, ...]) -> list[str]:
     part = view.type
     if not isinstance(part, PartitionViewType):
@@ -80,12 +92,13 @@ class LoadViewTko(Op):
     result_token: Value = result()
     ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
     scope: MemoryScope | None = attribute(None)
+    hints: tuple[LoadStoreHints, ...] = attribute(())
     view: Value = operand()
     index: tuple[Value, ...] = operands()
     token: Value | None = optional_operand()
 
     def verify(self) -> list[str]:
-        errors = _index_errors(self.view, self.index)
+        errors = _index_errors(self.view, self.index) + hint_errors(self.hints)
         part = self.view.type
         if not errors and isinstance(part, PartitionViewType):
             expected = TileType(part.tensor_view.element, part.tile_shape)
@@ -100,13 +113,14 @@ class StoreViewTko(Op):
     result_token: Value = result()
     ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
     scope: MemoryScope | None = attribute(None)
+    hints: tuple[LoadStoreHints, ...] = attribute(())
     tile: Value = operand()
     view: Value = operand()
     index: tuple[Value, ...] = operands()
     token: Value | None = optional_operand()
 
     def verify(self) -> list[str]:
-        errors = _index_errors(self.view, self.index)
+        errors = _index_errors(self.view, self.index) + hint_errors(self.hints)
         part = self.view.type
         if not errors and isinstance(part, PartitionViewType):
             expected = TileType(part.tensor_view.element, part.tile_shape)

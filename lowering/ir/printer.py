@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from typing import Any
 
 from lowering.ir.attributes import EntryHints
@@ -83,7 +84,12 @@ def _names(values: tuple[Value, ...]) -> str:
 
 
 def _attributes(op: Op) -> str:
-    items = [f"{k} = {format_attribute(v)}" for k, v in op.attributes.items() if v is not None]
+    """Absent optionals (None) and empty lists (e.g. no load/store hints) are left out."""
+    items = [
+        f"{k} = {format_attribute(v)}"
+        for k, v in op.attributes.items()
+        if v is not None and v != ()
+    ]
     return f" {{{', '.join(items)}}}" if items else ""
 
 
@@ -93,9 +99,12 @@ def _types(op: Op) -> str:
 
 
 def format_attribute(value: Any) -> str:
-    """Enums lower-case by name, bools as true/false, sequences as [a, b]."""
+    """Enums lower-case by name, bools as true/false, strings quoted and escaped,
+    sequences as [a, b]; records (identities, hints) by their own `str`."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
     if isinstance(value, enum.Enum):
         return value.name.lower()
     if isinstance(value, (tuple, list)):

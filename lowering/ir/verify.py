@@ -3,7 +3,8 @@
 SSA: every value is defined once; an operand must be a function parameter, an
 enclosing block's argument, or a result of an earlier op in this or an enclosing block.
 Regions end in the terminator their owner expects; function bodies end in `return`;
-tile dimensions are powers of two (tileiras rejects anything else).
+tile dimensions are powers of two (tileiras rejects anything else). The bodies of
+`reduce`/`scan` hold only pure ops and yield one rank-0 tile per input.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from lowering.ir.core import Block, Function, Module, Op, Value
 from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
 from lowering.ir.ops_core import Return
-from lowering.ir.types import TileType
+from lowering.ir.ops_debug import Assert, PrintTko
+from lowering.ir.ops_reduce import Reduce, Scan
+from lowering.ir.types import TileType, TokenType
 
 TERMINATORS: tuple[type[Op], ...] = (Return, Yield, Continue, Break)
 SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -130,6 +133,18 @@ def _check_region_block(
         inner_loop = loop if isinstance(owner, If) else None
     _check_ops(block, inner_scope, checker, inner_loop, nested=True)
     _check_terminator(owner, block, checker, loop)
+    if isinstance(owner, (Reduce, Scan)):
+        for op in block.ops[:-1]:
+            if not _is_pure(op):
+                checker.error(op, f"only pure ops are allowed inside {owner.NAME}")
+
+
+def _is_pure(op: Op) -> bool:
+    """No side effects: no regions, no tokens, no print/assert."""
+    if op.regions or isinstance(op, (Assert, PrintTko)):
+        return False
+    values = (*op.results, *op.operand_values)
+    return not any(isinstance(v.type, TokenType) for v in values)
 
 
 def _check_terminator(owner: Op, block: Block, checker: _Checker, loop: Op | None) -> None:
@@ -152,6 +167,8 @@ def _allowed_terminators(owner: Op, loop: Op | None) -> dict[type[Op], tuple[obj
         return {Continue: outputs}
     if isinstance(owner, Loop):
         return {Continue: tuple(v.type for v in owner.init_values), Break: outputs}
+    if isinstance(owner, (Reduce, Scan)):
+        return {Yield: owner.yield_types}
     allowed: dict[type[Op], tuple[object, ...]] = {Yield: outputs}
     if isinstance(owner, If) and isinstance(loop, (For, Loop)):
         allowed[Continue] = tuple(v.type for v in loop.init_values)

@@ -7,8 +7,10 @@ and works on 1024-element tiles. Tests import nothing from here; they use the fi
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -273,3 +275,17 @@ def tileirdisasm(tileiras: Tileiras) -> str:
     if not os.access(path, os.X_OK):
         pytest.skip("tileirdisasm not installed next to tileiras")
     return path
+
+
+@pytest.fixture
+def disassemble(tileirdisasm: str, tmp_path: Path) -> Callable[[bytes], str]:
+    """bytecode -> tileirdisasm's text (fails the test when tileirdisasm rejects it)."""
+
+    def run(bytecode: bytes) -> str:
+        path = tmp_path / "module.tileirbc"
+        path.write_bytes(bytecode)
+        done = subprocess.run([tileirdisasm, str(path)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    return run

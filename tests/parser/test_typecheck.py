@@ -422,7 +422,7 @@ def test_invalid_operands(statement: str, message: str) -> None:
         ("let c = |a: i32| a;", "a closure"),
         ("loop { }", "`loop`"),
         ("for i in 0..=4 { }", "iterating over anything but"),
-        ("let r = x.partition(const_shape![B]);", "`partition`"),
+        ("let r = z.partition(const_shape![B]);", "`partition` of a `&mut Tensor` output"),
     ],
 )
 def test_unsupported_constructs_in_a_body(statement: str, what: str) -> None:
