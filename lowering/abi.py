@@ -31,7 +31,7 @@ def _tensor_slots(param: EntryParam) -> list[tuple[SlotRole, int, str, int, Tile
         (SlotRole.PTR, 0, "u64", POINTER_BYTES, TileType(PointerType(ir_element(tensor.elem))))
     ]
     roles = [SlotRole.DIM, SlotRole.STRIDE]
-    if param.role is ParamRole.OUTPUT:
+    if param.role.is_output:
         roles += [SlotRole.PART_DIM, SlotRole.PART_STRIDE]
     for role in roles:
         rows += [(role, axis, "i32", INDEX_BYTES, I32) for axis in range(tensor.rank)]

@@ -16,6 +16,7 @@ class ParamKind(enum.Enum):
     TENSOR_IN = 1
     TENSOR_OUT = 2
     SCALAR = 3
+    TENSOR_OUT_MAPPED = 4
 
 
 class SlotRole(enum.Enum):
@@ -46,6 +47,7 @@ class ContractParam:
     rank: int = 0
     declared_shape: tuple[int, ...] = ()  # inputs; -1 = dynamic
     tile_shape: tuple[int, ...] = ()  # outputs
+    map_shape: tuple[int, ...] = ()  # mapped outputs: the schedule's swizzle groups
 
 
 @dataclass(frozen=True)
@@ -98,3 +100,8 @@ class LaunchContract:
     block: tuple[int, int, int] = (1, 1, 1)
     shared_mem_bytes: int = 0
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def persistent(self) -> bool:
+        """A mapped output: the host chooses the grid (num_tile_blocks, 1, 1)."""
+        return any(p.kind is ParamKind.TENSOR_OUT_MAPPED for p in self.params)

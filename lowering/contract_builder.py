@@ -12,11 +12,12 @@ from lowering.contract import (
 )
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
 from parser.type_eval import GenericValue
-from parser.types import Elem, ScalarTy
+from parser.types import Elem, MappedTy, ScalarTy
 
 _KINDS = {
     ParamRole.INPUT: ParamKind.TENSOR_IN,
     ParamRole.OUTPUT: ParamKind.TENSOR_OUT,
+    ParamRole.MAPPED_OUTPUT: ParamKind.TENSOR_OUT_MAPPED,
     ParamRole.SCALAR: ParamKind.SCALAR,
 }
 
@@ -37,6 +38,17 @@ def _contract_param(param: EntryParam) -> ContractParam:
         assert isinstance(param.type, ScalarTy)
         return ContractParam(param.index, param.name, kind, param.type.elem.value)
     tensor = param.tensor
+    if param.role is ParamRole.MAPPED_OUTPUT:
+        assert isinstance(param.type, MappedTy)
+        return ContractParam(
+            param.index,
+            param.name,
+            kind,
+            tensor.elem.value,
+            tensor.rank,
+            tile_shape=tensor.shape,
+            map_shape=param.type.map_shape,
+        )
     if param.role is ParamRole.OUTPUT:
         return ContractParam(
             param.index, param.name, kind, tensor.elem.value, tensor.rank, tile_shape=tensor.shape

@@ -11,14 +11,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lowering.element_types import ir_tile_type
+from lowering.ir.attributes import RoundingMode
 from lowering.ir.core import Region, Value
+from lowering.ir.ops_arith import AddI, DivI, MulI, RemI, SubI
 from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
+from lowering.ir.ops_core import GetNumTileBlocks
+from lowering.ir.ops_math import MinI
+from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I32, TOKEN, IRType
 from lowering.lower_ops import binary_op, convert
-from lowering.lowered_values import Lowered
+from lowering.lowered_values import Lowered, TensorHandle
 from parser import ast_nodes as A
 from parser.typed_kernel import LocalVar
-from parser.types import Elem, ScalarTy, SemType, TileTy, TupleTy
+from parser.types import Elem, MappedTy, ScalarTy, SemType, TileTy, TupleTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
@@ -43,6 +48,8 @@ def _state_types(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[IRT
 
 
 def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
+    if node in ctx.body.persistent_loops:
+        return _persistent_loop(ctx, node)
     bounds = A.range_bounds(node.iterable)
     assert bounds is not None
     start, end, step = bounds
@@ -78,6 +85,89 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     )
     _set_state(ctx, carried, list(op.outputs))
     return None
+
+
+def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
+    """Block b visits tiles b, b + grid, b + 2*grid, ... of the mapped output, each turned
+    into a tile index by the map's grouped (swizzled) order."""
+    mapped_var = ctx.body.persistent_loops[node]
+    handle = ctx.values[mapped_var.id]
+    assert isinstance(handle, TensorHandle) and isinstance(mapped_var.type, MappedTy)
+    mapped = mapped_var.type
+    view = ctx.partition(handle, mapped.tile, None, node.span)
+    emit = ctx.builder.emit
+    counts = emit(GetIndexSpaceShape, counts=(I32,) * mapped.rank, view=view, span=node.span)
+    grid = emit(GetNumTileBlocks, x=I32, y=I32, z=I32, span=node.span)
+    total = counts.counts[0]
+    if mapped.rank == 2:
+        total = emit(
+            MulI, result=I32, lhs=counts.counts[0], rhs=counts.counts[1], span=node.span
+        ).result
+    carried = ctx.body.carried[node]
+    init = _state(ctx, carried)
+    loop_var = ctx.body.loop_vars[node]
+    assert loop_var is not None
+
+    def body(args: tuple[Value, ...]) -> None:
+        tile_id = args[0]
+        _set_state(ctx, carried, list(args[1:]))
+        with ctx.region_scope():
+            ctx.values[loop_var.id] = swizzle(
+                ctx, tile_id, counts.counts, mapped.map_shape, node.span
+            )
+            ctx.block(node.body, trailing=A.ContinueExpr)
+        ctx.builder.emit(Continue, values=tuple(_state(ctx, carried)), span=node.span)
+
+    region = ctx.builder.region([I32, *(v.type for v in init)], body)
+    op = emit(
+        For,
+        outputs=tuple(v.type for v in init),
+        lower=ctx.block_ids[0],
+        upper=total,
+        step=grid.x,
+        init_values=tuple(init),
+        body=region,
+        span=node.span,
+    )
+    _set_state(ctx, carried, list(op.outputs))
+    return None
+
+
+def swizzle(
+    ctx: KernelLowering,
+    tile_id: Value,
+    counts: tuple[Value, ...],
+    groups: tuple[int, ...],
+    span: A.Span,
+) -> tuple[Value, ...]:
+    """Flat tile id -> tile index. Rank 2 with groups [G, 1]: walk G rows of tiles column
+    by column before moving on (better reuse of the shared operand in L2); [1, G]: the
+    same with columns; [1, 1]: row-major."""
+    if len(counts) == 1:
+        return (tile_id,)
+
+    def op(kind: type, lhs: Value, rhs: Value, **attrs: object) -> Value:
+        return ctx.builder.emit(kind, result=I32, lhs=lhs, rhs=rhs, span=span, **attrs).result
+
+    def const(value: int) -> Value:
+        return ctx.constant(value, ScalarTy(Elem.I32), span)
+
+    def div(a: Value, b: Value) -> Value:
+        return op(DivI, a, b, rounding=RoundingMode.ZERO)
+
+    rows, cols = counts
+    major = 0 if groups[1] == 1 else 1  # the grouped axis
+    group = groups[major]
+    if group == 1:
+        return div(tile_id, cols), op(RemI, tile_id, cols)
+    along, across = (rows, cols) if major == 0 else (cols, rows)
+    band = op(MulI, const(group), across)
+    first = op(MulI, div(tile_id, band), const(group))
+    size = op(MinI, op(SubI, along, first), const(group))
+    within = op(RemI, tile_id, band)
+    grouped = op(AddI, first, op(RemI, within, size))
+    other = div(within, size)
+    return (grouped, other) if major == 0 else (other, grouped)
 
 
 def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:

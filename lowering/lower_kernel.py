@@ -89,7 +89,7 @@ class KernelLowering:
         self._record(param, AssumptionKind.BASE_ALIGN, 0, BASE_ALIGN_BYTES)
         self._record(param, AssumptionKind.NONNEG, 0, 0)
         self._record(param, AssumptionKind.FITS_I32, 0, 0)
-        is_output = param.role is ParamRole.OUTPUT
+        is_output = param.role.is_output
         shape = tuple(
             None if is_output or tensor.shape[a] == DYNAMIC else tensor.shape[a]
             for a in range(rank)

@@ -85,6 +85,9 @@ OUTPUT_SHAPE_DYNAMIC: Final = _code(
 PARTITION_OUT_OF_BOUNDS: Final = _code(
     "CT0207", "partition-out-of-bounds", "a partition index outside the block's own tiles"
 )
+PARTITION_INDEX_PROVENANCE: Final = _code(
+    "CT0208", "partition-index-provenance", "a mapped store needs an index its schedule minted"
+)
 UNSAFE_REQUIRED: Final = _code(
     "E0133", "unsafe-required", "an operation that may race or read out of bounds needs `unsafe`"
 )

@@ -14,7 +14,7 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
 from parser.type_eval import TypeResolver, eval_const
-from parser.types import DYNAMIC, RefTy, ScalarTy, SemType, TensorTy, is_power_of_two
+from parser.types import DYNAMIC, MappedTy, RefTy, ScalarTy, SemType, TensorTy, is_power_of_two
 
 MAX_OUTPUT_RANK = 3
 _BOOL_OPTIONS = ("unchecked_accesses", "deny_in_kernel_checks", "print_ir")
@@ -24,7 +24,12 @@ _KNOWN_OPTIONS = (*_BOOL_OPTIONS, "dump_mlir_dir", "preconditions", "optimizatio
 class ParamRole(enum.Enum):
     INPUT = "input"
     OUTPUT = "output"
+    MAPPED_OUTPUT = "mapped_output"  # MappedPartitionMut: written through iter_indices
     SCALAR = "scalar"
+
+    @property
+    def is_output(self) -> bool:
+        return self in (ParamRole.OUTPUT, ParamRole.MAPPED_OUTPUT)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,9 @@ class EntryParam:
 
     @property
     def tensor(self) -> TensorTy:
+        """The tensor type; for outputs its shape is the tile each block writes."""
+        if isinstance(self.type, MappedTy):
+            return TensorTy(self.type.elem, self.type.tile)
         assert isinstance(self.type, RefTy) and isinstance(self.type.inner, TensorTy)
         return self.type.inner
 
@@ -54,7 +62,7 @@ class EntrySignature:
 
     @property
     def outputs(self) -> tuple[EntryParam, ...]:
-        return tuple(p for p in self.params if p.role is ParamRole.OUTPUT)
+        return tuple(p for p in self.params if p.role.is_output)
 
 
 def check_entry_signature(
@@ -77,7 +85,7 @@ def check_entry_signature(
             )
         )
     options = _entry_options(function, resolver, sink)
-    if not any(p.role is ParamRole.OUTPUT for p in params) and len(params) == len(function.params):
+    if not any(p.role.is_output for p in params) and len(params) == len(function.params):
         sink.add(
             error(
                 codes.INVALID_PARAMETER,
@@ -101,6 +109,10 @@ def _entry_param(
         return None
     if isinstance(ty, ScalarTy):
         return EntryParam(index, param.name, ParamRole.SCALAR, ty, param.span)
+    if isinstance(ty, MappedTy):
+        if not _check_mapped(param, ty, sink):
+            return None
+        return EntryParam(index, param.name, ParamRole.MAPPED_OUTPUT, ty, param.span)
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         if ty.mutable:
             ok = _check_output(param, ty.inner, sink)
@@ -120,6 +132,43 @@ def _entry_param(
         )
     )
     return None
+
+
+def _check_mapped(param: A.Param, mapped: MappedTy, sink: DiagnosticSink) -> bool:
+    span = param.type.span
+    if not _check_output(param, TensorTy(mapped.elem, mapped.tile), sink):
+        return False
+    if len(mapped.map_shape) != mapped.rank or mapped.rank > 2:
+        sink.add(
+            error(
+                codes.OUTPUT_RANK,
+                f"mapped output `{param.name}` needs a rank-{mapped.rank} map shape "
+                "and rank 1 or 2",
+                span,
+                "unsupported map",
+                notes=("the schedule swizzles the trailing two axes",),
+            )
+        )
+        return False
+    if (
+        any(m < 1 for m in mapped.map_shape)
+        or (mapped.rank == 2 and min(mapped.map_shape) != 1)
+        or (mapped.rank == 1 and mapped.map_shape != (1,))
+    ):
+        sink.add(
+            error(
+                codes.GENERIC_ARGUMENT,
+                f"map shape {list(mapped.map_shape)} is not supported",
+                span,
+                "invalid map shape",
+                notes=(
+                    "use [G, 1] (groups of G rows), [1, G] (groups of G columns) or "
+                    "[1, 1]; rank-1 maps must be [1]",
+                ),
+            )
+        )
+        return False
+    return True
 
 
 def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool:

@@ -15,6 +15,7 @@ from parser.diagnostics import DiagnosticSink, error
 from parser.types import (
     ELEM_BY_NAME,
     Elem,
+    MappedTy,
     RefTy,
     ScalarTy,
     SemType,
@@ -192,7 +193,7 @@ class TypeResolver:
         if builder is None:
             self._unsupported(ty)
             return None
-        if len(ty.args) != 2 and name != "Shape":
+        if len(ty.args) != 2 and name not in ("Shape", "MappedPartitionMut"):
             self.sink.add(
                 error(
                     codes.GENERIC_ARGUMENT,
@@ -246,4 +247,27 @@ def _shape(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
     return None if dims is None else ShapeTy(dims)
 
 
-_GENERIC_TYPES = {"Tile": _tile, "Tensor": _tensor, "Shape": _shape}
+def _mapped(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    if len(ty.args) != 3:
+        resolver.sink.add(
+            error(
+                codes.GENERIC_ARGUMENT,
+                "`MappedPartitionMut` takes 3 generic arguments",
+                ty.span,
+                f"found {len(ty.args)}",
+            )
+        )
+        return None
+    parts = resolver._element_and_shape(A.PathType(ty.span, ty.segments, ty.args[:2]))
+    map_shape = resolver.shape(ty.args[2])
+    if parts is None or map_shape is None:
+        return None
+    return MappedTy(parts[0], parts[1], map_shape)
+
+
+_GENERIC_TYPES = {
+    "Tile": _tile,
+    "Tensor": _tensor,
+    "Shape": _shape,
+    "MappedPartitionMut": _mapped,
+}

@@ -61,7 +61,10 @@ def typecheck_entry(
     if signature is None:
         return None
     checker = Checker(program, resolver, sink)
-    params = tuple(LocalVar(p.name, p.type, p.span, param_index=p.index) for p in signature.params)
+    params = tuple(
+        LocalVar(p.name, p.type, p.span, function.params[p.index].mutable_binding, p.index)
+        for p in signature.params
+    )
     errors_before = len(sink)
     checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
     if any(d.is_error for d in sink.items[errors_before:]):

@@ -16,7 +16,18 @@ from parser import codes
 from parser.check_messages import mismatch, unresolved, unsupported
 from parser.diagnostics import error
 from parser.typed_kernel import Construct, LocalVar
-from parser.types import ERROR, UNIT, ArrayTy, Elem, ScalarTy, SemType, TileTy, TupleTy
+from parser.types import (
+    ERROR,
+    UNIT,
+    ArrayTy,
+    Elem,
+    MappedTy,
+    PartitionIndexTy,
+    ScalarTy,
+    SemType,
+    TileTy,
+    TupleTy,
+)
 
 if TYPE_CHECKING:
     from parser.typecheck import Checker
@@ -87,6 +98,9 @@ class ControlRules:
         return self.block(branch, expected)
 
     def for_loop(self: Checker, node: A.ForExpr, expected: SemType | None) -> SemType | None:
+        iterable = node.iterable
+        if isinstance(iterable, A.MethodCall) and iterable.method == "iter_indices":
+            return self._persistent_loop(node, iterable)
         bounds = A.range_bounds(node.iterable)
         if bounds is None:
             self.report(
@@ -111,6 +125,44 @@ class ControlRules:
             elif not isinstance(pattern, A.WildcardPattern):
                 self.report(unsupported(pattern.span, "this loop pattern"))
             self.facts.loop_vars[node] = var
+            self.block(node.body, UNIT, trailing=A.ContinueExpr)
+        finally:
+            self.scopes.pop()
+            self._leave_frame(node, frame)
+        return UNIT
+
+    def _persistent_loop(self: Checker, node: A.ForExpr, iterable: A.MethodCall) -> SemType | None:
+        """`for idx in z.iter_indices()`: each block walks its share of z's tiles."""
+        receiver = iterable.receiver
+        mapped = self.expr(receiver, None)
+        var = self.facts.names.get(receiver) if isinstance(receiver, A.PathExpr) else None
+        if mapped is None:
+            return None
+        if not isinstance(mapped, MappedTy) or var is None or iterable.args:
+            self.report(
+                unsupported(
+                    iterable.span,
+                    "`iter_indices()` on anything but a `MappedPartitionMut` parameter",
+                )
+            )
+            return None
+        if not isinstance(node.pattern, A.IdentPattern):
+            self.report(
+                error(
+                    codes.UNSUPPORTED_SYNTAX,
+                    "`iter_indices` loops must bind a simple index variable",
+                    node.pattern.span,
+                    "expected a name",
+                )
+            )
+            return None
+        frame = self._enter_frame()
+        self.scopes.append({})
+        try:
+            index_ty = PartitionIndexTy(mapped.rank, var.id)
+            loop_var = self.declare(LocalVar(node.pattern.name, index_ty, node.pattern.span))
+            self.facts.loop_vars[node] = loop_var
+            self.facts.persistent_loops[node] = var
             self.block(node.body, UNIT, trailing=A.ContinueExpr)
         finally:
             self.scopes.pop()

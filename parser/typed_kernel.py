@@ -58,6 +58,8 @@ class TypedBody:
     # outer mutable variables assigned inside a loop or runtime `if`, in first-seen order:
     carried: dict[Construct, tuple[LocalVar, ...]] = field(default_factory=dict)
     loop_vars: dict[A.ForExpr, LocalVar | None] = field(default_factory=dict)
+    # `for idx in z.iter_indices()`: the loop and the mapped partition's binding
+    persistent_loops: dict[A.ForExpr, LocalVar] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,35 @@ class PartitionTy:
 
 
 @dataclass(frozen=True)
+class MappedTy:
+    """`MappedPartitionMut<E, R, MAP>`: an output cut into tiles R whose store indices come
+    from a persistent schedule (`iter_indices`), swizzled in groups of MAP tiles."""
+
+    elem: Elem
+    tile: tuple[int, ...]
+    map_shape: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.tile)
+
+    def __str__(self) -> str:
+        tile = ", ".join(map(str, self.tile))
+        return f"MappedPartitionMut<{self.elem}, {{[{tile}]}}, {list(self.map_shape)}>"
+
+
+@dataclass(frozen=True)
+class PartitionIndexTy:
+    """A tile index minted by `z.iter_indices()`; only `z` accepts it (`brand`)."""
+
+    rank: int
+    brand: int  # the id of the mapped partition's binding
+
+    def __str__(self) -> str:
+        return f"PartitionIndex<{self.rank}>"
+
+
+@dataclass(frozen=True)
 class ShapeTy:
     """A compile-time shape value (`Shape<{[..]}>`, `z.shape()`, `const_shape![..]`)."""
 
@@ -205,7 +234,18 @@ class ErrorTy:
 ERROR = ErrorTy()
 
 SemType = Union[
-    ScalarTy, TileTy, TensorTy, RefTy, PartitionTy, ShapeTy, TupleTy, ArrayTy, MarkerTy, ErrorTy
+    ScalarTy,
+    TileTy,
+    TensorTy,
+    RefTy,
+    PartitionTy,
+    MappedTy,
+    PartitionIndexTy,
+    ShapeTy,
+    TupleTy,
+    ArrayTy,
+    MarkerTy,
+    ErrorTy,
 ]
 
 

@@ -246,6 +246,7 @@ _PARAM_KIND = {
     ParamKind.TENSOR_IN: contract_pb2.PARAM_KIND_TENSOR_IN,
     ParamKind.TENSOR_OUT: contract_pb2.PARAM_KIND_TENSOR_OUT,
     ParamKind.SCALAR: contract_pb2.PARAM_KIND_SCALAR,
+    ParamKind.TENSOR_OUT_MAPPED: contract_pb2.PARAM_KIND_TENSOR_OUT_MAPPED,
 }
 _SLOT_ROLE = {
     SlotRole.PTR: contract_pb2.SLOT_ROLE_PTR,
@@ -294,6 +295,7 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
                 rank=p.rank,
                 declared_shape=p.declared_shape,
                 tile_shape=p.tile_shape,
+                map_shape=p.map_shape,
             )
             for p in contract.params
         ],
@@ -308,7 +310,12 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
             )
             for s in contract.abi
         ],
-        grid=pb.GridRule(mode=pb.GridRule.MODE_FROM_OUTPUTS, output_params=contract.grid_outputs),
+        grid=pb.GridRule(
+            mode=pb.GridRule.MODE_PERSISTENT
+            if contract.persistent
+            else pb.GridRule.MODE_FROM_OUTPUTS,
+            output_params=contract.grid_outputs,
+        ),
         launch=pb.LaunchConfig(
             block=contract.block,
             shared_mem_bytes=contract.shared_mem_bytes,

@@ -14,7 +14,7 @@ from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
 from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import ParamRole
-from parser.types import Elem, PartitionTy, ScalarTy, ShapeTy, TileTy
+from parser.types import Elem, MappedTy, PartitionTy, ScalarTy, ShapeTy, TileTy
 
 I32_SCALAR = ScalarTy(Elem.I32)
 
@@ -194,11 +194,43 @@ def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
     return None
 
 
+def _mapped_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    handle = _handle(ctx, args[0])
+    mapped = ctx.type_of(args[0])
+    assert isinstance(mapped, MappedTy)
+    tile = ctx.expr(args[1])
+    index = _index(ctx, args[2])
+    view = ctx.partition(handle, mapped.tile, None, call.span)
+    op = ctx.builder.emit(
+        StoreViewTko,
+        result_token=TOKEN,
+        tile=tile,
+        view=view,
+        index=index,
+        token=handle.token,
+        span=call.span,
+    )
+    handle.token = op.result_token
+    return None
+
+
+def _index_parts(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    return ctx.expr(args[0])  # a minted index is its coordinates
+
+
 def _num_tiles(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    part = _partition_arg(ctx, args[0])
     axis = ctx.body.consts[args[1]]
     assert isinstance(axis, int)
-    part_type = ctx.type_of(args[0])
+    view_type = ctx.type_of(args[0])
+    if isinstance(view_type, MappedTy):
+        handle = _handle(ctx, args[0])
+        view = ctx.partition(handle, view_type.tile, None, call.span)
+        op = ctx.builder.emit(
+            GetIndexSpaceShape, counts=(I32,) * view_type.rank, view=view, span=call.span
+        )
+        return op.counts[axis]
+    part = _partition_arg(ctx, args[0])
+    part_type = view_type
     assert isinstance(part_type, PartitionTy)
     if part.mutable:
         return ctx.constant(part_type.grid[axis], I32_SCALAR, call.span)
@@ -217,6 +249,9 @@ TENSOR_LOWERINGS: dict[str, IntrinsicLowering] = {
     "partition_load": _partition_load,
     "partition_store": _partition_store,
     "num_tiles": _num_tiles,
+    "mapped_store": _mapped_store,
+    "index_components": _index_parts,
+    "index_coords": _index_parts,
     "get_tile_block_id": _block_ids,
     "get_num_tile_blocks": _num_tile_blocks,
     "load_tile_like": _load_tile_like,

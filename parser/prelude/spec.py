@@ -11,6 +11,8 @@ from parser import ast_nodes as A
 from parser.diagnostics import Diagnostic
 from parser.spans import Span
 from parser.types import (
+    MappedTy,
+    PartitionIndexTy,
     PartitionTy,
     RefTy,
     ScalarTy,
@@ -27,6 +29,8 @@ class Receiver(enum.Enum):
     SCALAR = "scalar"
     SHAPE = "shape"
     PARTITION = "partition"
+    MAPPED = "mapped"
+    INDEX = "index"
 
 
 class CallTyper(Protocol):
@@ -73,4 +77,8 @@ def receiver_kind(ty: SemType) -> Receiver | None:
         return Receiver.SHAPE
     if isinstance(ty, PartitionTy):
         return Receiver.PARTITION
+    if isinstance(ty, MappedTy):
+        return Receiver.MAPPED
+    if isinstance(ty, PartitionIndexTy):
+        return Receiver.INDEX
     return None

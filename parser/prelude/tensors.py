@@ -11,6 +11,8 @@ from parser.types import (
     UNIT,
     ArrayTy,
     Elem,
+    MappedTy,
+    PartitionIndexTy,
     PartitionTy,
     RefTy,
     ScalarTy,
@@ -373,8 +375,79 @@ def _check_constant_index(call: CallTyper, index: int, part: PartitionTy) -> Non
             return
 
 
+def _mapped_store(call: CallTyper) -> SemType | None:
+    """`z.store(tile, idx)`: only an index minted by `z.iter_indices()` is accepted."""
+    mapped = call.arg(0)
+    assert isinstance(mapped, MappedTy)
+    expected = TileTy(mapped.elem, mapped.tile)
+    tile = call.arg(1, expected)
+    index = call.arg(2)
+    binding = call.binding(0)
+    if binding is not None and not getattr(binding, "mutable", True):
+        name = getattr(binding, "name", "")
+        call.report(
+            error(
+                codes.MUTATE_SHARED,
+                f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
+                call.args[0].span,
+                "cannot borrow as mutable",
+                help=(f"declare the parameter `mut {name}: MappedPartitionMut<..>`",),
+            )
+        )
+        return None
+    if tile is None or index is None:
+        return None
+    if tile != expected:
+        _mismatch(call, 1, expected, tile, f"the partition's tile is `{expected}`")
+        return None
+    if not isinstance(index, PartitionIndexTy) or index.brand != getattr(binding, "id", None):
+        call.report(
+            error(
+                codes.PARTITION_INDEX_PROVENANCE,
+                "`MappedPartitionMut::store` requires an index produced by this partition's "
+                "`iter_indices()`",
+                call.args[2].span,
+                "not minted by this partition",
+                notes=(
+                    "minted indices are disjoint across tile blocks, which makes the store "
+                    "race-free",
+                ),
+            )
+        )
+        return None
+    return UNIT
+
+
+def _index_components(call: CallTyper) -> SemType | None:
+    index = call.arg(0)
+    assert isinstance(index, PartitionIndexTy)
+    return TupleTy((ScalarTy(Elem.I32),) * index.rank)
+
+
+def _index_coords(call: CallTyper) -> SemType | None:
+    index = call.arg(0)
+    assert isinstance(index, PartitionIndexTy)
+    return ArrayTy(ScalarTy(Elem.I32), index.rank)
+
+
+def _iter_indices(call: CallTyper) -> SemType | None:
+    call.report(
+        error(
+            codes.UNSUPPORTED_SYNTAX,
+            "`iter_indices()` is only supported as the iterator of a `for` loop",
+            call.span,
+            "use `for idx in z.iter_indices() { .. }`",
+        )
+    )
+    return None
+
+
 def _num_tiles(call: CallTyper) -> SemType | None:
-    part = _partition_arg(call, 0)
+    view = call.arg(0)
+    if isinstance(view, MappedTy):
+        part = PartitionTy(view.elem, view.tile, mutable=True)
+    else:
+        part = _partition_arg(call, 0)
     axis = call.constant(1)
     if part is None:
         return None
@@ -491,6 +564,39 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
         _partition_store,
         methods=("store",),
         receiver=Receiver.PARTITION,
+    ),
+    Intrinsic(
+        "mapped_store",
+        "fn store<E, R, M>(z: &mut MappedPartitionMut<E, R, M>, tile: Tile<E, R>, "
+        "index: PartitionIndex<R>)",
+        (3,),
+        _mapped_store,
+        methods=("store",),
+        receiver=Receiver.MAPPED,
+    ),
+    Intrinsic(
+        "iter_indices",
+        "fn iter_indices<E, R, M>(z: &MappedPartitionMut<E, R, M>) -> PartitionIndices<R, M>",
+        (1,),
+        _iter_indices,
+        methods=("iter_indices",),
+        receiver=Receiver.MAPPED,
+    ),
+    Intrinsic(
+        "index_components",
+        "fn components(index: PartitionIndex<R>) -> (i32, i32)",
+        (1,),
+        _index_components,
+        methods=("components",),
+        receiver=Receiver.INDEX,
+    ),
+    Intrinsic(
+        "index_coords",
+        "fn coords(index: PartitionIndex<R>) -> [i32; N]",
+        (1,),
+        _index_coords,
+        methods=("coords",),
+        receiver=Receiver.INDEX,
     ),
     Intrinsic(
         "num_tiles",

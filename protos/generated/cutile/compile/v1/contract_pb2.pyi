@@ -13,6 +13,7 @@ class ParamKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PARAM_KIND_TENSOR_IN: _ClassVar[ParamKind]
     PARAM_KIND_TENSOR_OUT: _ClassVar[ParamKind]
     PARAM_KIND_SCALAR: _ClassVar[ParamKind]
+    PARAM_KIND_TENSOR_OUT_MAPPED: _ClassVar[ParamKind]
 
 class SlotRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -38,6 +39,7 @@ PARAM_KIND_UNSPECIFIED: ParamKind
 PARAM_KIND_TENSOR_IN: ParamKind
 PARAM_KIND_TENSOR_OUT: ParamKind
 PARAM_KIND_SCALAR: ParamKind
+PARAM_KIND_TENSOR_OUT_MAPPED: ParamKind
 SLOT_ROLE_UNSPECIFIED: SlotRole
 SLOT_ROLE_PTR: SlotRole
 SLOT_ROLE_DIM: SlotRole
@@ -107,7 +109,7 @@ class Target(_message.Message):
     def __init__(self, sm: _Optional[str] = ..., tileiras_version: _Optional[str] = ..., bytecode_version: _Optional[str] = ..., opt_level: _Optional[int] = ..., host_arch: _Optional[str] = ...) -> None: ...
 
 class Param(_message.Message):
-    __slots__ = ("index", "name", "kind", "dtype", "rank", "declared_shape", "tile_shape")
+    __slots__ = ("index", "name", "kind", "dtype", "rank", "declared_shape", "tile_shape", "map_shape")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +117,7 @@ class Param(_message.Message):
     RANK_FIELD_NUMBER: _ClassVar[int]
     DECLARED_SHAPE_FIELD_NUMBER: _ClassVar[int]
     TILE_SHAPE_FIELD_NUMBER: _ClassVar[int]
+    MAP_SHAPE_FIELD_NUMBER: _ClassVar[int]
     index: int
     name: str
     kind: ParamKind
@@ -122,7 +125,8 @@ class Param(_message.Message):
     rank: int
     declared_shape: _containers.RepeatedScalarFieldContainer[int]
     tile_shape: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, index: _Optional[int] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[ParamKind, str]] = ..., dtype: _Optional[str] = ..., rank: _Optional[int] = ..., declared_shape: _Optional[_Iterable[int]] = ..., tile_shape: _Optional[_Iterable[int]] = ...) -> None: ...
+    map_shape: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, index: _Optional[int] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[ParamKind, str]] = ..., dtype: _Optional[str] = ..., rank: _Optional[int] = ..., declared_shape: _Optional[_Iterable[int]] = ..., tile_shape: _Optional[_Iterable[int]] = ..., map_shape: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class AbiSlot(_message.Message):
     __slots__ = ("param", "role", "axis", "ctype", "offset", "size")
@@ -146,8 +150,10 @@ class GridRule(_message.Message):
         __slots__ = ()
         MODE_UNSPECIFIED: _ClassVar[GridRule.Mode]
         MODE_FROM_OUTPUTS: _ClassVar[GridRule.Mode]
+        MODE_PERSISTENT: _ClassVar[GridRule.Mode]
     MODE_UNSPECIFIED: GridRule.Mode
     MODE_FROM_OUTPUTS: GridRule.Mode
+    MODE_PERSISTENT: GridRule.Mode
     MODE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_PARAMS_FIELD_NUMBER: _ClassVar[int]
     mode: GridRule.Mode

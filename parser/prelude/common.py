@@ -1,0 +1,402 @@
+"""Typing helpers shared by the math, compare, shape, reduce, mma and convert families.
+
+Each helper checks one argument (or one fact about the call) and reports a rustc-style
+diagnostic at the offending argument when it fails; it returns None after reporting, so a
+rule can stop at the first problem without a cascade of follow-on errors.
+
+Two facts rules need are not part of `CallTyper` yet: the type the context expects (`let
+y: Tile<f16, S> = convert_tile(x);`) and turbofish generic arguments (`iota::<i32, S>(..)`).
+`expected_type` and `generic_args` read them from the call site when it offers them
+(`call.expected`, `call.generic_args`) and otherwise from the checker's active call frame.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import error
+from parser.prelude.spec import CallTyper
+from parser.types import (
+    MARKER_KINDS,
+    ArrayTy,
+    Elem,
+    MarkerTy,
+    ScalarTy,
+    SemType,
+    ShapeTy,
+    TileTy,
+    associated_constant,
+    is_power_of_two,
+)
+
+I32 = ScalarTy(Elem.I32)
+Value = ScalarTy | TileTy
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    return f"[{', '.join(map(str, shape))}]"
+
+
+def markers_of(kind: str, variants: Sequence[str] | None = None) -> str:
+    return ", ".join(f"`{kind}::{v}`" for v in variants or MARKER_KINDS[kind])
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def value_arg(call: CallTyper, index: int, fn: str, hint: SemType | None = None) -> Value | None:
+    """A scalar or a tile of numbers."""
+    ty = call.arg(index, hint)
+    if ty is None or isinstance(ty, (ScalarTy, TileTy)):
+        return ty
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: `{fn}` expects a tile or a scalar, found `{ty}`",
+            call.args[index].span,
+            "expected a tile or a scalar",
+        )
+    )
+    return None
+
+
+def tile_arg(call: CallTyper, index: int, fn: str, hint: SemType | None = None) -> TileTy | None:
+    """A `Tile<E, S>` (scalars are not tiles in Rust: they need `scalar_to_tile`)."""
+    ty = call.arg(index, hint)
+    if ty is None or isinstance(ty, TileTy):
+        return ty
+    help_ = (
+        (f"make it a rank-0 tile: `scalar_to_tile({call.args[index].span.text})`",)
+        if isinstance(ty, ScalarTy)
+        else ()
+    )
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: `{fn}` expects a `Tile<..>`, found `{ty}`",
+            call.args[index].span,
+            "expected a tile",
+            help=help_,
+        )
+    )
+    return None
+
+
+def scalar_arg(
+    call: CallTyper, index: int, fn: str, hint: SemType | None = None
+) -> ScalarTy | None:
+    ty = call.arg(index, hint)
+    if ty is None or isinstance(ty, ScalarTy):
+        return ty
+    help_ = ()
+    if isinstance(ty, TileTy):
+        help_ = (
+            ("use `tile_to_scalar(t)` on a rank-0 tile",)
+            if not ty.shape
+            else (f"use the tile form of `{fn}`",)
+        )
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: `{fn}` expects a scalar, found `{ty}`",
+            call.args[index].span,
+            "expected a scalar",
+            help=help_,
+        )
+    )
+    return None
+
+
+def same_type_arg(
+    call: CallTyper, index: int, first: Value, fn: str, first_index: int = 0
+) -> Value | None:
+    """Argument `index` must have exactly the type of argument `first_index` (no broadcast)."""
+    ty = call.arg(index, first)
+    if ty is None or ty == first:
+        return ty
+    if isinstance(ty, TileTy) and isinstance(first, TileTy) and ty.elem == first.elem:
+        what = f"shapes differ: {shape_text(first.shape)} and {shape_text(ty.shape)}"
+    else:
+        what = f"found `{first}` and `{ty}`"
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: `{fn}` needs operands of the same type, {what}",
+            call.args[index].span,
+            f"expected `{first}`, found `{ty}`",
+            secondary=((call.args[first_index].span, f"this is `{first}`"),),
+            notes=("cuTile has no implicit broadcasting or conversion",),
+            help=("broadcast with `.broadcast(shape)` or convert with `convert_tile`",),
+        )
+    )
+    return None
+
+
+def elem_kind_ok(call: CallTyper, index: int, ty: Value, fn: str, kind: str) -> bool:
+    """`kind` is "float", "integer" (bool excluded) or "number" (not bool)."""
+    elem = ty.elem
+    ok = {
+        "float": elem.is_float,
+        "integer": elem.is_integer,
+        "number": elem is not Elem.BOOL,
+    }[kind]
+    if not ok:
+        call.report(
+            error(
+                codes.UNSUPPORTED_TYPE,
+                f"`{fn}` needs {kind} elements, found `{ty}`",
+                call.args[index].span,
+                f"`{elem}` is not {'an' if kind == 'integer' else 'a'} {kind} type",
+            )
+        )
+    return ok
+
+
+def marker_arg(
+    call: CallTyper,
+    index: int,
+    kind: str,
+    fn: str,
+    allowed: Sequence[str] | None = None,
+    why: str = "",
+) -> str | None:
+    """A `kind::Variant` mode marker; returns the variant. `allowed` narrows the variants
+    (the rest are rejected with `why`)."""
+    ty = call.arg(index)
+    if ty is None:
+        return None
+    if not isinstance(ty, MarkerTy) or ty.kind != kind:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `{fn}` expects a `{kind}::Mode` marker, found `{ty}`",
+                call.args[index].span,
+                f"expected a `{kind}` marker",
+                help=(f"one of {markers_of(kind)}",),
+            )
+        )
+        return None
+    if allowed is not None and ty.variant not in allowed:
+        call.report(
+            error(
+                codes.UNSUPPORTED_TYPE,
+                f"`{fn}` does not support `{ty}`{why}",
+                call.args[index].span,
+                "unsupported mode",
+                help=(f"use one of {markers_of(kind, allowed)}",),
+            )
+        )
+        return None
+    return ty.variant
+
+
+def ftz_arg(call: CallTyper, index: int, elem: Elem, fn: str) -> str | None:
+    """`ftz::Enabled` / `ftz::Disabled`; flushing subnormals exists for f32 only."""
+    variant = marker_arg(call, index, "ftz", fn)
+    if variant == "Enabled" and elem is not Elem.F32:
+        call.report(
+            error(
+                codes.UNSUPPORTED_TYPE,
+                f"`ftz::Enabled` is only supported for `f32`, found `{elem}` elements",
+                call.args[index].span,
+                "flush-to-zero needs f32",
+                help=("use `ftz::Disabled`",),
+            )
+        )
+        return None
+    return variant
+
+
+IEEE_ROUNDING = ("NearestEven", "Zero", "NegativeInf", "PositiveInf")
+
+
+def rounding_arg(
+    call: CallTyper, index: int, elem: Elem, fn: str, f32_extra: Sequence[str] = ()
+) -> str | None:
+    """An IEEE rounding marker; `f32_extra` (Approx, Full) are allowed on f32 only."""
+    allowed = (*IEEE_ROUNDING, *(f32_extra if elem is Elem.F32 else ()))
+    why = ""
+    if f32_extra and elem is not Elem.F32:
+        why = f" on `{elem}` ({' and '.join(f'`rounding::{m}`' for m in f32_extra)}: f32 only)"
+    return marker_arg(call, index, "rounding", fn, allowed, why)
+
+
+def const_int_arg(call: CallTyper, index: int, what: str, fn: str) -> int | None:
+    """A compile-time integer (a literal, a const generic or a module const)."""
+    ty = call.arg(index, I32)
+    if ty is None:
+        return None
+    value = call.constant(index)
+    if isinstance(ty, ScalarTy) and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    call.report(
+        error(
+            codes.GENERIC_ARGUMENT,
+            f"the {what} of `{fn}` must be a compile-time integer",
+            call.args[index].span,
+            "not a compile-time integer" if isinstance(ty, ScalarTy) else f"found `{ty}`",
+            help=("write an integer literal such as `1i32`",),
+        )
+    )
+    return None
+
+
+def dim_arg(call: CallTyper, index: int, source: TileTy, fn: str) -> int | None:
+    """A dimension of `source`, given as a compile-time integer."""
+    dim = const_int_arg(call, index, "dimension argument", fn)
+    if dim is None:
+        return None
+    if not 0 <= dim < len(source.shape):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"dimension {dim} is out of range for `{source}` (rank {len(source.shape)})",
+                call.args[index].span,
+                "out of range",
+                notes=(f"valid dimensions are 0..{len(source.shape) - 1}",)
+                if source.shape
+                else ("a rank-0 tile has no dimension to reduce",),
+            )
+        )
+        return None
+    return dim
+
+
+def shape_arg(call: CallTyper, index: int, fn: str) -> tuple[int, ...] | None:
+    """A static `Shape<{[..]}>` with power-of-two dimensions."""
+    ty = call.arg(index)
+    if ty is None:
+        return None
+    if not isinstance(ty, ShapeTy):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `{fn}` expects a shape, found `{ty}`",
+                call.args[index].span,
+                "expected `Shape<{[..]}>`",
+                help=("use `const_shape![..]` or `t.shape()`",),
+            )
+        )
+        return None
+    if not check_tile_dims(call, ty.dims, call.args[index].span, f"the shape of `{fn}`"):
+        return None
+    return ty.dims
+
+
+def check_tile_dims(call: CallTyper, dims: Sequence[int], span: A.Span, what: str) -> bool:
+    bad = [d for d in dims if not is_power_of_two(d)]
+    if bad:
+        call.report(
+            error(
+                codes.TILE_NOT_POWER_OF_TWO,
+                f"tile dimension {bad[0]} of {what} is not a positive power of two",
+                span,
+                f"tile shape {shape_text(dims)}",
+                notes=("Tile IR tiles have power-of-two extents",),
+            )
+        )
+        return False
+    return True
+
+
+def static_value(call: CallTyper, index: int) -> int | float | bool | None:
+    """The compile-time value of a scalar argument: a literal, a constant, `f32::NEG_INFINITY`
+    or `E::ZERO` (possibly negated), or None."""
+    value = call.constant(index)
+    if isinstance(value, (int, float, bool)):
+        return value
+    expr, sign = call.args[index], 1
+    if isinstance(expr, A.Unary) and expr.op == "-":
+        expr, sign = expr.operand, -1
+    ty = call.arg(index)
+    if isinstance(expr, A.PathExpr) and len(expr.segments) == 2 and isinstance(ty, ScalarTy):
+        found = associated_constant(ty.elem, expr.segments[1])
+        if found is not None:
+            return sign * found
+    return None
+
+
+# ----------------------------------------------------------------------------- context
+
+
+def _site_frame(call: CallTyper) -> dict[str, object] | None:
+    """The locals of the checker's `call`/`method_call` frame that is typing this call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in ("call", "method_call") and code.co_filename.endswith(
+            "typecheck_calls.py"
+        ):
+            node = frame.f_locals.get("call")
+            if isinstance(node, (A.Call, A.MethodCall)) and node.span == call.span:
+                return frame.f_locals
+        frame = frame.f_back
+    return None
+
+
+def expected_type(call: CallTyper) -> SemType | None:
+    """The type the context expects for this call's result (a `let` annotation, the
+    parameter of an enclosing call), or None."""
+    if hasattr(call, "expected"):
+        return call.expected  # type: ignore[no-any-return]
+    frame = _site_frame(call)
+    hint = frame.get("expected") if frame else None
+    return hint if isinstance(hint, (ScalarTy, TileTy, ShapeTy, ArrayTy)) else None
+
+
+def generic_args(call: CallTyper) -> tuple[A.GenericArg, ...]:
+    """The turbofish arguments of the call (`f::<A, B>(..)`, `x.m::<A>(..)`)."""
+    if hasattr(call, "generic_args"):
+        return tuple(call.generic_args)  # type: ignore[arg-type]
+    frame = _site_frame(call)
+    node = frame.get("call") if frame else None
+    if isinstance(node, A.MethodCall):
+        return node.generic_args
+    if isinstance(node, A.Call) and isinstance(node.function, A.PathExpr):
+        return node.function.generic_args
+    return ()
+
+
+def turbofish_type(call: CallTyper, position: int) -> A.TypeExpr | None:
+    """The `position`-th turbofish argument when it is a type other than `_`."""
+    args = generic_args(call)
+    if position >= len(args) or not isinstance(args[position], A.TypeArg):
+        return None
+    ty = args[position].type  # type: ignore[union-attr]
+    return None if isinstance(ty, A.InferType) else ty
+
+
+def resolve_elem(call: CallTyper, ty: A.TypeExpr) -> Elem | None:
+    """A written element type (`f16`, a type generic), reported when it is not one."""
+    checker = getattr(call, "checker", None)
+    resolver = getattr(call, "resolver", None) or getattr(checker, "resolver", None)
+    return None if resolver is None else resolver.element(ty)
+
+
+def target_elem(call: CallTyper, fn: str, position: int, what: str) -> Elem | None:
+    """A result element type that Rust infers from a turbofish (the `position`-th generic
+    argument) or from the context."""
+    written = turbofish_type(call, position)
+    if written is not None:
+        return resolve_elem(call, written)
+    expected = expected_type(call)
+    if isinstance(expected, (ScalarTy, TileTy)):
+        return expected.elem
+    call.report(
+        error(
+            codes.TYPE_ANNOTATION_NEEDED,
+            f"type annotations needed: cannot infer {what} of `{fn}`",
+            call.span,
+            "cannot infer the result type",
+            help=(f"annotate the binding: `let y: Tile<f16, {{[..]}}> = {fn}(..);`",),
+        )
+    )
+    return None
+
+
+def element_count(shape: Sequence[int]) -> int:
+    return math.prod(shape)
