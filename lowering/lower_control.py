@@ -23,7 +23,7 @@ from lowering.lower_ops import binary_op, convert
 from lowering.lowered_values import Lowered, TensorHandle
 from parser import ast_nodes as A
 from parser.typed_kernel import LocalVar
-from parser.types import Elem, MappedTy, ScalarTy, SemType, TileTy, TupleTy
+from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, SemType, TileTy, TupleTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
@@ -270,19 +270,29 @@ def flatten(value: Lowered) -> list[Value]:
     return [value]
 
 
-def value_ir_types(ty: SemType) -> list[IRType]:
+def _parts(ty: SemType) -> tuple[SemType, ...] | None:
     if isinstance(ty, TupleTy):
-        return [t for part in ty.elements for t in value_ir_types(part)]
+        return ty.elements
+    if isinstance(ty, ArrayTy):
+        return (ty.element,) * ty.length
+    return None
+
+
+def value_ir_types(ty: SemType) -> list[IRType]:
+    parts = _parts(ty)
+    if parts is not None:
+        return [t for part in parts for t in value_ir_types(part)]
     return [ir_tile_type(ty)]
 
 
 def rebuild(ty: SemType, leaves: list[Value]) -> Lowered:
     """The value of type `ty` whose flattened leaves are `leaves`."""
-    if isinstance(ty, TupleTy):
-        if not ty.elements:
+    elements = _parts(ty)
+    if elements is not None:
+        if not elements:
             return None
         parts, rest = [], list(leaves)
-        for part in ty.elements:
+        for part in elements:
             count = len(value_ir_types(part))
             parts.append(rebuild(part, rest[:count]))
             rest = rest[count:]

@@ -433,7 +433,7 @@ class Checker(OperatorRules, ControlRules, CallRules):
         return ArrayTy(first, len(parts))
 
     def _macro(self, macro: A.MacroCall, expected: SemType | None) -> SemType | None:
-        if macro.name not in ("const_shape", "const_array"):
+        if macro.name not in ("const_shape", "shape", "const_array"):
             self.report(unsupported(macro.span, f"the macro `{macro.name}!`"))
             return None
         values = [self.fold(a) for a in macro.args]

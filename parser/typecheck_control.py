@@ -237,7 +237,7 @@ class ControlRules:
     def _record_assignment(self: Checker, var: LocalVar, node: A.Assign) -> None:
         for frame in self.frames:
             if self.var_depth[var.id] <= frame.depth and var.id not in frame.assigned:
-                if not is_value_type(var.type) or isinstance(var.type, (TupleTy, ArrayTy)):
+                if not is_value_type(var.type):
                     self.report(
                         unsupported(node.span, f"assigning a `{var.type}` inside a loop or `if`")
                     )

@@ -1,0 +1,28 @@
+// Tiled matrix multiply z = x @ y for any element type E (f16, bf16, f32), accumulating
+// in f32. Each tile block computes one BM x BN tile of z, walking K in BK steps.
+//
+//   cutile-compile rust_examples/gemm.rs --entry gemm --generics E=f16,BM=128,BN=128,BK=64 -o build/
+
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn gemm<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+        z: &mut Tensor<E, { [BM, BN] }>,
+        x: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E, { [-1, -1] }>,
+    ) {
+        let part_x = x.partition(const_shape![BM, BK]);
+        let part_y = y.partition(const_shape![BK, BN]);
+        let (m, n, _) = get_tile_block_id();
+        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, const_shape![BM, BN]);
+        for k in 0i32..num_tiles(&part_x, 1) {
+            let a = part_x.load([m, k]);
+            let b = part_y.load([k, n]);
+            acc = mma(a, b, acc);
+        }
+        let result: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        z.store(result);
+    }
+}
