@@ -219,6 +219,17 @@ def _compile(
     )
 
 
+def list_entries(sources: tuple[SourceFile, ...]) -> dict[str, tuple[str, ...]]:
+    """The qualified entry names each file defines (files that do not parse define none)."""
+    sink = DiagnosticSink()
+    return {
+        parsed.source.name: tuple(
+            f.qualified_name for m in parsed.modules for f in m.functions if f.entry
+        )
+        for parsed in (parse_file(source, sink) for source in sources)
+    }
+
+
 def source_digest(sources: tuple[SourceFile, ...]) -> str:
     """sha256 over every source's name and text, length-prefixed."""
     digest = hashlib.sha256()

@@ -9,8 +9,9 @@
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
 `service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
 runs can fill one bundle. `--generics saxpy:E=f16,B=1024` scopes a set to one entry.
-An entry only has to exist in one of the files: a file that does not
-define it is skipped for it. `--generics` takes names (`E=f16,B=1024`) or positions
+An entry only has to exist in one of the files; all files are linked into every
+compile (device functions may live in any of them).
+`--generics` takes names (`E=f16,B=1024`) or positions
 (`f16,1024`); commas inside brackets belong to the value (`S=[64, 32]`). No `--generics`
 means one compile without generic arguments; no `--arch` means sm_90.
 
@@ -40,8 +41,9 @@ from lowering.pipeline import (
     SUPPORTED_TARGETS,
     CompileRequest,
     Stage,
+    list_entries,
 )
-from parser.codes import INTERNAL_ERROR, UNKNOWN_ENTRY
+from parser.codes import INTERNAL_ERROR
 from parser.diagnostics import Diagnostic, Severity
 from parser.render import render, to_json
 from parser.spans import SourceFile
@@ -189,18 +191,20 @@ class Batch:
     engine: CompileEngine
     report: Report
     records: list[KernelRecord] = field(default_factory=list)
-    found: set[str] = field(default_factory=set)  # entries some file defines
-    not_found: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    sources: tuple[SourceFile, ...] = ()
 
     def run(self, sources: Sequence[SourceFile]) -> int:
-        for source in sources:
-            if self._parses(source):
-                for entry in self.args.entry:
-                    self._compile_entry(source, entry)
-        for entry, diagnostics in self.not_found.items():
-            if entry not in self.found:
-                self.report.diagnostics(diagnostics)
-                self.report.failure(f"`{entry}`: no file defines it")
+        self.sources = tuple(s for s in sources if self._parses(s))
+        defined = list_entries(self.sources)
+        for entry in self.args.entry:
+            home = next(
+                (s for s in self.sources if any(_names(q, entry) for q in defined[s.name])),
+                None,
+            )
+            if home is not None:
+                self._compile_entry(home, entry)
+            elif self.sources:  # compiling reports the unknown entry with the available ones
+                self._compile_entry(self.sources[0], entry)
         kept = [r for r in read_manifest(self.args.out) if _still_valid(r, self.records)]
         write_manifest(self.args.out, _unique(kept + self.records))
         if self.report.failed:
@@ -224,13 +228,8 @@ class Batch:
         args = self.args
         sets = generics_for(entry, args.generics)
         kernels = [Kernel(source, entry, g, a) for g, a in product(sets, args.arch)]
-        first = self._compile(kernels[0])
-        if _only_unknown_entry(first):  # not in this file: fine if another file has it
-            self.not_found.setdefault(entry, []).extend(first.diagnostics)
-            return
-        self.found.add(entry)
-        for index, kernel in enumerate(kernels):
-            outcome = first if index == 0 else self._compile(kernel)
+        for kernel in kernels:
+            outcome = self._compile(kernel)
             self.report.diagnostics(outcome.diagnostics)
             if outcome.artifact is None:
                 self.report.failure(kernel.describe())
@@ -240,7 +239,8 @@ class Batch:
 
     def _compile(self, kernel: Kernel) -> Outcome:
         request = CompileRequest(
-            sources=(kernel.source,),
+            # the entry's file first; every other file is linked for device functions
+            sources=(kernel.source, *(s for s in self.sources if s is not kernel.source)),
             entry=kernel.entry,
             generics=kernel.generics.named,
             generic_args=kernel.generics.positional,
@@ -257,9 +257,9 @@ class Batch:
             return Outcome(self.engine.key(request), (diagnostic,))
 
 
-def _only_unknown_entry(outcome: Outcome) -> bool:
-    errors = [d for d in outcome.diagnostics if d.is_error]
-    return bool(errors) and all(d.code == UNKNOWN_ENTRY for d in errors)
+def _names(qualified: str, requested: str) -> bool:
+    """Whether the entry `qualified` ("kernel::add") is what `requested` asks for."""
+    return qualified == requested or qualified.endswith(f"::{requested}")
 
 
 def _still_valid(old: KernelRecord, new: list[KernelRecord]) -> bool:
