@@ -30,21 +30,25 @@ if TYPE_CHECKING:
 
 
 def _state(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[Value]:
-    """Current values of the carried variables, then every output's token."""
-    values = [ctx.values[v.id] for v in carried] + [h.token for h in ctx.outputs]
-    assert all(isinstance(v, Value) for v in values)
-    return values  # type: ignore[return-value]
+    """The flattened values of the carried variables, then every output's token."""
+    values = [leaf for v in carried for leaf in flatten(ctx.values[v.id])]
+    tokens = [h.token for h in ctx.outputs]
+    assert all(isinstance(t, Value) for t in tokens)
+    return values + tokens  # type: ignore[operator]
 
 
 def _set_state(ctx: KernelLowering, carried: tuple[LocalVar, ...], values: list[Value]) -> None:
-    for var, value in zip(carried, values, strict=False):
-        ctx.values[var.id] = value
-    for handle, token in zip(ctx.outputs, values[len(carried) :], strict=True):
+    rest = list(values)
+    for var in carried:
+        count = len(value_ir_types(var.type))
+        ctx.values[var.id] = rebuild(var.type, rest[:count])
+        rest = rest[count:]
+    for handle, token in zip(ctx.outputs, rest, strict=True):
         handle.token = token
 
 
 def _state_types(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[IRType]:
-    return [ir_tile_type(v.type) for v in carried] + [TOKEN] * len(ctx.outputs)
+    return [t for v in carried for t in value_ir_types(v.type)] + [TOKEN] * len(ctx.outputs)
 
 
 def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:

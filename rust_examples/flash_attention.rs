@@ -27,13 +27,11 @@ mod kernel {
         let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, const_shape![BM, BN]);
         let mut s: Tile<f32, { [BM, BN] }> = mma(q, transpose(k), zero) * scale;
         if MASK == 1 {
-            let rows: Tile<i32, { [BM, BN] }> = iota(const_shape![BM])
-                .reshape(const_shape![BM, 1])
-                .broadcast(const_shape![BM, BN])
+            let row_ids: Tile<i32, { [BM] }> = iota(const_shape![BM]);
+            let col_ids: Tile<i32, { [BN] }> = iota(const_shape![BN]);
+            let rows = row_ids.reshape(const_shape![BM, 1]).broadcast(const_shape![BM, BN])
                 + first_row.broadcast(const_shape![BM, BN]);
-            let cols: Tile<i32, { [BM, BN] }> = iota(const_shape![BN])
-                .reshape(const_shape![1, BN])
-                .broadcast(const_shape![BM, BN])
+            let cols = col_ids.reshape(const_shape![1, BN]).broadcast(const_shape![BM, BN])
                 + first_col.broadcast(const_shape![BM, BN]);
             let hidden: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, const_shape![BM, BN]);
             s = select(ge_tile(rows, cols), s, hidden);
