@@ -9,6 +9,7 @@ from lowering.element_types import ir_tile_type
 from lowering.ir import ops_arith as arith
 from lowering.ir.attributes import ComparisonPredicate, RoundingMode, Signedness
 from lowering.ir.core import Value
+from lowering.ir.ops_bits import AndI, OrI, ShLI, ShRI, XOrI
 from lowering.ir.ops_compare import CmpF, CmpI, Select
 from lowering.ir.ops_convert import ExtI, FToF, FToI, IToF, TruncI
 from lowering.ir.ops_math import NegF, NegI
@@ -27,6 +28,7 @@ _FLOAT_OPS: dict[str, type[Any]] = {
     "/": arith.DivF,
 }
 _INT_OPS: dict[str, type[Any]] = {"+": arith.AddI, "-": arith.SubI, "*": arith.MulI}
+_BIT_OPS: dict[str, type[Any]] = {"&": AndI, "|": OrI, "^": XOrI}  # also on bool masks
 _PREDICATES = {
     "==": ComparisonPredicate.EQ,
     "!=": ComparisonPredicate.NE,
@@ -95,6 +97,14 @@ def binary_op(
         return emit(
             arith.RemI, result=result, signedness=signedness(elem), lhs=lhs, rhs=rhs, span=span
         ).result
+    if op in _BIT_OPS:
+        return emit(_BIT_OPS[op], result=result, lhs=lhs, rhs=rhs, span=span).result
+    if op == "<<":
+        return emit(ShLI, result=result, lhs=lhs, rhs=rhs, span=span).result
+    if op == ">>":  # arithmetic for signed types, logical for unsigned
+        return emit(
+            ShRI, result=result, signedness=signedness(elem), lhs=lhs, rhs=rhs, span=span
+        ).result
     raise NotImplementedError(f"operator `{op}` on {ty}")
 
 
@@ -118,16 +128,10 @@ def _unary(ctx: KernelLowering, node: A.Unary) -> Lowered:
     ty = ctx.type_of(node)
     assert isinstance(ty, (ScalarTy, TileTy))
     source = ctx.expr(node.operand)
-    if node.op == "!":
-        assert ty.elem is Elem.BOOL, "bitwise ! on integers needs xori"
-        true, false = (ctx.constant(v, ty, node.span) for v in (True, False))
+    if node.op == "!":  # bitwise not: x ^ all-ones (`true` for bool)
+        ones = ctx.constant(True if ty.elem is Elem.BOOL else -1, ty, node.span)
         return ctx.builder.emit(
-            Select,
-            result=ir_tile_type(ty),
-            condition=source,
-            if_true=false,
-            if_false=true,
-            span=node.span,
+            XOrI, result=ir_tile_type(ty), lhs=source, rhs=ones, span=node.span
         ).result
     op = NegF if ty.elem.is_float else NegI
     return ctx.builder.emit(op, result=ir_tile_type(ty), source=source, span=node.span).result

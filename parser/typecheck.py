@@ -402,6 +402,7 @@ class Checker(OperatorRules, ControlRules, CallRules):
                 )
             )
             return None
+        self.facts.consts[index.index] = position
         folded = self.fold(index)
         if folded is not None:
             self.facts.consts[index] = folded

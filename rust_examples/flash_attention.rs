@@ -4,7 +4,8 @@
 //
 // CAUSAL is a compile-time switch: with CAUSAL = 1, key blocks entirely before the query
 // tile run unmasked, only the blocks that cross the diagonal are masked, and blocks after
-// it are never visited (the loop bounds do the work, not a mask on every tile).
+// it are never visited (the loop bounds do the work, not a mask on every tile). A last,
+// partial key block (L not a multiple of BN) is masked too: padded keys get no weight.
 //
 //   cutile-compile rust_examples/flash_attention.rs --entry flash_attention \
 //       --generics E=bf16,BM=128,BN=64,D=128,CAUSAL=1 -o build/
@@ -13,8 +14,16 @@
 mod kernel {
     use cutile::core::*;
 
-    /// One key/value block of the online softmax; MASK = 1 hides keys after the query.
-    fn attend<E: ElementType, const MASK: i32, const BM: i32, const BN: i32, const D: i32>(
+    /// One key/value block of the online softmax. MASK = 1 hides keys at or past `kv_len`
+    /// and, when CAUSAL = 1, keys after the query row.
+    fn attend<
+        E: ElementType,
+        const MASK: i32,
+        const CAUSAL: i32,
+        const BM: i32,
+        const BN: i32,
+        const D: i32,
+    >(
         q: Tile<E, { [BM, D] }>,
         k: Tile<E, { [BN, D] }>,
         v: Tile<E, { [BN, D] }>,
@@ -22,6 +31,7 @@ mod kernel {
         scale: Tile<f32, { [BM, BN] }>,
         first_row: i32,
         first_col: i32,
+        kv_len: i32,
     ) -> (Tile<f32, { [BM, 1] }>, Tile<f32, { [BM, 1] }>, Tile<f32, { [BM, D] }>) {
         let (m_prev, l_prev, acc_prev) = state;
         let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, const_shape![BM, BN]);
@@ -34,7 +44,9 @@ mod kernel {
             let cols = col_ids.reshape(const_shape![1, BN]).broadcast(const_shape![BM, BN])
                 + first_col.broadcast(const_shape![BM, BN]);
             let hidden: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, const_shape![BM, BN]);
-            s = select(ge_tile(rows, cols), s, hidden);
+            let real_key = lt_tile(cols, kv_len.broadcast(const_shape![BM, BN]));
+            let visible = if CAUSAL == 1 { ge_tile(rows, cols) & real_key } else { real_key };
+            s = select(visible, s, hidden);
         }
         let row_max: Tile<f32, { [BM] }> = reduce_max(s, 1);
         let m_new = max_tile(m_prev, row_max.reshape(const_shape![BM, 1]));
@@ -72,22 +84,24 @@ mod kernel {
             constant(0.0f32, const_shape![BM, 1]),
             constant(0.0f32, const_shape![BM, D]),
         );
-        let num_kv = num_tiles(&part_k, 1);
+        let kv_len = k.shape()[1];
         let first_row = mb * BM;
-        // key blocks that end at or before the first query row need no mask
-        let unmasked_end = if CAUSAL == 1 { min(first_row / BN, num_kv) } else { num_kv };
+        // full key blocks that end at or before the first query row need no mask
+        let full_blocks = kv_len / BN;
+        let unmasked_end = if CAUSAL == 1 { min(first_row / BN, full_blocks) } else { full_blocks };
         for j in 0i32..unmasked_end {
             let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
             let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
-            state = attend::<E, 0>(tq, tk, tv, state, scale, first_row, j * BN);
+            state = attend::<E, 0, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
         }
-        if CAUSAL == 1 {
-            let diagonal_end = min(ceil_div(first_row + BM, BN), num_kv);
-            for j in unmasked_end..diagonal_end {
-                let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
-                let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
-                state = attend::<E, 1>(tq, tk, tv, state, scale, first_row, j * BN);
-            }
+        // the blocks crossing the diagonal (causal) and a partial last block
+        let all_blocks = ceil_div(kv_len, BN);
+        let masked_end =
+            if CAUSAL == 1 { min(ceil_div(first_row + BM, BN), all_blocks) } else { all_blocks };
+        for j in unmasked_end..masked_end {
+            let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            state = attend::<E, 1, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
         }
         let (_, l_final, acc) = state;
         let normalized = true_div(acc, l_final.broadcast(const_shape![BM, D]));
