@@ -1,0 +1,144 @@
+"""Run the example kernels of rust_examples/ on a GPU and compare with torch.
+
+Needs a CUDA device, torch, and `CUTILE_GPU_ARTIFACTS` = a bundle built by
+`python -m tests.gpu.build_artifacts`; skipped otherwise. With `CUTILE_GPU_REPORT=FILE`
+each test appends {kernel, dtype, size, max_abs_error, tolerance} as a JSON line.
+
+Tolerances compare with a float32 torch computation on the same (rounded) inputs, relative
+to the largest reference magnitude: f32 1e-3 (tensor cores may use tf32-like paths),
+f16 1e-2, bf16 3e-2 (8 significant bits in the stored result).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+
+from client_stubs import Bundle, BundleEntry, DeviceTensor, driver
+
+pytestmark = pytest.mark.gpu
+
+ENV = "CUTILE_GPU_ARTIFACTS"
+TOLERANCE = {"f32": 1e-3, "f16": 1e-2, "bf16": 3e-2, "f64": 1e-9}
+
+
+def _entries(function: str) -> list[object]:
+    root = os.environ.get(ENV)
+    if not root:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
+    found = [pytest.param(e, id=e.label()) for e in Bundle.open(root).entries
+             if e.function == function]
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason=f"no {function}"))]
+
+
+@pytest.fixture(scope="module")
+def torch():
+    torch = pytest.importorskip("torch")
+    if driver.device_count() == 0 or not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    driver.ensure_context(0)
+    return torch
+
+
+def _kernel(entry: BundleEntry):
+    return Bundle.open(os.environ[ENV]).load(entry)
+
+
+def _dtype(torch, name: str):
+    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+            "f64": torch.float64}[name]
+
+
+def _check(kernel: str, dtype: str, size: str, got, expected) -> None:
+    error = (got.float() - expected.float()).abs().max().item()
+    scale = max(1.0, expected.float().abs().max().item())
+    tolerance = TOLERANCE[dtype] * scale
+    report = os.environ.get("CUTILE_GPU_REPORT")
+    if report:
+        with open(report, "a") as file:
+            file.write(json.dumps({"kernel": kernel, "dtype": dtype, "size": size,
+                                   "max_abs_error": error, "tolerance": tolerance}) + "\n")
+    assert error <= tolerance, f"{kernel} {dtype} {size}: max error {error} > {tolerance}"
+
+
+def _inputs(torch, dtype: str, *shapes: tuple[int, ...], seed: int = 0):
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(s, device="cuda", generator=generator).to(_dtype(torch, dtype))
+            for s in shapes]
+
+
+@pytest.mark.parametrize("entry", _entries("gemm"))
+def test_gemm(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype = entry.generics_dict["E"]
+    bm, bn = int(entry.generics_dict["BM"]), int(entry.generics_dict["BN"])
+    m, n, k = 1000, 520, 200  # none a multiple of the tiles: edges are masked / padded
+    x, y = _inputs(torch, dtype, (m, k), (k, n))
+    z = torch.zeros((m, n), device="cuda", dtype=_dtype(torch, dtype))
+    out = DeviceTensor.wrap(z).partition((bm, bn))
+    kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
+    _check("gemm", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
+
+
+@pytest.mark.parametrize("entry", _entries("gemm_persistent"))
+@pytest.mark.parametrize("blocks", [1, 132])
+def test_persistent_gemm(entry: BundleEntry, blocks: int, torch) -> None:
+    kernel = _kernel(entry)
+    dtype = entry.generics_dict["E"]
+    bm, bn = int(entry.generics_dict["BM"]), int(entry.generics_dict["BN"])
+    group = [int(v) for v in entry.generics_dict["MAP"].strip("[]").split(",")]
+    m, n, k = 1100, 700, 256
+    x, y = _inputs(torch, dtype, (m, k), (k, n), seed=1)
+    z = torch.zeros((m, n), device="cuda", dtype=_dtype(torch, dtype))
+    out = DeviceTensor.wrap(z).partition((bm, bn)).map(group, blocks)
+    kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
+    _check("gemm_persistent", dtype, f"{m}x{n}x{k}, {blocks} blocks", z, x.float() @ y.float())
+
+
+@pytest.mark.parametrize("entry", _entries("batch_matmul"))
+def test_batch_matmul(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype = entry.generics_dict["E"]
+    bm, bn = int(entry.generics_dict["BM"]), int(entry.generics_dict["BN"])
+    b, m, n, k = 3, 130, 70, 96
+    x, y = _inputs(torch, dtype, (b, m, k), (b, k, n), seed=2)
+    z = torch.zeros((b, m, n), device="cuda", dtype=_dtype(torch, dtype))
+    out = DeviceTensor.wrap(z).partition((1, bm, bn))
+    kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
+    _check("batch_matmul", dtype, f"{b}x{m}x{n}x{k}", z, torch.bmm(x.float(), y.float()))
+
+
+@pytest.mark.parametrize("entry", _entries("mlp"))
+def test_mlp(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype = entry.generics_dict["E"]
+    bm, bn = int(entry.generics_dict["BM"]), int(entry.generics_dict["BN"])
+    m, n, k = 300, 200, 160
+    x, w, bias = _inputs(torch, dtype, (m, k), (k, n), (n,), seed=3)
+    z = torch.zeros((m, n), device="cuda", dtype=_dtype(torch, dtype))
+    out = DeviceTensor.wrap(z).partition((bm, bn))
+    kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(w), DeviceTensor.wrap(bias), sync=True)
+    expected = torch.relu(x.float() @ w.float() + bias.float())
+    _check("mlp", dtype, f"{m}x{n}x{k}", z, expected)
+
+
+@pytest.mark.parametrize("entry", _entries("flash_attention"))
+@pytest.mark.parametrize("length", [256, 1000])
+def test_flash_attention(entry: BundleEntry, length: int, torch) -> None:
+    kernel = _kernel(entry)
+    dtype = entry.generics_dict["E"]
+    bm, d = int(entry.generics_dict["BM"]), int(entry.generics_dict["D"])
+    causal = entry.generics_dict["CAUSAL"] == "1"
+    heads = 4
+    q, k, v = _inputs(torch, dtype, *[(heads, length, d)] * 3, seed=4)
+    out = torch.zeros((heads, length, d), device="cuda", dtype=_dtype(torch, dtype))
+    scale = 1.0 / math.sqrt(d)
+    kernel(DeviceTensor.wrap(out).partition((1, bm, d)), DeviceTensor.wrap(q),
+           DeviceTensor.wrap(k), DeviceTensor.wrap(v), scale * math.log2(math.e), sync=True)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float(), v.float(), is_causal=causal, scale=scale)
+    _check("flash_attention" + (" causal" if causal else ""), dtype,
+           f"{heads}x{length}x{d}", out, expected)
