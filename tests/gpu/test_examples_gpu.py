@@ -29,8 +29,9 @@ def _entries(function: str) -> list[object]:
     root = os.environ.get(ENV)
     if not root:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
-    found = [pytest.param(e, id=e.label()) for e in Bundle.open(root).entries
-             if e.function == function]
+    found = [
+        pytest.param(e, id=e.label()) for e in Bundle.open(root).entries if e.function == function
+    ]
     return found or [pytest.param(None, marks=pytest.mark.skip(reason=f"no {function}"))]
 
 
@@ -48,8 +49,12 @@ def _kernel(entry: BundleEntry):
 
 
 def _dtype(torch, name: str):
-    return {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
-            "f64": torch.float64}[name]
+    return {
+        "f16": torch.float16,
+        "bf16": torch.bfloat16,
+        "f32": torch.float32,
+        "f64": torch.float64,
+    }[name]
 
 
 def _check(kernel: str, dtype: str, size: str, got, expected) -> None:
@@ -59,15 +64,26 @@ def _check(kernel: str, dtype: str, size: str, got, expected) -> None:
     report = os.environ.get("CUTILE_GPU_REPORT")
     if report:
         with open(report, "a") as file:
-            file.write(json.dumps({"kernel": kernel, "dtype": dtype, "size": size,
-                                   "max_abs_error": error, "tolerance": tolerance}) + "\n")
+            file.write(
+                json.dumps(
+                    {
+                        "kernel": kernel,
+                        "dtype": dtype,
+                        "size": size,
+                        "max_abs_error": error,
+                        "tolerance": tolerance,
+                    }
+                )
+                + "\n"
+            )
     assert error <= tolerance, f"{kernel} {dtype} {size}: max error {error} > {tolerance}"
 
 
 def _inputs(torch, dtype: str, *shapes: tuple[int, ...], seed: int = 0):
     generator = torch.Generator(device="cuda").manual_seed(seed)
-    return [torch.randn(s, device="cuda", generator=generator).to(_dtype(torch, dtype))
-            for s in shapes]
+    return [
+        torch.randn(s, device="cuda", generator=generator).to(_dtype(torch, dtype)) for s in shapes
+    ]
 
 
 @pytest.mark.parametrize("entry", _entries("gemm"))
@@ -136,9 +152,128 @@ def test_flash_attention(entry: BundleEntry, length: int, torch) -> None:
     q, k, v = _inputs(torch, dtype, *[(heads, length, d)] * 3, seed=4)
     out = torch.zeros((heads, length, d), device="cuda", dtype=_dtype(torch, dtype))
     scale = 1.0 / math.sqrt(d)
-    kernel(DeviceTensor.wrap(out).partition((1, bm, d)), DeviceTensor.wrap(q),
-           DeviceTensor.wrap(k), DeviceTensor.wrap(v), scale * math.log2(math.e), sync=True)
+    kernel(
+        DeviceTensor.wrap(out).partition((1, bm, d)),
+        DeviceTensor.wrap(q),
+        DeviceTensor.wrap(k),
+        DeviceTensor.wrap(v),
+        scale * math.log2(math.e),
+        sync=True,
+    )
     expected = torch.nn.functional.scaled_dot_product_attention(
-        q.float(), k.float(), v.float(), is_causal=causal, scale=scale)
-    _check("flash_attention" + (" causal" if causal else ""), dtype,
-           f"{heads}x{length}x{d}", out, expected)
+        q.float(), k.float(), v.float(), is_causal=causal, scale=scale
+    )
+    _check(
+        "flash_attention" + (" causal" if causal else ""),
+        dtype,
+        f"{heads}x{length}x{d}",
+        out,
+        expected,
+    )
+
+
+def _rows(torch, entry: BundleEntry, m: int, seed: int):
+    generics = entry.generics_dict
+    dtype = generics.get("E", "f32")
+    n = int(generics["N"])
+    (x,) = _inputs(torch, dtype, (m, n), seed=seed)
+    return dtype, n, x
+
+
+@pytest.mark.parametrize("entry", _entries("softmax") + _entries("softmax_mixed"))
+def test_softmax(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype, n, x = _rows(torch, entry, 1001, seed=5)
+    y = torch.zeros_like(x)
+    kernel(
+        DeviceTensor.wrap(y).partition((int(entry.generics_dict["BM"]), n)),
+        DeviceTensor.wrap(x),
+        sync=True,
+    )
+    _check(entry.function, dtype, f"1001x{n}", y, torch.softmax(x.float(), dim=1))
+
+
+@pytest.mark.parametrize("entry", _entries("rms_norm"))
+def test_rms_norm(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype, n, x = _rows(torch, entry, 300, seed=6)
+    (w,) = _inputs(torch, dtype, (n,), seed=7)
+    out = torch.zeros_like(x)
+    eps = 1e-6
+    kernel(
+        DeviceTensor.wrap(x),
+        DeviceTensor.wrap(w),
+        DeviceTensor.wrap(out).partition((1, n)),
+        eps,
+        sync=True,
+    )
+    expected = x.float() * torch.rsqrt((x.float() ** 2).mean(dim=1, keepdim=True) + eps) * w
+    _check("rms_norm", dtype, f"300x{n}", out, expected)
+
+
+@pytest.mark.parametrize("entry", _entries("layer_norm"))
+def test_layer_norm(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype, n, x = _rows(torch, entry, 257, seed=8)
+    out = torch.zeros_like(x)
+    eps = 1e-5
+    kernel(
+        DeviceTensor.wrap(out).partition((int(entry.generics_dict["BM"]), n)),
+        DeviceTensor.wrap(x),
+        eps,
+        sync=True,
+    )
+    expected = torch.nn.functional.layer_norm(x.float(), (n,), eps=eps)
+    _check("layer_norm", dtype, f"257x{n}", out, expected)
+
+
+@pytest.mark.parametrize("entry", _entries("argmax_rows"))
+def test_argmax(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype, n, x = _rows(torch, entry, 123, seed=9)
+    out = torch.full((123,), -1, device="cuda", dtype=torch.int32)
+    kernel(
+        DeviceTensor.wrap(out).partition((int(entry.generics_dict["BM"]),)),
+        DeviceTensor.wrap(x),
+        sync=True,
+    )
+    expected = torch.argmax(x.float(), dim=1).to(torch.int32)  # first maximum, as the kernel
+    mismatches = int((out != expected).sum().item())
+    report = os.environ.get("CUTILE_GPU_REPORT")
+    if report:
+        with open(report, "a") as file:
+            file.write(
+                json.dumps(
+                    {
+                        "kernel": "argmax_rows",
+                        "dtype": dtype,
+                        "size": f"123x{n}",
+                        "max_abs_error": mismatches,
+                        "tolerance": 0,
+                    }
+                )
+                + "\n"
+            )
+    assert mismatches == 0
+
+
+@pytest.mark.parametrize("entry", _entries("rope"))
+def test_rope(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    generics = entry.generics_dict
+    dtype, bt, d = generics["E"], int(generics["BT"]), int(generics["D"])
+    rows = 333
+    x, angles = _inputs(torch, dtype, (rows, d), (rows, d // 2), seed=10)
+    cos, sin = torch.cos(angles.float()).to(x.dtype), torch.sin(angles.float()).to(x.dtype)
+    out = torch.zeros_like(x)
+    kernel(
+        DeviceTensor.wrap(out).partition((bt, d)),
+        DeviceTensor.wrap(x),
+        DeviceTensor.wrap(cos),
+        DeviceTensor.wrap(sin),
+        sync=True,
+    )
+    x1, x2 = x.float()[:, : d // 2], x.float()[:, d // 2 :]
+    c, s = cos.float(), sin.float()
+    expected = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=1)
+    _check("rope", dtype, f"{rows}x{d}", out, expected)
