@@ -8,6 +8,13 @@ so this package imports on machines that have neither a GPU nor a server.
     z = DeviceTensor.empty(n, "f32").partition([1024])
     add(z, DeviceTensor.from_numpy(x), DeviceTensor.from_numpy(y), sync=True)
     result = z.unpartition().to_numpy()
+
+A persistent kernel (a `MappedPartitionMut` output) takes a `MappedPartition` and launches
+(num_tile_blocks, 1, 1) blocks:
+
+    z = DeviceTensor.empty((m, n), "f32").partition([64, 64]).map([4, 1], 132)
+    copy_persistent(z, DeviceTensor.from_numpy(x), sync=True)
+    result = z.unpartition().to_numpy()
 """
 
 from client_stubs.artifacts import Bundle, BundleEntry
@@ -35,10 +42,12 @@ from client_stubs.errors import (
     IntegrityError,
     KernelNotFoundError,
     LaunchError,
+    MapShapeMismatchError,
     MovedArgumentError,
     MovedTensorError,
     NegativeStrideError,
     NoDeviceError,
+    NumTileBlocksError,
     OutputRankError,
     OverlapError,
     RankMismatchError,
@@ -52,7 +61,7 @@ from client_stubs.errors import (
 )
 from client_stubs.launcher import Kernel
 from client_stubs.plan import LaunchPlan, plan_launch
-from client_stubs.tensor import DeviceTensor, Partition, TensorLayout
+from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
 
 __all__ = [
     "AmbiguousKernelError",
@@ -82,10 +91,13 @@ __all__ = [
     "KernelNotFoundError",
     "LaunchError",
     "LaunchPlan",
+    "MapShapeMismatchError",
+    "MappedPartition",
     "MovedArgumentError",
     "MovedTensorError",
     "NegativeStrideError",
     "NoDeviceError",
+    "NumTileBlocksError",
     "OutputRankError",
     "OverlapError",
     "Partition",

@@ -21,11 +21,21 @@ SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
 # Param kinds and slot roles as short strings (the proto enums, without prefixes).
 TENSOR_IN = "TENSOR_IN"
 TENSOR_OUT = "TENSOR_OUT"
+TENSOR_OUT_MAPPED = "TENSOR_OUT_MAPPED"
 SCALAR = "SCALAR"
+OUTPUT_KINDS = frozenset({TENSOR_OUT, TENSOR_OUT_MAPPED})
 _KINDS = {
     contract_pb2.PARAM_KIND_TENSOR_IN: TENSOR_IN,
     contract_pb2.PARAM_KIND_TENSOR_OUT: TENSOR_OUT,
     contract_pb2.PARAM_KIND_SCALAR: SCALAR,
+    contract_pb2.PARAM_KIND_TENSOR_OUT_MAPPED: TENSOR_OUT_MAPPED,
+}
+# Grid modes (GridRule.Mode without the prefix).
+FROM_OUTPUTS = "FROM_OUTPUTS"
+PERSISTENT = "PERSISTENT"
+_GRID_MODES = {
+    contract_pb2.GridRule.MODE_FROM_OUTPUTS: FROM_OUTPUTS,
+    contract_pb2.GridRule.MODE_PERSISTENT: PERSISTENT,
 }
 _ROLES = {
     contract_pb2.SLOT_ROLE_PTR: "PTR",
@@ -35,12 +45,12 @@ _ROLES = {
     contract_pb2.SLOT_ROLE_PART_STRIDE: "PART_STRIDE",
     contract_pb2.SLOT_ROLE_VALUE: "VALUE",
 }
-_ROLE_KINDS = {
-    "PTR": (TENSOR_IN, TENSOR_OUT),
-    "DIM": (TENSOR_IN, TENSOR_OUT),
-    "STRIDE": (TENSOR_IN, TENSOR_OUT),
-    "PART_DIM": (TENSOR_OUT,),
-    "PART_STRIDE": (TENSOR_OUT,),
+_ROLE_KINDS = {  # a mapped output's slots are exactly those of a partitioned output
+    "PTR": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED),
+    "DIM": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED),
+    "STRIDE": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED),
+    "PART_DIM": (TENSOR_OUT, TENSOR_OUT_MAPPED),
+    "PART_STRIDE": (TENSOR_OUT, TENSOR_OUT_MAPPED),
     "VALUE": (SCALAR,),
 }
 _ASSUMPTIONS = {
@@ -61,11 +71,16 @@ _SCALAR_ASSUMPTIONS = frozenset({"NONNEG", "FITS_I32"})
 class ParamSpec:
     index: int
     name: str
-    kind: str  # TENSOR_IN | TENSOR_OUT | SCALAR
+    kind: str  # TENSOR_IN | TENSOR_OUT | TENSOR_OUT_MAPPED | SCALAR
     dtype: str
     rank: int
     declared_shape: tuple[int, ...]  # inputs; -1 = any extent
-    tile_shape: tuple[int, ...]  # outputs
+    tile_shape: tuple[int, ...]  # outputs (mapped ones too)
+    map_shape: tuple[int, ...] = ()  # mapped outputs: the schedule's swizzle groups
+
+    @property
+    def is_output(self) -> bool:
+        return self.kind in OUTPUT_KINDS
 
 
 @dataclass(frozen=True)
@@ -109,13 +124,18 @@ class ContractSpec:
     host_arch: str
     params: tuple[ParamSpec, ...]
     slots: tuple[SlotSpec, ...]
-    grid_outputs: tuple[int, ...]
+    grid_outputs: tuple[int, ...]  # FROM_OUTPUTS: outputs; PERSISTENT: the mapped outputs
     block: tuple[int, int, int]
     shared_mem_bytes: int
     param_buffer_bytes: int
     assumptions: tuple[AssumptionSpec, ...]
     unchecked_accesses: bool
     generics: tuple[tuple[str, str], ...]
+    grid_mode: str = FROM_OUTPUTS  # PERSISTENT: grid = (num_tile_blocks, 1, 1) from the host
+
+    @property
+    def persistent(self) -> bool:
+        return self.grid_mode == PERSISTENT
 
     @cached_property
     def slot_offsets(self) -> tuple[int, ...]:
@@ -156,6 +176,7 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
     params = tuple(_param(name, position, p) for position, p in enumerate(contract.params))
     slots = tuple(_slot(name, params, s) for s in contract.abi)
     buffer_bytes = _buffer_bytes(name, contract.launch.param_buffer_bytes, slots)
+    grid_mode, grid_outputs = _grid(name, contract.grid, params)
     block = tuple(contract.launch.block) or (1, 1, 1)
     if len(block) != 3 or any(b <= 0 for b in block):
         raise ContractError(f"contract of `{name}`: block {tuple(block)} is not 3 positive dims")
@@ -167,13 +188,14 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         host_arch=contract.target.host_arch,
         params=params,
         slots=slots,
-        grid_outputs=_grid_outputs(name, contract.grid, params),
+        grid_outputs=grid_outputs,
         block=(block[0], block[1], block[2]),
         shared_mem_bytes=contract.launch.shared_mem_bytes,
         param_buffer_bytes=buffer_bytes,
         assumptions=tuple(_assumption(name, params, a) for a in contract.assumptions),
         unchecked_accesses=contract.safety.unchecked_accesses,
         generics=tuple((g.name, g.value) for g in contract.specialization.generics),
+        grid_mode=grid_mode,
     )
 
 
@@ -186,18 +208,34 @@ def _param(kernel: str, position: int, p: contract_pb2.Param) -> ParamSpec:
     if p.dtype not in DTYPES:
         raise ContractError(f"{where}: unknown dtype {p.dtype!r}")
     kind = _KINDS[p.kind]
-    declared, tiles = tuple(p.declared_shape), tuple(p.tile_shape)
-    if kind == TENSOR_OUT:
-        if not 1 <= p.rank <= 3:
-            raise ContractError(f"{where}: output rank {p.rank} is not 1..3")
-        if len(tiles) != p.rank or any(t <= 0 for t in tiles):
-            raise ContractError(f"{where}: tile shape {tiles} does not fit rank {p.rank}")
+    declared, tiles, groups = tuple(p.declared_shape), tuple(p.tile_shape), tuple(p.map_shape)
+    _check_shapes(where, kind, p.rank, declared, tiles, groups)
+    return ParamSpec(position, p.name, kind, p.dtype, p.rank, declared, tiles, groups)
+
+
+def _check_shapes(
+    where: str,
+    kind: str,
+    rank: int,
+    declared: tuple[int, ...],
+    tiles: tuple[int, ...],
+    groups: tuple[int, ...],
+) -> None:
+    if kind in OUTPUT_KINDS:
+        if not 1 <= rank <= 3:
+            raise ContractError(f"{where}: output rank {rank} is not 1..3")
+        if len(tiles) != rank or any(t <= 0 for t in tiles):
+            raise ContractError(f"{where}: tile shape {tiles} does not fit rank {rank}")
     elif kind == TENSOR_IN:
-        if len(declared) != p.rank or any(d < -1 for d in declared):
-            raise ContractError(f"{where}: declared shape {declared} does not fit rank {p.rank}")
-    elif p.rank or declared or tiles:
+        if len(declared) != rank or any(d < -1 for d in declared):
+            raise ContractError(f"{where}: declared shape {declared} does not fit rank {rank}")
+    elif rank or declared or tiles:
         raise ContractError(f"{where}: a scalar has no rank or shape")
-    return ParamSpec(position, p.name, kind, p.dtype, p.rank, declared, tiles)
+    if kind == TENSOR_OUT_MAPPED:
+        if len(groups) != rank or any(g <= 0 for g in groups):
+            raise ContractError(f"{where}: map shape {groups} does not fit rank {rank}")
+    elif groups:
+        raise ContractError(f"{where}: only a mapped output has a map shape, got {groups}")
 
 
 def _slot(kernel: str, params: tuple[ParamSpec, ...], s: contract_pb2.AbiSlot) -> SlotSpec:
@@ -242,18 +280,36 @@ def _buffer_bytes(kernel: str, declared: int, slots: tuple[SlotSpec, ...]) -> in
     return declared or end
 
 
-def _grid_outputs(
+def _grid(
     kernel: str, grid: contract_pb2.GridRule, params: tuple[ParamSpec, ...]
-) -> tuple[int, ...]:
-    if grid.mode != contract_pb2.GridRule.MODE_FROM_OUTPUTS:
+) -> tuple[str, tuple[int, ...]]:
+    """The grid mode and the params that define the grid.
+
+    FROM_OUTPUTS takes the grid from partitioned (TENSOR_OUT) outputs; PERSISTENT takes
+    (num_tile_blocks, 1, 1) from the mapped outputs' `MappedPartition`s. A contract that
+    mixes the two (a mapped output under FROM_OUTPUTS, or a partitioned output under
+    PERSISTENT, whose tiles a persistent grid would not cover) is refused."""
+    mode = _GRID_MODES.get(grid.mode)
+    if mode is None:
         raise ContractError(f"contract of `{kernel}`: unsupported grid mode {grid.mode}")
-    outputs = tuple(grid.output_params) or tuple(p.index for p in params if p.kind == TENSOR_OUT)
+    kind = TENSOR_OUT_MAPPED if mode == PERSISTENT else TENSOR_OUT
+    other = TENSOR_OUT if mode == PERSISTENT else TENSOR_OUT_MAPPED
+    stray = [p.name for p in params if p.kind == other]
+    if stray:
+        raise ContractError(
+            f"contract of `{kernel}`: grid mode {mode} cannot launch the {other} "
+            f"param(s) {', '.join(f'`{n}`' for n in stray)}"
+        )
+    outputs = tuple(grid.output_params) or tuple(p.index for p in params if p.kind == kind)
     if not outputs:
         raise ContractError(f"contract of `{kernel}`: no output defines the launch grid")
     for index in outputs:
-        if index >= len(params) or params[index].kind != TENSOR_OUT:
-            raise ContractError(f"contract of `{kernel}`: grid param {index} is not an output")
-    return outputs
+        if index >= len(params) or params[index].kind != kind:
+            raise ContractError(
+                f"contract of `{kernel}`: grid param {index} is not an output ({kind} for "
+                f"grid mode {mode})"
+            )
+    return mode, outputs
 
 
 def _assumption(

@@ -98,6 +98,14 @@ class TileShapeMismatchError(LaunchError):
     what = "partition tile shape"
 
 
+class MapShapeMismatchError(LaunchError):
+    what = "mapped partition map shape"
+
+
+class NumTileBlocksError(LaunchError):
+    what = "persistent grid size"
+
+
 class OutputRankError(LaunchError):
     what = "output rank"
 

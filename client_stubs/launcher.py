@@ -3,7 +3,8 @@
 All argument checking and packing happens in `plan.plan_launch` (pure Python); `Kernel.launch`
 adds the target checks, loads the module once per context, verifies the cubin's parameter
 layout against the contract on first use, and calls `cuLaunchKernel` with
-block (1,1,1) and the contract's shared memory on the caller's stream.
+block (1,1,1) and the contract's shared memory on the caller's stream. The grid comes from the
+plan: from the partitioned outputs, or (num_tile_blocks, 1, 1) for a persistent kernel.
 """
 
 from __future__ import annotations
@@ -78,6 +79,20 @@ class Kernel:
     def generics(self) -> dict[str, str]:
         return dict(self.spec.generics)
 
+    @property
+    def persistent(self) -> bool:
+        """Whether outputs are `MappedPartitionMut`s: pass `partition.map(map_shape, n)`."""
+        return self.spec.persistent
+
+    def map_shape(self, param: str | int) -> tuple[int, ...]:
+        """The MAP a mapped output was compiled for (what `partition.map` must be given)."""
+        for p in self.spec.params:
+            if param in (p.name, p.index):
+                if not p.map_shape:
+                    raise ValueError(f"`{p.name}` of `{self.name}` is not a mapped output")
+                return p.map_shape
+        raise KeyError(f"`{self.name}` has no parameter {param!r}")
+
     def plan(self, *args: object, stream: object = None) -> LaunchPlan:
         """Check and pack without launching (no GPU needed)."""
         return self._plan(args, driver.stream_handle(stream))
@@ -94,8 +109,10 @@ class Kernel:
         self, *args: object, stream: object = None, sync: bool = False, packed: bool = False
     ) -> tuple[object, ...]:
         """Launch on `stream` (None: the legacy default stream) and return the arguments back
-        (outputs as their `Partition` objects). `sync` waits for completion; `packed` passes the
-        parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of kernelParams."""
+        (outputs as their `Partition` / `MappedPartition` objects; a persistent kernel's grid is
+        (num_tile_blocks, 1, 1) from its `MappedPartition`). `sync` waits for completion;
+        `packed` passes the parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead
+        of kernelParams."""
         handle = driver.stream_handle(stream)
         plan = self._plan(args, handle)
         device = driver.current_device() if plan.device is None else plan.device

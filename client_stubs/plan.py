@@ -3,7 +3,8 @@
 `plan_launch(contract, args)` does everything a launch needs except the driver call: it binds
 each argument to its contract param, checks kind, device residency, dtype, rank, shapes, output
 tiles, the specialization assumptions and output exclusivity, derives the grid from the
-partitioned outputs and packs the ABI slots into one bytes buffer. Any failure raises a
+partitioned outputs (or, for a persistent kernel, takes (num_tile_blocks, 1, 1) from its
+`MappedPartition`s) and packs the ABI slots into one bytes buffer. Any failure raises a
 `LaunchError` subclass naming the kernel, the parameter, the expected and the actual value.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 from client_stubs.contract import (
     SCALAR,
     TENSOR_OUT,
+    TENSOR_OUT_MAPPED,
     AssumptionSpec,
     ContractSpec,
     ParamSpec,
@@ -35,9 +37,11 @@ from client_stubs.errors import (
     GridLimitError,
     GridMismatchError,
     HostArgumentError,
+    MapShapeMismatchError,
     MovedArgumentError,
     MovedTensorError,
     NegativeStrideError,
+    NumTileBlocksError,
     OutputRankError,
     OverlapError,
     RankMismatchError,
@@ -48,7 +52,7 @@ from client_stubs.errors import (
     TileShapeMismatchError,
 )
 from client_stubs.interop import GPU_DEVICE_TYPES, describe
-from client_stubs.tensor import DeviceTensor, Partition, TensorLayout
+from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 I32_MAX = (1 << 31) - 1
@@ -63,6 +67,7 @@ class BoundArg:
     layout: TensorLayout | None  # tensors
     tile_shape: tuple[int, ...]  # outputs
     value: int | float | bool | None  # scalars
+    num_tile_blocks: int = 0  # mapped outputs: the persistent grid they ask for
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,8 @@ def plan_launch(
     for assumption in spec.assumptions:
         _check_assumption(kernel, assumption, bound[assumption.param])
     _check_exclusive_outputs(kernel, bound)
-    grid = _grid(kernel, [bound[i] for i in spec.grid_outputs])
+    grid_params = [bound[i] for i in spec.grid_outputs]
+    grid = _persistent_grid(kernel, grid_params) if spec.persistent else _grid(kernel, grid_params)
     return LaunchPlan(
         kernel=kernel,
         entry_symbol=spec.entry_symbol,
@@ -124,6 +130,13 @@ def _bind(kernel: str, param: ParamSpec, arg: object, stream: int | None) -> Bou
         _check_tensor(kernel, param, layout)
         _check_output(kernel, param, layout, tiles)
         return BoundArg(param, layout, tiles, None)
+    if param.kind == TENSOR_OUT_MAPPED:
+        mapped = _mapped_output(kernel, param, arg)
+        layout, tiles = mapped.layout, mapped.tile_shape
+        _check_tensor(kernel, param, layout)
+        _check_output(kernel, param, layout, tiles)
+        _check_mapped(kernel, param, mapped)
+        return BoundArg(param, layout, tiles, None, mapped.num_tile_blocks)
     layout = _input_layout(kernel, param, arg, stream)
     _check_tensor(kernel, param, layout)
     _check_input_shape(kernel, param, layout)
@@ -134,6 +147,14 @@ def _output_layout(
     kernel: str, param: ParamSpec, arg: object
 ) -> tuple[TensorLayout, tuple[int, ...]]:
     expected = f"a Partition of a {param.dtype} tensor with tiles {list(param.tile_shape)}"
+    if isinstance(arg, MappedPartition):
+        raise ArgumentKindError(
+            kernel,
+            param.name,
+            expected,
+            "a MappedPartition",
+            "this output is not a MappedPartitionMut; pass the Partition (mapped.unmap())",
+        )
     if isinstance(arg, Partition):
         try:
             return arg.layout, arg.tile_shape
@@ -163,6 +184,58 @@ def _output_layout(
     )
 
 
+def _mapped_output(kernel: str, param: ParamSpec, arg: object) -> MappedPartition:
+    """The `MappedPartition` a persistent kernel's mapped output needs."""
+    tiles, groups = list(param.tile_shape), list(param.map_shape)
+    expected = f"a MappedPartition of a {param.dtype} tensor with tiles {tiles}, map {groups}"
+    how = f"pass tensor.partition({tiles}).map({groups}, num_tile_blocks)"
+    if isinstance(arg, MappedPartition):
+        if arg.moved:
+            raise MovedArgumentError(
+                kernel, param.name, expected, "a consumed MappedPartition", "use what unmap() gave"
+            )
+        return arg
+    if isinstance(arg, Partition):
+        if arg.moved:
+            raise MovedArgumentError(
+                kernel, param.name, expected, "a moved or consumed Partition", how
+            )
+        raise ArgumentKindError(
+            kernel,
+            param.name,
+            expected,
+            "a Partition without a map",
+            f"this output is a MappedPartitionMut; pass partition.map({groups}, num_tile_blocks)",
+        )
+    if isinstance(arg, DeviceTensor):
+        if arg.moved:
+            raise MovedArgumentError(
+                kernel, param.name, expected, "a tensor already moved into a Partition"
+            )
+        raise ArgumentKindError(kernel, param.name, expected, "an unpartitioned DeviceTensor", how)
+    _reject_host(kernel, param, arg, expected)
+    raise ArgumentKindError(kernel, param.name, expected, _type_name(arg), how)
+
+
+def _check_mapped(kernel: str, param: ParamSpec, mapped: MappedPartition) -> None:
+    if mapped.map_shape != param.map_shape:
+        raise MapShapeMismatchError(
+            kernel,
+            param.name,
+            list(param.map_shape),
+            list(mapped.map_shape),
+            "the kernel was compiled for this MAP; map the partition with it",
+        )
+    tiles = mapped.num_tiles
+    if not 1 <= mapped.num_tile_blocks <= tiles:
+        raise NumTileBlocksError(
+            kernel,
+            param.name,
+            f"1 <= num_tile_blocks <= {tiles} (the output's tiles)",
+            mapped.num_tile_blocks,
+        )
+
+
 def _input_layout(kernel: str, param: ParamSpec, arg: object, stream: int | None) -> TensorLayout:
     expected = f"a {param.dtype} device tensor"
     if isinstance(arg, DeviceTensor):
@@ -175,9 +248,13 @@ def _input_layout(kernel: str, param: ParamSpec, arg: object, stream: int | None
                 "call partition.unpartition() first",
             )
         return arg.layout
-    if isinstance(arg, Partition):
+    if isinstance(arg, (Partition, MappedPartition)):
         raise ArgumentKindError(
-            kernel, param.name, expected, "a Partition", "only outputs (&mut) take partitions"
+            kernel,
+            param.name,
+            expected,
+            f"a {type(arg).__name__}",
+            "only outputs (&mut) take partitions",
         )
     _reject_host(kernel, param, arg, expected)
     try:
@@ -261,7 +338,9 @@ def _scalar(kernel: str, param: ParamSpec, arg: object) -> int | float | bool:
         arg = arg.item()
     kind = dtype(param.dtype)
     expected = f"a {param.dtype} scalar"
-    if isinstance(arg, (DeviceTensor, Partition)) or not isinstance(arg, numbers.Number):
+    if isinstance(arg, (DeviceTensor, Partition, MappedPartition)) or not isinstance(
+        arg, numbers.Number
+    ):
         raise ArgumentKindError(kernel, param.name, expected, _type_name(arg))
     if kind.kind == "b":
         if isinstance(arg, bool) or (isinstance(arg, numbers.Integral) and int(arg) in (0, 1)):
@@ -377,7 +456,7 @@ def elements_disjoint(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 def _check_exclusive_outputs(kernel: str, bound: list[BoundArg]) -> None:
     for out in bound:
-        if out.param.kind != TENSOR_OUT or out.layout is None:
+        if not out.param.is_output or out.layout is None:
             continue
         layout = out.layout
         if not elements_disjoint(layout.shape, layout.strides):
@@ -426,6 +505,22 @@ def _grid(kernel: str, outputs: list[BoundArg]) -> tuple[int, int, int]:
             )
     assert grid is not None
     return grid
+
+
+def _persistent_grid(kernel: str, mapped: list[BoundArg]) -> tuple[int, int, int]:
+    """(num_tile_blocks, 1, 1); every mapped output must ask for the same number."""
+    blocks, first = mapped[0].num_tile_blocks, mapped[0].param.name
+    for out in mapped[1:]:
+        if out.num_tile_blocks != blocks:
+            raise GridMismatchError(
+                kernel,
+                out.param.name,
+                f"num_tile_blocks {blocks} (from `{first}`)",
+                f"num_tile_blocks {out.num_tile_blocks}",
+            )
+    if blocks > GRID_LIMITS[0]:
+        raise GridLimitError(kernel, first, f"grid axis 0 <= {GRID_LIMITS[0]}", blocks)
+    return (blocks, 1, 1)
 
 
 # ---- packing ------------------------------------------------------------------------------

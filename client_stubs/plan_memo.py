@@ -1,8 +1,9 @@
 """Remember a kernel's last launch plan and reuse it when the same arguments come back.
 
 Checks and packing are pure functions of the arguments' immutable `TensorLayout`s, partition
-tile shapes and scalar values, so a repeated launch with the same `DeviceTensor`/`Partition`
-objects and equal scalars (the typical loop) can skip `plan_launch`. Layouts are held weakly:
+tile shapes (and a `MappedPartition`'s map and grid) and scalar values, so a repeated launch
+with the same `DeviceTensor`/`Partition`/`MappedPartition` objects and equal scalars (the
+typical loop) can skip `plan_launch`. Layouts are held weakly:
 the memo never keeps device memory alive, and a freed layout can never match again.
 """
 
@@ -13,7 +14,7 @@ import weakref
 from dataclasses import dataclass, replace
 
 from client_stubs.plan import LaunchPlan
-from client_stubs.tensor import DeviceTensor, Partition, TensorLayout
+from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
 
 _SCALAR_TYPES = (int, float, bool)
 
@@ -21,7 +22,7 @@ _SCALAR_TYPES = (int, float, bool)
 @dataclass(frozen=True)
 class _TensorKey:
     layout: weakref.ref[TensorLayout]
-    tile_shape: tuple[int, ...] | None
+    tile_shape: object  # a Partition's tiles, a MappedPartition's (tiles, map, grid), or None
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,14 @@ def _key(args: tuple[object, ...]) -> tuple[list[TensorLayout | None], list[obje
     layouts: list[TensorLayout | None] = []
     parts: list[object] = []
     for arg in args:
-        if isinstance(arg, (Partition, DeviceTensor)):
+        if isinstance(arg, (Partition, MappedPartition, DeviceTensor)):
             if arg.moved:
                 return None
-            tiles = arg.tile_shape if isinstance(arg, Partition) else None
+            tiles: object = None
+            if isinstance(arg, Partition):
+                tiles = arg.tile_shape
+            elif isinstance(arg, MappedPartition):  # the map and grid are part of the plan
+                tiles = ("mapped", arg.tile_shape, arg.map_shape, arg.num_tile_blocks)
             layouts.append(arg.layout)
             parts.append(tiles)
         elif type(arg) in _SCALAR_TYPES:

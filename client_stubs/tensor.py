@@ -5,6 +5,12 @@ dtype, device ordinal) that keeps its memory's owner alive. `tensor.partition(ti
 tensor into a `Partition`, the only thing a kernel output accepts: the old handle raises
 `MovedTensorError` until `partition.unpartition()` hands it back. This is the Python stand-in for
 cuTile Rust's `&mut` ownership; overlapping foreign views are caught at launch instead.
+
+A persistent kernel's `MappedPartitionMut` output takes a `MappedPartition` instead:
+`tensor.partition(tile).map(map_shape, num_tile_blocks)` (cuTile Rust's
+`z.partition([bm, bn]).map([m0, m1], n)`) moves the partition in and fixes the launch grid to
+(num_tile_blocks, 1, 1); `mapped.unmap()` gives the partition back, `mapped.unpartition()` the
+tensor.
 """
 
 from __future__ import annotations
@@ -282,12 +288,13 @@ class DeviceTensor:
 class Partition:
     """A tensor moved in for use as a kernel output, split into tiles of `tile_shape`."""
 
-    __slots__ = ("_layout", "_tensor", "_tile_shape")
+    __slots__ = ("_layout", "_mapped_into", "_tensor", "_tile_shape")
 
     def __init__(self, tensor: DeviceTensor, layout: TensorLayout, tile_shape: tuple[int, ...]):
         self._tensor: DeviceTensor | None = tensor
         self._layout = layout
         self._tile_shape = tile_shape
+        self._mapped_into: MappedPartition | None = None
 
     @property
     def layout(self) -> TensorLayout:
@@ -295,11 +302,16 @@ class Partition:
             raise MovedTensorError(
                 "this Partition was consumed by unpartition(); use the tensor it returned"
             )
+        if self._mapped_into is not None:
+            raise MovedTensorError(
+                "this Partition was moved into a MappedPartition by map(); call "
+                "mapped.unmap() to get it back before using it"
+            )
         return self._layout
 
     @property
     def moved(self) -> bool:
-        return self._tensor is None
+        return self._tensor is None or self._mapped_into is not None
 
     @property
     def tile_shape(self) -> tuple[int, ...]:
@@ -317,18 +329,137 @@ class Partition:
     device = property(lambda self: self.layout.device)
     ndim = property(lambda self: self.layout.ndim)
 
+    @property
+    def num_tiles(self) -> int:
+        """Tiles in all: the product of `grid`."""
+        return math.prod(self.grid)
+
+    def map(self, map_shape: int | Sequence[int], num_tile_blocks: int) -> MappedPartition:
+        """Move this partition into a `MappedPartition` for a persistent kernel's
+        `MappedPartitionMut` output: `num_tile_blocks` blocks walk its tiles in the grouped
+        order `map_shape` names (it must equal the kernel's MAP; the launch checks it, and
+        that 1 <= num_tile_blocks <= num_tiles)."""
+        lay = self.layout
+        groups = _normalize_shape(map_shape)
+        if len(groups) != lay.ndim:
+            raise ValueError(
+                f"map shape {groups} has rank {len(groups)}, the partition has rank {lay.ndim}"
+            )
+        if any(g <= 0 for g in groups):
+            raise ValueError(f"map shape {groups} must be positive")
+        if (
+            not isinstance(num_tile_blocks, (int, np.integer))
+            or isinstance(num_tile_blocks, bool)
+            or num_tile_blocks < 1
+        ):
+            raise ValueError(f"num_tile_blocks must be a positive integer, got {num_tile_blocks!r}")
+        mapped = MappedPartition(self, groups, int(num_tile_blocks))
+        self._mapped_into = mapped
+        return mapped
+
+    def _unmap(self) -> None:
+        self._mapped_into = None
+
     def unpartition(self) -> DeviceTensor:
         """Give the tensor back (the same handle that was partitioned); consumes the partition."""
         tensor = self._tensor
         if tensor is None:
             raise MovedTensorError("unpartition() was already called on this Partition")
+        if self._mapped_into is not None:
+            raise MovedTensorError(
+                "this Partition is moved into a MappedPartition; call mapped.unpartition() "
+                "or mapped.unmap() first"
+            )
         self._tensor = None
         tensor._restore(self._layout)
         return tensor
 
     def __repr__(self) -> str:
-        state = "consumed" if self._tensor is None else f"shape={self._layout.shape}"
+        if self._tensor is None:
+            state = "consumed"
+        elif self._mapped_into is not None:
+            state = "moved into a MappedPartition"
+        else:
+            state = f"shape={self._layout.shape}"
         return f"Partition({state}, tile_shape={self._tile_shape})"
+
+
+class MappedPartition:
+    """A `Partition` moved in for a persistent kernel's `MappedPartitionMut` output:
+    `num_tile_blocks` tile blocks walk its tiles in the grouped order `map_shape`."""
+
+    __slots__ = ("_map_shape", "_num_tile_blocks", "_partition")
+
+    def __init__(
+        self, partition: Partition, map_shape: tuple[int, ...], num_tile_blocks: int
+    ) -> None:
+        self._partition: Partition | None = partition
+        self._map_shape = map_shape
+        self._num_tile_blocks = num_tile_blocks
+
+    def _live(self) -> Partition:
+        if self._partition is None:
+            raise MovedTensorError(
+                "this MappedPartition was consumed by unmap() or unpartition(); use what it "
+                "returned"
+            )
+        return self._partition
+
+    @property
+    def layout(self) -> TensorLayout:
+        return self._live()._layout
+
+    @property
+    def moved(self) -> bool:
+        return self._partition is None
+
+    @property
+    def tile_shape(self) -> tuple[int, ...]:
+        return self._live().tile_shape
+
+    @property
+    def map_shape(self) -> tuple[int, ...]:
+        return self._map_shape
+
+    @property
+    def num_tile_blocks(self) -> int:
+        """The persistent grid: the kernel launches (num_tile_blocks, 1, 1) blocks."""
+        return self._num_tile_blocks
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """Tiles per axis: ceil(extent / tile)."""
+        return tuple(-(-d // t) for d, t in zip(self.layout.shape, self.tile_shape, strict=False))
+
+    @property
+    def num_tiles(self) -> int:
+        return math.prod(self.grid)
+
+    ptr = property(lambda self: self.layout.ptr)
+    shape = property(lambda self: self.layout.shape)
+    strides = property(lambda self: self.layout.strides)
+    dtype = property(lambda self: self.layout.dtype)
+    device = property(lambda self: self.layout.device)
+    ndim = property(lambda self: self.layout.ndim)
+
+    def unmap(self) -> Partition:
+        """Give the partition back (the same object that was mapped); consumes this one."""
+        partition = self._live()
+        self._partition = None
+        partition._unmap()
+        return partition
+
+    def unpartition(self) -> DeviceTensor:
+        """Give the tensor back: `unmap().unpartition()`."""
+        return self.unmap().unpartition()
+
+    def __repr__(self) -> str:
+        if self._partition is None:
+            return f"MappedPartition(consumed, map_shape={self._map_shape})"
+        return (
+            f"MappedPartition(shape={self.layout.shape}, tile_shape={self.tile_shape}, "
+            f"map_shape={self._map_shape}, num_tile_blocks={self._num_tile_blocks})"
+        )
 
 
 def _itemsize(name: str) -> int:

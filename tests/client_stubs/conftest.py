@@ -12,11 +12,13 @@ from client_stubs.dtypes import ctype_size
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 
 IN, OUT, SCALAR = pb.PARAM_KIND_TENSOR_IN, pb.PARAM_KIND_TENSOR_OUT, pb.PARAM_KIND_SCALAR
+MAPPED = pb.PARAM_KIND_TENSOR_OUT_MAPPED
 
 
 @dataclass(frozen=True)
 class P:
-    """A param for `build_contract`; `shape` is the declared shape (inputs) or tile (outputs)."""
+    """A param for `build_contract`; `shape` is the declared shape (inputs) or tile (outputs);
+    a MAPPED output takes its map shape from `extra["map_shape"]`."""
 
     name: str
     kind: int
@@ -55,20 +57,23 @@ def build_contract(
         param = c.params.add(index=index, name=p.name, kind=p.kind, dtype=p.dtype, rank=rank)
         if p.kind == IN:
             param.declared_shape.extend(p.shape)
-        elif p.kind == OUT:
+        elif p.kind in (OUT, MAPPED):
             param.tile_shape.extend(p.shape)
+        if p.kind == MAPPED:
+            param.map_shape.extend(p.extra.get("map_shape", [1] * rank))  # type: ignore[arg-type]
         if p.kind == SCALAR:
             slot(index, pb.SLOT_ROLE_VALUE, 0, p.dtype)
             continue
         slot(index, pb.SLOT_ROLE_PTR, 0, "u64")
         roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
-        if p.kind == OUT:
+        if p.kind in (OUT, MAPPED):
             roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
         for role in roles:
             for axis in range(rank):
                 slot(index, role, axis, p.index_ctype)
-    c.grid.mode = pb.GridRule.MODE_FROM_OUTPUTS
-    c.grid.output_params.extend(i for i, p in enumerate(params) if p.kind == OUT)
+    persistent = any(p.kind == MAPPED for p in params)
+    c.grid.mode = pb.GridRule.MODE_PERSISTENT if persistent else pb.GridRule.MODE_FROM_OUTPUTS
+    c.grid.output_params.extend(i for i, p in enumerate(params) if p.kind in (OUT, MAPPED))
     c.launch.block.extend([1, 1, 1])
     c.launch.shared_mem_bytes = 0
     c.launch.param_buffer_bytes = offset
@@ -98,6 +103,35 @@ def saxpy_contract(dtype: str = "f32", block: int = 128) -> pb.LaunchContract:
     )
 
 
+def copy_persistent_contract(
+    dtype: str = "f32", tile: Sequence[int] = (64, 64), map_shape: Sequence[int] = (4, 1)
+) -> pb.LaunchContract:
+    """`copy_persistent<E, BM, BN, MAP>(mut z: MappedPartitionMut<E, {[BM, BN]}, MAP>,
+    x: &Tensor<E, {[-1, -1]}>)`, with the assumptions the compiler records."""
+    assumptions = []
+    for param in (0, 1):
+        assumptions += [
+            (param, pb.ASSUMPTION_KIND_BASE_ALIGN, 0, 16),
+            (param, pb.ASSUMPTION_KIND_NONNEG, 0, 0),
+            (param, pb.ASSUMPTION_KIND_FITS_I32, 0, 0),
+            (param, pb.ASSUMPTION_KIND_STRIDE_ONE, 1, 1),
+        ]
+    return build_contract(
+        "copy_persistent",
+        [
+            P("z", MAPPED, dtype, list(tile), extra={"map_shape": list(map_shape)}),
+            P("x", IN, dtype, [-1, -1]),
+        ],
+        assumptions=assumptions,
+        generics=[
+            ("E", dtype),
+            ("BM", str(tile[0])),
+            ("BN", str(tile[1])),
+            ("MAP", f"[{map_shape[0]}, {map_shape[1]}]"),
+        ],
+    )
+
+
 @pytest.fixture
 def kit() -> SimpleNamespace:
     """The builders above, for tests (fixtures work under any pytest import mode)."""
@@ -105,10 +139,12 @@ def kit() -> SimpleNamespace:
         P=P,
         IN=IN,
         OUT=OUT,
+        MAPPED=MAPPED,
         SCALAR=SCALAR,
         build=build_contract,
         add=add_contract,
         saxpy=saxpy_contract,
+        copy_persistent=copy_persistent_contract,
     )
 
 
@@ -120,3 +156,8 @@ def add() -> pb.LaunchContract:
 @pytest.fixture
 def saxpy() -> pb.LaunchContract:
     return saxpy_contract()
+
+
+@pytest.fixture
+def persistent() -> pb.LaunchContract:
+    return copy_persistent_contract()

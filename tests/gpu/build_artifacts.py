@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "bundle"
 
 # add: the Quick Start kernel (f32) and its generic twin in two more element types;
-# saxpy: a scalar parameter of every float width (f16 and bf16 pack 2-byte scalars).
+# saxpy: a scalar parameter of every float width (f16 and bf16 pack 2-byte scalars);
+# copy_persistent: a MappedPartitionMut output, launched on a host-chosen persistent grid.
 GENERICS = (
     "add:B=1024",
     "add_generic:E=f16,B=1024",
@@ -27,12 +28,15 @@ GENERICS = (
     "saxpy:E=f16,B=1024",
     "saxpy:E=bf16,B=1024",
     "saxpy:E=f64,B=256",
+    "copy_persistent:E=f32,BM=64,BN=64,MAP=[4, 1]",
 )
+FILES = ("add.rs", "saxpy.rs", "persistent_gemm.rs")
+ENTRIES = ("add", "add_generic", "saxpy", "copy_persistent")
 
 
 def argv(out: Path) -> list[str]:
-    files = [str(REPO / "rust_examples" / name) for name in ("add.rs", "saxpy.rs")]
-    entries = [arg for name in ("add", "add_generic", "saxpy") for arg in ("--entry", name)]
+    files = [str(REPO / "rust_examples" / name) for name in FILES]
+    entries = [arg for name in ENTRIES for arg in ("--entry", name)]
     generics = [arg for spec in GENERICS for arg in ("--generics", spec)]
     return [*files, *entries, *generics, "--arch", "sm_90", "--no-cache", "-o", str(out)]
 

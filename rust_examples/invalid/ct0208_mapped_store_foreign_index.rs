@@ -1,0 +1,21 @@
+// entry: f  generics: BM=64 BN=64 MAP=[4, 1]
+// A mapped store only accepts an index minted by that partition's `iter_indices()`.
+
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn f<const BM: i32, const BN: i32, const MAP: [i32; 2]>(
+        mut z: MappedPartitionMut<f32, { [BM, BN] }, MAP>,
+        mut w: MappedPartitionMut<f32, { [BM, BN] }, MAP>,
+        x: &Tensor<f32, { [-1, -1] }>,
+    ) {
+        let px = x.partition(const_shape![BM, BN]);
+        for idx in z.iter_indices() {
+            let tile = px.load(idx.coords());
+            z.store(tile, idx);
+            w.store(tile, idx); // ERROR[CT0208]: requires an index produced by this partition's `iter_indices()`
+        }
+    }
+}
