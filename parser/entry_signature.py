@@ -95,10 +95,33 @@ def check_entry_signature(
                 notes=("the launch grid is derived from the partitioned outputs",),
             )
         )
+    _check_single_grid(params, sink)
     errors_after = len([d for d in sink if d.is_error])
     if errors_after > errors_before:
         return None
     return EntrySignature(params, options)
+
+
+def _check_single_grid(params: tuple[EntryParam, ...], sink: DiagnosticSink) -> None:
+    """A persistent kernel's grid is the host's choice; it cannot also be derived from a
+    partitioned output."""
+    mapped = [p for p in params if p.role is ParamRole.MAPPED_OUTPUT]
+    plain = [p for p in params if p.role is ParamRole.OUTPUT]
+    if mapped and plain:
+        sink.add(
+            error(
+                codes.INVALID_PARAMETER,
+                f"`{plain[0].name}` cannot be a partitioned output of a persistent kernel",
+                plain[0].span,
+                "partitioned `&mut Tensor` output",
+                secondary=((mapped[0].span, "this output makes the kernel persistent"),),
+                notes=(
+                    "a persistent kernel's grid is chosen by the host, so it cannot cover a "
+                    "partitioned output's tiles one block each",
+                ),
+                help=("make it a `MappedPartitionMut` too and store with the same indices",),
+            )
+        )
 
 
 def _entry_param(

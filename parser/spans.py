@@ -86,3 +86,10 @@ class Span:
 
     def inlined_at(self, call_site: Span) -> Span:
         return Span(self.file, self.start, self.end, call_site)
+
+    def inlined_within(self, call_site: Span) -> Span:
+        """This span inside a body inlined at `call_site`, keeping any inner call sites
+        (so a chain reads innermost call first, then the calls that led to it)."""
+        if self.call_site is None:
+            return self.inlined_at(call_site)
+        return Span(self.file, self.start, self.end, self.call_site.inlined_within(call_site))

@@ -42,6 +42,9 @@ class TypeEnv:
 
     generics: Mapping[str, GenericValue]
     consts: Mapping[str, ConstValue]
+    # `/` in types and const items follows Rust (toward zero); in kernel expressions it
+    # follows cuTile's `divi` (toward negative infinity), so folding matches run time.
+    floor_division: bool = False
 
 
 def eval_const(expr: A.Expr, env: TypeEnv) -> ConstValue:
@@ -54,10 +57,8 @@ def eval_const(expr: A.Expr, env: TypeEnv) -> ConstValue:
         return expr.value
     if isinstance(expr, A.PathExpr) and len(expr.segments) == 1:
         return _named_const(expr, env)
-    if isinstance(expr, A.Unary) and expr.op == "-":
-        value = eval_const(expr.operand, env)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return -value
+    if isinstance(expr, A.Unary):
+        return _fold_unary(expr, env)
     if isinstance(expr, A.ArrayExpr):
         return tuple(_int(eval_const(e, env), e) for e in expr.elements)
     if isinstance(expr, A.Index):
@@ -69,6 +70,15 @@ def eval_const(expr: A.Expr, env: TypeEnv) -> ConstValue:
         return _fold_binary(expr, env)
     if isinstance(expr, A.BlockExpr) and expr.block.tail is not None and not expr.block.statements:
         return eval_const(expr.block.tail, env)
+    raise NotConstant(expr.span, "this expression is not a compile-time constant")
+
+
+def _fold_unary(expr: A.Unary, env: TypeEnv) -> ConstValue:
+    value = eval_const(expr.operand, env)
+    if expr.op == "!" and isinstance(value, bool):
+        return not value
+    if expr.op == "-" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return -value
     raise NotConstant(expr.span, "this expression is not a compile-time constant")
 
 
@@ -92,9 +102,19 @@ def _int(value: ConstValue, expr: A.Expr) -> int:
 
 def _fold_binary(expr: A.Binary, env: TypeEnv) -> ConstValue:
     lhs = eval_const(expr.lhs, env)
+    if expr.op in ("&&", "||") and isinstance(lhs, bool):
+        if lhs == (expr.op == "||"):  # short-circuit: the right side is not needed
+            return lhs
+        rhs = eval_const(expr.rhs, env)
+        if isinstance(rhs, bool):
+            return rhs
     rhs = eval_const(expr.rhs, env)
-    if isinstance(lhs, int) and isinstance(rhs, int):
+    if isinstance(lhs, bool) and isinstance(rhs, bool) and expr.op in ("==", "!="):
+        return (lhs == rhs) == (expr.op == "==")
+    if isinstance(lhs, int) and isinstance(rhs, int) and not isinstance(lhs, bool):
         folded = _INT_FOLDS.get(expr.op)
+        if expr.op == "/" and env.floor_division and rhs != 0:
+            return lhs // rhs
         if folded is not None and not (expr.op in ("/", "%") and rhs == 0):
             return folded(lhs, rhs)
     raise NotConstant(expr.span, f"cannot evaluate `{expr.op}` at compile time")
@@ -123,6 +143,9 @@ _INT_FOLDS = {
     ">": lambda a, b: a > b,
     ">=": lambda a, b: a >= b,
 }
+
+
+_POINTER_SIZED = {"usize": Elem.U64, "isize": Elem.I64}
 
 
 class TypeResolver:
@@ -185,6 +208,8 @@ class TypeResolver:
 
     def _path_type(self, ty: A.PathType) -> SemType | None:
         name = ty.name
+        if not ty.args and name in _POINTER_SIZED:
+            return ScalarTy(_POINTER_SIZED[name])
         is_element = name in ELEM_BY_NAME or isinstance(self.env.generics.get(name), Elem)
         if not ty.args and is_element:
             elem = self.element(ty)

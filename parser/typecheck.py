@@ -37,7 +37,9 @@ from parser.types import (
     UNIT,
     ArrayTy,
     Elem,
+    MappedTy,
     MarkerTy,
+    PartitionIndexTy,
     PartitionTy,
     RefTy,
     ScalarTy,
@@ -332,7 +334,7 @@ class Checker(OperatorRules, ControlRules, CallRules):
             if v.const_value is not None
         }
         env = self.resolver.env
-        return TypeEnv(env.generics, {**env.consts, **local})
+        return TypeEnv(env.generics, {**env.consts, **local}, floor_division=True)
 
     def fold(self, expr: A.Expr) -> ConstValue | None:
         """The compile-time value of `expr`, or None (locals are never constant)."""
@@ -346,7 +348,8 @@ class Checker(OperatorRules, ControlRules, CallRules):
     def _reference(self, ref: A.Reference, expected: SemType | None) -> SemType | None:
         """`&p`, `&mut p`, `&[a, b]`: the value itself; borrows are checked separately."""
         inner = self.expr(ref.value, expected)
-        if inner is not None and not isinstance(inner, (PartitionTy, RefTy, ArrayTy, ShapeTy)):
+        referable = (PartitionTy, MappedTy, PartitionIndexTy, RefTy, ArrayTy, ShapeTy)
+        if inner is not None and not isinstance(inner, referable):
             self.report(unsupported(ref.span, f"taking a reference to a `{inner}`"))
             return None
         return inner
@@ -371,8 +374,9 @@ class Checker(OperatorRules, ControlRules, CallRules):
 
     def _index(self, index: A.Index, expected: SemType | None) -> SemType | None:
         base = self.expr(index.value, None)
+        position_ty = self.expr(index.index, ScalarTy(Elem.I32))
         position = self.fold(index.index)
-        if base is None:
+        if base is None or position_ty is None:
             return None
         length = (
             base.length

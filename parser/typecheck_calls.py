@@ -69,9 +69,7 @@ class InliningSink:
 
     def add(self, diagnostic: Diagnostic) -> None:
         labels = tuple(
-            replace(label, span=label.span.inlined_at(self.call_span))
-            if label.span.call_site is None
-            else label
+            replace(label, span=label.span.inlined_within(self.call_span))
             for label in diagnostic.labels
         )
         marked = replace(diagnostic, labels=labels or (Label(self.call_span, "", True),))
@@ -98,10 +96,35 @@ class CallRules:
         intrinsic = FUNCTIONS.get(name)
         if intrinsic is not None:
             return self.apply(intrinsic, call, call.args, call.function.span)
-        devices = [f for f in self.program.functions_named(name) if f.entry is None]
+        candidates = self.program.functions_named(name)
+        devices = [f for f in candidates if f.entry is None]
         if not devices:
+            if candidates:
+                self.report(
+                    error(
+                        codes.UNRESOLVED_NAME,
+                        f"`{name}` is a kernel entry and cannot be called from a kernel",
+                        call.function.span,
+                        "an entry function",
+                        help=("move the shared code into a device function",),
+                    )
+                )
+                return None
             names = list(FUNCTIONS) + [f.name for m in self.program.modules for f in m.functions]
             self.report(unresolved(call.function.span, name, "function", names))
+            return None
+        if len(devices) > 1:
+            places = ", ".join(f"`{f.qualified_name}`" for f in devices)
+            self.report(
+                error(
+                    codes.DUPLICATE_DEFINITION,
+                    f"`{name}` is defined more than once: {places}",
+                    call.function.span,
+                    "ambiguous call",
+                    secondary=tuple((f.name_span, "defined here") for f in devices),
+                    help=("rename one of them",),
+                )
+            )
             return None
         return self.inline(devices[0], call, expected)
 
@@ -193,12 +216,14 @@ class CallRules:
         explicit = call.function.generic_args if isinstance(call.function, A.PathExpr) else ()
         for param, arg in zip(function.generics, explicit, strict=False):
             value = self._explicit_generic(param, arg)
-            if value is not None:
-                bound[param.name] = value
+            if value is None:
+                return None  # already reported
+            bound[param.name] = value
+        inferable = set(names) - set(bound)
         try:
             for param, ty in zip(function.params, arg_types, strict=True):
                 assert ty is not None
-                unify(param.type, ty, set(names) - set(bound), bound)
+                unify(param.type, ty, inferable, bound)
         except Conflict as exc:
             self.report(
                 error(
@@ -281,7 +306,7 @@ class CallRules:
             return None
         if result != returns:
             tail = function.body.tail.span if function.body.tail else function.body.span
-            self.report(mismatch(returns, result, tail))
+            sink.add(mismatch(returns, result, tail))
             return None
         self.facts.inlined[call] = InlinedCall(function, tuple(params), callee.facts, generics)
         return returns

@@ -207,6 +207,8 @@ class ControlRules:
         if value_ty is None:
             return None
         result_ty = self.binary_result(node.op, var.type, node.span) if node.op else value_ty
+        if result_ty is None:
+            return None
         if value_ty != var.type or result_ty != var.type:
             self.report(
                 mismatch(

@@ -89,10 +89,11 @@ class OperatorRules:
                 )
             )
             return None
+        result = self.binary_result(binary.op, lhs_ty, binary.span)
         folded = self.fold(binary)
-        if folded is not None:
-            self.facts.consts[binary] = folded
-        return self.binary_result(binary.op, lhs_ty, binary.span)
+        if folded is not None and result is not None and _representable(folded, result):
+            self.facts.consts[binary] = folded  # an overflowing result is left to run time
+        return result
 
     def binary_result(self: Checker, op: str, ty: SemType, span: A.Span) -> SemType | None:
         elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
@@ -164,9 +165,44 @@ class OperatorRules:
             )
             return None
         folded = self.fold(cast.value)
-        if folded is not None and not isinstance(folded, tuple):
-            self.facts.consts[cast] = folded
+        if isinstance(folded, (int, float)):
+            self.facts.consts[cast] = cast_constant(folded, source.elem, target)
         return ScalarTy(target)
+
+
+def cast_constant(value: int | float, source: Elem, target: Elem) -> int | float | bool:
+    """`value as target` with Rust's semantics: integers wrap to the target width, floats
+    truncate toward zero and saturate, integers become the nearest float."""
+    if target is Elem.BOOL:
+        return bool(value)
+    if target.is_float:
+        return float(value)
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return 0
+        low, high = _int_range(target)
+        return max(low, min(high, int(value)))
+    bits = target.bits
+    wrapped = int(value) & ((1 << bits) - 1)
+    if target.is_signed and wrapped >= 1 << (bits - 1):
+        wrapped -= 1 << bits
+    return wrapped
+
+
+def _int_range(elem: Elem) -> tuple[int, int]:
+    if elem.is_signed:
+        return -(1 << (elem.bits - 1)), (1 << (elem.bits - 1)) - 1
+    return 0, (1 << elem.bits) - 1
+
+
+def _representable(value: object, ty: SemType) -> bool:
+    elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
+    if elem is None or isinstance(value, bool) or not isinstance(value, int) or elem.is_float:
+        return True
+    if elem is Elem.BOOL:
+        return True
+    low, high = _int_range(elem)
+    return low <= value <= high
 
 
 def _cast_target(ty: A.TypeExpr, resolver: TypeResolver) -> Elem | None:

@@ -6,11 +6,15 @@ from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.spec import IntrinsicLowering
+from lowering.ir.attributes import ComparisonPredicate
 from lowering.ir.core import Value
 from lowering.ir.ops_arith import AddI, MulI
+from lowering.ir.ops_bits import AndI
+from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
+from lowering.ir.ops_debug import Assert
 from lowering.ir.ops_memory import GetIndexSpaceShape, LoadViewTko, StoreViewTko
-from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
+from lowering.ir.types import I1, I32, TOKEN, PaddingValue, TileType
 from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import ParamRole
@@ -173,10 +177,34 @@ def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
     return op.tile
 
 
+def _check_in_slab(
+    ctx: KernelLowering, local: tuple[Value, ...], grid: tuple[int, ...], span: A.Span
+) -> None:
+    """A store index the compiler could not prove in range is checked in the kernel: a
+    block writing outside its own slab would race with its neighbour."""
+    zero = ctx.constant(0, I32_SCALAR, span)
+    emit = ctx.builder.emit
+    for axis, (index, limit) in enumerate(zip(local, grid, strict=True)):
+        bound = ctx.constant(limit, I32_SCALAR, span)
+        low = emit(
+            CmpI, result=I1, predicate=ComparisonPredicate.GE, lhs=index, rhs=zero, span=span
+        ).result
+        high = emit(
+            CmpI, result=I1, predicate=ComparisonPredicate.LT, lhs=index, rhs=bound, span=span
+        ).result
+        inside = emit(AndI, result=I1, lhs=low, rhs=high, span=span).result
+        message = f"partition_mut store index on axis {axis} outside this block's {limit} tiles"
+        emit(Assert, message=message, condition=inside, span=span)
+
+
 def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = _partition_arg(ctx, args[0])
     tile = ctx.expr(args[1])
     local = _index(ctx, args[2])
+    part_type = ctx.type_of(args[0])
+    assert isinstance(part_type, PartitionTy)
+    if args[2] not in ctx.body.consts:  # constant indices were checked at compile time
+        _check_in_slab(ctx, local, part_type.grid, call.span)
     index = tuple(
         ctx.builder.emit(AddI, result=I32, lhs=offset, rhs=i, span=call.span).result
         for offset, i in zip(part.offsets, local, strict=True)

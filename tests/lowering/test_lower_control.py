@@ -354,11 +354,6 @@ def test_a_cast_to_the_same_type_emits_nothing() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a constant-folded `as` keeps the source value: `2.7f32 as i32` becomes an i32 "
-    "constant 2.7 (BytecodeError ICE at Stage.BYTECODE), `300i32 as u8` an i8 constant 300",
-)
 @pytest.mark.parametrize(("expr", "value"), [("2.7f32 as i32", 2), ("300i32 as u8", 44)])
 def test_folded_casts_convert_their_value(expr: str, value: int) -> None:
     text = kernel_text(LOAD, f"let c = {expr};", STORE)
@@ -578,11 +573,6 @@ def test_carried_tuples_and_arrays_are_flattened(lines: tuple[str, ...]) -> None
         }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="constant folding of `/` truncates (type_eval._trunc_div) but runtime `/` floors "
-    "(lower_ops: DivI rounding NEGATIVE_INF), so `-7 / 2` is -3 when folded and -4 at run time",
-)
 def test_folded_and_runtime_division_agree() -> None:
     folded = lower(LOAD, "let c = -7i32 / 2i32;", "let d = c;", STORE)
     runtime = lower(
@@ -594,11 +584,6 @@ def test_folded_and_runtime_division_agree() -> None:
     assert (-4 if floor else -3) in values
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an overflowing constant fold is accepted and emits an out-of-range i32 constant "
-    "(`2147483647i32 + 1i32` -> constant 2147483648 : tile<i32>); rustc rejects it",
-)
 def test_overflowing_constant_arithmetic_is_rejected_or_wraps() -> None:
     text = kernel_text(LOAD, "let c = 2147483647i32 + 1i32;", "let d = c;", STORE)
     result = compile_text(text, "f", {"B": "128"}, Stage.IR)

@@ -147,12 +147,6 @@ def test_a_failed_let_does_not_cascade_into_its_assignments() -> None:
     assert codes_of(failing(src("let mut n = nope;", "n = 1i32;", "n += 2i32;"))) == ["E0425"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compound assignment with an invalid operator reports E0369 and then a nonsensical "
-    "E0308 `expected `bool`, found `bool``: typecheck_control.assign compares the None result "
-    "of binary_result with the variable type",
-)
 def test_invalid_compound_operator_is_one_e0369() -> None:
     result = failing(src("let mut b = true;", "b += true;"))
     assert codes_of(result) == ["E0369"]
@@ -469,12 +463,6 @@ def test_conditions_on_block_consts_and_generic_arithmetic_fold() -> None:
     assert k.body.folded_ifs == {first: True, second: False}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`&&`, `||` and `!` on compile-time booleans do not fold (type_eval folds only "
-    "integer operators), so `if CAUSAL == 1 && B == 128` is checked as a runtime `if` and "
-    "errors in its dead branch are reported",
-)
 @pytest.mark.parametrize(
     "condition", ["CAUSAL == 1i32 && B == 128", "CAUSAL == 1i32 || B == 64", "!(CAUSAL == 0i32)"]
 )
@@ -631,11 +619,6 @@ def test_array_and_index_errors(lines: tuple[str, ...], code: str, message: str)
     assert diagnostic.code.id == code and message in diagnostic.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a failed block `const` cascades: `const K: i32 = nothing; S[K]` also reports "
-    "`the index must be a compile-time constant` (the const is bound without a value)",
-)
 def test_a_failed_block_const_does_not_cascade() -> None:
     result = check(
         src("const K: i32 = nothing;", "let a = S[K];", generics=ARRAYS),
