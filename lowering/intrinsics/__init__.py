@@ -3,9 +3,23 @@ one module per family, like the prelude."""
 
 from __future__ import annotations
 
+from lowering.intrinsics.compare import COMPARE_LOWERINGS
+from lowering.intrinsics.convert import CONVERT_LOWERINGS
+from lowering.intrinsics.math import MATH_LOWERINGS
+from lowering.intrinsics.mma import MMA_LOWERINGS
+from lowering.intrinsics.reduce import REDUCE_LOWERINGS
+from lowering.intrinsics.shape import SHAPE_LOWERINGS
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.intrinsics.tensors import TENSOR_LOWERINGS
 
-INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {**TENSOR_LOWERINGS}
+INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
+    **TENSOR_LOWERINGS,
+    **MATH_LOWERINGS,
+    **COMPARE_LOWERINGS,
+    **SHAPE_LOWERINGS,
+    **REDUCE_LOWERINGS,
+    **MMA_LOWERINGS,
+    **CONVERT_LOWERINGS,
+}
 
 __all__ = ["INTRINSIC_LOWERINGS", "IntrinsicLowering"]

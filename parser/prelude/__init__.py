@@ -8,10 +8,24 @@ live in sibling modules; lowering has a table keyed by the same ids (`lowering.i
 
 from __future__ import annotations
 
+from parser.prelude.compare import COMPARE_INTRINSICS
+from parser.prelude.convert import CONVERT_INTRINSICS
+from parser.prelude.math import MATH_INTRINSICS
+from parser.prelude.mma import MMA_INTRINSICS
+from parser.prelude.reduce import REDUCE_INTRINSICS
+from parser.prelude.shape import SHAPE_INTRINSICS
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver, receiver_kind
 from parser.prelude.tensors import TENSOR_INTRINSICS
 
-PRELUDE: tuple[Intrinsic, ...] = (*TENSOR_INTRINSICS,)
+PRELUDE: tuple[Intrinsic, ...] = (
+    *TENSOR_INTRINSICS,
+    *MATH_INTRINSICS,
+    *COMPARE_INTRINSICS,
+    *SHAPE_INTRINSICS,
+    *REDUCE_INTRINSICS,
+    *MMA_INTRINSICS,
+    *CONVERT_INTRINSICS,
+)
 
 FUNCTIONS: dict[str, Intrinsic] = {}
 METHODS: dict[tuple[Receiver, str], Intrinsic] = {}

@@ -48,22 +48,6 @@ def markers_of(kind: str, variants: Sequence[str] | None = None) -> str:
 # ----------------------------------------------------------------------------- arguments
 
 
-def value_arg(call: CallTyper, index: int, fn: str, hint: SemType | None = None) -> Value | None:
-    """A scalar or a tile of numbers."""
-    ty = call.arg(index, hint)
-    if ty is None or isinstance(ty, (ScalarTy, TileTy)):
-        return ty
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a tile or a scalar, found `{ty}`",
-            call.args[index].span,
-            "expected a tile or a scalar",
-        )
-    )
-    return None
-
-
 def tile_arg(call: CallTyper, index: int, fn: str, hint: SemType | None = None) -> TileTy | None:
     """A `Tile<E, S>` (scalars are not tiles in Rust: they need `scalar_to_tile`)."""
     ty = call.arg(index, hint)
@@ -97,7 +81,9 @@ def scalar_arg(
         help_ = (
             ("use `tile_to_scalar(t)` on a rank-0 tile",)
             if not ty.shape
-            else (f"use the tile form of `{fn}`",)
+            else (f"for tiles use `{fn}_tile`",)
+            if fn in ("min", "max")
+            else ()
         )
     call.report(
         error(
@@ -137,23 +123,34 @@ def same_type_arg(
 
 
 def elem_kind_ok(call: CallTyper, index: int, ty: Value, fn: str, kind: str) -> bool:
-    """`kind` is "float", "integer" (bool excluded) or "number" (not bool)."""
+    """`kind` is "float", "integer" (bool excluded), "number" (not bool) or "bits"
+    (integers and bool)."""
     elem = ty.elem
     ok = {
         "float": elem.is_float,
         "integer": elem.is_integer,
         "number": elem is not Elem.BOOL,
+        "bits": not elem.is_float,
     }[kind]
     if not ok:
+        noun = _KIND_NOUNS[kind]
         call.report(
             error(
                 codes.UNSUPPORTED_TYPE,
-                f"`{fn}` needs {kind} elements, found `{ty}`",
+                f"`{fn}` needs {noun} elements, found `{ty}`",
                 call.args[index].span,
-                f"`{elem}` is not {'an' if kind == 'integer' else 'a'} {kind} type",
+                f"`{elem}` is not {'an' if noun[0] in 'aeiou' else 'a'} {noun} type",
             )
         )
     return ok
+
+
+_KIND_NOUNS = {
+    "float": "float",
+    "integer": "integer",
+    "number": "numeric",
+    "bits": "integer or bool",
+}
 
 
 def marker_arg(
@@ -230,7 +227,7 @@ def const_int_arg(call: CallTyper, index: int, what: str, fn: str) -> int | None
     ty = call.arg(index, I32)
     if ty is None:
         return None
-    value = call.constant(index)
+    value = constant_arg(call, index)
     if isinstance(ty, ScalarTy) and isinstance(value, int) and not isinstance(value, bool):
         return value
     call.report(
@@ -303,10 +300,21 @@ def check_tile_dims(call: CallTyper, dims: Sequence[int], span: A.Span, what: st
     return True
 
 
+def constant_arg(call: CallTyper, index: int) -> object:
+    """`call.constant(index)`, plus the values the checker records but does not fold
+    (`const_array![1, 0]`, `f32::NEG_INFINITY`)."""
+    value = call.constant(index)
+    if value is not None:
+        return value
+    facts = getattr(getattr(call, "checker", None), "facts", None)
+    consts = getattr(facts, "consts", {})
+    return consts.get(call.args[index])
+
+
 def static_value(call: CallTyper, index: int) -> int | float | bool | None:
     """The compile-time value of a scalar argument: a literal, a constant, `f32::NEG_INFINITY`
     or `E::ZERO` (possibly negated), or None."""
-    value = call.constant(index)
+    value = constant_arg(call, index)
     if isinstance(value, (int, float, bool)):
         return value
     expr, sign = call.args[index], 1
@@ -389,7 +397,7 @@ def target_elem(call: CallTyper, fn: str, position: int, what: str) -> Elem | No
     call.report(
         error(
             codes.TYPE_ANNOTATION_NEEDED,
-            f"type annotations needed: cannot infer {what} of `{fn}`",
+            f"type annotations needed for `{fn}`: cannot infer {what}",
             call.span,
             "cannot infer the result type",
             help=(f"annotate the binding: `let y: Tile<f16, {{[..]}}> = {fn}(..);`",),

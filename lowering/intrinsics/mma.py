@@ -1,0 +1,42 @@
+"""Lowering of matrix multiply-accumulate (`parser.prelude.mma`): `mmaf` for float
+accumulators, `mmai` (operand signedness from their Rust types, or given) otherwise."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lowering.intrinsics.common import SIGNEDNESS, marker, result_type, value_type, values
+from lowering.intrinsics.spec import IntrinsicLowering
+from lowering.ir.ops_matmul import MmaF, MmaI
+from lowering.lower_ops import signedness
+from lowering.lowered_values import Lowered
+from parser import ast_nodes as A
+
+if TYPE_CHECKING:
+    from lowering.lower_kernel import KernelLowering
+
+
+def _mma(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    lhs, rhs, acc = values(ctx, args[:3])
+    result = result_type(ctx, call)
+    if value_type(ctx, args[2]).elem.is_float:
+        return ctx.builder.emit(
+            MmaF, result=result, lhs=lhs, rhs=rhs, acc=acc, span=call.span
+        ).result
+    if len(args) == 5:
+        sign_lhs, sign_rhs = (SIGNEDNESS[marker(ctx, a)] for a in args[3:])
+    else:
+        sign_lhs, sign_rhs = (signedness(value_type(ctx, a).elem) for a in args[:2])
+    return ctx.builder.emit(
+        MmaI,
+        result=result,
+        signedness_lhs=sign_lhs,
+        signedness_rhs=sign_rhs,
+        lhs=lhs,
+        rhs=rhs,
+        acc=acc,
+        span=call.span,
+    ).result
+
+
+MMA_LOWERINGS: dict[str, IntrinsicLowering] = {"mma": _mma, "mmaf": _mma, "mmai": _mma}

@@ -1,0 +1,185 @@
+"""Matrix multiply-accumulate: `mma(a, b, acc)` (`[M, K] x [K, N] + [M, N]`, or batched
+`[B, M, K] x [B, K, N] + [B, M, N]`), and the explicit `mmaf(a, b, acc)` /
+`mmai(a, b, acc, signedness::X, signedness::Y)`.
+
+The element rules are Tile IR's: float operands with an accumulator they support
+(f16 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64); 8-bit integer operands with an i32
+accumulator. The result has the accumulator's type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from parser import codes
+from parser.diagnostics import error
+from parser.prelude.common import marker_arg, shape_text, tile_arg
+from parser.prelude.spec import CallTyper, Intrinsic
+from parser.types import Elem, SemType, TileTy
+
+MMA_ACCUMULATORS: dict[Elem, tuple[Elem, ...]] = {
+    Elem.F16: (Elem.F16, Elem.F32),
+    Elem.BF16: (Elem.F32,),
+    Elem.TF32: (Elem.F32,),
+    Elem.F32: (Elem.F32,),
+    Elem.F64: (Elem.F64,),
+    Elem.I8: (Elem.I32, Elem.U32),
+    Elem.U8: (Elem.I32, Elem.U32),
+}
+
+
+def _shapes_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str) -> bool:
+    ranks = {len(lhs.shape), len(rhs.shape), len(acc.shape)}
+    if len(ranks) != 1 or ranks.pop() not in (2, 3):
+        return _shape_error(
+            call,
+            fn,
+            f"`{fn}` needs operands of rank 2 (`[M, K] x [K, N] + [M, N]`) or 3 (batched), "
+            f"found ranks {len(lhs.shape)}, {len(rhs.shape)} and {len(acc.shape)}",
+            call.span,
+            "rank mismatch",
+        )
+    if len(lhs.shape) == 3 and not lhs.shape[0] == rhs.shape[0] == acc.shape[0]:
+        return _shape_error(
+            call,
+            fn,
+            f"`{fn}` needs one batch size, found {lhs.shape[0]}, {rhs.shape[0]} and {acc.shape[0]}",
+            call.span,
+            "batch sizes differ",
+        )
+    (m, k), (k2, n) = lhs.shape[-2:], rhs.shape[-2:]
+    if k != k2:
+        return _shape_error(
+            call,
+            fn,
+            f"mismatched inner dimensions in `{fn}`: lhs {shape_text(lhs.shape)} has K = {k} "
+            f"but rhs {shape_text(rhs.shape)} has K = {k2}",
+            call.args[1].span,
+            f"K = {k2}",
+            secondary=((call.args[0].span, f"K = {k}"),),
+        )
+    if acc.shape[-2:] != (m, n):
+        want = (*lhs.shape[:-2], m, n)
+        return _shape_error(
+            call,
+            fn,
+            f"mismatched accumulator in `{fn}`: {shape_text(lhs.shape)} x "
+            f"{shape_text(rhs.shape)} needs an accumulator of shape {shape_text(want)}, "
+            f"found {shape_text(acc.shape)}",
+            call.args[2].span,
+            f"expected shape {shape_text(want)}",
+        )
+    return True
+
+
+def _shape_error(
+    call: CallTyper,
+    fn: str,
+    message: str,
+    span: object,
+    label: str,
+    secondary: tuple = (),
+) -> bool:
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            message,
+            span,  # type: ignore[arg-type]
+            label,
+            secondary=secondary,
+            notes=(
+                "`mma` computes `lhs x rhs + acc` with lhs `[M, K]`, rhs `[K, N]`, acc `[M, N]`",
+            ),
+        )
+    )
+    return False
+
+
+def _elements_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str) -> bool:
+    if rhs.elem != lhs.elem:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `{fn}` needs lhs and rhs of one element type, found "
+                f"`{lhs.elem}` and `{rhs.elem}`",
+                call.args[1].span,
+                f"expected `{lhs.elem}` elements",
+                secondary=((call.args[0].span, f"this is `{lhs}`"),),
+                help=("convert one side with `convert_tile`",),
+            )
+        )
+        return False
+    allowed = _allowed(fn, lhs.elem)
+    if acc.elem in allowed:
+        return True
+    if allowed:
+        want = " or ".join(f"`{e}`" for e in allowed)
+        message = (
+            f"`{fn}` with `{lhs.elem}` operands needs a {want} accumulator, found `{acc.elem}`"
+        )
+    else:
+        message = f"`{fn}` does not support `{lhs.elem}` operands"
+    call.report(
+        error(
+            codes.UNSUPPORTED_TYPE,
+            message,
+            call.args[2].span if allowed else call.args[0].span,
+            "unsupported element types",
+            notes=("Tile IR mma: f16 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64, i8/u8 -> i32",),
+        )
+    )
+    return False
+
+
+def _allowed(fn: str, elem: Elem) -> tuple[Elem, ...]:
+    allowed = MMA_ACCUMULATORS.get(elem, ())
+    if fn == "mmaf":
+        return allowed if elem.is_float else ()
+    if fn == "mmai":
+        return (Elem.I32,) if not elem.is_float and allowed else ()
+    return allowed
+
+
+def _mma(fn: str) -> Callable[[CallTyper], SemType | None]:
+    def rule(call: CallTyper) -> SemType | None:
+        tiles = [tile_arg(call, i, fn) for i in range(3)]
+        if any(t is None for t in tiles):
+            return None
+        lhs, rhs, acc = tiles
+        assert lhs is not None and rhs is not None and acc is not None
+        if not _elements_ok(call, lhs, rhs, acc, fn) or not _shapes_ok(call, lhs, rhs, acc, fn):
+            return None
+        if fn == "mmai" and any(marker_arg(call, i, "signedness", fn) is None for i in (3, 4)):
+            return None
+        return acc
+
+    return rule
+
+
+MMA_INTRINSICS: tuple[Intrinsic, ...] = (
+    Intrinsic(
+        "mma",
+        "fn mma<E1, E2, const M: i32, const N: i32, const K: i32>(lhs: Tile<E1, {[M, K]}>, "
+        "rhs: Tile<E1, {[K, N]}>, acc: Tile<E2, {[M, N]}>) -> Tile<E2, {[M, N]}>",
+        (3,),
+        _mma("mma"),
+        functions=("mma",),
+    ),
+    Intrinsic(
+        "mmaf",
+        "fn mmaf<EIn, EOut, const LHS: [i32; N], const RHS: [i32; N], const ACC: [i32; N]>(lhs: "
+        "Tile<EIn, LHS>, rhs: Tile<EIn, RHS>, acc: Tile<EOut, ACC>) -> Tile<EOut, ACC>",
+        (3,),
+        _mma("mmaf"),
+        functions=("mmaf",),
+    ),
+    Intrinsic(
+        "mmai",
+        "fn mmai<EIn, const LHS: [i32; N], const RHS: [i32; N], const ACC: [i32; N], SL, SR>(lhs: "
+        "Tile<EIn, LHS>, rhs: Tile<EIn, RHS>, acc: Tile<i32, ACC>, signedness_lhs: SL, "
+        "signedness_rhs: SR) -> Tile<i32, ACC>",
+        (5,),
+        _mma("mmai"),
+        functions=("mmai",),
+    ),
+)

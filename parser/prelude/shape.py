@@ -1,0 +1,358 @@
+"""Tile creation and shape manipulation: `constant(value, shape)`, `iota(shape)`,
+`reshape`, `permute(t, const_array![..])`, `t.transpose()`, `extract(t, [i, ..])`,
+`cat(a, b, dim)`, and the scalar <-> rank-0 tile relabels `scalar_to_tile`/`tile_to_scalar`.
+
+Result shapes are computed from the operands (Rust infers them from annotations; a
+disagreeing annotation is then reported by the `let`). `extract` is the exception: its
+result shape comes only from the context, as in cuTile.
+"""
+
+from __future__ import annotations
+
+from parser import codes
+from parser.diagnostics import error
+from parser.prelude.common import (
+    check_tile_dims,
+    const_int_arg,
+    constant_arg,
+    element_count,
+    expected_type,
+    scalar_arg,
+    shape_arg,
+    shape_text,
+    static_value,
+    target_elem,
+    tile_arg,
+)
+from parser.prelude.spec import CallTyper, Intrinsic, Receiver
+from parser.types import ArrayTy, Elem, ScalarTy, SemType, ShapeTy, TileTy
+
+RANK0_I32 = TileTy(Elem.I32, ())
+
+
+def _constant(call: CallTyper) -> SemType | None:
+    expected = expected_type(call)
+    hint = ScalarTy(expected.elem) if isinstance(expected, (ScalarTy, TileTy)) else None
+    value = call.arg(0, hint)
+    if value is None:
+        return None
+    if not isinstance(value, ScalarTy):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `constant` fills a tile with one scalar value, found `{value}`",
+                call.args[0].span,
+                "expected a scalar",
+                help=("to reshape or broadcast a tile use `.reshape(..)` / `.broadcast(..)`",),
+            )
+        )
+        return None
+    dims = shape_arg(call, 1, "constant")
+    if dims is None:
+        return None
+    if static_value(call, 0) is None:
+        call.report(
+            error(
+                codes.GENERIC_ARGUMENT,
+                "the value of `constant` must be a compile-time constant",
+                call.args[0].span,
+                "not known at compile time",
+                notes=("`constant` becomes a dense constant in the kernel's code",),
+                help=(
+                    f"fill a tile with a run-time value: "
+                    f"`{call.args[0].span.text}.broadcast({call.args[1].span.text})`",
+                ),
+            )
+        )
+        return None
+    return TileTy(value.elem, dims)
+
+
+def _reshape(call: CallTyper) -> SemType | None:
+    source = tile_arg(call, 0, "reshape")
+    dims = shape_arg(call, 1, "reshape") if source is not None else None
+    if source is None or dims is None:
+        return None
+    have, want = element_count(source.shape), element_count(dims)
+    if have != want:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"cannot reshape `{source}` ({have} elements) to shape {shape_text(dims)} "
+                f"({want} elements)",
+                call.args[1].span,
+                f"{want} elements",
+                secondary=((call.args[0].span, f"{have} elements"),),
+                notes=("`reshape` keeps the number of elements",),
+            )
+        )
+        return None
+    return TileTy(source.elem, dims)
+
+
+def _permutation(call: CallTyper, index: int, rank: int, fn: str) -> tuple[int, ...] | None:
+    ty = call.arg(index)
+    if ty is None:
+        return None
+    value = constant_arg(call, index)
+    dims = getattr(ty, "dims", None)  # an `Array<{[..]}>` type that carries its values
+    if isinstance(dims, tuple) and not isinstance(ty, ShapeTy):
+        value = dims
+    if (not isinstance(ty, ArrayTy) and dims is None) or not isinstance(value, tuple):
+        call.report(
+            error(
+                codes.GENERIC_ARGUMENT,
+                f"the permutation of `{fn}` must be a compile-time array",
+                call.args[index].span,
+                f"found `{ty}`" if not isinstance(ty, ArrayTy) else "not known at compile time",
+                help=("write it inline: `const_array![1, 0]`",),
+            )
+        )
+        return None
+    if sorted(value) != list(range(rank)):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"`{list(value)}` is not a permutation of the {rank} dimensions of the tile",
+                call.args[index].span,
+                f"expected each of 0..{rank - 1} exactly once",
+            )
+        )
+        return None
+    return value
+
+
+def _permute(call: CallTyper) -> SemType | None:
+    source = tile_arg(call, 0, "permute")
+    if source is None:
+        return None
+    permutation = _permutation(call, 1, len(source.shape), "permute")
+    if permutation is None:
+        return None
+    return TileTy(source.elem, tuple(source.shape[p] for p in permutation))
+
+
+def _transpose(call: CallTyper) -> SemType | None:
+    source = tile_arg(call, 0, "transpose")
+    if source is None:
+        return None
+    if len(source.shape) != 2:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"`transpose` needs a rank-2 tile, found `{source}`",
+                call.span,
+                f"rank {len(source.shape)}",
+                help=("reorder other ranks with `permute(t, const_array![..])`",),
+            )
+        )
+        return None
+    rows, cols = source.shape
+    return TileTy(source.elem, (cols, rows))
+
+
+def _extract(call: CallTyper) -> SemType | None:
+    source = tile_arg(call, 0, "extract")
+    if source is None:
+        return None
+    rank = len(source.shape)
+    indices = call.arg(1, ArrayTy(RANK0_I32, rank))
+    if indices is None:
+        return None
+    if indices != ArrayTy(RANK0_I32, rank):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: expected `[Tile<i32, {{[]}}>; {rank}]` (one slice index per "
+                f"dimension), found `{indices}`",
+                call.args[1].span,
+                f"expected {rank} rank-0 `i32` tiles",
+                help=("make a rank-0 tile with `scalar_to_tile(0i32)`",),
+            )
+        )
+        return None
+    return _extract_result(call, source)
+
+
+def _extract_result(call: CallTyper, source: TileTy) -> SemType | None:
+    expected = expected_type(call)
+    if not isinstance(expected, TileTy):
+        call.report(
+            error(
+                codes.TYPE_ANNOTATION_NEEDED,
+                "type annotations needed: cannot infer the shape `extract` returns",
+                call.span,
+                "cannot infer the result shape",
+                help=("annotate the binding: `let part: Tile<E, {[..]}> = extract(..);`",),
+            )
+        )
+        return None
+    wanted = TileTy(source.elem, expected.shape)
+    ok = len(expected.shape) == len(source.shape) and all(
+        d > 0 and s % d == 0 for s, d in zip(source.shape, expected.shape, strict=True)
+    )
+    if not ok:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"cannot extract `{wanted}` from `{source}`: each dimension must divide the "
+                "source's",
+                call.span,
+                f"expected `{expected}`",
+            )
+        )
+        return None
+    return wanted
+
+
+def _cat(call: CallTyper) -> SemType | None:
+    lhs = tile_arg(call, 0, "cat")
+    rhs = tile_arg(call, 1, "cat") if lhs is not None else None
+    if lhs is None or rhs is None:
+        return None
+    dim = const_int_arg(call, 2, "dimension argument", "cat")
+    if dim is None:
+        return None
+    rank = len(lhs.shape)
+    fits = rhs.elem == lhs.elem and len(rhs.shape) == rank and 0 <= dim < rank
+    if fits and all(lhs.shape[i] == rhs.shape[i] for i in range(rank) if i != dim):
+        dims = tuple(
+            a + b if i == dim else a
+            for i, (a, b) in enumerate(zip(lhs.shape, rhs.shape, strict=True))
+        )
+        if not check_tile_dims(call, dims, call.span, "the result of `cat`"):
+            return None
+        return TileTy(lhs.elem, dims)
+    if not 0 <= dim < rank:
+        why, at = f"dimension {dim} is out of range for rank {rank}", call.args[2].span
+    else:
+        why, at = f"`{lhs}` and `{rhs}` differ outside dimension {dim}", call.args[1].span
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"cannot concatenate: {why}",
+            at,
+            "here",
+            notes=("`cat` joins two tiles of one element type along `dim`",),
+        )
+    )
+    return None
+
+
+def _iota(call: CallTyper) -> SemType | None:
+    dims = shape_arg(call, 0, "iota")
+    if dims is None:
+        return None
+    elem = target_elem(call, "iota", 0, "the element type")
+    if elem is None:
+        return None
+    if len(dims) != 1 or not elem.is_integer or (elem.bits < 64 and dims[0] > 1 << elem.bits):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"`iota` makes a rank-1 integer tile; cannot make `{TileTy(elem, dims)}`",
+                call.span,
+                "unsupported result",
+                help=("e.g. `let i: Tile<i32, {[128]}> = iota(const_shape![128]);`",),
+            )
+        )
+        return None
+    return TileTy(elem, dims)
+
+
+def _scalar_to_tile(call: CallTyper) -> SemType | None:
+    scalar = scalar_arg(call, 0, "scalar_to_tile")
+    return None if scalar is None else TileTy(scalar.elem, ())
+
+
+def _tile_to_scalar(call: CallTyper) -> SemType | None:
+    tile = tile_arg(call, 0, "tile_to_scalar")
+    if tile is None:
+        return None
+    if tile.shape:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: expected `Tile<{tile.elem}, {{[]}}>`, found `{tile}`",
+                call.args[0].span,
+                "expected a rank-0 tile",
+                help=(f"reshape it first: `{call.args[0].span.text}.reshape(const_shape![])`",),
+            )
+        )
+        return None
+    return ScalarTy(tile.elem)
+
+
+SHAPE_INTRINSICS: tuple[Intrinsic, ...] = (
+    Intrinsic(
+        "constant",
+        "fn constant<E: ElementType, const S: [i32; N]>(value: E, shape: Shape<S>) -> Tile<E, S>",
+        (2,),
+        _constant,
+        functions=("constant",),
+    ),
+    Intrinsic(
+        "reshape",
+        "fn reshape<E, const S: [i32; N], const R: [i32; M]>(source: Tile<E, S>, shape: "
+        "Shape<R>) -> Tile<E, R>",
+        (2,),
+        _reshape,
+        functions=("reshape",),
+        methods=("reshape",),
+        receiver=Receiver.TILE,
+    ),
+    Intrinsic(
+        "permute",
+        "fn permute<E, const A: [i32; N], const I: [i32; N], const R: [i32; N]>(source: "
+        "Tile<E, A>, permutation: Array<I>) -> Tile<E, R>",
+        (2,),
+        _permute,
+        functions=("permute",),
+    ),
+    Intrinsic(
+        "transpose",
+        "fn transpose<E, const M: i32, const N: i32>(self: Tile<E, {[M, N]}>) -> Tile<E, {[N, M]}>",
+        (1,),
+        _transpose,
+        functions=("transpose",),
+        methods=("transpose",),
+        receiver=Receiver.TILE,
+    ),
+    Intrinsic(
+        "extract",
+        "fn extract<E, const SIn: [i32; N], const SOut: [i32; N]>(source: Tile<E, SIn>, "
+        "indices: [Tile<i32, {[]}>; N]) -> Tile<E, SOut>",
+        (2,),
+        _extract,
+        functions=("extract",),
+    ),
+    Intrinsic(
+        "cat",
+        "fn cat<E, const SLhs: [i32; N], const SRhs: [i32; N], const SOut: [i32; N]>(lhs: "
+        "Tile<E, SLhs>, rhs: Tile<E, SRhs>, dim: i32) -> Tile<E, SOut>",
+        (3,),
+        _cat,
+        functions=("cat",),
+    ),
+    Intrinsic(
+        "iota",
+        "fn iota<E: ElementType, const S: [i32; 1]>(shape: Shape<S>) -> Tile<E, S>",
+        (1,),
+        _iota,
+        functions=("iota",),
+    ),
+    Intrinsic(
+        "scalar_to_tile",
+        "fn scalar_to_tile<E: ElementType>(scalar: E) -> Tile<E, {[]}>",
+        (1,),
+        _scalar_to_tile,
+        functions=("scalar_to_tile",),
+    ),
+    Intrinsic(
+        "tile_to_scalar",
+        "fn tile_to_scalar<E: ElementType>(tile: Tile<E, {[]}>) -> E",
+        (1,),
+        _tile_to_scalar,
+        functions=("tile_to_scalar",),
+    ),
+)
