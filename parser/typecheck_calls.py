@@ -34,6 +34,8 @@ class CallSite:
     span: Span
     args: tuple[A.Expr, ...]
     known: dict[int, SemType | None] = field(default_factory=dict)
+    expected: SemType | None = None  # what the context wants the result to be
+    generic_args: tuple[A.GenericArg, ...] = ()  # the turbofish, `f::<A, B>(..)`
 
     def arg(self, index: int, expected: SemType | None = None) -> SemType | None:
         if index not in self.known:
@@ -95,7 +97,8 @@ class CallRules:
         name = call.function.name
         intrinsic = FUNCTIONS.get(name)
         if intrinsic is not None:
-            return self.apply(intrinsic, call, call.args, call.function.span)
+            site = CallSite(self, call.span, call.args, {}, expected, call.function.generic_args)
+            return self.apply(intrinsic, call, call.args, call.function.span, site)
         candidates = self.program.functions_named(name)
         devices = [f for f in candidates if f.entry is None]
         if not devices:
@@ -146,7 +149,14 @@ class CallRules:
                 )
             )
             return None
-        site = CallSite(self, call.span, (call.receiver, *call.args), {0: receiver_ty})
+        site = CallSite(
+            self,
+            call.span,
+            (call.receiver, *call.args),
+            {0: receiver_ty},
+            expected,
+            call.generic_args,
+        )
         return self.apply(intrinsic, call, site.args, call.method_span, site)
 
     def apply(

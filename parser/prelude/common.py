@@ -4,16 +4,14 @@ Each helper checks one argument (or one fact about the call) and reports a rustc
 diagnostic at the offending argument when it fails; it returns None after reporting, so a
 rule can stop at the first problem without a cascade of follow-on errors.
 
-Two facts rules need are not part of `CallTyper` yet: the type the context expects (`let
-y: Tile<f16, S> = convert_tile(x);`) and turbofish generic arguments (`iota::<i32, S>(..)`).
-`expected_type` and `generic_args` read them from the call site when it offers them
-(`call.expected`, `call.generic_args`) and otherwise from the checker's active call frame.
+Result types Rust infers from context come from the call site: the type the context
+expects (`let y: Tile<f16, S> = convert_tile(x);`) and turbofish generic arguments
+(`iota::<i32, S>(..)`).
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 
 from parser import ast_nodes as A
@@ -331,42 +329,16 @@ def static_value(call: CallTyper, index: int) -> int | float | bool | None:
 # ----------------------------------------------------------------------------- context
 
 
-def _site_frame(call: CallTyper) -> dict[str, object] | None:
-    """The locals of the checker's `call`/`method_call` frame that is typing this call."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name in ("call", "method_call") and code.co_filename.endswith(
-            "typecheck_calls.py"
-        ):
-            node = frame.f_locals.get("call")
-            if isinstance(node, (A.Call, A.MethodCall)) and node.span == call.span:
-                return frame.f_locals
-        frame = frame.f_back
-    return None
-
-
 def expected_type(call: CallTyper) -> SemType | None:
     """The type the context expects for this call's result (a `let` annotation, the
     parameter of an enclosing call), or None."""
-    if hasattr(call, "expected"):
-        return call.expected  # type: ignore[no-any-return]
-    frame = _site_frame(call)
-    hint = frame.get("expected") if frame else None
+    hint = getattr(call, "expected", None)
     return hint if isinstance(hint, (ScalarTy, TileTy, ShapeTy, ArrayTy)) else None
 
 
 def generic_args(call: CallTyper) -> tuple[A.GenericArg, ...]:
     """The turbofish arguments of the call (`f::<A, B>(..)`, `x.m::<A>(..)`)."""
-    if hasattr(call, "generic_args"):
-        return tuple(call.generic_args)  # type: ignore[arg-type]
-    frame = _site_frame(call)
-    node = frame.get("call") if frame else None
-    if isinstance(node, A.MethodCall):
-        return node.generic_args
-    if isinstance(node, A.Call) and isinstance(node.function, A.PathExpr):
-        return node.function.generic_args
-    return ()
+    return tuple(getattr(call, "generic_args", ()))
 
 
 def turbofish_type(call: CallTyper, position: int) -> A.TypeExpr | None:

@@ -38,6 +38,8 @@ class CallTyper(Protocol):
 
     span: Span
     args: tuple[A.Expr, ...]
+    expected: SemType | None  # the result type the context asks for, if any
+    generic_args: tuple[A.GenericArg, ...]  # the turbofish
 
     def arg(self, index: int, expected: SemType | None = None) -> SemType | None: ...
 
