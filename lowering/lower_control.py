@@ -74,7 +74,9 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
         _set_state(ctx, carried, list(args[1:]))
         with ctx.region_scope():
             ctx.block(node.body, trailing=A.ContinueExpr)
-        ctx.builder.emit(Continue, values=tuple(_state(ctx, carried)), span=node.span)
+        _terminate(
+            ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
+        )
 
     region = ctx.builder.region([I32, *(v.type for v in init)], body)
     op = ctx.builder.emit(
@@ -120,7 +122,9 @@ def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
                 ctx, tile_id, counts.counts, mapped.map_shape, node.span
             )
             ctx.block(node.body, trailing=A.ContinueExpr)
-        ctx.builder.emit(Continue, values=tuple(_state(ctx, carried)), span=node.span)
+        _terminate(
+            ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
+        )
 
     region = ctx.builder.region([I32, *(v.type for v in init)], body)
     op = emit(
@@ -174,6 +178,50 @@ def swizzle(
     return (grouped, other) if major == 0 else (other, grouped)
 
 
+def _terminate(
+    ctx: KernelLowering, terminator: type, values: tuple[Value, ...], span: A.Span
+) -> None:
+    """Close the current region with `terminator` unless a `break`/`continue` already did."""
+    if ctx.terminated:
+        ctx.terminated = False
+        return
+    ctx.builder.emit(terminator, values=values, span=span)
+
+
+def _loop(ctx: KernelLowering, node: A.LoopExpr) -> Lowered:
+    """`loop { .. }`: a Tile IR `loop` left only through `break`."""
+    carried = ctx.body.carried[node]
+    init = _state(ctx, carried)
+
+    def body(args: tuple[Value, ...]) -> None:
+        _set_state(ctx, carried, list(args))
+        with ctx.region_scope():
+            ctx.block(node.body, trailing=A.ContinueExpr)
+        _terminate(
+            ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
+        )
+
+    region = ctx.builder.region([v.type for v in init], body)
+    op = ctx.builder.emit(
+        Loop,
+        outputs=tuple(v.type for v in init),
+        init_values=tuple(init),
+        body=region,
+        span=node.span,
+    )
+    _set_state(ctx, carried, list(op.outputs))
+    return None
+
+
+def _break_or_continue(ctx: KernelLowering, node: A.BreakExpr | A.ContinueExpr) -> Lowered:
+    loop = ctx.body.exits[node]
+    values = tuple(_state(ctx, ctx.body.carried[loop]))
+    terminator = Break if isinstance(node, A.BreakExpr) else Continue
+    ctx.builder.emit(terminator, values=values, span=node.span)
+    ctx.terminated = True
+    return None
+
+
 def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:
     """`loop` whose body first breaks out unless the condition holds."""
     carried = ctx.body.carried[node]
@@ -197,7 +245,9 @@ def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:
                 span=node.span,
             )
             ctx.block(node.body, trailing=A.ContinueExpr)
-        ctx.builder.emit(Continue, values=tuple(_state(ctx, carried)), span=node.span)
+        _terminate(
+            ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
+        )
 
     region = ctx.builder.region([v.type for v in init], body)
     op = ctx.builder.emit(
@@ -225,6 +275,9 @@ def _if(ctx: KernelLowering, node: A.IfExpr) -> Lowered:
             _set_state(ctx, carried, before)
             with ctx.region_scope():
                 value = _branch_value(ctx, code)
+            if ctx.terminated:  # the branch left its loop with `break` / `continue`
+                ctx.terminated = False
+                return
             leaves = flatten(value)
             ctx.builder.emit(Yield, values=(*leaves, *_state(ctx, carried)), span=node.span)
 
@@ -308,5 +361,8 @@ LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.IfExpr: _if,
     A.ForExpr: _for,
     A.WhileExpr: _while,
+    A.LoopExpr: _loop,
+    A.BreakExpr: _break_or_continue,
+    A.ContinueExpr: _break_or_continue,
     A.Assign: _assign,
 }

@@ -47,6 +47,9 @@ class KernelLowering:
         self.builder = Builder()
         self.values: dict[int, Lowered] = {}  # LocalVar.id -> current value
         self.outputs: list[TensorHandle] = []
+        # set by `break` / `continue`: the rest of the current region is unreachable, and
+        # the region already has its terminator
+        self.terminated = False
         self.assumptions: list[Assumption] = []
         self.block_ids: tuple[Value, Value, Value] = ()  # type: ignore[assignment]
 
@@ -189,12 +192,50 @@ class KernelLowering:
         statements, tail = (
             A.split_trailing(block, trailing) if trailing else (block.statements, block.tail)
         )
-        for statement in statements:
+        for position, statement in enumerate(statements):
+            if self.terminated:
+                return None
+            if isinstance(statement, A.ExprStmt) and statement.expr in self.body.guards:
+                assert isinstance(statement.expr, A.IfExpr)
+                return self._guarded(statement.expr, statements[position + 1 :], tail)
             if isinstance(statement, A.Let):
                 self._let(statement)
             elif isinstance(statement, A.ExprStmt):
                 self.expr(statement.expr)
-        return self.expr(tail) if tail is not None else None
+        if tail is None or self.terminated:
+            return None
+        return self.expr(tail)
+
+    def _guarded(self, guard: A.IfExpr, rest: tuple[A.Stmt, ...], tail: A.Expr | None) -> Lowered:
+        """`if c { ..; return; } rest` lowers to `if c { .. } else { rest }`."""
+        from lowering.ir.ops_control import If, Yield
+
+        condition = self.expr(guard.condition)
+        remainder = A.Block(guard.span, rest, tail)
+
+        tokens = [h.token for h in self.outputs]
+
+        def fill(code: A.Block, trailing: type | None) -> Callable[[tuple[Value, ...]], None]:
+            def body(_: tuple[Value, ...]) -> None:
+                for handle, token in zip(self.outputs, tokens, strict=True):
+                    handle.token = token  # each branch starts from the state before the `if`
+                with self.region_scope():
+                    self.block(code, trailing=trailing)
+                self.builder.emit(Yield, span=guard.span)
+
+            return body
+
+        then_region = self.builder.region([], fill(guard.then_block, A.ReturnExpr))
+        else_region = self.builder.region([], fill(remainder, None))
+        self.builder.emit(
+            If,
+            outputs=(),
+            condition=condition,
+            then_region=then_region,
+            else_region=else_region,
+            span=guard.span,
+        )
+        return None
 
     def _let(self, let: A.Let) -> None:
         assert let.value is not None

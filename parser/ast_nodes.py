@@ -442,3 +442,23 @@ def range_bounds(iterable: Expr) -> tuple[Expr, Expr, Expr | None] | None:
     ):
         return iterable.start, iterable.end, step
     return None
+
+
+def early_return_guards(body: Block) -> list[IfExpr]:
+    """`if c { ..; return; }` statements (no `else`) directly in a function body: an early
+    exit; everything after such a statement runs only when `c` is false."""
+    guards = []
+    for statement in body.statements:
+        if not (isinstance(statement, ExprStmt) and isinstance(statement.expr, IfExpr)):
+            continue
+        node = statement.expr
+        last = node.then_block.statements[-1:] if node.then_block.tail is None else ()
+        if (
+            node.else_branch is None
+            and last
+            and isinstance(last[0], ExprStmt)
+            and isinstance(last[0].expr, ReturnExpr)
+            and last[0].expr.value is None
+        ):
+            guards.append(node)
+    return guards

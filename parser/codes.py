@@ -52,6 +52,9 @@ WRONG_ARG_COUNT: Final = _code("E0061", "wrong-argument-count", "wrong number of
 TYPE_ANNOTATION_NEEDED: Final = _code(
     "E0282", "type-annotation-needed", "a type cannot be inferred"
 )
+BREAK_OUTSIDE_LOOP: Final = _code(
+    "E0268", "break-outside-loop", "`break` or `continue` outside a loop"
+)
 DUPLICATE_DEFINITION: Final = _code("E0428", "duplicate-definition", "a name is defined twice")
 
 # --- types and shapes ---

@@ -128,6 +128,9 @@ class Checker(OperatorRules, ControlRules, CallRules):
             A.IfExpr: self.if_expr,
             A.ForExpr: self.for_loop,
             A.WhileExpr: self.while_loop,
+            A.LoopExpr: self.loop,
+            A.BreakExpr: self.break_or_continue,
+            A.ContinueExpr: self.break_or_continue,
             A.Assign: self.assign,
             A.Reference: self._reference,
         }
@@ -147,6 +150,8 @@ class Checker(OperatorRules, ControlRules, CallRules):
         self.scopes.append({})
         for param in params:
             self.declare(param)
+        if not self.inline_stack:  # the entry: `if c { return; }` guards end it early
+            self.facts.guards.update(A.early_return_guards(function.body))
         try:
             return self.block(function.body, expected, trailing=trailing)
         finally:

@@ -43,6 +43,7 @@ class Frame:
 
     depth: int
     assigned: dict[int, LocalVar] = field(default_factory=dict)
+    loop: A.ForExpr | A.WhileExpr | A.LoopExpr | None = None  # set for loops
 
 
 def is_value_type(ty: SemType) -> bool:
@@ -65,8 +66,9 @@ class ControlRules:
         if cond_ty is not None and cond_ty != BOOL:
             self.report(mismatch(BOOL, cond_ty, node.condition.span))
         frame = self._enter_frame()
+        guard = A.ReturnExpr if node in self.facts.guards else None
         try:
-            then_ty = self.block(node.then_block, expected)
+            then_ty = self.block(node.then_block, expected, trailing=guard)
             else_ty = self._branch(node.else_branch, then_ty or expected)
         finally:
             self._leave_frame(node, frame)
@@ -115,7 +117,7 @@ class ControlRules:
             ok = self._integer(step, None) and ok
         if not ok:
             return None
-        frame = self._enter_frame()
+        frame = self._enter_frame(node)
         self.scopes.append({})
         try:
             pattern = node.pattern
@@ -156,7 +158,7 @@ class ControlRules:
                 )
             )
             return None
-        frame = self._enter_frame()
+        frame = self._enter_frame(node)
         self.scopes.append({})
         try:
             index_ty = PartitionIndexTy(mapped.rank, var.id)
@@ -169,8 +171,49 @@ class ControlRules:
             self._leave_frame(node, frame)
         return UNIT
 
+    def loop(self: Checker, node: A.LoopExpr, expected: SemType | None) -> SemType | None:
+        """`loop { .. }`: runs until a `break`."""
+        frame = self._enter_frame(node)
+        try:
+            self.block(node.body, UNIT, trailing=A.ContinueExpr)
+        finally:
+            self._leave_frame(node, frame)
+        return UNIT
+
+    def break_or_continue(
+        self: Checker, node: A.BreakExpr | A.ContinueExpr, expected: SemType | None
+    ) -> SemType | None:
+        word = "break" if isinstance(node, A.BreakExpr) else "continue"
+        loop = next((f.loop for f in reversed(self.frames) if f.loop is not None), None)
+        if loop is None:
+            self.report(
+                error(
+                    codes.BREAK_OUTSIDE_LOOP,
+                    f"`{word}` outside of a loop",
+                    node.span,
+                    f"cannot `{word}` outside of a loop",
+                )
+            )
+            return None
+        if isinstance(node, A.BreakExpr) and node.value is not None:
+            self.report(unsupported(node.value.span, "`break` with a value"))
+            return None
+        if isinstance(node, A.BreakExpr) and isinstance(loop, A.ForExpr):
+            self.report(
+                error(
+                    codes.UNSUPPORTED_SYNTAX,
+                    "`break` out of a `for` loop is not supported",
+                    node.span,
+                    "inside a `for` loop",
+                    help=("write the loop as `while` (or `loop`) to exit it early",),
+                )
+            )
+            return None
+        self.facts.exits[node] = loop
+        return UNIT
+
     def while_loop(self: Checker, node: A.WhileExpr, expected: SemType | None) -> SemType | None:
-        frame = self._enter_frame()
+        frame = self._enter_frame(node)
         try:
             cond_ty = self.expr(node.condition, BOOL)
             if cond_ty is not None and cond_ty != BOOL:
@@ -226,8 +269,10 @@ class ControlRules:
 
     # --- carried-variable bookkeeping
 
-    def _enter_frame(self: Checker) -> Frame:
-        frame = Frame(len(self.scopes))
+    def _enter_frame(
+        self: Checker, loop: A.ForExpr | A.WhileExpr | A.LoopExpr | None = None
+    ) -> Frame:
+        frame = Frame(len(self.scopes), loop=loop)
         self.frames.append(frame)
         return frame
 

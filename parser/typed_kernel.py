@@ -40,7 +40,7 @@ class ResolvedCall:
     args: tuple[A.Expr, ...]  # receiver first for method calls
 
 
-Construct = A.ForExpr | A.WhileExpr | A.IfExpr
+Construct = A.ForExpr | A.WhileExpr | A.LoopExpr | A.IfExpr
 
 
 @dataclass
@@ -58,6 +58,12 @@ class TypedBody:
     # outer mutable variables assigned inside a loop or runtime `if`, in first-seen order:
     carried: dict[Construct, tuple[LocalVar, ...]] = field(default_factory=dict)
     loop_vars: dict[A.ForExpr, LocalVar | None] = field(default_factory=dict)
+    # `if c { ..; return; }` at the top of the entry body: the rest of the body is its else
+    guards: set[A.IfExpr] = field(default_factory=set)
+    # `break` / `continue`: the loop each one leaves or restarts
+    exits: dict[A.BreakExpr | A.ContinueExpr, A.ForExpr | A.WhileExpr | A.LoopExpr] = field(
+        default_factory=dict
+    )
     # `for idx in z.iter_indices()`: the loop and the mapped partition's binding
     persistent_loops: dict[A.ForExpr, LocalVar] = field(default_factory=dict)
 

@@ -1,6 +1,6 @@
 // entry: f  generics: B=128
-// Only a trailing `continue;` is supported; `break`, an early `continue`, `loop` and
-// inclusive ranges are not (yet).
+// `break` and `continue` work in `loop` and `while`; a `for` loop can only `continue`,
+// `break` outside a loop is E0268, and inclusive ranges are not supported (yet).
 
 #[cutile::module]
 mod kernel {
@@ -10,19 +10,18 @@ mod kernel {
     fn f<const B: i32>(z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>) {
         let mut n = 0i32;
         for i in 0..8 {
-            continue; // ERROR[CT0002]: `continue` before the end of a loop body
+            if i == 2 { continue; }
             n += i;
+            break; // ERROR[CT0002]: `break` out of a `for` loop
         }
         while n < 10i32 {
-            break; // ERROR[CT0002]: `break`
+            break;
         }
-        loop { // ERROR[CT0002]: `loop`
+        loop {
+            break;
         }
+        continue; // ERROR[E0268]: outside of a loop
         for k in 0..=3 { // ERROR[CT0002]: iterating over anything but
-        }
-        for k in 0..4 {
-            n += k;
-            continue;
         }
         z.store(x.load_like(z));
     }

@@ -278,3 +278,19 @@ def test_rope(entry: BundleEntry, torch) -> None:
     c, s = cos.float(), sin.float()
     expected = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=1)
     _check("rope", dtype, f"{rows}x{d}", out, expected)
+
+
+@pytest.mark.parametrize("entry", _entries("control_flow"))
+def test_control_flow(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    b = int(entry.generics_dict["B"])
+    size, n, limit = 10 * b + 17, 7, 6  # 11 blocks; blocks 6.. return early
+    (x,) = _inputs(torch, "f32", (size,), seed=11)
+    z = torch.full((size,), -7.0, device="cuda")
+    kernel(DeviceTensor.wrap(z).partition((b,)), DeviceTensor.wrap(x), n, limit, sync=True)
+    factor = 1 + (n + 1) // 2 - 3
+    scale = torch.tensor([2.0 if (i // b) % 2 == 0 else 0.5 for i in range(size)], device="cuda")
+    expected = torch.where(
+        torch.arange(size, device="cuda") // b < limit, x * factor * scale, torch.full_like(x, -7.0)
+    )
+    _check("control_flow", "f32", f"{size} (guard at block {limit})", z, expected)

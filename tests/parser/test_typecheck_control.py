@@ -510,9 +510,7 @@ def test_trailing_continue_and_return_are_accepted() -> None:
 @pytest.mark.parametrize(
     ("lines", "what"),
     [
-        (("for i in 0..3 {", "    continue;", "    let j = i;", "}"), "`continue` before the end"),
-        (("for i in 0..3 {", "    break;", "}"), "`break`"),
-        (("loop {", "}"), "`loop`"),
+        (("for i in 0..3 {", "    break;", "}"), "`break` out of a `for` loop"),
         (("return;", "let j = 1i32;"), "`return` before the end of the function"),
     ],
 )
