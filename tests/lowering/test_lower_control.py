@@ -590,3 +590,56 @@ def test_overflowing_constant_arithmetic_is_rejected_or_wraps() -> None:
     if result.ok:
         values = [op.values[0] for op in ops_of(result, core.Constant) if op.result.type == I32]
         assert all(-(2**31) <= v < 2**31 for v in values)
+
+
+def test_break_and_continue_terminate_their_branch_with_the_loop_state() -> None:
+    result = lower(
+        "let mut t = x.load_like(z);",
+        "let mut i = 0i32;",
+        "loop {",
+        "    i += 1i32;",
+        "    if i > 9i32 { break; }",
+        "    if i == 3i32 { continue; }",
+        "    t = t + t;",
+        "}",
+        STORE,
+    )
+    (loop,) = top(result, control.Loop)
+    ifs = [op for op in loop.body.block.ops if isinstance(op, control.If)]
+    assert [type(terminator(op.then_region.block)) for op in ifs] == [
+        control.Break,
+        control.Continue,
+    ]
+    # both exits hand over the loop's whole state: i, t and the output token
+    assert all(len(terminator(op.then_region.block).values) == 3 for op in ifs)
+    assert all(isinstance(terminator(op.else_region.block), control.Yield) for op in ifs)
+
+
+def test_an_early_return_guard_puts_the_rest_of_the_entry_in_its_else_branch() -> None:
+    result = lower(
+        LOAD,
+        "let (b, _, _) = get_tile_block_id();",
+        "if b >= 4i32 { return; }",
+        STORE,
+    )
+    (guard,) = top(result, control.If)
+    assert not ops_of_block(guard.then_region.block, memory.StoreViewTko)
+    assert ops_of_block(guard.else_region.block, memory.StoreViewTko)
+
+
+def ops_of_block(block: Block, kind: type) -> list[Op]:
+    return [op for op in walk(block) if isinstance(op, kind)]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ("for i in 0..3 {", "    break;", "}"),
+        ("break;",),
+        ("let (b, _, _) = get_tile_block_id();", "for i in 0..3 { if b > 1i32 { return; } }"),
+    ],
+)
+def test_exits_that_cannot_be_lowered_are_diagnosed(lines: tuple[str, ...]) -> None:
+    result = compile_text(kernel_text(LOAD, *lines, STORE), "f", {"B": "128"}, Stage.IR)
+    assert not result.ok
+    assert all(d.code.id in ("CT0002", "E0268") for d in result.diagnostics if d.is_error)
