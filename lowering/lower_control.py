@@ -190,16 +190,24 @@ def _terminate(
 
 def _loop(ctx: KernelLowering, node: A.LoopExpr) -> Lowered:
     """`loop { .. }`: a Tile IR `loop` left only through `break`."""
+    return _loop_op(ctx, node, lambda: None)
+
+
+def _loop_op(
+    ctx: KernelLowering, node: A.LoopExpr | A.WhileExpr, prologue: Callable[[], None]
+) -> Lowered:
+    """A Tile IR `loop` threading the construct's carried state: each iteration runs
+    `prologue` (a `while` condition check), then the body, then `continue`s."""
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
 
     def body(args: tuple[Value, ...]) -> None:
         _set_state(ctx, carried, list(args))
         with ctx.region_scope():
+            prologue()
             ctx.block(node.body, trailing=A.ContinueExpr)
-        _terminate(
-            ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
-        )
+        state = tuple(_state(ctx, carried)) if not ctx.terminated else ()
+        _terminate(ctx, Continue, state, node.span)
 
     region = ctx.builder.region([v.type for v in init], body)
     op = ctx.builder.emit(
@@ -225,40 +233,19 @@ def _break_or_continue(ctx: KernelLowering, node: A.BreakExpr | A.ContinueExpr) 
 def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:
     """`loop` whose body first breaks out unless the condition holds."""
     carried = ctx.body.carried[node]
-    init = _state(ctx, carried)
 
-    def body(args: tuple[Value, ...]) -> None:
-        _set_state(ctx, carried, list(args))
-        with ctx.region_scope():
-            condition = ctx.expr(node.condition)
-            state = tuple(_state(ctx, carried))
-            stay = ctx.builder.region([], lambda _: ctx.builder.emit(Yield, span=node.span))
-            leave = ctx.builder.region(
-                [], lambda _: ctx.builder.emit(Break, values=state, span=node.span)
-            )
-            ctx.builder.emit(
-                If,
-                outputs=(),
-                condition=condition,
-                then_region=stay,
-                else_region=leave,
-                span=node.span,
-            )
-            ctx.block(node.body, trailing=A.ContinueExpr)
-        _terminate(
-            ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
+    def check_condition() -> None:
+        condition = ctx.expr(node.condition)
+        state = tuple(_state(ctx, carried))
+        stay = ctx.builder.region([], lambda _: ctx.builder.emit(Yield, span=node.span))
+        leave = ctx.builder.region(
+            [], lambda _: ctx.builder.emit(Break, values=state, span=node.span)
+        )
+        ctx.builder.emit(
+            If, outputs=(), condition=condition, then_region=stay, else_region=leave, span=node.span
         )
 
-    region = ctx.builder.region([v.type for v in init], body)
-    op = ctx.builder.emit(
-        Loop,
-        outputs=tuple(v.type for v in init),
-        init_values=tuple(init),
-        body=region,
-        span=node.span,
-    )
-    _set_state(ctx, carried, list(op.outputs))
-    return None
+    return _loop_op(ctx, node, check_condition)
 
 
 def _if(ctx: KernelLowering, node: A.IfExpr) -> Lowered:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from parser import codes
 from parser.diagnostics import Diagnostic, error
+from parser.prelude.common import shape_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
     DYNAMIC,
@@ -21,7 +22,6 @@ from parser.types import (
     TensorTy,
     TileTy,
     TupleTy,
-    is_power_of_two,
 )
 
 # ----------------------------------------------------------------------------- helpers
@@ -69,34 +69,6 @@ def _mutable_tensor_arg(call: CallTyper, index: int, action: str) -> TensorTy | 
         )
         return None
     return ref.inner
-
-
-def _shape_arg(call: CallTyper, index: int) -> tuple[int, ...] | None:
-    ty = call.arg(index)
-    if ty is None:
-        return None
-    if not isinstance(ty, ShapeTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"expected a shape, found `{ty}`",
-                call.args[index].span,
-                "expected `Shape<{[..]}>`",
-                help=("use `z.shape()` or `const_shape![..]`",),
-            )
-        )
-        return None
-    if not all(is_power_of_two(d) for d in ty.dims):
-        call.report(
-            error(
-                codes.TILE_NOT_POWER_OF_TWO,
-                f"tile shape {list(ty.dims)} has a dimension that is not a positive power of two",
-                call.args[index].span,
-                "tile shape",
-            )
-        )
-        return None
-    return ty.dims
 
 
 def _mismatch(call: CallTyper, index: int, expected: SemType, found: SemType, why: str) -> None:
@@ -177,7 +149,7 @@ def _tensor_shape(call: CallTyper) -> SemType | None:
 
 def _broadcast(call: CallTyper) -> SemType | None:
     source = call.arg(0)
-    dims = _shape_arg(call, 1)
+    dims = shape_arg(call, 1, "broadcast")
     if source is None or dims is None:
         return None
     if isinstance(source, ScalarTy):
@@ -211,7 +183,7 @@ def _broadcast(call: CallTyper) -> SemType | None:
 def _partition(call: CallTyper) -> SemType | None:
     """`x.partition(shape)`: a read-only tiled view of an input, zero-padded at the edges."""
     source = _tensor_arg(call, 0, "the tensor to partition")
-    tile = _shape_arg(call, 1)
+    tile = shape_arg(call, 1, "partition")
     if source is None or tile is None:
         return None
     tensor = source.inner
@@ -236,7 +208,7 @@ def _partition(call: CallTyper) -> SemType | None:
 def _mutable_partition(call: CallTyper) -> SemType | None:
     """`z.partition_mut(shape)`: this block's output tile S, cut into tiles R (R divides S)."""
     out = _mutable_tensor_arg(call, 0, "mutably partition")
-    tile = _shape_arg(call, 1)
+    tile = shape_arg(call, 1, "partition_mut")
     if out is None or tile is None:
         return None
     if len(tile) != out.rank:
