@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lowering import lower_control, lower_ops
+from lowering import lower_control, lower_ops, lower_values
 from lowering.abi import SlotLayout
 from lowering.contract import Assumption, AssumptionKind, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
@@ -23,7 +23,7 @@ from lowering.ir.core import Builder, Function, Module, Value
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Return
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
-from lowering.lowered_values import Lowered, TensorHandle
+from lowering.lowered_values import Lowered, TensorHandle, TokenChain
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.typed_kernel import TypedBody, TypedKernel
@@ -46,7 +46,8 @@ class KernelLowering:
         self.body: TypedBody = kernel.body  # switched while lowering inlined calls
         self.builder = Builder()
         self.values: dict[int, Lowered] = {}  # LocalVar.id -> current value
-        self.outputs: list[TensorHandle] = []
+        self.outputs: list[TensorHandle | TokenChain] = []  # the tokens control flow carries
+        self.print_chain: TokenChain | None = None
         # set by `break` / `continue`: the rest of the current region is unreachable, and
         # the region already has its terminator
         self.terminated = False
@@ -80,6 +81,10 @@ class KernelLowering:
         span = self.kernel.function.span
         op = self.builder.emit(GetTileBlockId, x=I32, y=I32, z=I32, span=span)
         self.block_ids = (op.x, op.y, op.z)
+        if _prints(self.kernel.body):
+            token = self.builder.emit(MakeToken, result=TOKEN, span=span).result
+            self.print_chain = TokenChain(token)
+            self.outputs.append(self.print_chain)
 
     def _tensor_view(
         self, param: EntryParam, slots: list[tuple[SlotLayout, Value]]
@@ -276,6 +281,13 @@ class KernelLowering:
             self.body = saved
 
 
+def _prints(body: TypedBody) -> bool:
+    """Whether the body, or a device function it inlines, has a `cuda_tile_print!`."""
+    return any(
+        isinstance(e, A.MacroCall) and e.name == "cuda_tile_print" for e in body.expr_types
+    ) or any(_prints(call.body) for call in body.inlined.values())
+
+
 def _leaves_for(pattern: A.Pattern, value: Lowered) -> list[Lowered]:
     """The values a tuple pattern binds, in the order `TypedBody.lets` lists them."""
     if isinstance(pattern, A.IdentPattern):
@@ -341,5 +353,6 @@ _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.BlockExpr: _block_expr,
     A.Reference: _reference,
     **lower_ops.LOWERINGS,
+    **lower_values.LOWERINGS,
     **lower_control.LOWERINGS,
 }

@@ -33,6 +33,14 @@ class PartitionValue:
     offsets: tuple[Value, ...] = ()
 
 
+@dataclass
+class TokenChain:
+    """A token ordering effects that no tensor owns (the kernel's prints, in program
+    order); loops and `if`s carry it like an output's token (it sits in `outputs`)."""
+
+    token: Value
+
+
 # A lowered expression: an SSA value, a tensor, a compile-time int (a shape entry), a mode
 # marker, a tuple of those (tuples, arrays, shapes), or None (unit).
 Lowered = Union[Value, TensorHandle, PartitionValue, int, MarkerTy, tuple["Lowered", ...], None]

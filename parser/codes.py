@@ -56,6 +56,8 @@ BREAK_OUTSIDE_LOOP: Final = _code(
     "E0268", "break-outside-loop", "`break` or `continue` outside a loop"
 )
 DUPLICATE_DEFINITION: Final = _code("E0428", "duplicate-definition", "a name is defined twice")
+MISSING_FIELD: Final = _code("E0063", "missing-field", "a struct literal leaves out a field")
+UNKNOWN_FIELD: Final = _code("E0560", "unknown-field", "a struct literal names no such field")
 
 # --- types and shapes ---
 MISMATCHED_TYPES: Final = _code("E0308", "mismatched-types", "types or shapes differ")

@@ -475,6 +475,8 @@ class _Converter:
         out: list[A.GenericArg] = []
         for child in self.named_children(node):
             span = self.span(child)
+            if child.type == "lifetime":  # `Partition<'a, E, R>`: borrows are checked apart
+                continue
             if child.type == "block":
                 block = self._block(child)
                 value = block.tail if block.tail is not None and not block.statements else None

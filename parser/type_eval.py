@@ -14,8 +14,11 @@ from parser import codes
 from parser.diagnostics import DiagnosticSink, error
 from parser.types import (
     ELEM_BY_NAME,
+    ArrayTy,
     Elem,
     MappedTy,
+    PartitionIndexTy,
+    PartitionTy,
     RefTy,
     ScalarTy,
     SemType,
@@ -218,7 +221,7 @@ class TypeResolver:
         if builder is None:
             self._unsupported(ty)
             return None
-        if len(ty.args) != 2 and name not in ("Shape", "MappedPartitionMut"):
+        if len(ty.args) != 2 and name not in _OWN_ARITY:
             self.sink.add(
                 error(
                     codes.GENERIC_ARGUMENT,
@@ -265,11 +268,35 @@ def _tensor(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
 
 
 def _shape(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
-    if len(ty.args) != 1:
-        resolver._bad_shape(ty.span, "`Shape` takes one argument")
-        return None
-    dims = resolver.shape(ty.args[0])
+    dims = _single_shape(resolver, ty)
     return None if dims is None else ShapeTy(dims)
+
+
+def _array(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`Array<{[1, 0]}>`: compile-time i32 entries (`-1` for a runtime one)."""
+    dims = _single_shape(resolver, ty)
+    return None if dims is None else ArrayTy(ScalarTy(Elem.I32), len(dims), dims)
+
+
+def _partition_index(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`PartitionIndex<R>` (R: the partition's tile shape); which partition minted the
+    index is not written, so `annotation_fits` takes it from the value (brand -1 here)."""
+    dims = _single_shape(resolver, ty)
+    return None if dims is None else PartitionIndexTy(len(dims), brand=-1)
+
+
+def _single_shape(resolver: TypeResolver, ty: A.PathType) -> tuple[int, ...] | None:
+    if len(ty.args) != 1:
+        resolver._bad_shape(ty.span, f"`{ty.name}` takes one argument")
+        return None
+    return resolver.shape(ty.args[0])
+
+
+def _partition(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`Partition<E, R>` / `PartitionMut<E, R>`; a `PartitionMut`'s slab is not written
+    in its type, so `annotation_fits` compares only element, tile and mutability."""
+    parts = resolver._element_and_shape(ty)
+    return None if parts is None else PartitionTy(*parts, mutable=ty.name == "PartitionMut")
 
 
 def _mapped(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
@@ -294,5 +321,10 @@ _GENERIC_TYPES = {
     "Tile": _tile,
     "Tensor": _tensor,
     "Shape": _shape,
+    "Array": _array,
+    "Partition": _partition,
+    "PartitionMut": _partition,
+    "PartitionIndex": _partition_index,
     "MappedPartitionMut": _mapped,
 }
+_OWN_ARITY = ("Shape", "Array", "PartitionIndex", "MappedPartitionMut")  # not 2 arguments

@@ -29,6 +29,7 @@ from parser.type_eval import (
 from parser.typecheck_calls import CallRules
 from parser.typecheck_control import ControlRules, Frame
 from parser.typecheck_ops import OperatorRules
+from parser.typecheck_values import DEBUG_MACROS, ValueRules
 from parser.typed_kernel import LocalVar, TypedBody, TypedKernel
 from parser.types import (
     ELEM_BY_NAME,
@@ -47,6 +48,7 @@ from parser.types import (
     ShapeTy,
     TileTy,
     TupleTy,
+    annotation_fits,
     associated_constant,
 )
 
@@ -95,7 +97,7 @@ def module_consts(
 
 
 @dataclass
-class Checker(OperatorRules, ControlRules, CallRules):
+class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
     """Checks one body (the entry's, or one inlined call's) into `facts`."""
 
     program: Program
@@ -125,6 +127,7 @@ class Checker(OperatorRules, ControlRules, CallRules):
             A.ArrayExpr: self._array,
             A.BlockExpr: lambda e, expected: self.block(e.block, expected),
             A.MacroCall: self._macro,
+            A.StructLit: self.struct_literal,
             A.IfExpr: self.if_expr,
             A.ForExpr: self.for_loop,
             A.WhileExpr: self.while_loop,
@@ -223,11 +226,13 @@ class Checker(OperatorRules, ControlRules, CallRules):
         value_ty = self.expr(let.value, annotated)
         if value_ty is None:
             return None
-        if annotated is not None and annotated != value_ty:
+        if annotated is None:
+            return value_ty
+        bound = annotation_fits(annotated, value_ty)
+        if bound is None:
             secondary = ((let.type.span, "expected due to this"),) if let.type else ()
             self.report(mismatch(annotated, value_ty, let.value.span, secondary))
-            return None
-        return annotated or value_ty
+        return bound
 
     def _poison(self, pattern: A.Pattern) -> None:
         if isinstance(pattern, A.IdentPattern):
@@ -443,6 +448,8 @@ class Checker(OperatorRules, ControlRules, CallRules):
         return ArrayTy(first, len(parts))
 
     def _macro(self, macro: A.MacroCall, expected: SemType | None) -> SemType | None:
+        if macro.name in DEBUG_MACROS:
+            return self.debug_macro(macro)
         if macro.name not in ("const_shape", "shape", "const_array"):
             self.report(unsupported(macro.span, f"the macro `{macro.name}!`"))
             return None
@@ -469,7 +476,7 @@ class Checker(OperatorRules, ControlRules, CallRules):
         assert isinstance(dims, tuple)
         self.facts.consts[macro] = dims
         if macro.name == "const_array":
-            return ArrayTy(ScalarTy(Elem.I32), len(dims))
+            return ArrayTy(ScalarTy(Elem.I32), len(dims), tuple(int(d) for d in dims))
         return ShapeTy(tuple(int(d) for d in dims))
 
 

@@ -7,7 +7,7 @@ Rust-level distinctions are kept: a scalar `f32` is not a `Tile<f32, {[]}>`, and
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 DYNAMIC = -1  # a dynamic tensor extent
@@ -179,12 +179,18 @@ UNIT = TupleTy(())
 
 @dataclass(frozen=True)
 class ArrayTy:
-    """`[T; N]`: an array literal such as the tile index `[i, j]`."""
+    """`[T; N]`: an array literal such as the tile index `[i, j]`; with `dims`, cuTile's
+    `Array<{[..]}>` of i32 (`const_array![..]`, `Array::<{[..]}> {..}`), whose const
+    generic `dims` lists the entries (`-1` for one known only at run time). `dims` is
+    left out of `==`: an `Array` is accepted wherever an `[i32; N]` is."""
 
     element: SemType
     length: int
+    dims: tuple[int, ...] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
+        if self.dims is not None:
+            return f"Array<{{[{', '.join(map(str, self.dims))}]}}>"
         return f"[{self.element}; {self.length}]"
 
 
@@ -247,6 +253,28 @@ SemType = Union[
     MarkerTy,
     ErrorTy,
 ]
+
+
+def annotation_fits(annotated: SemType, value: SemType) -> SemType | None:
+    """The type a binding annotated `annotated` gets from a value of type `value`, or
+    None when they differ. A `PartitionMut<E, R>` annotation cannot name the output slab
+    it subdivides, and a `PartitionIndex<R>` annotation not the partition that minted it:
+    both take those from the value. An `Array<{[..]}>` annotation needs an `Array` value
+    with the same const generic (a plain `[i32; N]` is not one)."""
+    if isinstance(annotated, PartitionTy) and isinstance(value, PartitionTy):
+        same = (annotated.elem, annotated.tile, annotated.mutable) == (
+            value.elem,
+            value.tile,
+            value.mutable,
+        )
+        return value if same else None
+    if isinstance(annotated, PartitionIndexTy) and isinstance(value, PartitionIndexTy):
+        return value if annotated.rank == value.rank else None
+    if annotated != value:
+        return None
+    if isinstance(annotated, ArrayTy) and isinstance(value, ArrayTy):
+        return annotated if annotated.dims in (None, value.dims) else None
+    return annotated
 
 
 def element_of(ty: SemType) -> Elem | None:

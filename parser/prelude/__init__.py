@@ -16,9 +16,11 @@ from parser.prelude.reduce import REDUCE_INTRINSICS
 from parser.prelude.shape import SHAPE_INTRINSICS
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver, receiver_kind
 from parser.prelude.tensors import TENSOR_INTRINSICS
+from parser.prelude.views import VIEW_INTRINSICS
 
 PRELUDE: tuple[Intrinsic, ...] = (
     *TENSOR_INTRINSICS,
+    *VIEW_INTRINSICS,
     *MATH_INTRINSICS,
     *COMPARE_INTRINSICS,
     *SHAPE_INTRINSICS,

@@ -1,0 +1,379 @@
+"""Type rules for the values a kernel builds without a call: the debugging macros
+`cuda_tile_print!("fmt {}\\n", a, ..)` and `cuda_tile_assert!(cond, "msg")`, and the
+`Shape::<{[..]}> { dims: &[..] }` / `Array::<{[..]}> { dims: &[..] }` struct literals.
+
+A `Shape`/`Array` literal's `dims` lists the runtime (`-1`) entries of its const generic,
+in order; real kernels also list every entry of a fully static `Array`
+(`Array::<{[1, 0]}> { dims: &[1i32, 0i32] }`), which is accepted when the values agree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.check_messages import mismatch, unsupported
+from parser.diagnostics import error
+from parser.types import (
+    DYNAMIC,
+    UNIT,
+    ArrayTy,
+    Elem,
+    ScalarTy,
+    SemType,
+    ShapeTy,
+    TileTy,
+)
+
+if TYPE_CHECKING:
+    from parser.typecheck import Checker
+
+I32 = ScalarTy(Elem.I32)
+DEBUG_MACROS = ("cuda_tile_print", "cuda_tile_assert")
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "0": "\0", "'": "'", '"': '"'}
+
+
+class ValueRules:
+    # --- cuda_tile_print! / cuda_tile_assert!
+
+    def debug_macro(self: Checker, macro: A.MacroCall) -> SemType | None:
+        if macro.name == "cuda_tile_print":
+            return self._print(macro)
+        return self._assert(macro)
+
+    def _print(self: Checker, macro: A.MacroCall) -> SemType | None:
+        if not macro.args or not isinstance(macro.args[0], A.StrLit):
+            self._not_a_string(macro, 0, "the format string of `cuda_tile_print!`")
+            return None
+        fmt = macro.args[0]
+        pieces = format_pieces(fmt.value)
+        if isinstance(pieces, str):
+            self.report(
+                error(
+                    codes.UNSUPPORTED_SYNTAX,
+                    f"unsupported format string: {pieces}",
+                    fmt.span,
+                    "in this format string",
+                    help=("write each value as `{}`; `{{` and `}}` print braces",),
+                )
+            )
+            return None
+        values = [self.expr(a, None) for a in macro.args[1:]]
+        if any(v is None for v in values):
+            return None
+        wanted = pieces.count(None)
+        if wanted != len(values):
+            self.report(
+                error(
+                    codes.WRONG_ARG_COUNT,
+                    f"the format string has {wanted} `{{}}` placeholder(s) but "
+                    f"{len(values)} argument(s) were supplied",
+                    macro.span,
+                    "placeholders and arguments differ",
+                    secondary=((fmt.span, f"{wanted} placeholder(s)"),),
+                )
+            )
+            return None
+        for arg, ty in zip(macro.args[1:], values, strict=True):
+            if not isinstance(ty, (ScalarTy, TileTy)):
+                self.report(
+                    error(
+                        codes.MISMATCHED_TYPES,
+                        f"`cuda_tile_print!` prints scalars and tiles, found `{ty}`",
+                        arg.span,
+                        "not a scalar or a tile",
+                    )
+                )
+                return None
+        return UNIT
+
+    def _assert(self: Checker, macro: A.MacroCall) -> SemType | None:
+        if len(macro.args) != 2:
+            self.report(
+                error(
+                    codes.WRONG_ARG_COUNT,
+                    f"`cuda_tile_assert!` takes 2 arguments (condition, message) but "
+                    f"{len(macro.args)} {'was' if len(macro.args) == 1 else 'were'} supplied",
+                    macro.span,
+                    "wrong number of arguments",
+                )
+            )
+            return None
+        if not isinstance(macro.args[1], A.StrLit):
+            self._not_a_string(macro, 1, "the message of `cuda_tile_assert!`")
+            return None
+        if unescape(macro.args[1].value) is None:
+            self._bad_escape(macro.args[1])
+            return None
+        cond = self.expr(macro.args[0], ScalarTy(Elem.BOOL))
+        if cond is None:
+            return None
+        if not isinstance(cond, (ScalarTy, TileTy)) or cond.elem is not Elem.BOOL:
+            self.report(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"mismatched types: the condition must be a `bool` or a `Tile<bool, ..>`, "
+                    f"found `{cond}`",
+                    macro.args[0].span,
+                    "expected `bool`",
+                    help=("compare tiles with `eq_tile`, `lt_tile`, ...",),
+                )
+            )
+            return None
+        return UNIT
+
+    def _not_a_string(self: Checker, macro: A.MacroCall, index: int, what: str) -> None:
+        span = macro.args[index].span if index < len(macro.args) else macro.span
+        self.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"{what} must be a string literal",
+                span,
+                "expected a string literal",
+            )
+        )
+
+    def _bad_escape(self: Checker, lit: A.StrLit) -> None:
+        self.report(unsupported(lit.span, "this escape sequence in a kernel string"))
+
+    # --- Shape / Array struct literals
+
+    def struct_literal(self: Checker, lit: A.StructLit, expected: SemType | None) -> SemType | None:
+        name = lit.path.segments[-1]
+        if name not in ("Shape", "Array") or len(lit.path.generic_args) != 1:
+            what = f"a struct literal of `{lit.path.span.text}`"
+            if name in ("Shape", "Array"):
+                what = f"`{name}` without its const generic (write `{name}::<{{[..]}}> {{..}}`)"
+            self.report(unsupported(lit.span, what))
+            return None
+        pattern = self.resolver.shape(lit.path.generic_args[0])
+        if pattern is None:
+            return None
+        dims = self._dims_field(lit)
+        if dims is None:
+            return None
+        values = self._dims_values(dims)
+        if values is None:
+            return None
+        full = self._fill_pattern(lit, name, pattern, dims, values)
+        if full is None:
+            return None
+        if name == "Shape":
+            if DYNAMIC not in pattern:
+                self.facts.consts[lit] = pattern
+            return ShapeTy(pattern)
+        known = tuple(v for v in full if v is not None)
+        if len(known) == len(full):
+            self.facts.consts[lit] = known
+        return ArrayTy(I32, len(pattern), pattern)
+
+    def _dims_field(self: Checker, lit: A.StructLit) -> A.Expr | None:
+        for field_name, value in lit.fields:
+            if field_name != "dims":
+                self.report(
+                    error(
+                        codes.UNKNOWN_FIELD,
+                        f"struct `{lit.path.segments[-1]}` has no field named `{field_name}`",
+                        value.span,
+                        "unknown field",
+                        help=("its only field is `dims`",),
+                    )
+                )
+                return None
+        found = [value for field_name, value in lit.fields if field_name == "dims"]
+        if len(found) != 1:
+            self.report(
+                error(
+                    codes.MISSING_FIELD,
+                    "missing field `dims` in this struct literal"
+                    if not found
+                    else "field `dims` specified more than once",
+                    lit.span,
+                    "`dims` lists the `-1` entries",
+                )
+            )
+            return None
+        return found[0]
+
+    def _dims_values(self: Checker, dims: A.Expr) -> list[int | None] | None:
+        """Each entry of `dims` (`&[a, b]`, `&[]` or an `[i32; N]` value): its constant
+        value, or None when it is known only at run time."""
+        inner = dims.value if isinstance(dims, A.Reference) else dims
+        if isinstance(inner, A.ArrayExpr):
+            values: list[int | None] = []
+            for element in inner.elements:
+                ty = self.expr(element, I32)
+                if ty is None:
+                    return None
+                if ty != I32:
+                    self.report(mismatch(I32, ty, element.span))
+                    return None
+                folded = self.fold(element)
+                values.append(folded if isinstance(folded, int) else None)
+            return values
+        ty = self.expr(dims, None)
+        if ty is None:
+            return None
+        if not (isinstance(ty, ArrayTy) and ty.element == I32):
+            self.report(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"mismatched types: `dims` must be an `&[i32]`, found `{ty}`",
+                    dims.span,
+                    "expected `&[i32]`",
+                )
+            )
+            return None
+        folded = self.fold(inner)
+        if isinstance(folded, tuple):
+            return list(folded)
+        return [None] * ty.length
+
+    def _fill_pattern(
+        self: Checker,
+        lit: A.StructLit,
+        name: str,
+        pattern: tuple[int, ...],
+        dims: A.Expr,
+        values: list[int | None],
+    ) -> tuple[int | None, ...] | None:
+        """The full entries: the pattern's static ones and `dims` for each `-1`."""
+        dynamic = pattern.count(DYNAMIC)
+        if len(values) == dynamic:
+            given = iter(values)
+            return tuple(next(given) if p == DYNAMIC else p for p in pattern)
+        if len(values) == len(pattern):
+            for axis, (p, v) in enumerate(zip(pattern, values, strict=True)):
+                if p != DYNAMIC and v != p:
+                    self.report(
+                        error(
+                            codes.MISMATCHED_TYPES,
+                            f"mismatched types: entry {axis} of `dims` must be {p}, as in "
+                            f"`{name}<{{{list(pattern)}}}>`",
+                            dims.span,
+                            f"entry {axis} is {'not a constant' if v is None else v}",
+                            notes=(
+                                "`dims` lists the `-1` entries of the const generic, or "
+                                "every entry with the static ones repeated",
+                            ),
+                        )
+                    )
+                    return None
+            return tuple(values)
+        self.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `{name}<{{{list(pattern)}}}>` has {dynamic} runtime (`-1`) "
+                f"entr{'y' if dynamic == 1 else 'ies'}, but `dims` lists {len(values)} "
+                f"value{'' if len(values) == 1 else 's'}",
+                dims.span,
+                f"expected {dynamic} value{'' if dynamic == 1 else 's'}",
+                notes=("`dims` holds only the `-1` entries of the const generic, in order",),
+            )
+        )
+        return None
+
+
+# ----------------------------------------------------------------------------- strings
+
+
+def unescape(raw: str) -> str | None:
+    """The value of a Rust string literal's body as written (`\\n`, `\\x41`, `\\u{..}`,
+    line continuations); None for a malformed escape."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(raw):
+        char = raw[pos]
+        if char != "\\":
+            out.append(char)
+            pos += 1
+            continue
+        kind = raw[pos + 1 : pos + 2]
+        if kind in _ESCAPES:
+            out.append(_ESCAPES[kind])
+            pos += 2
+        elif kind == "x" and _is_hex(raw[pos + 2 : pos + 4], 2):
+            out.append(chr(int(raw[pos + 2 : pos + 4], 16)))
+            pos += 4
+        elif kind == "u" and raw[pos + 2 : pos + 3] == "{" and "}" in raw[pos + 3 :]:
+            end = raw.index("}", pos + 3)
+            digits = raw[pos + 3 : end].replace("_", "")
+            if not _is_hex(digits, None) or int(digits, 16) > 0x10FFFF:
+                return None
+            out.append(chr(int(digits, 16)))
+            pos = end + 1
+        elif kind in ("\n", "\r"):  # `\` at the end of a line skips the leading whitespace
+            pos += 2
+            while pos < len(raw) and raw[pos] in " \t\r\n":
+                pos += 1
+        else:
+            return None
+    return "".join(out)
+
+
+def _is_hex(text: str, length: int | None) -> bool:
+    ok = bool(text) and all(c in "0123456789abcdefABCDEF" for c in text)
+    return ok and (length is None or len(text) == length)
+
+
+FormatPieces = list[str | None]  # literal text, None for a `{}` placeholder
+
+
+def format_pieces(raw: str) -> FormatPieces | str:
+    """A `cuda_tile_print!` format string split into text and `{}` placeholders, or the
+    reason it cannot be printed (`{:?}`, `{0}`, a lone brace, a bad escape)."""
+    text = unescape(raw)
+    if text is None:
+        return "a malformed escape sequence"
+    pieces: FormatPieces = []
+    literal: list[str] = []
+    pos = 0
+    while pos < len(text):
+        pair = text[pos : pos + 2]
+        if pair in ("{{", "}}"):
+            literal.append(pair[0])
+            pos += 2
+        elif pair == "{}":
+            pieces.extend(("".join(literal), None))
+            literal = []
+            pos += 2
+        elif text[pos] == "{":
+            end = text.find("}", pos)
+            spec = text[pos : end + 1] if end >= 0 else text[pos:]
+            return f"`{spec}` (only plain `{{}}` placeholders are supported)"
+        elif text[pos] == "}":
+            return "an unmatched `}` (write `}}` for a brace)"
+        else:
+            literal.append(text[pos])
+            pos += 1
+    pieces.append("".join(literal))
+    return pieces
+
+
+def printf_format(pieces: FormatPieces, elems: list[Elem]) -> str:
+    """The Tile IR `print_tko` format: `%` escaped as `%%`, each placeholder the printf
+    conversion of its argument's element type (see `conversion`)."""
+    out: list[str] = []
+    args = iter(elems)
+    for piece in pieces:
+        out.append(conversion(next(args)) if piece is None else piece.replace("%", "%%"))
+    return "".join(out)
+
+
+def conversion(elem: Elem) -> str:
+    """What Rust's `{}` prints, in printf: `%f` for floats, `%i` for bool (0/1) and
+    signed integers, `%u` for unsigned ones; 64-bit values need `ll` (plain `%i` prints
+    their low 32 bits). u8/u16 arrive sign-extended (200u8 prints as 4294967240 under
+    `%u`, and `%hhu` prints garbage), so lowering zero-extends them to i32 first
+    (`widened_for_print`). Measured on an H200."""
+    if elem.is_float:
+        return "%f"
+    if elem.bits == 64:
+        return "%lli" if elem.is_signed else "%llu"
+    return "%i" if elem.is_signed or elem is Elem.BOOL else "%u"
+
+
+def widened_for_print(elem: Elem) -> bool:
+    """Whether a print argument is zero-extended to i32 first (u8, u16)."""
+    return not elem.is_signed and elem is not Elem.BOOL and elem.bits < 32

@@ -1,0 +1,14 @@
+// entry: f  generics: B=128
+// `dims` lists the `-1` entries of the const generic, or every entry with the static ones repeated.
+
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn f<const B: i32>(z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>, n: i32) {
+        let s = Shape::<{ [-1, B] }> { dims: &[n, n * 2i32] }; // ERROR[E0308]: entry 1 of `dims` must be 128
+        let t = Shape::<{ [-1, -1, B] }> { dims: &[n] }; // ERROR[E0308]: has 2 runtime (`-1`) entries, but `dims` lists 1 value
+        z.store(x.load_like(z));
+    }
+}
