@@ -20,6 +20,7 @@ from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics import INTRINSIC_LOWERINGS
 from lowering.ir.attributes import Bounded, DivBy
 from lowering.ir.core import Builder, Function, Module, Value
+from lowering.ir.ops_control import If, Yield
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Return
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
@@ -213,8 +214,6 @@ class KernelLowering:
 
     def _guarded(self, guard: A.IfExpr, rest: tuple[A.Stmt, ...], tail: A.Expr | None) -> Lowered:
         """`if c { ..; return; } rest` lowers to `if c { .. } else { rest }`."""
-        from lowering.ir.ops_control import If, Yield
-
         condition = self.expr(guard.condition)
         remainder = A.Block(guard.span, rest, tail)
 

@@ -17,7 +17,7 @@ from parser.prelude import FUNCTIONS, METHODS, Intrinsic, receiver_kind
 from parser.spans import Span
 from parser.type_eval import GenericValue, TypeEnv, TypeResolver
 from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall, TypedBody
-from parser.types import UNIT, SemType
+from parser.types import DYNAMIC, UNIT, RefTy, SemType, TensorTy
 from parser.unify import Conflict, unify
 
 if TYPE_CHECKING:
@@ -325,8 +325,6 @@ class CallRules:
 def _compatible(declared: SemType, actual: SemType) -> bool:
     """Exact match, except that a `-1` dimension in a declared tensor accepts any extent
     and `&mut Tensor` may be passed where `&Tensor` is declared."""
-    from parser.types import DYNAMIC, RefTy, TensorTy
-
     if declared == actual:
         return True
     if isinstance(declared, RefTy) and isinstance(actual, RefTy):
