@@ -11,6 +11,11 @@ a magic, the payload length and the payload's SHA-256, re-checked on every read;
 that fails the check is removed and reported as a miss. Cache I/O never fails a compile:
 errors are logged and turn into misses or skipped writes.
 
+The store is bounded: `max_bytes` (default 2 GiB; None = unbounded). Every hit touches its
+file's mtime, so mtime is the last use; a write that takes the running total past the bound
+rescans the root and deletes least-recently-used entries until the total is at most
+`LOW_WATER` of the bound. A single entry larger than the bound is not stored.
+
 A hit is executable device code, so the root is private (0700) and a root that other users
 can write is refused (the cache then stays disabled). `ArtifactCache` is the interface a
 shared store (Redis, S3) will implement.
@@ -18,12 +23,15 @@ shared store (Redis, S3) will implement.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import re
 import struct
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -38,6 +46,9 @@ APP_DIR = "cutile-serve"
 _MAGIC = b"CTSVART1"
 _HEADER = struct.Struct(">8s32sQ")  # magic, sha256(payload), len(payload)
 _KEY = re.compile(r"[0-9a-f]{64}")
+DEFAULT_MAX_BYTES = 2 << 30
+LOW_WATER = 0.9  # eviction stops at this fraction of max_bytes
+_STALE_TEMP_S = 3600.0  # temp files older than this are leftovers of a crashed write
 
 
 # --------------------------------------------------------------------------- keys
@@ -110,6 +121,8 @@ class ArtifactCache(Protocol):
 
     def delete(self, key: str) -> None: ...
 
+    def contains(self, key: str) -> bool: ...
+
 
 def default_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/cutile-serve`, else `~/.cache/cutile-serve`."""
@@ -121,9 +134,14 @@ def default_cache_dir() -> Path:
 class DiskCache:
     """One checksummed file per key under a private root; see the module docstring."""
 
-    def __init__(self, root: Path | str | None = None) -> None:
+    def __init__(
+        self, root: Path | str | None = None, *, max_bytes: int | None = DEFAULT_MAX_BYTES
+    ) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
+        self.max_bytes = max_bytes
         self._usable: bool | None = None
+        self._lock = threading.Lock()
+        self._total: int | None = None  # bytes on disk; None until the first scan
 
     def get(self, key: str) -> CacheEntry | None:
         path = self._path(key)
@@ -140,20 +158,96 @@ class DiskCache:
         if entry is None:
             log.warning("cache entry %s is corrupt; removing it", key[:8])
             self.delete(key)
+            return None
+        _touch(path)
         return entry
+
+    def contains(self, key: str) -> bool:
+        """Whether an entry for `key` is on disk (not verified: `get` does that)."""
+        path = self._path(key)
+        return path is not None and path.is_file()
 
     def put(self, key: str, entry: CacheEntry) -> bool:
         """Store `entry`; False (and a log line) when it could not be written."""
         path = self._path(key)
         if path is None:
             return False
+        data = _encode(key, entry)
+        if self.max_bytes is not None and len(data) > self.max_bytes:
+            log.warning("cache entry %s (%d bytes) exceeds the cache bound", key[:8], len(data))
+            return False
         try:
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            _write_atomically(path, _encode(key, entry))
+            _write_atomically(path, data)
         except OSError as exc:
             log.warning("cache write failed for %s: %s", key[:8], exc)
             return False
+        self._account(len(data))
         return True
+
+    def total_bytes(self) -> int:
+        """Bytes of entries on disk (a fresh scan)."""
+        return sum(size for _, size, _ in self._scan())
+
+    def _account(self, written: int) -> None:
+        """Add `written` to the running total; evict when it passes the bound."""
+        if self.max_bytes is None:
+            return
+        with self._lock:
+            if self._total is None:
+                self._total = self.total_bytes()
+            else:
+                self._total += written
+            if self._total > self.max_bytes:
+                self._total = self._evict(int(self.max_bytes * LOW_WATER))
+
+    def _evict(self, target: int) -> int:
+        """Delete least-recently-used entries until at most `target` bytes remain."""
+        entries = sorted(self._scan())  # oldest mtime first
+        total = sum(size for _, size, _ in entries)
+        evicted = 0
+        for _, size, path in entries:
+            if total <= target:
+                break
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log.warning("cache eviction failed for %s: %s", path.name[:8], exc)
+                continue
+            total -= size
+            evicted += 1
+        log.info("cache evicted %d entries; %d bytes remain", evicted, total)
+        return total
+
+    def _scan(self) -> list[tuple[int, int, Path]]:
+        """(mtime_ns, size, path) of every entry; removes stale temp files on the way."""
+        found: list[tuple[int, int, Path]] = []
+        if not self._root_usable():
+            return found
+        now = time.time()
+        try:
+            folders = [d for d in os.scandir(self.root) if d.is_dir(follow_symlinks=False)]
+        except OSError:
+            return found
+        for folder in folders:
+            try:
+                files = list(os.scandir(folder.path))
+            except OSError:
+                continue
+            for item in files:
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if item.name.startswith(".tmp-"):
+                    if now - info.st_mtime > _STALE_TEMP_S:
+                        Path(item.path).unlink(missing_ok=True)
+                    continue
+                if item.name.endswith(".artifact"):
+                    found.append((info.st_mtime_ns, info.st_size, Path(item.path)))
+        return found
 
     def delete(self, key: str) -> None:
         path = self._path(key)
@@ -226,6 +320,12 @@ def _split_fields(payload: bytes) -> list[bytes] | None:
         parts.append(payload[offset : offset + length])
         offset += length
     return parts
+
+
+def _touch(path: Path) -> None:
+    """Mark `path` as just used (its mtime is the LRU clock)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -89,9 +89,30 @@ class CompileEngine:
         start = time.perf_counter()
         key = self.key(request)
         if not skip_cache:
-            artifact = self._lookup(key)
-            if artifact is not None:
-                return Outcome(key, (), artifact, cache_hit=True, timings=_since(start))
+            hit = self.lookup(key, start=start)
+            if hit is not None:
+                return hit
+        return self.compile_uncached(request, key, start=start)
+
+    def lookup(self, key: RequestKey, *, start: float | None = None) -> Outcome | None:
+        """The cached outcome of `key`, or None."""
+        start = time.perf_counter() if start is None else start
+        artifact = self._lookup(key)
+        if artifact is None:
+            return None
+        return Outcome(key, (), artifact, cache_hit=True, timings=_since(start))
+
+    def compile_uncached(
+        self,
+        request: CompileRequest,
+        key: RequestKey,
+        *,
+        start: float | None = None,
+        may_store: Callable[[], bool] | None = None,
+    ) -> Outcome:
+        """Run the compiler; store a success unless `may_store()` says no (a passed
+        deadline, every caller gone)."""
+        start = time.perf_counter() if start is None else start
         result = self._run_compiler(request)
         timings = _since(start, result.timings)
         if not result.ok:
@@ -99,8 +120,18 @@ class CompileEngine:
         if result.cubin is None or result.contract is None:
             raise RuntimeError("the compiler reported success without a cubin and contract")
         artifact = Artifact(result.cubin, contract_to_proto(result.contract))
-        self._store(key, artifact)
+        if may_store is None or may_store():
+            self._store(key, artifact)
+        else:
+            log.info("not caching %s: its callers are gone or past their deadline", key.short)
         return Outcome(key, result.diagnostics, artifact, timings=timings)
+
+    def has(self, key: str) -> bool:
+        return self.cache is not None and self.cache.contains(key)
+
+    def artifact(self, key: str) -> Artifact | None:
+        """The verified cached artifact of the hex `key`, or None."""
+        return self._lookup(RequestKey(key, 0))
 
     def _run_compiler(self, request: CompileRequest) -> CompileResult:
         try:

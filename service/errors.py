@@ -2,7 +2,8 @@
 
 Every status carries an `ErrorInfo` in the `cutile.compile.v1` domain with a stable
 `reason`; malformed requests add a `BadRequest` listing each field violation. Clients read
-them with `grpc_status.rpc_status.from_call(call)`.
+them with `grpc_status.rpc_status.from_call(call)`. The `*_proto` builders return the
+bare `google.rpc.Status`, which CompileBatch puts in each item's result.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -22,9 +23,17 @@ DOMAIN = "cutile.compile.v1"
 INVALID_REQUEST = "INVALID_REQUEST"
 TOOLCHAIN_UNAVAILABLE = "TOOLCHAIN_UNAVAILABLE"
 INTERNAL_ERROR = "INTERNAL_ERROR"
+OVERLOADED = "OVERLOADED"
+DEADLINE = "DEADLINE_EXCEEDED"
+ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
+COMPILE_ERROR = "COMPILE_ERROR"
 
 
 def invalid_argument(violations: Iterable[FieldViolation]) -> grpc.Status:
+    return to_grpc(invalid_argument_proto(violations))
+
+
+def invalid_argument_proto(violations: Iterable[FieldViolation]) -> status_pb2.Status:
     violations = list(violations)
     bad_request = error_details_pb2.BadRequest(
         field_violations=[
@@ -36,22 +45,61 @@ def invalid_argument(violations: Iterable[FieldViolation]) -> grpc.Status:
     message = f"invalid request: {first.field}: {first.description}"
     if len(violations) > 1:
         message += f" (and {len(violations) - 1} more)"
-    return _status(code_pb2.INVALID_ARGUMENT, message, INVALID_REQUEST, bad_request)
+    return rich(code_pb2.INVALID_ARGUMENT, message, INVALID_REQUEST, bad_request)
 
 
 def unavailable(message: str, reason: str = TOOLCHAIN_UNAVAILABLE) -> grpc.Status:
-    return _status(code_pb2.UNAVAILABLE, message, reason)
+    return to_grpc(rich(code_pb2.UNAVAILABLE, message, reason))
 
 
 def internal(message: str = "internal compiler error; see the server log") -> grpc.Status:
-    return _status(code_pb2.INTERNAL, message, INTERNAL_ERROR)
+    return to_grpc(rich(code_pb2.INTERNAL, message, INTERNAL_ERROR))
 
 
-def _status(code: int, message: str, reason: str, *details: Message) -> grpc.Status:
+def resource_exhausted(retry_after_s: float) -> grpc.Status:
+    """The compile queue is full: RESOURCE_EXHAUSTED with a RetryInfo."""
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(int(retry_after_s * 1e9))
+    return to_grpc(
+        rich(
+            code_pb2.RESOURCE_EXHAUSTED,
+            "the compile queue is full; retry later",
+            OVERLOADED,
+            error_details_pb2.RetryInfo(retry_delay=delay),
+        )
+    )
+
+
+def deadline_exceeded() -> grpc.Status:
+    return to_grpc(rich(code_pb2.DEADLINE_EXCEEDED, "the request deadline passed", DEADLINE))
+
+
+def not_found(message: str) -> grpc.Status:
+    return to_grpc(rich(code_pb2.NOT_FOUND, message, ARTIFACT_NOT_FOUND))
+
+
+def compile_failed_proto() -> status_pb2.Status:
+    """A batch item whose kernel did not compile (its diagnostics say why)."""
+    return rich(code_pb2.INVALID_ARGUMENT, "the kernel did not compile", COMPILE_ERROR)
+
+
+def to_grpc(status: status_pb2.Status) -> grpc.Status:
+    return rpc_status.to_status(status)
+
+
+def from_grpc(status: grpc.Status) -> status_pb2.Status:
+    """The `google.rpc.Status` inside a status built here."""
+    for key, value in status.trailing_metadata:
+        if key == "grpc-status-details-bin":
+            return status_pb2.Status.FromString(value)
+    return status_pb2.Status(code=status.code.value[0], message=status.details)
+
+
+def rich(code: int, message: str, reason: str, *details: Message) -> status_pb2.Status:
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN)
     packed = []
     for detail in (*details, info):
         any_detail = any_pb2.Any()
         any_detail.Pack(detail)
         packed.append(any_detail)
-    return rpc_status.to_status(status_pb2.Status(code=code, message=message, details=packed))
+    return status_pb2.Status(code=code, message=message, details=packed)

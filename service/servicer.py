@@ -1,40 +1,77 @@
 """The `cutile.compile.v1.CompileService` implementation (grpc.aio).
 
-Per request: validate (INVALID_ARGUMENT with BadRequest details) → compile through the
-`CompileEngine` on a worker thread, at most `workers` at a time → response. A kernel that
-does not compile is an OK RPC with `ok=false` and diagnostics; a server without tileiras
-answers UNAVAILABLE; a compiler bug (an exception, or compile_kernel's CT0999 diagnostic)
-is logged and answered INTERNAL without details. One log line per request: entry, target,
-outcome, milliseconds.
+Compile: validate (INVALID_ARGUMENT with BadRequest details) → cache lookup (off the event
+loop) → on a miss, a single-flight compile through the `Scheduler` (one run per request
+key however many callers wait; a bounded worker pool and queue; a full queue is
+RESOURCE_EXHAUSTED with RetryInfo) → response. A kernel that does not compile is an OK RPC
+with `ok=false` and diagnostics; a server without tileiras answers UNAVAILABLE; a compiler
+bug (an exception, or compile_kernel's CT0999 diagnostic) is logged and answered INTERNAL
+without details. The client's deadline bounds the wait (DEADLINE_EXCEEDED) and a compile
+whose callers are all gone or past their deadline is not cached.
+
+CompileBatch runs every item through the same path, at most `workers` at a time per
+batch, and streams one result per item in completion order with its own google.rpc.Status.
+FindMissing / GetArtifact serve cached artifacts by request key, the cubin in chunks.
+GetCapabilities advertises targets, versions and limits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
+import re
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import grpc
+from google.rpc import code_pb2, status_pb2
 
-from lowering.pipeline import DEFAULT_TARGET
+from lowering.pipeline import (
+    COMPILER_VERSION,
+    DEFAULT_BYTECODE_VERSION,
+    DEFAULT_TARGET,
+    HOST_ARCHES,
+    SUPPORTED_TARGETS,
+)
+from lowering.pipeline import CompileRequest as DomainRequest
 from parser.codes import INTERNAL_ERROR
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
 from service.convert import (
     DEFAULT_LIMITS,
+    MAX_OPT_LEVEL,
+    FieldViolation,
     InvalidRequest,
     Limits,
     diagnostic_to_proto,
     digest,
     request_from_proto,
+    validate,
 )
 from service.engine import CompileEngine, Outcome
+from service.flight import Overloaded, Scheduler
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].full_name
+SERVICE_VERSION = "0.2.0"
 Response = compile_pb2.CompileResponse
+_HEX_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class ServiceLimits:
+    """Limits of the batch and artifact RPCs (advertised by GetCapabilities)."""
+
+    max_batch_items: int = 1024
+    max_find_missing_keys: int = 4096
+    max_inline_cubin_bytes: int = 4 << 20  # CompileBatch: larger cubins go by GetArtifact
+    artifact_chunk_bytes: int = 1 << 20
+    max_receive_message_bytes: int = 8 << 20
+
+
+DEFAULT_SERVICE_LIMITS = ServiceLimits()
 
 
 class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
@@ -46,17 +83,24 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         *,
         limits: Limits = DEFAULT_LIMITS,
         workers: int | None = None,
+        max_queued: int | None = None,
+        service_limits: ServiceLimits = DEFAULT_SERVICE_LIMITS,
+        retry_delay_s: float = 1.0,
     ) -> None:
         self.engine = engine
         self.limits = limits
-        self.workers = workers or os.cpu_count() or 1
-        self._slots = asyncio.Semaphore(self.workers)
+        self.service_limits = service_limits
+        self.scheduler = Scheduler(workers, max_queued=max_queued, retry_delay_s=retry_delay_s)
+        self.workers = self.scheduler.workers
+        self._tileiras_version: str | None = None
+
+    # ----------------------------------------------------------------------- Compile
 
     async def Compile(
         self, request: compile_pb2.CompileRequest, context: grpc.aio.ServicerContext
     ) -> compile_pb2.CompileResponse:
         start = time.perf_counter()
-        result = await self._compile(request)
+        result = await self._compile(request, context.time_remaining())
         log.info(
             "compile entry=%r target=%r outcome=%s ms=%.1f key=%s",
             request.entry[:80],
@@ -69,35 +113,291 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             await context.abort_with_status(result)
         return result
 
-    async def _compile(self, request: compile_pb2.CompileRequest) -> Response | grpc.Status:
+    async def _compile(
+        self, request: compile_pb2.CompileRequest, time_remaining: float | None
+    ) -> Response | grpc.Status:
         """The response, or the status that ends the RPC."""
         try:
             domain = request_from_proto(request, self.limits)
         except InvalidRequest as exc:
             return errors.invalid_argument(exc.violations)
-        if self.engine is None:
+        return await self._compile_domain(
+            domain, request.entry, skip_cache=request.options.skip_cache, remaining=time_remaining
+        )
+
+    async def _compile_domain(
+        self,
+        domain: DomainRequest,
+        entry: str,
+        *,
+        skip_cache: bool,
+        remaining: float | None,
+    ) -> Response | grpc.Status:
+        engine = self.engine
+        if engine is None:
             return errors.unavailable("tileiras is not available on this server")
+        if remaining is not None and remaining <= 0:
+            return errors.deadline_exceeded()
+        deadline = None if remaining is None else time.monotonic() + remaining
         try:
-            async with self._slots:
-                outcome = await asyncio.to_thread(
-                    self.engine.compile, domain, skip_cache=request.options.skip_cache
-                )
+            outcome, joined = await asyncio.wait_for(
+                self._outcome(engine, domain, skip_cache, deadline), timeout=remaining
+            )
+        except (asyncio.TimeoutError, TimeoutError):
+            return errors.deadline_exceeded()
+        except Overloaded as exc:
+            return errors.resource_exhausted(exc.retry_after_s)
         except Exception:
-            log.exception("internal error compiling entry %r", request.entry)
+            log.exception("internal error compiling entry %r", entry)
             return errors.internal()
         if any(d.code == INTERNAL_ERROR for d in outcome.diagnostics):
             # compile_kernel reports its own bugs as a diagnostic (and logs the traceback):
             # that is a server fault, not the client's kernel
-            log.error("internal compiler error compiling entry %r", request.entry)
+            log.error("internal compiler error compiling entry %r", entry)
             return errors.internal()
-        return response_from_outcome(outcome)
+        return response_from_outcome(outcome, joined=joined)
+
+    async def _outcome(
+        self,
+        engine: CompileEngine,
+        domain: DomainRequest,
+        skip_cache: bool,
+        deadline: float | None,
+    ) -> tuple[Outcome, bool]:
+        """(outcome, joined another caller's compile)."""
+        key = engine.key(domain)
+        if not skip_cache:
+            hit = await asyncio.to_thread(engine.lookup, key)
+            if hit is not None:
+                return hit, False
+        flight_key = (key.sha256, skip_cache)
+        joined = self.scheduler.in_flight(flight_key)
+
+        def work(flight) -> Outcome:
+            start = time.perf_counter()
+            if not skip_cache:  # a run that finished since our lookup may have stored it
+                hit = engine.lookup(key, start=start)
+                if hit is not None:
+                    return hit
+            return engine.compile_uncached(domain, key, start=start, may_store=flight.may_store)
+
+        outcome = await self.scheduler.run(flight_key, work, deadline=deadline)
+        return outcome, joined
+
+    # ----------------------------------------------------------------------- CompileBatch
+
+    async def CompileBatch(
+        self, request: compile_pb2.CompileBatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[compile_pb2.CompileBatchResult]:
+        envelope = self._check_batch(request)
+        if envelope:
+            await context.abort_with_status(errors.invalid_argument(envelope))
+            return
+        results: asyncio.Queue[compile_pb2.CompileBatchResult] = asyncio.Queue()
+        per_batch = asyncio.Semaphore(self.workers)  # one batch does not fill the queue alone
+        start = time.perf_counter()
+
+        async def one(index: int, item: compile_pb2.BatchItem) -> None:
+            async with per_batch:
+                result = await self._batch_item(request, index, item, context.time_remaining())
+            await results.put(result)
+
+        tasks = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(request.items)]
+        failed = 0
+        try:
+            for _ in range(len(tasks)):
+                result = await results.get()
+                failed += result.status.code != code_pb2.OK
+                yield result
+        finally:
+            for task in tasks:
+                task.cancel()
+            log.info(
+                "batch items=%d failed=%d ms=%.1f",
+                len(tasks),
+                failed,
+                (time.perf_counter() - start) * 1000.0,
+            )
+
+    def _check_batch(self, request: compile_pb2.CompileBatchRequest) -> list[FieldViolation]:
+        found = []
+        if not request.items:
+            found.append(FieldViolation("items", "at least one item is required"))
+        limit = self.service_limits.max_batch_items
+        if len(request.items) > limit:
+            found.append(
+                FieldViolation("items", f"{len(request.items)} items exceed the limit of {limit}")
+            )
+        pool = compile_pb2.CompileRequest(sources=request.sources, entry="batch")
+        found += [v for v in validate(pool, self.limits) if v.field.startswith("sources")]
+        return found
+
+    async def _batch_item(
+        self,
+        request: compile_pb2.CompileBatchRequest,
+        index: int,
+        item: compile_pb2.BatchItem,
+        remaining: float | None,
+    ) -> compile_pb2.CompileBatchResult:
+        result = compile_pb2.CompileBatchResult(index=index)
+        try:
+            message = _item_request(request, index, item)
+            domain = request_from_proto(message, self.limits)
+        except InvalidRequest as exc:
+            prefixed = [
+                FieldViolation(f"items[{index}].{v.field}", v.description) for v in exc.violations
+            ]
+            result.status.CopyFrom(errors.invalid_argument_proto(prefixed))
+            return result
+        outcome = await self._compile_domain(
+            domain, item.entry, skip_cache=message.options.skip_cache, remaining=remaining
+        )
+        if not isinstance(outcome, Response):
+            result.status.CopyFrom(errors.from_grpc(outcome))
+            return result
+        if outcome.ok:
+            result.status.CopyFrom(status_pb2.Status(code=code_pb2.OK))
+            if len(outcome.artifact.cubin) > self.service_limits.max_inline_cubin_bytes:
+                outcome.artifact.cubin = b""
+        else:
+            result.status.CopyFrom(errors.compile_failed_proto())
+        result.response.CopyFrom(outcome)
+        return result
+
+    # ----------------------------------------------------------------------- artifacts
+
+    async def FindMissing(
+        self, request: compile_pb2.FindMissingRequest, context: grpc.aio.ServicerContext
+    ) -> compile_pb2.FindMissingResponse:
+        violations = _check_keys(request.keys, self.service_limits.max_find_missing_keys)
+        if violations:
+            await context.abort_with_status(errors.invalid_argument(violations))
+        engine = self.engine
+
+        def missing() -> list[compile_pb2.Digest]:
+            return [k for k in request.keys if engine is None or not engine.has(k.sha256)]
+
+        return compile_pb2.FindMissingResponse(missing=await asyncio.to_thread(missing))
+
+    async def GetArtifact(
+        self, request: compile_pb2.GetArtifactRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[compile_pb2.ArtifactChunk]:
+        violations = _check_keys([request.key], 1, field="key")
+        if violations:
+            await context.abort_with_status(errors.invalid_argument(violations))
+            return
+        engine = self.engine
+        key = request.key.sha256
+        found = None if engine is None else await asyncio.to_thread(engine.artifact, key)
+        if found is None:
+            await context.abort_with_status(errors.not_found(f"no artifact for key {key[:8]}"))
+            return
+        chunk = self.service_limits.artifact_chunk_bytes
+        if 0 < request.max_chunk_bytes < chunk:
+            chunk = request.max_chunk_bytes
+        yield compile_pb2.ArtifactChunk(
+            artifact=compile_pb2.Artifact(
+                cubin_digest=digest(found.cubin),
+                contract=found.contract,
+                request_key=request.key,
+            )
+        )
+        view = memoryview(found.cubin)
+        for offset in range(0, len(view), chunk):
+            data = bytes(view[offset : offset + chunk])
+            yield compile_pb2.ArtifactChunk(offset=offset, data=data)
+
+    # ----------------------------------------------------------------------- capabilities
+
+    async def GetCapabilities(
+        self, request: compile_pb2.GetCapabilitiesRequest, context: grpc.aio.ServicerContext
+    ) -> compile_pb2.Capabilities:
+        limits, service = self.limits, self.service_limits
+        tileiras_version = await self._tileiras()
+        return compile_pb2.Capabilities(
+            service_version=SERVICE_VERSION,
+            compiler_version=COMPILER_VERSION,
+            targets=SUPPORTED_TARGETS,
+            default_target=DEFAULT_TARGET,
+            bytecode_versions=["{}.{}".format(*DEFAULT_BYTECODE_VERSION)],
+            tileiras_version=tileiras_version,
+            tileiras_available=self.engine is not None,
+            host_arches=HOST_ARCHES,
+            limits=compile_pb2.Limits(
+                max_source_bytes=limits.max_source_bytes,
+                max_files=limits.max_files,
+                max_file_name_chars=limits.max_name_chars,
+                max_entry_chars=limits.max_entry_chars,
+                max_generics=limits.max_generics,
+                max_generic_value_chars=limits.max_generic_value_chars,
+                max_opt_level=MAX_OPT_LEVEL,
+                max_batch_items=service.max_batch_items,
+                max_find_missing_keys=service.max_find_missing_keys,
+                max_inline_cubin_bytes=service.max_inline_cubin_bytes,
+                artifact_chunk_bytes=service.artifact_chunk_bytes,
+                max_receive_message_bytes=service.max_receive_message_bytes,
+                workers=self.scheduler.workers,
+                max_queued=self.scheduler.max_queued,
+            ),
+        )
+
+    async def _tileiras(self) -> str:
+        if self.engine is None:
+            return ""
+        if self._tileiras_version is None:
+            assembler = self.engine.assembler
+            try:
+                self._tileiras_version = await asyncio.to_thread(lambda: str(assembler.version))
+            except Exception as exc:
+                log.warning("cannot read the tileiras version: %s", exc)
+                return ""
+        return self._tileiras_version
 
 
-def response_from_outcome(outcome: Outcome) -> compile_pb2.CompileResponse:
+def _item_request(
+    request: compile_pb2.CompileBatchRequest, index: int, item: compile_pb2.BatchItem
+) -> compile_pb2.CompileRequest:
+    """The CompileRequest of one batch item, or InvalidRequest for bad source indices."""
+    indices = list(item.source_indices) or list(range(len(request.sources)))
+    problems = []
+    for position, source in enumerate(indices):
+        if source >= len(request.sources):
+            problems.append(
+                FieldViolation(f"source_indices[{position}]", f"no source file {source}")
+            )
+        elif indices.index(source) != position:
+            problems.append(FieldViolation(f"source_indices[{position}]", "repeated index"))
+    if problems:
+        raise InvalidRequest(problems)
+    options = item.options if item.HasField("options") else request.options
+    return compile_pb2.CompileRequest(
+        sources=[request.sources[i] for i in indices],
+        entry=item.entry,
+        generics=item.generics,
+        generic_args=item.generic_args,
+        target=item.target,
+        options=options,
+    )
+
+
+def _check_keys(keys, limit: int, field: str = "keys") -> list[FieldViolation]:
+    keys = list(keys)
+    found = []
+    if len(keys) > limit:
+        found.append(FieldViolation(field, f"{len(keys)} keys exceed the limit of {limit}"))
+    for index, key in enumerate(keys):
+        name = field if field == "key" else f"{field}[{index}]"
+        if not _HEX_KEY.fullmatch(key.sha256):
+            found.append(FieldViolation(f"{name}.sha256", "must be 64 lowercase hex digits"))
+    return found
+
+
+def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response:
+    cache = compile_pb2.CACHE_OUTCOME_JOINED if joined else _CACHE_OUTCOME[outcome.cache_hit]
     response = compile_pb2.CompileResponse(
         ok=outcome.ok,
         diagnostics=[diagnostic_to_proto(d) for d in outcome.diagnostics],
-        cache=_CACHE_OUTCOME[outcome.cache_hit],
+        cache=cache,
         timings=compile_pb2.CompileTimings(
             frontend_ms=outcome.timings.frontend_ms,
             tileiras_ms=outcome.timings.tileiras_ms,
@@ -120,6 +420,8 @@ _CACHE_OUTCOME = {True: compile_pb2.CACHE_OUTCOME_HIT, False: compile_pb2.CACHE_
 _FAILED_RPC = {
     grpc.StatusCode.INVALID_ARGUMENT: "invalid",
     grpc.StatusCode.UNAVAILABLE: "unavailable",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "overloaded",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "deadline",
 }
 
 
@@ -134,4 +436,6 @@ def _outcome_name(result: Response | grpc.Status) -> str:
         return _FAILED_RPC.get(result.code, "internal")
     if not result.ok:
         return "failed"
-    return "hit" if result.cache == compile_pb2.CACHE_OUTCOME_HIT else "miss"
+    return {compile_pb2.CACHE_OUTCOME_HIT: "hit", compile_pb2.CACHE_OUTCOME_JOINED: "joined"}.get(
+        result.cache, "miss"
+    )

@@ -25,7 +25,46 @@ FROZEN_FIELDS = {
     ("LaunchContract", "assumptions"): 8,
     ("AbiSlot", "offset"): 5,
     ("Param", "tile_shape"): 7,
+    ("CompileBatchRequest", "sources"): 1,
+    ("CompileBatchRequest", "items"): 2,
+    ("CompileBatchRequest", "options"): 3,
+    ("BatchItem", "source_indices"): 1,
+    ("BatchItem", "entry"): 2,
+    ("BatchItem", "generics"): 3,
+    ("BatchItem", "generic_args"): 4,
+    ("BatchItem", "target"): 5,
+    ("BatchItem", "options"): 6,
+    ("CompileBatchResult", "index"): 1,
+    ("CompileBatchResult", "status"): 2,
+    ("CompileBatchResult", "response"): 3,
+    ("FindMissingRequest", "keys"): 1,
+    ("FindMissingResponse", "missing"): 1,
+    ("GetArtifactRequest", "key"): 1,
+    ("GetArtifactRequest", "max_chunk_bytes"): 2,
+    ("ArtifactChunk", "artifact"): 1,
+    ("ArtifactChunk", "offset"): 2,
+    ("ArtifactChunk", "data"): 3,
+    ("Capabilities", "service_version"): 1,
+    ("Capabilities", "targets"): 3,
+    ("Capabilities", "bytecode_versions"): 5,
+    ("Capabilities", "tileiras_version"): 6,
+    ("Capabilities", "limits"): 9,
+    ("Limits", "max_source_bytes"): 1,
+    ("Limits", "max_batch_items"): 8,
+    ("Limits", "max_inline_cubin_bytes"): 10,
+    ("Limits", "artifact_chunk_bytes"): 11,
+    ("Limits", "workers"): 13,
+    ("Limits", "max_queued"): 14,
 }
+
+
+FROZEN_ENUM_VALUES = {("CacheOutcome", "CACHE_OUTCOME_JOINED"): 3}
+
+
+def test_enum_values_are_frozen() -> None:
+    for (enum, value), number in FROZEN_ENUM_VALUES.items():
+        values = compile_pb2.DESCRIPTOR.enum_types_by_name[enum].values_by_name
+        assert values[value].number == number
 
 
 def test_generated_code_matches_the_proto_sources() -> None:

@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,49 @@ def test_default_cache_dir(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_cache_dir() == Path.home() / ".cache" / "cutile-serve"
     assert DiskCache().root == default_cache_dir()
+
+
+# --------------------------------------------------------------------------- LRU bound
+
+
+def _lru_entry(n: int) -> CacheEntry:
+    return CacheEntry(cubin=bytes([n]) * 1000, contract=b"c")
+
+
+def _age(cache: DiskCache, key: str, seconds_ago: float) -> None:
+    path = cache.root / key[:2] / f"{key}.artifact"
+    stamp = time.time() - seconds_ago
+    os.utime(path, (stamp, stamp))
+
+
+def test_lru_eviction_keeps_the_cache_under_its_bound(tmp_path: Path) -> None:
+    keys = [f"{n:02x}" * 32 for n in range(12)]
+    cache = DiskCache(tmp_path / "lru", max_bytes=5000)
+    for age, key in enumerate(keys[:4]):
+        assert cache.put(key, _lru_entry(age))
+        _age(cache, key, 1000 - age)  # keys[0] is the oldest
+    assert cache.get(keys[0]) is not None  # a hit makes it the most recently used
+    for key in keys[4:]:
+        assert cache.put(key, _lru_entry(1))
+        assert cache.total_bytes() <= 5000
+    assert not cache.contains(keys[1])  # least recently used: evicted first
+    assert cache.get(keys[-1]) is not None  # the newest survives
+
+
+def test_touched_entry_outlives_older_ones(tmp_path: Path) -> None:
+    keys = [f"{n:02x}" * 32 for n in range(5)]
+    cache = DiskCache(tmp_path / "lru", max_bytes=4600)  # four 1137-byte entries fit
+    for age, key in enumerate(keys[:4]):
+        cache.put(key, _lru_entry(age))
+        _age(cache, key, 100 - age)
+    cache.get(keys[0])
+    cache.put(keys[4], _lru_entry(9))  # five do not: evict down to 90 %
+    assert cache.contains(keys[0]) and cache.contains(keys[4])
+    assert not cache.contains(keys[1]) and not cache.contains(keys[2])
+    assert cache.total_bytes() <= 4600
+
+
+def test_entry_larger_than_the_bound_is_not_stored(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path / "lru", max_bytes=100)
+    assert not cache.put("ab" * 32, _lru_entry(1))
+    assert cache.total_bytes() == 0

@@ -1,4 +1,5 @@
 from protos.generated.cutile.compile.v1 import contract_pb2 as _contract_pb2
+from google.rpc import status_pb2 as _status_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -13,6 +14,7 @@ class CacheOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CACHE_OUTCOME_UNSPECIFIED: _ClassVar[CacheOutcome]
     CACHE_OUTCOME_MISS: _ClassVar[CacheOutcome]
     CACHE_OUTCOME_HIT: _ClassVar[CacheOutcome]
+    CACHE_OUTCOME_JOINED: _ClassVar[CacheOutcome]
 
 class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -24,6 +26,7 @@ class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 CACHE_OUTCOME_UNSPECIFIED: CacheOutcome
 CACHE_OUTCOME_MISS: CacheOutcome
 CACHE_OUTCOME_HIT: CacheOutcome
+CACHE_OUTCOME_JOINED: CacheOutcome
 SEVERITY_UNSPECIFIED: Severity
 SEVERITY_ERROR: Severity
 SEVERITY_WARNING: Severity
@@ -156,3 +159,134 @@ class Diagnostic(_message.Message):
     help: _containers.RepeatedScalarFieldContainer[str]
     rendered: str
     def __init__(self, severity: _Optional[_Union[Severity, str]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., spans: _Optional[_Iterable[_Union[SourceSpan, _Mapping]]] = ..., notes: _Optional[_Iterable[str]] = ..., help: _Optional[_Iterable[str]] = ..., rendered: _Optional[str] = ...) -> None: ...
+
+class CompileBatchRequest(_message.Message):
+    __slots__ = ("sources", "items", "options")
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    sources: _containers.RepeatedCompositeFieldContainer[SourceFile]
+    items: _containers.RepeatedCompositeFieldContainer[BatchItem]
+    options: CompileOptions
+    def __init__(self, sources: _Optional[_Iterable[_Union[SourceFile, _Mapping]]] = ..., items: _Optional[_Iterable[_Union[BatchItem, _Mapping]]] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
+
+class BatchItem(_message.Message):
+    __slots__ = ("source_indices", "entry", "generics", "generic_args", "target", "options")
+    class GenericsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SOURCE_INDICES_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    GENERICS_FIELD_NUMBER: _ClassVar[int]
+    GENERIC_ARGS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    source_indices: _containers.RepeatedScalarFieldContainer[int]
+    entry: str
+    generics: _containers.ScalarMap[str, str]
+    generic_args: _containers.RepeatedScalarFieldContainer[str]
+    target: str
+    options: CompileOptions
+    def __init__(self, source_indices: _Optional[_Iterable[int]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
+
+class CompileBatchResult(_message.Message):
+    __slots__ = ("index", "status", "response")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    status: _status_pb2.Status
+    response: CompileResponse
+    def __init__(self, index: _Optional[int] = ..., status: _Optional[_Union[_status_pb2.Status, _Mapping]] = ..., response: _Optional[_Union[CompileResponse, _Mapping]] = ...) -> None: ...
+
+class FindMissingRequest(_message.Message):
+    __slots__ = ("keys",)
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[Digest]
+    def __init__(self, keys: _Optional[_Iterable[_Union[Digest, _Mapping]]] = ...) -> None: ...
+
+class FindMissingResponse(_message.Message):
+    __slots__ = ("missing",)
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    missing: _containers.RepeatedCompositeFieldContainer[Digest]
+    def __init__(self, missing: _Optional[_Iterable[_Union[Digest, _Mapping]]] = ...) -> None: ...
+
+class GetArtifactRequest(_message.Message):
+    __slots__ = ("key", "max_chunk_bytes")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MAX_CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    key: Digest
+    max_chunk_bytes: int
+    def __init__(self, key: _Optional[_Union[Digest, _Mapping]] = ..., max_chunk_bytes: _Optional[int] = ...) -> None: ...
+
+class ArtifactChunk(_message.Message):
+    __slots__ = ("artifact", "offset", "data")
+    ARTIFACT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    artifact: Artifact
+    offset: int
+    data: bytes
+    def __init__(self, artifact: _Optional[_Union[Artifact, _Mapping]] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class GetCapabilitiesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Capabilities(_message.Message):
+    __slots__ = ("service_version", "compiler_version", "targets", "default_target", "bytecode_versions", "tileiras_version", "tileiras_available", "host_arches", "limits")
+    SERVICE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    COMPILER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TARGET_FIELD_NUMBER: _ClassVar[int]
+    BYTECODE_VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    HOST_ARCHES_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    service_version: str
+    compiler_version: str
+    targets: _containers.RepeatedScalarFieldContainer[str]
+    default_target: str
+    bytecode_versions: _containers.RepeatedScalarFieldContainer[str]
+    tileiras_version: str
+    tileiras_available: bool
+    host_arches: _containers.RepeatedScalarFieldContainer[str]
+    limits: Limits
+    def __init__(self, service_version: _Optional[str] = ..., compiler_version: _Optional[str] = ..., targets: _Optional[_Iterable[str]] = ..., default_target: _Optional[str] = ..., bytecode_versions: _Optional[_Iterable[str]] = ..., tileiras_version: _Optional[str] = ..., tileiras_available: _Optional[bool] = ..., host_arches: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ...) -> None: ...
+
+class Limits(_message.Message):
+    __slots__ = ("max_source_bytes", "max_files", "max_file_name_chars", "max_entry_chars", "max_generics", "max_generic_value_chars", "max_opt_level", "max_batch_items", "max_find_missing_keys", "max_inline_cubin_bytes", "artifact_chunk_bytes", "max_receive_message_bytes", "workers", "max_queued")
+    MAX_SOURCE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_FILES_FIELD_NUMBER: _ClassVar[int]
+    MAX_FILE_NAME_CHARS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ENTRY_CHARS_FIELD_NUMBER: _ClassVar[int]
+    MAX_GENERICS_FIELD_NUMBER: _ClassVar[int]
+    MAX_GENERIC_VALUE_CHARS_FIELD_NUMBER: _ClassVar[int]
+    MAX_OPT_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    MAX_BATCH_ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIND_MISSING_KEYS_FIELD_NUMBER: _ClassVar[int]
+    MAX_INLINE_CUBIN_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACT_CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_RECEIVE_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    max_source_bytes: int
+    max_files: int
+    max_file_name_chars: int
+    max_entry_chars: int
+    max_generics: int
+    max_generic_value_chars: int
+    max_opt_level: int
+    max_batch_items: int
+    max_find_missing_keys: int
+    max_inline_cubin_bytes: int
+    artifact_chunk_bytes: int
+    max_receive_message_bytes: int
+    workers: int
+    max_queued: int
+    def __init__(self, max_source_bytes: _Optional[int] = ..., max_files: _Optional[int] = ..., max_file_name_chars: _Optional[int] = ..., max_entry_chars: _Optional[int] = ..., max_generics: _Optional[int] = ..., max_generic_value_chars: _Optional[int] = ..., max_opt_level: _Optional[int] = ..., max_batch_items: _Optional[int] = ..., max_find_missing_keys: _Optional[int] = ..., max_inline_cubin_bytes: _Optional[int] = ..., artifact_chunk_bytes: _Optional[int] = ..., max_receive_message_bytes: _Optional[int] = ..., workers: _Optional[int] = ..., max_queued: _Optional[int] = ...) -> None: ...

@@ -39,6 +39,26 @@ class CompileServiceStub:
                 request_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileRequest.SerializeToString,
                 response_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileResponse.FromString,
                 _registered_method=True)
+        self.CompileBatch = channel.unary_stream(
+                '/cutile.compile.v1.CompileService/CompileBatch',
+                request_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileBatchRequest.SerializeToString,
+                response_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileBatchResult.FromString,
+                _registered_method=True)
+        self.FindMissing = channel.unary_unary(
+                '/cutile.compile.v1.CompileService/FindMissing',
+                request_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.FindMissingRequest.SerializeToString,
+                response_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.FindMissingResponse.FromString,
+                _registered_method=True)
+        self.GetArtifact = channel.unary_stream(
+                '/cutile.compile.v1.CompileService/GetArtifact',
+                request_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.GetArtifactRequest.SerializeToString,
+                response_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.ArtifactChunk.FromString,
+                _registered_method=True)
+        self.GetCapabilities = channel.unary_unary(
+                '/cutile.compile.v1.CompileService/GetCapabilities',
+                request_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.GetCapabilitiesRequest.SerializeToString,
+                response_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.Capabilities.FromString,
+                _registered_method=True)
 
 
 class CompileServiceServicer:
@@ -53,6 +73,39 @@ class CompileServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CompileBatch(self, request, context):
+        """Compile many items (files x entries x generics x targets) in one call. One
+        result per item, streamed in completion order, each with its own status.
+        The RPC fails only for a malformed envelope (INVALID_ARGUMENT: no items,
+        too many, bad sources) or the client's deadline.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FindMissing(self, request, context):
+        """Which of these artifact keys (Artifact.request_key) the server lacks.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetArtifact(self, request, context):
+        """One cached artifact by key, streamed in chunks: the first message carries
+        the metadata (contract, cubin digest), the rest the cubin bytes in order.
+        NOT_FOUND when the server does not hold it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCapabilities(self, request, context):
+        """Targets, versions and limits of this server.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CompileServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +113,26 @@ def add_CompileServiceServicer_to_server(servicer, server):
                     servicer.Compile,
                     request_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileRequest.FromString,
                     response_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileResponse.SerializeToString,
+            ),
+            'CompileBatch': grpc.unary_stream_rpc_method_handler(
+                    servicer.CompileBatch,
+                    request_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileBatchRequest.FromString,
+                    response_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.CompileBatchResult.SerializeToString,
+            ),
+            'FindMissing': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindMissing,
+                    request_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.FindMissingRequest.FromString,
+                    response_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.FindMissingResponse.SerializeToString,
+            ),
+            'GetArtifact': grpc.unary_stream_rpc_method_handler(
+                    servicer.GetArtifact,
+                    request_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.GetArtifactRequest.FromString,
+                    response_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.ArtifactChunk.SerializeToString,
+            ),
+            'GetCapabilities': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCapabilities,
+                    request_deserializer=cutile_dot_compile_dot_v1_dot_compile__pb2.GetCapabilitiesRequest.FromString,
+                    response_serializer=cutile_dot_compile_dot_v1_dot_compile__pb2.Capabilities.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -89,6 +162,114 @@ class CompileService:
             '/cutile.compile.v1.CompileService/Compile',
             cutile_dot_compile_dot_v1_dot_compile__pb2.CompileRequest.SerializeToString,
             cutile_dot_compile_dot_v1_dot_compile__pb2.CompileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompileBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/cutile.compile.v1.CompileService/CompileBatch',
+            cutile_dot_compile_dot_v1_dot_compile__pb2.CompileBatchRequest.SerializeToString,
+            cutile_dot_compile_dot_v1_dot_compile__pb2.CompileBatchResult.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindMissing(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cutile.compile.v1.CompileService/FindMissing',
+            cutile_dot_compile_dot_v1_dot_compile__pb2.FindMissingRequest.SerializeToString,
+            cutile_dot_compile_dot_v1_dot_compile__pb2.FindMissingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetArtifact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/cutile.compile.v1.CompileService/GetArtifact',
+            cutile_dot_compile_dot_v1_dot_compile__pb2.GetArtifactRequest.SerializeToString,
+            cutile_dot_compile_dot_v1_dot_compile__pb2.ArtifactChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCapabilities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cutile.compile.v1.CompileService/GetCapabilities',
+            cutile_dot_compile_dot_v1_dot_compile__pb2.GetCapabilitiesRequest.SerializeToString,
+            cutile_dot_compile_dot_v1_dot_compile__pb2.Capabilities.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,180 @@
+"""CompileBatch, FindMissing/GetArtifact and GetCapabilities over a real server."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from google.rpc import code_pb2, error_details_pb2
+
+from lowering.pipeline import SUPPORTED_TARGETS, CompileResult
+from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
+from service.cache import DiskCache
+from service.engine import CompileEngine
+from service.servicer import ServiceLimits
+
+TIMEOUT_S = 30
+SOURCES = [
+    compile_pb2.SourceFile(name="a.rs", text="mod a {}"),
+    compile_pb2.SourceFile(name="b.rs", text="mod b {}"),
+]
+
+
+@pytest.fixture
+def compiler(fake_compiler, make_error):
+    """Entry "bad" fails to compile; "slow" takes 0.4 s; anything else succeeds."""
+
+    def compile_fn(request, **kwargs):
+        if request.entry == "bad":
+            fake_compiler.calls.append(request)
+            return CompileResult(diagnostics=(make_error(),))
+        if request.entry == "slow":
+            time.sleep(0.4)
+        return fake_compiler(request, **kwargs)
+
+    return compile_fn
+
+
+@pytest.fixture
+def server(start_server, compiler, fake_assembler, tmp_path: Path):
+    engine = CompileEngine(fake_assembler, cache=DiskCache(tmp_path / "c"), compile_fn=compiler)
+    limits = ServiceLimits(artifact_chunk_bytes=5, max_inline_cubin_bytes=8, max_batch_items=10)
+    return start_server(engine, service_limits=limits)
+
+
+@pytest.fixture
+def stub(server):
+    with grpc.insecure_channel(server.target) as channel:
+        yield compile_pb2_grpc.CompileServiceStub(channel)
+
+
+def _item(entry: str, **fields) -> compile_pb2.BatchItem:
+    return compile_pb2.BatchItem(entry=entry, generics={"B": "128"}, **fields)
+
+
+def _batch(stub, *items, sources=SOURCES) -> list[compile_pb2.CompileBatchResult]:
+    request = compile_pb2.CompileBatchRequest(sources=sources, items=items)
+    return list(stub.CompileBatch(request, timeout=TIMEOUT_S))
+
+
+def _fetch(stub, key: compile_pb2.Digest, max_chunk: int = 0) -> list[compile_pb2.ArtifactChunk]:
+    request = compile_pb2.GetArtifactRequest(key=key, max_chunk_bytes=max_chunk)
+    return list(stub.GetArtifact(request, timeout=TIMEOUT_S))
+
+
+def test_batch_streams_per_item_statuses_in_completion_order(stub, fake_compiler) -> None:
+    results = _batch(
+        stub,
+        _item("slow", source_indices=[1]),
+        _item("add", target="sm_80"),
+        _item("bad"),
+        _item(""),  # malformed
+        _item("add", source_indices=[7]),  # no such file
+    )
+    assert sorted(r.index for r in results) == [0, 1, 2, 3, 4]
+    assert results[-1].index == 0  # the slow item finished last
+    by_index = {r.index: r for r in results}
+    assert by_index[0].status.code == code_pb2.OK and by_index[0].response.ok
+    assert by_index[1].status.code == code_pb2.OK
+    assert by_index[1].response.artifact.contract.target.sm == "sm_80"
+    failed = by_index[2]
+    assert failed.status.code == code_pb2.INVALID_ARGUMENT and not failed.response.ok
+    assert failed.response.diagnostics[0].message == "a bad thing"
+    for index, field in ((3, "items[3].entry"), (4, "items[4].source_indices[0]")):
+        status = by_index[index].status
+        assert status.code == code_pb2.INVALID_ARGUMENT
+        bad = error_details_pb2.BadRequest()
+        assert any(d.Unpack(bad) for d in status.details if d.Is(bad.DESCRIPTOR))
+        assert bad.field_violations[0].field == field
+    compiled = {(r.sources[0].name, r.entry, r.target) for r in fake_compiler.calls}
+    assert ("b.rs", "slow", "sm_90") in compiled and ("a.rs", "add", "sm_80") in compiled
+    # an item without indices has every source, so it shares Compile's cache key
+    unary = stub.Compile(
+        compile_pb2.CompileRequest(
+            sources=SOURCES, entry="add", generics={"B": "128"}, target="sm_80"
+        ),
+        timeout=TIMEOUT_S,
+    )
+    assert unary.cache == compile_pb2.CACHE_OUTCOME_HIT
+
+
+def test_large_cubins_are_left_out_of_batch_results_and_fetched_in_chunks(stub) -> None:
+    (result,) = _batch(stub, _item("add"))
+    artifact = result.response.artifact
+    assert artifact.cubin == b"" and artifact.cubin_digest.size > 8  # over the inline limit
+    assert (
+        stub.FindMissing(
+            compile_pb2.FindMissingRequest(keys=[artifact.request_key]), timeout=TIMEOUT_S
+        ).missing
+        == []
+    )
+    chunks = _fetch(stub, artifact.request_key)
+    head, body = chunks[0], chunks[1:]
+    assert head.artifact.cubin_digest == artifact.cubin_digest
+    assert head.artifact.contract == artifact.contract
+    assert all(len(c.data) <= 5 for c in body)
+    assert len(body) == -(-artifact.cubin_digest.size // 5)
+    assert [c.offset for c in body] == list(range(0, artifact.cubin_digest.size, 5))
+    cubin = b"".join(c.data for c in body)
+    assert hashlib.sha256(cubin).hexdigest() == artifact.cubin_digest.sha256
+    assert len(_fetch(stub, artifact.request_key, max_chunk=2)) == 1 + -(-len(cubin) // 2)
+
+
+def test_find_missing_and_not_found(stub) -> None:
+    response = stub.Compile(
+        compile_pb2.CompileRequest(sources=SOURCES[:1], entry="add", generic_args=["1"]),
+        timeout=TIMEOUT_S,
+    )
+    present = response.artifact.request_key
+    absent = compile_pb2.Digest(sha256="0" * 64, size=10)
+    found = stub.FindMissing(
+        compile_pb2.FindMissingRequest(keys=[absent, present]), timeout=TIMEOUT_S
+    )
+    assert list(found.missing) == [absent]
+    assert b"".join(c.data for c in _fetch(stub, present)) == response.artifact.cubin
+    with pytest.raises(grpc.RpcError) as caught:
+        _fetch(stub, absent)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.FindMissing(
+            compile_pb2.FindMissingRequest(keys=[compile_pb2.Digest(sha256="../x")]),
+            timeout=TIMEOUT_S,
+        )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_malformed_batch_envelope_is_invalid_argument(stub) -> None:
+    for items in ([], [_item("add")] * 11):
+        with pytest.raises(grpc.RpcError) as caught:
+            _batch(stub, *items)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as caught:
+        _batch(stub, _item("add"), sources=[compile_pb2.SourceFile(name="../x.rs", text="")])
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_capabilities(stub) -> None:
+    caps = stub.GetCapabilities(compile_pb2.GetCapabilitiesRequest(), timeout=TIMEOUT_S)
+    assert list(caps.targets) == list(SUPPORTED_TARGETS)
+    assert caps.default_target == "sm_90"
+    assert caps.tileiras_available and caps.tileiras_version == "13.5-fake"
+    assert caps.bytecode_versions and caps.service_version and caps.compiler_version
+    assert list(caps.host_arches) == ["x86_64", "aarch64"]
+    limits = caps.limits
+    assert limits.max_source_bytes == 1 << 20 and limits.max_files == 64
+    assert limits.max_batch_items == 10 and limits.artifact_chunk_bytes == 5
+    assert limits.max_inline_cubin_bytes == 8 and limits.workers >= 1
+    assert limits.max_queued == 4 * limits.workers and limits.max_opt_level == 3
+
+
+def test_capabilities_without_tileiras(start_server) -> None:
+    server = start_server(None)
+    with grpc.insecure_channel(server.target) as channel:
+        stub = compile_pb2_grpc.CompileServiceStub(channel)
+        caps = stub.GetCapabilities(compile_pb2.GetCapabilitiesRequest(), timeout=TIMEOUT_S)
+        assert not caps.tileiras_available and caps.tileiras_version == ""
+        (result,) = _batch(stub, _item("add"))
+        assert result.status.code == code_pb2.UNAVAILABLE
