@@ -2,7 +2,7 @@
 
     .rs sources ──parse──▶ AST ──resolve──▶ entry + linked modules
         ──specialize──▶ generic bindings ──typecheck──▶ typed kernel (shapes concrete)
-        ──check──▶ partition/mutability rules ──lower──▶ tile IR ──verify──▶
+        ──check──▶ borrows, moves, `unsafe` ──lower──▶ tile IR ──verify──▶
         ──write──▶ Tile IR bytecode ──tileiras──▶ cubin, plus the launch contract
 
 Every stage appends to one `DiagnosticSink`; the first stage that leaves errors ends the
@@ -27,6 +27,7 @@ from lowering.symbols import entry_symbol
 from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError
 from parser import ast_nodes as A
 from parser import codes
+from parser.checks.ownership import check_ownership
 from parser.cst_to_ast import parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
@@ -140,6 +141,13 @@ def _compile(
     kernel = (
         typecheck_entry(program, entry, generics, sink) if entry and generics is not None else None
     )
+    # Borrows, moves and `unsafe` (rustc's rules in the reference) need the typed facts
+    # (which call is which intrinsic, the inlined device-function bodies, the types that
+    # are not Copy) and must pass before lowering, which assumes a sound program.
+    if kernel is not None and not sink.has_errors:
+        check_ownership(kernel, sink)
+        if sink.has_errors:
+            kernel = None
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 

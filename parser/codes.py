@@ -96,6 +96,24 @@ PARTITION_INDEX_PROVENANCE: Final = _code(
 UNSAFE_REQUIRED: Final = _code(
     "E0133", "unsafe-required", "an operation that may race or read out of bounds needs `unsafe`"
 )
+UNUSED_UNSAFE: Final = _code(
+    "CT0301", "unused-unsafe", "an `unsafe` block around only safe code (rustc's `unused_unsafe`)"
+)
+
+# --- ownership and borrows (rustc's borrow checker) ---
+USE_AFTER_MOVE: Final = _code("E0382", "use-after-move", "a value used after it was moved")
+MUTABLE_BORROW_TWICE: Final = _code(
+    "E0499", "mutable-borrow-twice", "two mutable borrows of the same tensor alive at once"
+)
+CONFLICTING_BORROW: Final = _code(
+    "E0502", "conflicting-borrow", "a shared and a mutable borrow of the same tensor alive at once"
+)
+MOVE_WHILE_BORROWED: Final = _code(
+    "E0505", "move-while-borrowed", "moving a value out while it is borrowed"
+)
+RETURN_LOCAL_REFERENCE: Final = _code(
+    "E0515", "return-reference-to-local", "returning a reference to a local variable"
+)
 
 # --- backend ---
 TILEIRAS_FAILED: Final = _code("CT0901", "tileiras-failed", "the Tile IR assembler failed")

@@ -66,6 +66,7 @@ class Intrinsic:
     functions: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     receiver: Receiver | None = None
+    unsafe: bool = False  # an `unsafe fn`: calls need an `unsafe {}` block or `unsafe fn` (E0133)
 
 
 def receiver_kind(ty: SemType) -> Receiver | None:
