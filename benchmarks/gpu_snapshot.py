@@ -1,0 +1,71 @@
+"""A first look at kernel speed on the GPU: example kernels from a bundle next to torch.
+
+    PYTHONPATH=. python3 -m benchmarks.gpu_snapshot BUNDLE
+
+Times each launch with CUDA events (median of 20 after 3 warm-ups) and prints bandwidth
+or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16, 4096^3).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+import torch
+
+from client_stubs import Bundle, DeviceTensor
+
+
+def _time(fn) -> float:
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(20):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
+def add(bundle: Bundle) -> None:
+    n = 1 << 28
+    kernel = bundle.kernel("add", {"B": "1024"})
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    z = torch.empty_like(x)
+    part = DeviceTensor.wrap(z).partition((1024,))
+    args = (part, DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+    ours = _time(lambda: kernel(*args))
+    theirs = _time(lambda: torch.add(x, y, out=z))
+    moved = 3 * 4 * n
+    print(
+        f"add f32 2^28: ours {moved / ours / 1e12:.2f} TB/s, torch {moved / theirs / 1e12:.2f} TB/s"
+    )
+
+
+def gemm(bundle: Bundle) -> None:
+    m = n = k = 4096
+    kernel = bundle.kernel("gemm", {"E": "f16", "BM": "128", "BN": "128", "BK": "64"})
+    x = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    y = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    z = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    args = (DeviceTensor.wrap(z).partition((128, 128)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+    ours = _time(lambda: kernel(*args))
+    theirs = _time(lambda: torch.matmul(x, y, out=z))
+    flops = 2 * m * n * k
+    print(
+        f"gemm f16 4096^3: ours {flops / ours / 1e12:.0f} TFLOP/s, "
+        f"torch {flops / theirs / 1e12:.0f} TFLOP/s"
+    )
+
+
+def main() -> None:
+    bundle = Bundle.open(sys.argv[1])
+    add(bundle)
+    gemm(bundle)
+
+
+if __name__ == "__main__":
+    main()
