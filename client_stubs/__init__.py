@@ -19,7 +19,6 @@ A persistent kernel (a `MappedPartitionMut` output) takes a `MappedPartition` an
 
 from client_stubs.artifacts import Bundle, BundleEntry
 from client_stubs.cache import ArtifactCache, default_cache_dir
-from client_stubs.client import CompileClient, request_key
 from client_stubs.contract import ContractSpec, validate_contract
 from client_stubs.driver import synchronize
 from client_stubs.errors import (
@@ -116,3 +115,13 @@ __all__ = [
     "synchronize",
     "validate_contract",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`CompileClient` and `request_key` load the service protocol (and its googleapis
+    dependency) on first use, so hosts that only launch bundles never import it."""
+    if name in ("CompileClient", "request_key"):
+        from client_stubs import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'client_stubs' has no attribute {name!r}")
