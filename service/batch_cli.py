@@ -4,7 +4,7 @@
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo]
                    [--message-format human|json] [--cache-dir DIR | --no-cache]
-                   [--tileiras PATH]
+                   [--tileiras PATH] [--summary-json PATH]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
 `service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
@@ -20,6 +20,16 @@ keys): `--cache-dir` moves it, `--no-cache` turns it off.
 
 Diagnostics go to stderr, rustc-style or one JSON object per line
 (`--message-format json`), each printed once even when several kernels report it.
+When stderr is a terminal, each kernel also prints a progress line there,
+`[3/12] compiled add (sm_90) 212 ms` (or `failed`).
+
+`--summary-json PATH` writes a machine-readable summary (also when kernels fail):
+`{"kernels": [{"file", "entry", "generics", "arch", "ok", "cubin", "ms", "diagnostics"}],
+"ok": N, "failed": N, "unparsed_files": [{"file", "diagnostics"}]}`. `generics` is an
+object for named generics, a list for positional ones; `cubin` is the written cubin's
+path relative to OUT, or null; `diagnostics` holds the `--message-format json` objects;
+`failed` counts kernels, files that do not parse are listed in `unparsed_files`.
+
 Exit status: 0 when every kernel compiled, 1 when any failed, 2 for usage errors.
 """
 
@@ -30,6 +40,7 @@ import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -192,10 +203,25 @@ class Batch:
     report: Report
     records: list[KernelRecord] = field(default_factory=list)
     sources: tuple[SourceFile, ...] = ()
+    summary: list[dict[str, object]] = field(default_factory=list)
+    unparsed: list[dict[str, object]] = field(default_factory=list)
+    total: int = 0
 
     def run(self, sources: Sequence[SourceFile]) -> int:
+        try:
+            return self._run(sources)
+        finally:
+            if self.args.summary_json is not None:
+                self._write_summary(self.args.summary_json)
+
+    def _run(self, sources: Sequence[SourceFile]) -> int:
         self.sources = tuple(s for s in sources if self._parses(s))
         defined = list_entries(self.sources)
+        if self.sources:
+            sets = self.args.generics
+            self.total = sum(len(generics_for(e, sets)) for e in self.args.entry) * len(
+                self.args.arch
+            )
         for entry in self.args.entry:
             home = next(
                 (s for s in self.sources if any(_names(q, entry) for q in defined[s.name])),
@@ -221,6 +247,9 @@ class Batch:
         if not result.ok:
             self.report.diagnostics(result.diagnostics)
             self.report.failure(source.name)
+            self.unparsed.append(
+                {"file": source.name, "diagnostics": [to_json(d) for d in result.diagnostics]}
+            )
         return result.ok
 
     def _compile_entry(self, source: SourceFile, entry: str) -> None:
@@ -229,13 +258,44 @@ class Batch:
         sets = generics_for(entry, args.generics)
         kernels = [Kernel(source, entry, g, a) for g, a in product(sets, args.arch)]
         for kernel in kernels:
+            start = time.perf_counter()
             outcome = self._compile(kernel)
+            ms = (time.perf_counter() - start) * 1000.0
+            self._progress(kernel, outcome.ok, ms)
             self.report.diagnostics(outcome.diagnostics)
+            record = None
             if outcome.artifact is None:
                 self.report.failure(kernel.describe())
-                continue
-            record = write_kernel(args.out, outcome.artifact, outcome.key, source.name)
-            self.records.append(record)
+            else:
+                record = write_kernel(args.out, outcome.artifact, outcome.key, source.name)
+                self.records.append(record)
+            self.summary.append(_kernel_summary(kernel, outcome, record, ms))
+
+    def _progress(self, kernel: Kernel, ok: bool, ms: float) -> None:
+        """`[3/12] compiled add (sm_90) 212 ms` on stderr, only when it is a terminal."""
+        stream = sys.stderr
+        if not (hasattr(stream, "isatty") and stream.isatty()):
+            return
+        done = len(self.summary) + 1
+        verb = "compiled" if ok else "failed"
+        generics = kernel.generics.describe()
+        what = kernel.entry if generics == "no generics" else f"{kernel.entry}<{generics}>"
+        total = max(self.total, done)
+        print(f"[{done}/{total}] {verb} {what} ({kernel.arch}) {ms:.0f} ms", file=stream)
+
+    def _write_summary(self, path: Path) -> None:
+        ok = sum(1 for k in self.summary if k["ok"])
+        summary = {
+            "kernels": self.summary,
+            "ok": ok,
+            "failed": len(self.summary) - ok,
+            "unparsed_files": self.unparsed,
+        }
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write {path}: {exc}", file=sys.stderr)
 
     def _compile(self, kernel: Kernel) -> Outcome:
         request = CompileRequest(
@@ -255,6 +315,22 @@ class Batch:
             message = f"internal compiler error: {type(exc).__name__}: {exc}"
             diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
             return Outcome(self.engine.key(request), (diagnostic,))
+
+
+def _kernel_summary(
+    kernel: Kernel, outcome: Outcome, record: KernelRecord | None, ms: float
+) -> dict[str, object]:
+    generics = kernel.generics
+    return {
+        "file": kernel.source.name,
+        "entry": kernel.entry,
+        "generics": dict(generics.named) if generics.named else list(generics.positional),
+        "arch": kernel.arch,
+        "ok": record is not None,
+        "cubin": None if record is None else record.cubin,
+        "ms": round(ms, 1),
+        "diagnostics": [to_json(d) for d in outcome.diagnostics],
+    }
 
 
 def _names(qualified: str, requested: str) -> bool:
@@ -316,6 +392,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     cache = parser.add_mutually_exclusive_group()
     cache.add_argument("--cache-dir", type=Path, help=f"default {default_cache_dir()}")
     cache.add_argument("--no-cache", action="store_true", help="do not use the artifact cache")
+    parser.add_argument(
+        "--summary-json",
+        type=Path,
+        metavar="PATH",
+        help="write a machine-readable summary of every kernel to PATH",
+    )
     args = parser.parse_args(argv)
     try:
         args.generics = [parse_generics(text) for text in args.generics or [""]]

@@ -3,12 +3,21 @@
     cutile-serve [--host 127.0.0.1] [--port 50051] [--cache-dir DIR | --no-cache]
                  [--cache-max-bytes N[K|M|G]] [--workers N] [--max-queued N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
+                 [--log-format text|json] [--metrics-port PORT]
+                 [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
 
 Serves `cutile.compile.v1.CompileService`, the standard health service (SERVING for ""
 and the compile service; NOT_SERVING when tileiras is missing) and server reflection.
 Prints `cutile-serve listening on HOST:PORT` once bound (`--port 0` picks a free port).
 SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, in-flight ones get
 `--grace` seconds, then the process exits 0.
+
+`--metrics-port` serves Prometheus metrics (see `service.metrics`) over HTTP on the same
+host and prints `cutile-serve metrics on HOST:PORT` after the listening line (0 = any free
+port; default: off). `--auth-token-file` requires `authorization: Bearer <token>` on every
+RPC but the health service (see `service.auth`). `--tls-cert` and `--tls-key` (PEM files,
+both or neither) serve over TLS instead of plaintext. `--log-format json` writes one JSON
+object per log line (see `service.logs`).
 """
 
 from __future__ import annotations
@@ -26,9 +35,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from protos.generated.cutile.compile.v1 import compile_pb2_grpc
+from service import logs
+from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
 from service.convert import DEFAULT_LIMITS, Limits
 from service.engine import CompileEngine
+from service.metrics import MetricsInterceptor, ServiceMetrics
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
 from service.toolchain import locate_assembler
 
@@ -57,9 +69,21 @@ async def create_server(
     service_limits: ServiceLimits = DEFAULT_SERVICE_LIMITS,
     retry_delay_s: float = 1.0,
     health_servicer: health.aio.HealthServicer | None = None,
+    metrics: ServiceMetrics | None = None,
+    auth_token: str | None = None,
+    tls: tuple[bytes, bytes] | None = None,
 ) -> tuple[grpc.aio.Server, int]:
-    """A bound, not yet started server and its port. `engine=None`: no tileiras."""
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    """A bound, not yet started server and its port. `engine=None`: no tileiras.
+
+    `metrics`: where the server records (always recorded; serving them over HTTP is the
+    caller's: `metrics.serve`). `auth_token`: require it as a bearer token. `tls`: the
+    (certificate chain, private key) PEM bytes to serve TLS with.
+    """
+    metrics = metrics if metrics is not None else ServiceMetrics()
+    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(metrics)]
+    if auth_token is not None:
+        interceptors.append(AuthInterceptor(auth_token))
+    server = grpc.aio.server(interceptors=interceptors, options=SERVER_OPTIONS)
     servicer = CompileServicer(
         engine,
         limits=limits,
@@ -67,6 +91,7 @@ async def create_server(
         max_queued=max_queued,
         service_limits=service_limits,
         retry_delay_s=retry_delay_s,
+        metrics=metrics,
     )
     compile_pb2_grpc.add_CompileServiceServicer_to_server(servicer, server)
 
@@ -81,7 +106,12 @@ async def create_server(
     reflection.enable_server_reflection(names, server)
 
     try:
-        port = server.add_insecure_port(address)
+        if tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            cert_chain, private_key = tls
+            credentials = grpc.ssl_server_credentials([(private_key, cert_chain)])
+            port = server.add_secure_port(address, credentials)
     except RuntimeError as exc:  # grpcio raises on a failed bind
         raise OSError(f"cannot listen on {address}: {exc}") from exc
     if port == 0:
@@ -121,23 +151,43 @@ async def serve(args: argparse.Namespace) -> int:
         cache_max_bytes=args.cache_max_bytes or None,
     )
     health_servicer = health.aio.HealthServicer()
-    address = f"{_host_for_address(args.host)}:{args.port}"
+    host = _host_for_address(args.host)
+    metrics = ServiceMetrics()
     server, port = await create_server(
-        address,
+        f"{host}:{args.port}",
         engine,
         workers=args.workers,
         max_queued=args.max_queued,
         health_servicer=health_servicer,
+        metrics=metrics,
+        auth_token=args.auth_token,
+        tls=args.tls,
     )
-    await server.start()
-    print(f"cutile-serve listening on {_host_for_address(args.host)}:{port}", flush=True)
-    await stop.wait()
+    try:
+        metrics_port = None
+        if args.metrics_port is not None:
+            metrics_port = metrics.serve(args.host, args.metrics_port)
+        await server.start()
+        scheme = "" if args.tls is None else " (TLS)"
+        print(f"cutile-serve listening on {host}:{port}{scheme}", flush=True)
+        if metrics_port is not None:
+            print(f"cutile-serve metrics on {host}:{metrics_port}", flush=True)
+        if args.auth_token is None and args.host not in _LOOPBACK:
+            log.warning("serving on %s without --auth-token-file: anyone may compile", host)
+        if args.auth_token is not None and args.tls is None and args.host not in _LOOPBACK:
+            log.warning("bearer tokens travel in plaintext without --tls-cert/--tls-key")
+        await stop.wait()
 
-    log.info("shutting down (grace %.1f s)", args.grace)
-    await health_servicer.enter_graceful_shutdown()
-    await server.stop(args.grace)
-    log.info("stopped")
-    return 0
+        log.info("shutting down (grace %.1f s)", args.grace)
+        await health_servicer.enter_graceful_shutdown()
+        await server.stop(args.grace)
+        log.info("stopped")
+        return 0
+    finally:
+        metrics.close()
+
+
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def _host_for_address(host: str) -> str:
@@ -190,10 +240,51 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         help="logging level (default %(default)s)",
     )
+    parser.add_argument(
+        "--log-format",
+        default="text",
+        choices=("text", "json"),
+        help="text lines or one JSON object per line (default %(default)s)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics over HTTP on this port (0 = any free; default: off)",
+    )
+    parser.add_argument(
+        "--auth-token-file",
+        type=Path,
+        metavar="PATH",
+        help="require `authorization: Bearer <token>` (the file's content) on every RPC "
+        "but health checks",
+    )
+    parser.add_argument("--tls-cert", type=Path, metavar="PEM", help="TLS certificate chain")
+    parser.add_argument("--tls-key", type=Path, metavar="PEM", help="TLS private key")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error("--port must be 0..65535")
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        parser.error("--metrics-port must be 0..65535")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.error("--tls-cert and --tls-key go together")
     return args
+
+
+def load_secrets(args: argparse.Namespace) -> None:
+    """Read the token and TLS files once, into `args.auth_token` and `args.tls`; OSError."""
+    args.auth_token = None
+    args.tls = None
+    if args.auth_token_file is not None:
+        try:
+            args.auth_token = read_token(args.auth_token_file)
+        except TokenError as exc:
+            raise OSError(str(exc)) from exc
+    if args.tls_cert is not None and args.tls_key is not None:
+        try:
+            args.tls = (args.tls_cert.read_bytes(), args.tls_key.read_bytes())
+        except OSError as exc:
+            raise OSError(f"cannot read the TLS certificate or key: {exc}") from exc
 
 
 def _positive_int(text: str) -> int:
@@ -228,12 +319,9 @@ def _byte_size(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    logs.configure(args.log_level, args.log_format, sys.stderr)
     try:
+        load_secrets(args)
         return asyncio.run(serve(args))
     except OSError as exc:
         log.error("%s", exc)

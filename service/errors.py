@@ -27,6 +27,7 @@ OVERLOADED = "OVERLOADED"
 DEADLINE = "DEADLINE_EXCEEDED"
 ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
 COMPILE_ERROR = "COMPILE_ERROR"
+UNAUTHENTICATED = "UNAUTHENTICATED"
 
 
 def invalid_argument(violations: Iterable[FieldViolation]) -> grpc.Status:
@@ -76,6 +77,10 @@ def deadline_exceeded() -> grpc.Status:
 
 def not_found(message: str) -> grpc.Status:
     return to_grpc(rich(code_pb2.NOT_FOUND, message, ARTIFACT_NOT_FOUND))
+
+
+def unauthenticated(message: str) -> grpc.Status:
+    return to_grpc(rich(code_pb2.UNAUTHENTICATED, message, UNAUTHENTICATED))
 
 
 def compile_failed_proto() -> status_pb2.Status:

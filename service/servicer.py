@@ -51,6 +51,7 @@ from service.convert import (
 )
 from service.engine import CompileEngine, Outcome
 from service.flight import Overloaded, Scheduler
+from service.metrics import ServiceMetrics
 
 log = logging.getLogger(__name__)
 
@@ -86,12 +87,15 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         max_queued: int | None = None,
         service_limits: ServiceLimits = DEFAULT_SERVICE_LIMITS,
         retry_delay_s: float = 1.0,
+        metrics: ServiceMetrics | None = None,
     ) -> None:
         self.engine = engine
         self.limits = limits
         self.service_limits = service_limits
         self.scheduler = Scheduler(workers, max_queued=max_queued, retry_delay_s=retry_delay_s)
         self.workers = self.scheduler.workers
+        self.metrics = metrics if metrics is not None else ServiceMetrics()
+        self.metrics.watch_scheduler(self.scheduler)
         self._tileiras_version: str | None = None
 
     # ----------------------------------------------------------------------- Compile
@@ -101,13 +105,22 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> compile_pb2.CompileResponse:
         start = time.perf_counter()
         result = await self._compile(request, context.time_remaining())
+        fields = {
+            "rpc": "Compile",
+            "entry": request.entry[:80],
+            "target": (request.target or DEFAULT_TARGET)[:16],
+            "outcome": _outcome_name(result),
+            "ms": round((time.perf_counter() - start) * 1000.0, 1),
+            "key": _short_key(result),
+        }
         log.info(
             "compile entry=%r target=%r outcome=%s ms=%.1f key=%s",
-            request.entry[:80],
-            (request.target or DEFAULT_TARGET)[:16],
-            _outcome_name(result),
-            (time.perf_counter() - start) * 1000.0,
-            _short_key(result),
+            fields["entry"],
+            fields["target"],
+            fields["outcome"],
+            fields["ms"],
+            fields["key"],
+            extra=fields,
         )
         if not isinstance(result, Response):
             await context.abort_with_status(result)
@@ -166,20 +179,27 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> tuple[Outcome, bool]:
         """(outcome, joined another caller's compile)."""
         key = engine.key(domain)
-        if not skip_cache:
+        metrics = self.metrics
+        cached = not skip_cache and engine.cache is not None
+        if cached:
             hit = await asyncio.to_thread(engine.lookup, key)
+            metrics.cache("disk", "miss" if hit is None else "hit")
             if hit is not None:
                 return hit, False
         flight_key = (key.sha256, skip_cache)
         joined = self.scheduler.in_flight(flight_key)
+        metrics.cache("flight", "joined" if joined else "miss")
 
         def work(flight) -> Outcome:
             start = time.perf_counter()
-            if not skip_cache:  # a run that finished since our lookup may have stored it
+            if cached:  # a run that finished since our lookup may have stored it
                 hit = engine.lookup(key, start=start)
                 if hit is not None:
+                    metrics.cache("disk", "hit")
                     return hit
-            return engine.compile_uncached(domain, key, start=start, may_store=flight.may_store)
+            outcome = engine.compile_uncached(domain, key, start=start, may_store=flight.may_store)
+            metrics.compiled(outcome.timings, outcome.diagnostics)
+            return outcome
 
         outcome = await self.scheduler.run(flight_key, work, deadline=deadline)
         return outcome, joined
@@ -212,11 +232,13 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         finally:
             for task in tasks:
                 task.cancel()
+            ms = round((time.perf_counter() - start) * 1000.0, 1)
             log.info(
                 "batch items=%d failed=%d ms=%.1f",
                 len(tasks),
                 failed,
-                (time.perf_counter() - start) * 1000.0,
+                ms,
+                extra={"rpc": "CompileBatch", "items": len(tasks), "failed": failed, "ms": ms},
             )
 
     def _check_batch(self, request: compile_pb2.CompileBatchRequest) -> list[FieldViolation]:

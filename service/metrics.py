@@ -1,0 +1,279 @@
+"""Prometheus metrics of `cutile-serve`, served over HTTP on `--metrics-port`.
+
+Every server owns a `ServiceMetrics` with its own registry (several servers in one process,
+as in the tests, do not collide). The servicer records cache results, compile latencies
+and tileiras failures; `MetricsInterceptor` (a grpc.aio server interceptor) records every
+`cutile.compile.v1.CompileService` RPC, auth rejections included. Health and reflection
+RPCs are not counted.
+
+Metrics (all prefixed `cutile_serve_`):
+
+``cutile_serve_requests_total{rpc, outcome}`` (counter)
+    Finished CompileService RPCs. `rpc` is the method name (Compile, CompileBatch,
+    FindMissing, GetArtifact, GetCapabilities). `outcome`: ok, compile_error (a Compile
+    answered `ok=false`: the kernel does not compile), invalid (INVALID_ARGUMENT),
+    exhausted (RESOURCE_EXHAUSTED), internal (INTERNAL or an unhandled exception), and the
+    rarer unavailable, deadline, unauthenticated, not_found, cancelled; any other status
+    is its lowercase code name.
+``cutile_serve_requests_in_flight{rpc}`` (gauge)
+    CompileService RPCs now being handled.
+``cutile_serve_cache_results_total{layer, result}`` (counter)
+    How each compile (a Compile or one CompileBatch item) was resolved, per layer:
+    layer="disk" (the artifact cache) counts result="hit" / "miss" per lookup (a request
+    with `skip_cache` does no lookup; a compile that finds the artifact stored by a run
+    that finished since its first lookup counts a second, late hit); layer="flight" (the
+    single-flight table) counts result="joined" (shared a run already in flight) or
+    "miss" (started a run).
+``cutile_serve_tileiras_failures_total`` (counter)
+    Compiles that failed in tileiras (a TILEIRAS_FAILED diagnostic).
+``cutile_serve_compile_stage_seconds{stage}`` (histogram)
+    Latency of compiles that ran the compiler (not cache hits, counted once per run
+    however many callers joined it), by stage: frontend (the `frontend_ms` of the
+    response timings), tileiras (`tileiras_ms`) and total (`total_ms`).
+``cutile_serve_compile_queue_depth`` (gauge)
+    Distinct compile runs admitted and waiting for a worker.
+``cutile_serve_compiles_in_flight`` (gauge)
+    Compile runs on a worker now.
+``cutile_serve_compile_workers`` / ``cutile_serve_compile_max_queued`` (gauges)
+    The configured pool size and queue bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import grpc
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import start_http_server
+
+from lowering.pipeline import Timings
+from parser.codes import TILEIRAS_FAILED
+from protos.generated.cutile.compile.v1 import compile_pb2
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from parser.diagnostics import Diagnostic
+    from service.flight import Scheduler
+
+log = logging.getLogger(__name__)
+
+PREFIX = "cutile_serve"
+SERVICE_NAME = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].full_name
+LATENCY_BUCKETS_S = (
+    0.001,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+)
+
+_OUTCOME = {
+    grpc.StatusCode.OK: "ok",
+    grpc.StatusCode.INVALID_ARGUMENT: "invalid",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "exhausted",
+    grpc.StatusCode.INTERNAL: "internal",
+    grpc.StatusCode.UNKNOWN: "internal",
+    grpc.StatusCode.UNAVAILABLE: "unavailable",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "deadline",
+    grpc.StatusCode.UNAUTHENTICATED: "unauthenticated",
+    grpc.StatusCode.NOT_FOUND: "not_found",
+    grpc.StatusCode.CANCELLED: "cancelled",
+}
+
+
+class ServiceMetrics:
+    """The metrics of one server, in their own registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            f"{PREFIX}_requests", "Finished CompileService RPCs", ("rpc", "outcome"), registry=r
+        )
+        self.requests_in_flight = Gauge(
+            f"{PREFIX}_requests_in_flight",
+            "CompileService RPCs being handled",
+            ("rpc",),
+            registry=r,
+        )
+        self.cache_results = Counter(
+            f"{PREFIX}_cache_results",
+            "Compile resolutions by cache layer",
+            ("layer", "result"),
+            registry=r,
+        )
+        self.tileiras_failures = Counter(
+            f"{PREFIX}_tileiras_failures", "Compiles that failed in tileiras", registry=r
+        )
+        self.compile_stage = Histogram(
+            f"{PREFIX}_compile_stage_seconds",
+            "Latency of compiler runs by stage",
+            ("stage",),
+            buckets=LATENCY_BUCKETS_S,
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            f"{PREFIX}_compile_queue_depth", "Compile runs waiting for a worker", registry=r
+        )
+        self.compiles_in_flight = Gauge(
+            f"{PREFIX}_compiles_in_flight", "Compile runs on a worker", registry=r
+        )
+        self.workers = Gauge(f"{PREFIX}_compile_workers", "Compile worker threads", registry=r)
+        self.max_queued = Gauge(
+            f"{PREFIX}_compile_max_queued", "Compile runs that may wait for a worker", registry=r
+        )
+        self._http: WSGIServer | None = None
+
+    # ------------------------------------------------------------------ recording
+
+    def watch_scheduler(self, scheduler: Scheduler) -> None:
+        """Queue depth and in-flight gauges read from `scheduler` at scrape time."""
+        self.workers.set(scheduler.workers)
+        self.max_queued.set(scheduler.max_queued)
+        self.compiles_in_flight.set_function(lambda: _retry(lambda: scheduler.running))
+        self.queue_depth.set_function(
+            lambda: _retry(lambda: max(0, scheduler.admitted - scheduler.running))
+        )
+
+    def cache(self, layer: str, result: str) -> None:
+        self.cache_results.labels(layer, result).inc()
+
+    def compiled(self, timings: Timings, diagnostics: tuple[Diagnostic, ...]) -> None:
+        """One run of the compiler (a miss) finished."""
+        for stage, ms in (
+            ("frontend", timings.frontend_ms),
+            ("tileiras", timings.tileiras_ms),
+            ("total", timings.total_ms),
+        ):
+            self.compile_stage.labels(stage).observe(ms / 1000.0)
+        if any(d.code == TILEIRAS_FAILED for d in diagnostics):
+            self.tileiras_failures.inc()
+
+    def request(self, rpc: str, outcome: str) -> None:
+        self.requests.labels(rpc, outcome).inc()
+
+    # ------------------------------------------------------------------ exposition
+
+    def serve(self, host: str, port: int) -> int:
+        """Serve /metrics over HTTP on a daemon thread; the bound port (`port=0`: any)."""
+        if self._http is not None:
+            raise RuntimeError("metrics are already served")
+        try:
+            self._http, _thread = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise OSError(f"cannot serve metrics on {host}:{port}: {exc}") from exc
+        return self._http.server_port
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+
+
+def _retry(read: Callable[[], int]) -> int:
+    """Read scheduler state from the HTTP thread; its dict may change meanwhile."""
+    for _ in range(5):
+        try:
+            return read()
+        except RuntimeError:  # dictionary changed size during iteration
+            continue
+    return 0
+
+
+def outcome_of(code: grpc.StatusCode | None) -> str:
+    if code is None:
+        return "ok"
+    return _OUTCOME.get(code, code.name.lower())
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Counts every CompileService RPC by method and outcome (see the module docstring)."""
+
+    def __init__(self, metrics: ServiceMetrics) -> None:
+        self.metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        service, _, rpc = handler_call_details.method.lstrip("/").partition("/")
+        if handler is None or service != SERVICE_NAME:
+            return handler
+        if handler.unary_unary is not None:
+            return _replace(handler, unary_unary=self._unary(rpc, handler.unary_unary))
+        if handler.unary_stream is not None:
+            return _replace(handler, unary_stream=self._streaming(rpc, handler.unary_stream))
+        return handler  # CompileService has no client-streaming methods
+
+    def _unary(self, rpc: str, behavior: Callable) -> Callable:
+        metrics = self.metrics
+
+        async def wrapped(request, context: grpc.aio.ServicerContext):
+            gauge = metrics.requests_in_flight.labels(rpc)
+            gauge.inc()
+            outcome = "internal"
+            try:
+                response = await behavior(request, context)
+                outcome = outcome_of(context.code())
+                if isinstance(response, compile_pb2.CompileResponse) and not response.ok:
+                    outcome = "compile_error"
+                return response
+            except asyncio.CancelledError:  # the client cancelled or went away
+                outcome = "cancelled"
+                raise
+            except BaseException:
+                outcome = outcome_of(context.code()) if context.code() else "internal"
+                raise
+            finally:
+                gauge.dec()
+                metrics.request(rpc, outcome)
+
+        return wrapped
+
+    def _streaming(self, rpc: str, behavior: Callable) -> Callable:
+        metrics = self.metrics
+
+        async def wrapped(request, context: grpc.aio.ServicerContext) -> AsyncIterator:
+            gauge = metrics.requests_in_flight.labels(rpc)
+            gauge.inc()
+            outcome = "internal"
+            try:
+                async for item in behavior(request, context):
+                    yield item
+                outcome = outcome_of(context.code())
+            except GeneratorExit:  # the client went away mid-stream
+                outcome = "cancelled"
+                raise
+            except asyncio.CancelledError:  # the client cancelled or went away
+                outcome = "cancelled"
+                raise
+            except BaseException:
+                outcome = outcome_of(context.code()) if context.code() else "internal"
+                raise
+            finally:
+                gauge.dec()
+                metrics.request(rpc, outcome)
+
+        return wrapped
+
+
+def _replace(handler: grpc.RpcMethodHandler, **behavior: Callable) -> grpc.RpcMethodHandler:
+    """`handler` with one behavior swapped (RpcMethodHandler is a namedtuple)."""
+    return handler._replace(**behavior)

@@ -1,0 +1,61 @@
+"""cutile-compile --summary-json and the terminal progress line (real compiler, tileiras)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from service.batch_cli import main
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _run(tmp_path: Path, *args: str) -> int:
+    out = tmp_path / "out"
+    return main([*args, "-o", str(out), "--cache-dir", str(tmp_path / "cache")])
+
+
+def test_summary_json_lists_every_kernel(tileiras, add_rs, tmp_path, capsys) -> None:
+    summary_path = tmp_path / "reports" / "summary.json"
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--generics", "B=abc"]
+    assert _run(tmp_path, *argv, "--summary-json", str(summary_path)) == 1
+    summary = json.loads(summary_path.read_text())
+    assert (summary["ok"], summary["failed"], summary["unparsed_files"]) == (1, 1, [])
+    good, bad = summary["kernels"]
+    assert good["file"] == str(add_rs) and good["entry"] == "add" and good["arch"] == "sm_90"
+    assert good["generics"] == {"B": "128"} and good["ok"] is True
+    assert (tmp_path / "out" / good["cubin"]).is_file()
+    assert isinstance(good["ms"], float) and good["diagnostics"] == []
+    assert bad["generics"] == {"B": "abc"} and bad["ok"] is False and bad["cubin"] is None
+    (diagnostic,) = bad["diagnostics"]
+    assert diagnostic["severity"] == "error"
+    assert "invalid value `abc`" in diagnostic["message"]
+    assert "[1/2]" not in capsys.readouterr().err  # stderr is not a terminal here
+
+
+def test_summary_of_unparsable_file(tileiras, tmp_path) -> None:
+    source = tmp_path / "broken.rs"
+    source.write_text("#[cutile::module]\nmod kernel {\n    fn add( {\n}\n")
+    summary_path = tmp_path / "summary.json"
+    assert _run(tmp_path, str(source), "--entry", "add", "--summary-json", str(summary_path)) == 1
+    summary = json.loads(summary_path.read_text())
+    assert (summary["kernels"], summary["ok"], summary["failed"]) == ([], 0, 0)
+    (unparsed,) = summary["unparsed_files"]
+    assert unparsed["file"] == str(source) and unparsed["diagnostics"]
+
+
+def test_progress_lines_on_a_terminal(tileiras, add_rs, tmp_path, monkeypatch) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--generics", "B=abc"]
+    assert _run(tmp_path, *argv, "--generics", "64") == 1
+    lines = [line for line in terminal.getvalue().splitlines() if line.startswith("[")]
+    assert len(lines) == 3, terminal.getvalue()
+    assert lines[0].startswith("[1/3] compiled add<B=128> (sm_90) ")
+    assert lines[0].endswith(" ms")
+    assert lines[1].startswith("[2/3] failed add<B=abc> (sm_90) ")
+    assert lines[2].startswith("[3/3] compiled add<64> (sm_90) ")
