@@ -2,13 +2,15 @@
 
 `validate_contract` fails closed: an unknown schema version, enum value, dtype, ctype or an
 inconsistent ABI raises `ContractError`, because launching from a contract we do not fully
-understand could corrupt memory.
+understand could corrupt memory. The same holds for a launch check (a bounds obligation the
+compiler hoisted to the host) that names a missing param, axis or grid axis, or no quantity.
 """
 
 from __future__ import annotations
 
 import itertools
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -113,6 +115,52 @@ class AssumptionSpec:
         return texts[self.kind]
 
 
+# Quantity kinds (the `Quantity.value` oneof's field names).
+CONSTANT = "constant"
+DIM = "dim"
+TILE_COUNT = "tile_count"
+GRID_AXIS = "grid_axis"
+
+
+@dataclass(frozen=True)
+class QuantitySpec:
+    """A launch-known integer: a constant, a tensor param's extent along an axis, the tile
+    count ceil(dim / tile) along it, or the launch grid's extent along axis 0..2."""
+
+    kind: str  # constant | dim | tile_count | grid_axis
+    param: int = 0  # dim, tile_count
+    axis: int = 0  # dim, tile_count: the param's axis; grid_axis: the grid axis
+    value: int = 0  # constant: the value; tile_count: the tile extent
+
+    def evaluate(self, shapes: Sequence[tuple[int, ...] | None], grid: Sequence[int]) -> int:
+        """The quantity's value, given each param's shape (None for scalars) and the grid."""
+        if self.kind == CONSTANT:
+            return self.value
+        if self.kind == GRID_AXIS:
+            return grid[self.axis]
+        shape = shapes[self.param]
+        assert shape is not None  # validated: dim and tile_count name tensor params
+        extent = shape[self.axis]
+        return extent if self.kind == DIM else -(-extent // self.value)
+
+    def describe(self, params: Sequence[ParamSpec]) -> str:
+        if self.kind == CONSTANT:
+            return str(self.value)
+        if self.kind == GRID_AXIS:
+            return f"grid axis {self.axis}"
+        dim = f"dim({params[self.param].name}, {self.axis})"
+        return dim if self.kind == DIM else f"ceil({dim} / {self.value})"
+
+
+@dataclass(frozen=True)
+class LaunchCheckSpec:
+    """A bounds obligation hoisted out of the kernel: holds when `lhs <= rhs`."""
+
+    lhs: QuantitySpec
+    rhs: QuantitySpec
+    cause: str
+
+
 @dataclass(frozen=True)
 class ContractSpec:
     """A validated launch contract, flattened for the per-launch fast path."""
@@ -132,6 +180,7 @@ class ContractSpec:
     unchecked_accesses: bool
     generics: tuple[tuple[str, str], ...]
     grid_mode: str = FROM_OUTPUTS  # PERSISTENT: grid = (num_tile_blocks, 1, 1) from the host
+    launch_checks: tuple[LaunchCheckSpec, ...] = ()  # each must hold before every launch
 
     @property
     def persistent(self) -> bool:
@@ -196,6 +245,10 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         unchecked_accesses=contract.safety.unchecked_accesses,
         generics=tuple((g.name, g.value) for g in contract.specialization.generics),
         grid_mode=grid_mode,
+        launch_checks=tuple(
+            _launch_check(name, params, position, check)
+            for position, check in enumerate(contract.launch_checks)
+        ),
     )
 
 
@@ -329,3 +382,45 @@ def _assumption(
     if kind in _POSITIVE_VALUE_ASSUMPTIONS and a.value <= 0:
         raise ContractError(f"{where}: {kind} needs a positive value, got {a.value}")
     return AssumptionSpec(a.param, kind, a.axis, a.value)
+
+
+def _launch_check(
+    kernel: str, params: tuple[ParamSpec, ...], position: int, check: contract_pb2.LaunchCheck
+) -> LaunchCheckSpec:
+    where = f"contract of `{kernel}`: launch check {position}"
+    if check.cause:
+        where += f" ({check.cause})"
+    lhs = _quantity(f"{where}: lhs", params, check.lhs)
+    rhs = _quantity(f"{where}: rhs", params, check.rhs)
+    return LaunchCheckSpec(lhs, rhs, check.cause)
+
+
+def _quantity(where: str, params: tuple[ParamSpec, ...], q: contract_pb2.Quantity) -> QuantitySpec:
+    kind = q.WhichOneof("value")
+    if kind is None:
+        raise ContractError(f"{where}: no quantity (constant, dim, tile_count or grid_axis) set")
+    if kind == CONSTANT:
+        return QuantitySpec(CONSTANT, value=q.constant)
+    if kind == GRID_AXIS:
+        if q.grid_axis >= 3:
+            raise ContractError(f"{where}: grid axis {q.grid_axis} is not 0, 1 or 2")
+        return QuantitySpec(GRID_AXIS, axis=q.grid_axis)
+    if kind not in (DIM, TILE_COUNT):
+        raise ContractError(f"{where}: unknown quantity kind {kind!r}")
+    ref = q.dim if kind == DIM else q.tile_count
+    if ref.param >= len(params):
+        raise ContractError(f"{where}: {kind} param {ref.param} does not exist")
+    param = params[ref.param]
+    if param.kind == SCALAR:
+        raise ContractError(f"{where}: {kind} refers to scalar `{param.name}`, not a tensor")
+    if ref.axis >= param.rank:
+        raise ContractError(
+            f"{where}: {kind} axis {ref.axis} out of range for `{param.name}` of rank {param.rank}"
+        )
+    if kind == DIM:
+        return QuantitySpec(DIM, param=ref.param, axis=ref.axis)
+    if q.tile_count.tile <= 0:
+        raise ContractError(
+            f"{where}: tile_count of `{param.name}` needs a positive tile, got {q.tile_count.tile}"
+        )
+    return QuantitySpec(TILE_COUNT, param=ref.param, axis=ref.axis, value=q.tile_count.tile)

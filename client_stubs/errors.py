@@ -142,6 +142,37 @@ class GridLimitError(LaunchError):
     what = "grid limit"
 
 
+class LaunchCheckError(LaunchError):
+    """A launch check (a bounds obligation the compiler hoisted to the host, `lhs <= rhs`)
+    failed for these arguments and grid; the kernel would have accessed out of bounds."""
+
+    what = "launch check"
+
+    def __init__(
+        self,
+        kernel: str,
+        lhs: str,
+        lhs_value: int,
+        rhs: str,
+        rhs_value: int,
+        cause: str = "",
+    ) -> None:
+        expected = f"{lhs} = {lhs_value}" if lhs != str(lhs_value) else lhs
+        actual = f"{rhs} = {rhs_value}" if rhs != str(rhs_value) else rhs
+        message = f"kernel `{kernel}`: {self.what} failed: {actual} must be >= {expected}"
+        if cause:
+            message += f" ({cause})"
+        Exception.__init__(self, message)
+        self.kernel = kernel
+        self.param = None
+        self.expected = expected
+        self.actual = actual
+        self.detail = cause
+        self.lhs, self.lhs_value = lhs, lhs_value
+        self.rhs, self.rhs_value = rhs, rhs_value
+        self.cause = cause
+
+
 class ScalarValueError(LaunchError):
     what = "scalar value"
 

@@ -4,8 +4,10 @@
 each argument to its contract param, checks kind, device residency, dtype, rank, shapes, output
 tiles, the specialization assumptions and output exclusivity, derives the grid from the
 partitioned outputs (or, for a persistent kernel, takes (num_tile_blocks, 1, 1) from its
-`MappedPartition`s) and packs the ABI slots into one bytes buffer. Any failure raises a
-`LaunchError` subclass naming the kernel, the parameter, the expected and the actual value.
+`MappedPartition`s), evaluates the contract's launch checks (bounds obligations hoisted out of
+the kernel) on the shapes and that grid, and packs the ABI slots into one bytes buffer. Any
+failure raises a `LaunchError` subclass naming the kernel, the parameter, the expected and the
+actual value (a failed launch check: its cause and both evaluated sides).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from client_stubs.contract import (
     TENSOR_OUT_MAPPED,
     AssumptionSpec,
     ContractSpec,
+    LaunchCheckSpec,
     ParamSpec,
     validate_contract,
 )
@@ -37,6 +40,7 @@ from client_stubs.errors import (
     GridLimitError,
     GridMismatchError,
     HostArgumentError,
+    LaunchCheckError,
     MapShapeMismatchError,
     MovedArgumentError,
     MovedTensorError,
@@ -105,6 +109,8 @@ def plan_launch(
     _check_exclusive_outputs(kernel, bound)
     grid_params = [bound[i] for i in spec.grid_outputs]
     grid = _persistent_grid(kernel, grid_params) if spec.persistent else _grid(kernel, grid_params)
+    if spec.launch_checks:
+        _check_launch(kernel, spec, bound, grid)
     return LaunchPlan(
         kernel=kernel,
         entry_symbol=spec.entry_symbol,
@@ -521,6 +527,34 @@ def _persistent_grid(kernel: str, mapped: list[BoundArg]) -> tuple[int, int, int
     if blocks > GRID_LIMITS[0]:
         raise GridLimitError(kernel, first, f"grid axis 0 <= {GRID_LIMITS[0]}", blocks)
     return (blocks, 1, 1)
+
+
+# ---- launch checks ------------------------------------------------------------------------
+
+
+def _check_launch(
+    kernel: str, spec: ContractSpec, bound: list[BoundArg], grid: tuple[int, int, int]
+) -> None:
+    """Every hoisted bounds obligation `lhs <= rhs`, on the bound shapes and the final grid."""
+    shapes = [b.layout.shape if b.layout is not None else None for b in bound]
+    for check in spec.launch_checks:
+        lhs = check.lhs.evaluate(shapes, grid)
+        rhs = check.rhs.evaluate(shapes, grid)
+        if lhs > rhs:
+            _fail_launch_check(kernel, spec, check, lhs, rhs)
+
+
+def _fail_launch_check(
+    kernel: str, spec: ContractSpec, check: LaunchCheckSpec, lhs: int, rhs: int
+) -> None:
+    raise LaunchCheckError(
+        kernel,
+        check.lhs.describe(spec.params),
+        lhs,
+        check.rhs.describe(spec.params),
+        rhs,
+        check.cause,
+    )
 
 
 # ---- packing ------------------------------------------------------------------------------

@@ -3,7 +3,11 @@
 Checks and packing are pure functions of the arguments' immutable `TensorLayout`s, partition
 tile shapes (and a `MappedPartition`'s map and grid) and scalar values, so a repeated launch
 with the same `DeviceTensor`/`Partition`/`MappedPartition` objects and equal scalars (the
-typical loop) can skip `plan_launch`. Layouts are held weakly:
+typical loop) can skip `plan_launch`. The contract's launch checks are functions of the same
+inputs (every tensor's shape, from its immutable layout, and the grid, from the outputs' shapes
+and tiles or a `MappedPartition`'s num_tile_blocks), so a reused plan passed them; a plan is
+only stored after `plan_launch` succeeded, so a failed check is re-evaluated (and fails) on
+every attempt. Layouts are held weakly:
 the memo never keeps device memory alive, and a freed layout can never match again.
 """
 

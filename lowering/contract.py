@@ -69,6 +69,36 @@ class Assumption:
 
 
 @dataclass(frozen=True)
+class Quantity:
+    """A launch-known integer: a constant, a tensor extent, a tile count or a grid axis.
+    Exactly one of the fields is set."""
+
+    constant: int | None = None
+    dim: tuple[int, int] | None = None  # (param, axis)
+    tile_count: tuple[int, int, int] | None = None  # (param, axis, tile): ceil(dim / tile)
+    grid_axis: int | None = None
+
+    def __str__(self) -> str:
+        if self.dim is not None:
+            return f"dim(param {self.dim[0]}, {self.dim[1]})"
+        if self.tile_count is not None:
+            param, axis, tile = self.tile_count
+            return f"ceil(dim(param {param}, {axis}) / {tile})"
+        if self.grid_axis is not None:
+            return f"grid[{self.grid_axis}]"
+        return str(self.constant)
+
+
+@dataclass(frozen=True)
+class LaunchCheck:
+    """Holds when lhs <= rhs; `cause` names the access that needs it."""
+
+    lhs: Quantity
+    rhs: Quantity
+    cause: str
+
+
+@dataclass(frozen=True)
 class SafetySummary:
     unchecked_accesses: bool = False
     checks_discharged: int = 0
@@ -97,6 +127,7 @@ class LaunchContract:
     assumptions: tuple[Assumption, ...]
     safety: SafetySummary
     generics: tuple[tuple[str, str], ...]  # (name, value) in declaration order
+    launch_checks: tuple[LaunchCheck, ...] = ()
     block: tuple[int, int, int] = (1, 1, 1)
     shared_mem_bytes: int = 0
     schema_version: int = SCHEMA_VERSION

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lowering.abi import SlotLayout
+from lowering.bounds import BoundsLedger
 from lowering.contract import (
     Assumption,
     ContractParam,
@@ -68,6 +69,7 @@ def build_contract(
     abi: tuple[SlotLayout, ...],
     param_buffer_bytes: int,
     assumptions: tuple[Assumption, ...],
+    bounds: BoundsLedger,
     source_sha256: str,
     compiler_version: str,
     sm: str,
@@ -92,6 +94,12 @@ def build_contract(
         grid_outputs=tuple(p.index for p in signature.outputs),
         param_buffer_bytes=param_buffer_bytes,
         assumptions=assumptions,
-        safety=SafetySummary(unchecked_accesses=signature.options.unchecked_accesses),
+        safety=SafetySummary(
+            unchecked_accesses=signature.options.unchecked_accesses,
+            checks_discharged=bounds.discharged,
+            checks_hoisted_to_host=bounds.hoisted,
+            checks_in_place=bounds.in_place,
+        ),
+        launch_checks=tuple(bounds.launch_checks),
         generics=tuple((name, format_generic(value)) for name, value in generics),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lowering.contract import Quantity
 from lowering.element_types import ir_tile_type
 from lowering.ir.attributes import RoundingMode
 from lowering.ir.core import Region, Value
@@ -67,8 +68,11 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
     loop_var = ctx.body.loop_vars[node]
+    counter_bound = ctx.bounds.counter_bound(lower, upper, stride, ctx.builder.definitions)
 
     def body(args: tuple[Value, ...]) -> None:
+        if counter_bound is not None:  # 0 <= counter < upper, known before the body
+            ctx.bounds.below[args[0].id] = counter_bound
         if loop_var is not None:
             ctx.values[loop_var.id] = args[0]
         _set_state(ctx, carried, list(args[1:]))
@@ -118,9 +122,12 @@ def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
         tile_id = args[0]
         _set_state(ctx, carried, list(args[1:]))
         with ctx.region_scope():
-            ctx.values[loop_var.id] = swizzle(
-                ctx, tile_id, counts.counts, mapped.map_shape, node.span
-            )
+            index = swizzle(ctx, tile_id, counts.counts, mapped.map_shape, node.span)
+            for axis, component in enumerate(index):  # minted: inside z's tiles by construction
+                ctx.bounds.below[component.id] = Quantity(
+                    tile_count=(handle.param.index, axis, mapped.tile[axis])
+                )
+            ctx.values[loop_var.id] = index
             ctx.block(node.body, trailing=A.ContinueExpr)
         _terminate(
             ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span

@@ -15,7 +15,8 @@ from typing import Any
 
 from lowering import lower_control, lower_ops, lower_values
 from lowering.abi import SlotLayout
-from lowering.contract import Assumption, AssumptionKind, SlotRole
+from lowering.bounds import BoundsLedger
+from lowering.contract import Assumption, AssumptionKind, Quantity, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics import INTRINSIC_LOWERINGS
 from lowering.ir.attributes import Bounded, DivBy
@@ -38,6 +39,7 @@ I32_SCALAR = ScalarTy(Elem.I32)
 class LoweredKernel:
     module: Module
     assumptions: tuple[Assumption, ...]
+    bounds: BoundsLedger
 
 
 class KernelLowering:
@@ -53,6 +55,7 @@ class KernelLowering:
         # the region already has its terminator
         self.terminated = False
         self.assumptions: list[Assumption] = []
+        self.bounds = BoundsLedger()
         self.block_ids: tuple[Value, Value, Value] = ()  # type: ignore[assignment]
 
     # --- entry
@@ -65,7 +68,7 @@ class KernelLowering:
         function = Function(
             symbol, params, self.builder.finish(params), span=self.kernel.function.span
         )
-        return LoweredKernel(Module((function,)), tuple(self.assumptions))
+        return LoweredKernel(Module((function,)), tuple(self.assumptions), self.bounds)
 
     def _prologue(self, params: tuple[Value, ...]) -> None:
         slots: dict[int, list[tuple[SlotLayout, Value]]] = {}
@@ -111,7 +114,9 @@ class KernelLowering:
         dims: list[int | Value] = []
         for axis in range(rank):
             if shape[axis] is None:
-                dims.append(self._assume(by_role[(SlotRole.DIM, axis)], Bounded(0, None), span))
+                extent = self._assume(by_role[(SlotRole.DIM, axis)], Bounded(0, None), span)
+                self.bounds.known[extent.id] = Quantity(dim=(param.index, axis))
+                dims.append(extent)
             else:
                 dims.append(shape[axis])  # type: ignore[arg-type]
         dyn_strides = tuple(
@@ -162,6 +167,7 @@ class KernelLowering:
             handle.partitions[key] = self.builder.emit(  # type: ignore[index]
                 MakePartitionView, result=part_type, tensor_view=handle.view, span=span
             ).result
+            self.bounds.views[handle.partitions[key].id] = handle.param.index  # type: ignore[index]
         return handle.partitions[key]  # type: ignore[index]
 
     @contextlib.contextmanager

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from lowering.abi import entry_abi
+from lowering.bounds import InKernelCheckDenied
 from lowering.bytecode.writer import write_bytecode
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import function_symbols
@@ -32,7 +33,7 @@ from parser.cst_to_ast import parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
 from parser.program import find_entry, link
-from parser.spans import SourceFile
+from parser.spans import SourceFile, Span
 from parser.typecheck import typecheck_entry
 
 _log = logging.getLogger(__name__)
@@ -156,7 +157,11 @@ def _compile(
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
     symbol = entry_symbol(kernel.function.module_path, kernel.function.name, specialization)
-    lowered = KernelLowering(kernel, abi).lower(symbol)
+    try:
+        lowered = KernelLowering(kernel, abi).lower(symbol)
+    except InKernelCheckDenied as denied:
+        sink.add(_denied_check(denied, kernel.function))
+        return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
     problems = verify_module(lowered.module)
     if problems:
         raise AssertionError("invalid tile IR: " + "; ".join(problems))
@@ -206,6 +211,7 @@ def _compile(
         abi=abi,
         param_buffer_bytes=param_bytes,
         assumptions=lowered.assumptions,
+        bounds=lowered.bounds,
         source_sha256=source_digest(request.sources),
         compiler_version=COMPILER_VERSION,
         sm=request.target,
@@ -246,6 +252,21 @@ def source_digest(sources: tuple[SourceFile, ...]) -> str:
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
     return digest.hexdigest()
+
+
+def _denied_check(denied: InKernelCheckDenied, function: A.Function) -> Diagnostic:
+    span = denied.span if isinstance(denied.span, Span) else function.name_span
+    return error(
+        codes.IN_KERNEL_CHECK_DENIED,
+        f"a bounds check would stay in the kernel: {denied.cause}",
+        span,
+        "cannot be proven in bounds or checked at launch",
+        notes=(f"`{function.name}` sets `deny_in_kernel_checks = true`",),
+        help=(
+            "index with a loop over `num_tiles(&p, axis)` of the same partition, or a "
+            "block id of the output that defines the grid",
+        ),
+    )
 
 
 def _tileiras_diagnostic(exc: TileirasError, function: A.Function) -> Diagnostic:

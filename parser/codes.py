@@ -115,6 +115,10 @@ RETURN_LOCAL_REFERENCE: Final = _code(
     "E0515", "return-reference-to-local", "returning a reference to a local variable"
 )
 
+IN_KERNEL_CHECK_DENIED: Final = _code(
+    "CT0209", "in-kernel-check-denied", "a bounds check left in a `deny_in_kernel_checks` kernel"
+)
+
 # --- backend ---
 TILEIRAS_FAILED: Final = _code("CT0901", "tileiras-failed", "the Tile IR assembler failed")
 INTERNAL_ERROR: Final = _code("CT0999", "internal-error", "a bug in cutile-serve")

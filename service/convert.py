@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lowering.contract import AssumptionKind, LaunchContract, ParamKind, SlotRole
+from lowering.contract import AssumptionKind, LaunchContract, ParamKind, Quantity, SlotRole
 from lowering.pipeline import (
     DEFAULT_TARGET,
     HOST_ARCHES,
@@ -336,4 +336,20 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
         specialization=pb.Specialization(
             generics=[pb.GenericBinding(name=n, value=v) for n, v in contract.generics]
         ),
+        launch_checks=[
+            pb.LaunchCheck(lhs=_quantity(c.lhs), rhs=_quantity(c.rhs), cause=c.cause)
+            for c in contract.launch_checks
+        ],
     )
+
+
+def _quantity(quantity: Quantity) -> contract_pb2.Quantity:
+    pb = contract_pb2
+    if quantity.dim is not None:
+        return pb.Quantity(dim=pb.ParamAxis(param=quantity.dim[0], axis=quantity.dim[1]))
+    if quantity.tile_count is not None:
+        param, axis, tile = quantity.tile_count
+        return pb.Quantity(tile_count=pb.TileCount(param=param, axis=axis, tile=tile))
+    if quantity.grid_axis is not None:
+        return pb.Quantity(grid_axis=quantity.grid_axis)
+    return pb.Quantity(constant=quantity.constant or 0)

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lowering.bounds import place_checks
+from lowering.contract import Quantity
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.spec import IntrinsicLowering
-from lowering.ir.attributes import ComparisonPredicate
 from lowering.ir.core import Value
 from lowering.ir.ops_arith import AddI, MulI
-from lowering.ir.ops_bits import AndI
-from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
-from lowering.ir.ops_debug import Assert
 from lowering.ir.ops_memory import GetIndexSpaceShape, LoadViewTko, StoreViewTko
-from lowering.ir.types import I1, I32, TOKEN, PaddingValue, TileType
+from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
 from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import ParamRole
@@ -166,35 +164,52 @@ def _index(ctx: KernelLowering, expr: A.Expr) -> tuple[Value, ...]:
 
 def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = _partition_arg(ctx, args[0])
+    index = _index(ctx, args[1])
+    place_checks(
+        ctx,
+        index,
+        _tile_limits(part),
+        _tile_counts(ctx, part, call.span),
+        "partition load",
+        call.span,
+    )
     op = ctx.builder.emit(
         LoadViewTko,
         tile=ir_tile_type(ctx.type_of(call)),
         result_token=TOKEN,
         view=part.view,
-        index=_index(ctx, args[1]),
+        index=index,
         span=call.span,
     )
     return op.tile
 
 
-def _check_in_slab(
-    ctx: KernelLowering, local: tuple[Value, ...], grid: tuple[int, ...], span: A.Span
-) -> None:
-    """A store index the compiler could not prove in range is checked in the kernel: a
-    block writing outside its own slab would race with its neighbour."""
-    zero = ctx.constant(0, I32_SCALAR, span)
-    emit = ctx.builder.emit
-    for axis, (index, limit) in enumerate(zip(local, grid, strict=True)):
-        bound = ctx.constant(limit, I32_SCALAR, span)
-        low = emit(
-            CmpI, result=I1, predicate=ComparisonPredicate.GE, lhs=index, rhs=zero, span=span
-        ).result
-        high = emit(
-            CmpI, result=I1, predicate=ComparisonPredicate.LT, lhs=index, rhs=bound, span=span
-        ).result
-        inside = emit(AndI, result=I1, lhs=low, rhs=high, span=span).result
-        message = f"partition_mut store index on axis {axis} outside this block's {limit} tiles"
-        emit(Assert, message=message, condition=inside, span=span)
+def _slab_limits(part_type: PartitionTy) -> tuple[Quantity, ...]:
+    """A `partition_mut` index must stay inside this block's slab (else it races)."""
+    return tuple(Quantity(constant=g) for g in part_type.grid)
+
+
+def _tile_limits(part: PartitionValue) -> tuple[Quantity, ...]:
+    """Tiles per axis of an input partition: a constant for a static extent."""
+    limits = []
+    for axis, (extent, tile) in enumerate(zip(part.handle.dims, part.tile, strict=True)):
+        if isinstance(extent, int):
+            limits.append(Quantity(constant=-(-extent // tile)))
+        else:
+            limits.append(Quantity(tile_count=(part.handle.param.index, axis, tile)))
+    return tuple(limits)
+
+
+def _tile_counts(ctx: KernelLowering, part: PartitionValue, span: A.Span):
+    """Materializes a partition's tile count along an axis, for an in-kernel check."""
+
+    def count(axis: int) -> Value:
+        op = ctx.builder.emit(
+            GetIndexSpaceShape, counts=(I32,) * len(part.tile), view=part.view, span=span
+        )
+        return op.counts[axis]
+
+    return count
 
 
 def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
@@ -203,8 +218,15 @@ def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
     local = _index(ctx, args[2])
     part_type = ctx.type_of(args[0])
     assert isinstance(part_type, PartitionTy)
-    if args[2] not in ctx.body.consts:  # constant indices were checked at compile time
-        _check_in_slab(ctx, local, part_type.grid, call.span)
+    grid = part_type.grid
+    place_checks(
+        ctx,
+        local,
+        _slab_limits(part_type),
+        lambda axis: ctx.constant(grid[axis], I32_SCALAR, call.span),
+        "partition_mut store",
+        call.span,
+    )
     index = tuple(
         ctx.builder.emit(AddI, result=I32, lhs=offset, rhs=i, span=call.span).result
         for offset, i in zip(part.offsets, local, strict=True)

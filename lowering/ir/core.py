@@ -149,6 +149,8 @@ class Builder:
     def __init__(self) -> None:
         self._next_id = 0
         self._stack: list[list[Op]] = [[]]
+        # the op that defines each value: results, and block arguments of its regions
+        self.definitions: dict[int, Op] = {}
 
     def value(self, type: IRType) -> Value:
         value = Value(self._next_id, type)
@@ -157,6 +159,12 @@ class Builder:
 
     def add(self, op: OpT) -> OpT:
         self._stack[-1].append(op)
+        for value in op.results:
+            self.definitions[value.id] = op
+        for region_ in op.regions:
+            for block in region_.blocks:
+                for arg in block.args:
+                    self.definitions[arg.id] = op
         return op
 
     def emit(self, op_class: type[OpT], **fields: Any) -> OpT:

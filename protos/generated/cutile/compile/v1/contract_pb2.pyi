@@ -57,7 +57,7 @@ ASSUMPTION_KIND_STATIC_DIM: AssumptionKind
 ASSUMPTION_KIND_FITS_I32: AssumptionKind
 
 class LaunchContract(_message.Message):
-    __slots__ = ("schema_version", "kernel", "target", "params", "abi", "grid", "launch", "assumptions", "safety", "specialization")
+    __slots__ = ("schema_version", "kernel", "target", "params", "abi", "grid", "launch", "assumptions", "safety", "specialization", "launch_checks")
     SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
     KERNEL_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
@@ -68,6 +68,7 @@ class LaunchContract(_message.Message):
     ASSUMPTIONS_FIELD_NUMBER: _ClassVar[int]
     SAFETY_FIELD_NUMBER: _ClassVar[int]
     SPECIALIZATION_FIELD_NUMBER: _ClassVar[int]
+    LAUNCH_CHECKS_FIELD_NUMBER: _ClassVar[int]
     schema_version: int
     kernel: KernelIdentity
     target: Target
@@ -78,7 +79,48 @@ class LaunchContract(_message.Message):
     assumptions: _containers.RepeatedCompositeFieldContainer[Assumption]
     safety: Safety
     specialization: Specialization
-    def __init__(self, schema_version: _Optional[int] = ..., kernel: _Optional[_Union[KernelIdentity, _Mapping]] = ..., target: _Optional[_Union[Target, _Mapping]] = ..., params: _Optional[_Iterable[_Union[Param, _Mapping]]] = ..., abi: _Optional[_Iterable[_Union[AbiSlot, _Mapping]]] = ..., grid: _Optional[_Union[GridRule, _Mapping]] = ..., launch: _Optional[_Union[LaunchConfig, _Mapping]] = ..., assumptions: _Optional[_Iterable[_Union[Assumption, _Mapping]]] = ..., safety: _Optional[_Union[Safety, _Mapping]] = ..., specialization: _Optional[_Union[Specialization, _Mapping]] = ...) -> None: ...
+    launch_checks: _containers.RepeatedCompositeFieldContainer[LaunchCheck]
+    def __init__(self, schema_version: _Optional[int] = ..., kernel: _Optional[_Union[KernelIdentity, _Mapping]] = ..., target: _Optional[_Union[Target, _Mapping]] = ..., params: _Optional[_Iterable[_Union[Param, _Mapping]]] = ..., abi: _Optional[_Iterable[_Union[AbiSlot, _Mapping]]] = ..., grid: _Optional[_Union[GridRule, _Mapping]] = ..., launch: _Optional[_Union[LaunchConfig, _Mapping]] = ..., assumptions: _Optional[_Iterable[_Union[Assumption, _Mapping]]] = ..., safety: _Optional[_Union[Safety, _Mapping]] = ..., specialization: _Optional[_Union[Specialization, _Mapping]] = ..., launch_checks: _Optional[_Iterable[_Union[LaunchCheck, _Mapping]]] = ...) -> None: ...
+
+class Quantity(_message.Message):
+    __slots__ = ("constant", "dim", "tile_count", "grid_axis")
+    CONSTANT_FIELD_NUMBER: _ClassVar[int]
+    DIM_FIELD_NUMBER: _ClassVar[int]
+    TILE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    GRID_AXIS_FIELD_NUMBER: _ClassVar[int]
+    constant: int
+    dim: ParamAxis
+    tile_count: TileCount
+    grid_axis: int
+    def __init__(self, constant: _Optional[int] = ..., dim: _Optional[_Union[ParamAxis, _Mapping]] = ..., tile_count: _Optional[_Union[TileCount, _Mapping]] = ..., grid_axis: _Optional[int] = ...) -> None: ...
+
+class ParamAxis(_message.Message):
+    __slots__ = ("param", "axis")
+    PARAM_FIELD_NUMBER: _ClassVar[int]
+    AXIS_FIELD_NUMBER: _ClassVar[int]
+    param: int
+    axis: int
+    def __init__(self, param: _Optional[int] = ..., axis: _Optional[int] = ...) -> None: ...
+
+class TileCount(_message.Message):
+    __slots__ = ("param", "axis", "tile")
+    PARAM_FIELD_NUMBER: _ClassVar[int]
+    AXIS_FIELD_NUMBER: _ClassVar[int]
+    TILE_FIELD_NUMBER: _ClassVar[int]
+    param: int
+    axis: int
+    tile: int
+    def __init__(self, param: _Optional[int] = ..., axis: _Optional[int] = ..., tile: _Optional[int] = ...) -> None: ...
+
+class LaunchCheck(_message.Message):
+    __slots__ = ("lhs", "rhs", "cause")
+    LHS_FIELD_NUMBER: _ClassVar[int]
+    RHS_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    lhs: Quantity
+    rhs: Quantity
+    cause: str
+    def __init__(self, lhs: _Optional[_Union[Quantity, _Mapping]] = ..., rhs: _Optional[_Union[Quantity, _Mapping]] = ..., cause: _Optional[str] = ...) -> None: ...
 
 class KernelIdentity(_message.Message):
     __slots__ = ("module", "function", "entry_symbol", "source_sha256", "compiler_version")

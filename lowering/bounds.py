@@ -1,0 +1,219 @@
+"""Bounds-check placement for checked tile accesses (`Partition::load`, `PartitionMut` stores).
+
+Each access on axis `a` of a view with tile `t` must satisfy 0 <= i < tiles(a). The proof
+ladder, first rung that decides wins:
+
+  1. provenance   -- i < Q with Q exactly tiles(a): `for i in 0..num_tiles(&p, a)`, a block id
+                     of the output that defines the grid, a constant under a static extent
+                     -> discharged (no code, nothing for the host)
+  2. launch hoist -- i < Q for another launch-known Q (a grid axis, another tensor's tile
+                     count, a constant): the check Q <= tiles(a) goes into the launch
+                     contract and the host evaluates it before every launch
+  3. in place     -- anything else: an `assert` at the access (a compile error under
+                     `deny_in_kernel_checks = true`)
+
+Facts come from the IR itself: the op that defines an index says what bounds it (block ids
+by the grid, loop counters by their upper bound, `min` and division by their operands).
+With `unchecked_accesses = true` nothing is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lowering.contract import LaunchCheck, Quantity
+from lowering.ir.attributes import Bounded, ComparisonPredicate, RoundingMode
+from lowering.ir.core import Op, Value
+from lowering.ir.ops_arith import DivI
+from lowering.ir.ops_bits import AndI
+from lowering.ir.ops_compare import CmpI
+from lowering.ir.ops_core import Assume, Constant, GetTileBlockId
+from lowering.ir.ops_debug import Assert
+from lowering.ir.ops_math import MinI
+from lowering.ir.ops_memory import GetIndexSpaceShape
+from lowering.ir.types import I1
+from parser import ast_nodes as A
+from parser.types import Elem, ScalarTy
+
+if TYPE_CHECKING:
+    from lowering.lower_kernel import KernelLowering
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What is known about an i32 index: `0 <= value`, `value < below`, `value <= at_most`,
+    `value == exactly` (each optional)."""
+
+    nonneg: bool = False
+    below: Quantity | None = None
+    at_most: Quantity | None = None
+    exactly: Quantity | None = None
+
+
+@dataclass
+class BoundsLedger:
+    """Launch-known names of values, and what the kernel's accesses cost."""
+
+    known: dict[int, Quantity] = field(default_factory=dict)  # value id -> exact quantity
+    below: dict[int, Quantity] = field(default_factory=dict)  # value id -> exclusive bound
+    views: dict[int, int] = field(default_factory=dict)  # partition view id -> param index
+    launch_checks: list[LaunchCheck] = field(default_factory=list)
+    discharged: int = 0
+    hoisted: int = 0
+    in_place: int = 0
+
+    def fact(self, value: Value, definitions: dict[int, Op]) -> Fact:
+        return _fact(value, self, definitions, depth=0)
+
+    def counter_bound(
+        self, lower: Value, upper: Value, step: Value, definitions: dict[int, Op]
+    ) -> Quantity | None:
+        """The bound `counter < Q` of a loop over [lower, upper) with a positive constant
+        step and a non-negative start, or None."""
+        start, end, stride = (self.fact(v, definitions) for v in (lower, upper, step))
+        positive = stride.exactly is not None and (stride.exactly.constant or 0) > 0
+        if not (start.nonneg and positive):
+            return None
+        return end.exactly or end.at_most
+
+    def hoist(self, bound: Quantity, limit: Quantity, cause: str) -> None:
+        check = LaunchCheck(bound, limit, cause)
+        if check not in self.launch_checks:
+            self.launch_checks.append(check)
+        self.hoisted += 1
+
+
+def _fact(value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int) -> Fact:
+    if value.id in ledger.known:
+        quantity = ledger.known[value.id]
+        return Fact(nonneg=True, exactly=quantity, at_most=quantity)
+    if value.id in ledger.below:
+        return Fact(nonneg=True, below=ledger.below[value.id])
+    op = defs.get(value.id)
+    if op is None or depth > 16:
+        return Fact()
+    rule = _RULES.get(type(op))
+    return rule(op, value, ledger, defs, depth + 1) if rule else Fact()
+
+
+def _constant(op: Constant, value: Value, *_: object) -> Fact:
+    number = op.values[0]
+    if isinstance(number, bool) or not isinstance(number, int):
+        return Fact()
+    quantity = Quantity(constant=number)
+    return Fact(
+        nonneg=number >= 0, exactly=quantity, at_most=quantity, below=Quantity(constant=number + 1)
+    )
+
+
+def _block_id(op: GetTileBlockId, value: Value, *_: object) -> Fact:
+    axis = (op.x, op.y, op.z).index(value)
+    return Fact(nonneg=True, below=Quantity(grid_axis=axis))
+
+
+def _assume(
+    op: Assume, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int
+) -> Fact:
+    inner = _fact(op.value, ledger, defs, depth)
+    nonneg = isinstance(op.predicate, Bounded) and (op.predicate.lower or -1) >= 0
+    return Fact(nonneg or inner.nonneg, inner.below, inner.at_most, inner.exactly)
+
+
+def _index_space(op: GetIndexSpaceShape, value: Value, ledger: BoundsLedger, *_: object) -> Fact:
+    view = ledger.views.get(op.view.id)
+    if view is None:
+        return Fact(nonneg=True)
+    param = view
+    axis = op.counts.index(value)
+    tile = op.view.type.tile_shape[axis]  # type: ignore[union-attr]
+    quantity = Quantity(tile_count=(param, axis, tile))
+    return Fact(nonneg=True, exactly=quantity, at_most=quantity)
+
+
+def _minimum(op: MinI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int) -> Fact:
+    lhs, rhs = (_fact(v, ledger, defs, depth) for v in (op.lhs, op.rhs))
+    at_most = lhs.exactly or lhs.at_most or rhs.exactly or rhs.at_most
+    return Fact(nonneg=lhs.nonneg and rhs.nonneg, at_most=at_most)
+
+
+def _divide(op: DivI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int) -> Fact:
+    """dim / t <= ceil(dim / t) = tile_count; ceil_div(dim, t) is exactly the tile count."""
+    lhs, rhs = (_fact(v, ledger, defs, depth) for v in (op.lhs, op.rhs))
+    divisor = rhs.exactly.constant if rhs.exactly is not None else None
+    source = lhs.exactly or lhs.at_most
+    if not divisor or divisor <= 0 or source is None or source.dim is None:
+        return Fact(nonneg=lhs.nonneg and bool(divisor))
+    count = Quantity(tile_count=(*source.dim, divisor))
+    exact = op.rounding is RoundingMode.POSITIVE_INF and lhs.exactly is not None
+    return Fact(nonneg=lhs.nonneg, at_most=count, exactly=count if exact else None)
+
+
+_RULES = {
+    Constant: _constant,
+    GetTileBlockId: _block_id,
+    Assume: _assume,
+    GetIndexSpaceShape: _index_space,
+    MinI: _minimum,
+    DivI: _divide,
+}
+
+GE, LT = ComparisonPredicate.GE, ComparisonPredicate.LT
+
+
+class InKernelCheckDenied(Exception):
+    """`deny_in_kernel_checks = true` and a check could not leave the kernel."""
+
+    def __init__(self, cause: str, span: object) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.span = span
+
+
+def place_checks(
+    ctx: KernelLowering,
+    index: tuple[Value, ...],
+    limits: tuple[Quantity, ...],
+    counts: Callable[[int], Value],
+    cause: str,
+    span: A.Span,
+) -> None:
+    """Discharge, hoist or emit the check `0 <= index[a] < limits[a]` for every axis.
+    `counts(a)` materializes limit a in the kernel when an in-place check needs it."""
+    options = ctx.kernel.signature.options
+    if options.unchecked_accesses:
+        return
+    ledger = ctx.bounds
+    for axis, (value, limit) in enumerate(zip(index, limits, strict=True)):
+        fact = ledger.fact(value, ctx.builder.definitions)
+        what = f"{cause} index on axis {axis}"
+        if fact.nonneg and fact.below is not None:
+            if fact.below == limit or _constant_within(fact.below, limit):
+                ledger.discharged += 1
+                continue
+            ledger.hoist(fact.below, limit, what)
+            continue
+        if options.deny_in_kernel_checks:
+            raise InKernelCheckDenied(what, span)
+        _assert_in_range(ctx, value, counts(axis), what, span)
+        ledger.in_place += 1
+
+
+def _constant_within(bound: Quantity, limit: Quantity) -> bool:
+    return (
+        bound.constant is not None
+        and limit.constant is not None
+        and bound.constant <= limit.constant
+    )
+
+
+def _assert_in_range(
+    ctx: KernelLowering, value: Value, limit: Value, what: str, span: A.Span
+) -> None:
+    zero = ctx.constant(0, ScalarTy(Elem.I32), span)
+    emit = ctx.builder.emit
+    low = emit(CmpI, result=I1, predicate=GE, lhs=value, rhs=zero, span=span).result
+    high = emit(CmpI, result=I1, predicate=LT, lhs=value, rhs=limit, span=span).result
+    inside = emit(AndI, result=I1, lhs=low, rhs=high, span=span).result
+    emit(Assert, message=f"{what} out of bounds", condition=inside, span=span)

@@ -1,0 +1,75 @@
+"""Bounds-check placement: discharged by provenance, hoisted to launch checks, or in place."""
+
+from __future__ import annotations
+
+from lowering.contract import Quantity
+from lowering.ir.core import walk
+from lowering.ir.ops_control import For
+from lowering.ir.ops_debug import Assert
+from lowering.pipeline import Stage
+from parser import codes
+from tests.lowering.kernels import compile_example, compile_text
+
+GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
+
+
+def _asserts(result):  # type: ignore[no-untyped-def]
+    (function,) = result.ir.functions
+    return [op for op in walk(function.body) if isinstance(op, Assert)]
+
+
+def test_gemm_has_no_check_in_its_loop_and_hoists_the_rest(tileiras) -> None:  # noqa: ANN001
+    result = compile_example("gemm.rs", "gemm", GEMM)
+    assert result.ok, result.diagnostics
+    assert _asserts(result) == []
+    safety = result.contract.safety
+    assert (safety.checks_discharged, safety.checks_in_place) == (1, 0)
+    checks = {(c.lhs, c.rhs) for c in result.contract.launch_checks}
+    # block ids are bounded by the grid; the k loop walks x's k tiles, which y must have
+    assert (Quantity(grid_axis=0), Quantity(tile_count=(1, 0, 128))) in checks
+    assert (Quantity(tile_count=(1, 1, 64)), Quantity(tile_count=(2, 0, 64))) in checks
+    assert (Quantity(grid_axis=1), Quantity(tile_count=(2, 1, 128))) in checks
+
+
+def test_flash_attention_keeps_checks_out_of_its_main_loop() -> None:
+    generics = {"E": "bf16", "BM": "64", "BN": "64", "D": "64", "CAUSAL": "1"}
+    result = compile_example("flash_attention.rs", "flash_attention", generics, Stage.IR)
+    (function,) = result.ir.functions
+    loops = [op for op in function.body.ops if isinstance(op, For)]
+    assert len(loops) == 2  # unmasked blocks, then the diagonal
+    assert not [op for op in walk(loops[0].body.block) if isinstance(op, Assert)]
+
+
+KERNEL = """
+#[cutile::module]
+mod k {{
+    use cutile::core::*;
+    #[cutile::entry({options})]
+    {unsafe}fn f(z: &mut Tensor<f32, {{ [128] }}>, x: &Tensor<f32, {{ [-1] }}>, i: i32) {{
+        let p = x.partition(const_shape![128]);
+        z.store(p.load([i]));
+    }}
+}}
+"""
+
+
+def test_a_data_dependent_index_is_checked_in_place() -> None:
+    result = compile_text(KERNEL.format(options="", unsafe=""), stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    (check,) = _asserts(result)
+    assert "partition load index on axis 0" in check.message
+
+
+def test_deny_in_kernel_checks_turns_a_residual_check_into_an_error() -> None:
+    text = KERNEL.format(options="deny_in_kernel_checks = true", unsafe="")
+    result = compile_text(text, stop_after=Stage.IR)
+    (diagnostic,) = [d for d in result.diagnostics if d.is_error]
+    assert diagnostic.code is codes.IN_KERNEL_CHECK_DENIED
+    assert diagnostic.primary_span is not None and "p.load" in diagnostic.primary_span.text
+
+
+def test_unchecked_accesses_emit_no_checks() -> None:
+    text = KERNEL.format(options="unchecked_accesses = true", unsafe="unsafe ")
+    result = compile_text(text, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    assert _asserts(result) == []
