@@ -18,7 +18,7 @@ def _asserts(result):  # type: ignore[no-untyped-def]
     return [op for op in walk(function.body) if isinstance(op, Assert)]
 
 
-def test_gemm_has_no_check_in_its_loop_and_hoists_the_rest(tileiras) -> None:  # noqa: ANN001
+def test_gemm_has_no_check_in_its_loop_and_hoists_the_rest(tileiras) -> None:
     result = compile_example("gemm.rs", "gemm", GEMM)
     assert result.ok, result.diagnostics
     assert _asserts(result) == []
