@@ -4,8 +4,9 @@ Each access on axis `a` of a view with tile `t` must satisfy 0 <= i < tiles(a). 
 ladder, first rung that decides wins:
 
   1. provenance   -- i < Q with Q exactly tiles(a): `for i in 0..num_tiles(&p, a)`, a block id
-                     of the output that defines the grid, a constant under a static extent
-                     -> discharged (no code, nothing for the host)
+                     of the output that defines the grid, a constant under a static extent,
+                     or a Q made equal by a declared `preconditions = (dim(a, i) == ..)`
+                     -> discharged (no code; the host checks the precondition itself)
   2. launch hoist -- i < Q for another launch-known Q (a grid axis, another tensor's tile
                      count, a constant): the check Q <= tiles(a) goes into the launch
                      contract and the host evaluates it before every launch
@@ -60,6 +61,8 @@ class BoundsLedger:
     below: dict[int, Quantity] = field(default_factory=dict)  # value id -> exclusive bound
     views: dict[int, int] = field(default_factory=dict)  # partition view id -> param index
     launch_checks: list[LaunchCheck] = field(default_factory=list)
+    # declared `dim(a, i) == dim(b, j)` preconditions: (param, axis) -> its class's first member
+    same_extent: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     discharged: int = 0
     hoisted: int = 0
     in_place: int = 0
@@ -77,6 +80,26 @@ class BoundsLedger:
         if not (start.nonneg and positive):
             return None
         return end.exactly or end.at_most
+
+    def unite(self, first: tuple[int, int], second: tuple[int, int]) -> None:
+        """Record a declared equal extent (the host checks it before launch)."""
+        root, other = self._root(first), self._root(second)
+        if root != other:
+            self.same_extent[other] = root
+
+    def _root(self, extent: tuple[int, int]) -> tuple[int, int]:
+        while extent in self.same_extent:
+            extent = self.same_extent[extent]
+        return extent
+
+    def canonical(self, quantity: Quantity) -> Quantity:
+        """`quantity` with every extent replaced by its declared-equal representative."""
+        if quantity.dim is not None:
+            return Quantity(dim=self._root(quantity.dim))
+        if quantity.tile_count is not None:
+            param, axis, tile = quantity.tile_count
+            return Quantity(tile_count=(*self._root((param, axis)), tile))
+        return quantity
 
     def hoist(self, bound: Quantity, limit: Quantity, cause: str) -> None:
         check = LaunchCheck(bound, limit, cause)
@@ -189,7 +212,8 @@ def place_checks(
         fact = ledger.fact(value, ctx.builder.definitions)
         what = f"{cause} index on axis {axis}"
         if fact.nonneg and fact.below is not None:
-            if fact.below == limit or _constant_within(fact.below, limit):
+            same = ledger.canonical(fact.below) == ledger.canonical(limit)
+            if same or _constant_within(fact.below, limit):
                 ledger.discharged += 1
                 continue
             ledger.hoist(fact.below, limit, what)

@@ -6,12 +6,16 @@ from lowering.abi import SlotLayout
 from lowering.bounds import BoundsLedger
 from lowering.contract import (
     Assumption,
+    AssumptionKind,
     ContractParam,
+    LaunchCheck,
     LaunchContract,
     ParamKind,
+    Quantity,
     SafetySummary,
 )
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
+from parser.preconditions import ExtentDivisible, SameExtent
 from parser.type_eval import GenericValue
 from parser.types import Elem, MappedTy, ScalarTy
 
@@ -93,13 +97,33 @@ def build_contract(
         abi=tuple(layout.slot for layout in abi),
         grid_outputs=tuple(p.index for p in signature.outputs),
         param_buffer_bytes=param_buffer_bytes,
-        assumptions=assumptions,
+        assumptions=(*assumptions, *_precondition_assumptions(signature)),
         safety=SafetySummary(
             unchecked_accesses=signature.options.unchecked_accesses,
             checks_discharged=bounds.discharged,
             checks_hoisted_to_host=bounds.hoisted,
             checks_in_place=bounds.in_place,
         ),
-        launch_checks=tuple(bounds.launch_checks),
+        launch_checks=(*_precondition_checks(signature), *bounds.launch_checks),
         generics=tuple((name, format_generic(value)) for name, value in generics),
+    )
+
+
+def _precondition_checks(signature: EntrySignature) -> tuple[LaunchCheck, ...]:
+    """`dim(a, i) == dim(b, j)`: the host verifies both directions before launch."""
+    checks: list[LaunchCheck] = []
+    for condition in signature.options.preconditions:
+        if isinstance(condition, SameExtent):
+            first, second = Quantity(dim=condition.first), Quantity(dim=condition.second)
+            cause = f"precondition {condition.text}"
+            checks += [LaunchCheck(first, second, cause), LaunchCheck(second, first, cause)]
+    return tuple(checks)
+
+
+def _precondition_assumptions(signature: EntrySignature) -> tuple[Assumption, ...]:
+    """`dim(t, k) % d == 0` is an assumption the host verifies like any other."""
+    return tuple(
+        Assumption(c.param, AssumptionKind.DIM_DIV, c.axis, c.divisor)
+        for c in signature.options.preconditions
+        if isinstance(c, ExtentDivisible)
     )

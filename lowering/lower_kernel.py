@@ -28,6 +28,7 @@ from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, Tenso
 from lowering.lowered_values import Lowered, TensorHandle, TokenChain
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
+from parser.preconditions import SameExtent
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import DYNAMIC, ArrayTy, Elem, MarkerTy, ScalarTy, SemType, ShapeTy
 
@@ -56,6 +57,9 @@ class KernelLowering:
         self.terminated = False
         self.assumptions: list[Assumption] = []
         self.bounds = BoundsLedger()
+        for condition in kernel.signature.options.preconditions:
+            if isinstance(condition, SameExtent):
+                self.bounds.unite(condition.first, condition.second)
         self.block_ids: tuple[Value, Value, Value] = ()  # type: ignore[assignment]
 
     # --- entry

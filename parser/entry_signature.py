@@ -8,11 +8,12 @@ dynamic extent); scalars pass by value. Entries return nothing.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
+from parser.preconditions import Precondition, parse_preconditions
 from parser.type_eval import TypeResolver, eval_const
 from parser.types import DYNAMIC, MappedTy, RefTy, ScalarTy, SemType, TensorTy, is_power_of_two
 
@@ -53,6 +54,7 @@ class EntryParam:
 class EntryOptions:
     unchecked_accesses: bool = False
     deny_in_kernel_checks: bool = False
+    preconditions: tuple[Precondition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ def check_entry_signature(
             )
         )
     options = _entry_options(function, resolver, sink)
+    options = _with_preconditions(function, params, options, sink)
     if not any(p.role.is_output for p in params) and len(params) == len(function.params):
         sink.add(
             error(
@@ -258,6 +261,21 @@ def _check_input(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool
         )
         return False
     return True
+
+
+def _with_preconditions(
+    function: A.Function,
+    params: tuple[EntryParam, ...],
+    options: EntryOptions,
+    sink: DiagnosticSink,
+) -> EntryOptions:
+    assert function.entry is not None
+    option = next((o for o in function.entry.options if o.key == "preconditions" and o.value), None)
+    if option is None or option.value is None:
+        return options
+    tensors = {p.name: (p.index, p.tensor.rank) for p in params if p.role is not ParamRole.SCALAR}
+    parsed = parse_preconditions(option.value, tensors, sink)
+    return replace(options, preconditions=parsed)
 
 
 def _entry_options(

@@ -26,8 +26,9 @@ SPECS = specializations()
 
 def _compile(spec: Specialization, stop_after: Stage) -> CompileResult:
     source = SourceFile(f"rust_examples/{spec.file}", spec.path.read_text())
-    result = compile_kernel(CompileRequest((source,), spec.entry, spec.generics),
-                            stop_after=stop_after)
+    result = compile_kernel(
+        CompileRequest((source,), spec.entry, spec.generics), stop_after=stop_after
+    )
     assert result.ok, render_all(result.diagnostics)
     return result
 

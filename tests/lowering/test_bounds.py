@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lowering.contract import Quantity
+from lowering.contract import AssumptionKind, Quantity
 from lowering.ir.core import walk
 from lowering.ir.ops_control import For
 from lowering.ir.ops_debug import Assert
@@ -73,3 +73,41 @@ def test_unchecked_accesses_emit_no_checks() -> None:
     result = compile_text(text, stop_after=Stage.IR)
     assert result.ok, result.diagnostics
     assert _asserts(result) == []
+
+
+PRECONDITIONS = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    #[cutile::entry(preconditions = (dim(x, 1) == dim(y, 0), dim(x, 1) % 64 == 0))]
+    fn gemm<const BM: i32, const BN: i32, const BK: i32>(
+        z: &mut Tensor<f16, { [BM, BN] }>,
+        x: &Tensor<f16, { [-1, -1] }>,
+        y: &Tensor<f16, { [-1, -1] }>,
+    ) {
+        let part_x = x.partition(const_shape![BM, BK]);
+        let part_y = y.partition(const_shape![BK, BN]);
+        let (m, n, _) = get_tile_block_id();
+        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, const_shape![BM, BN]);
+        for k in 0i32..num_tiles(&part_x, 1) {
+            acc = mma(part_x.load([m, k]), part_y.load([k, n]), acc);
+        }
+        let r: Tile<f16, { [BM, BN] }> = convert_tile(acc);
+        z.store(r);
+    }
+}
+"""
+
+
+def test_declared_equal_extents_discharge_checks_and_travel_to_the_host(tileiras) -> None:
+    result = compile_text(PRECONDITIONS, "gemm", {"BM": "128", "BN": "128", "BK": "64"})
+    assert result.ok, result.diagnostics
+    safety = result.contract.safety
+    assert (safety.checks_discharged, safety.checks_hoisted_to_host) == (2, 2)
+    pairs = {(c.lhs, c.rhs) for c in result.contract.launch_checks}
+    x_k, y_k = Quantity(dim=(1, 1)), Quantity(dim=(2, 0))
+    assert (x_k, y_k) in pairs and (y_k, x_k) in pairs
+    assert any(
+        a.kind is AssumptionKind.DIM_DIV and (a.param, a.axis, a.value) == (1, 1, 64)
+        for a in result.contract.assumptions
+    )

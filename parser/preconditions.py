@@ -1,0 +1,94 @@
+"""The entry option `preconditions = (dim(a, i) == dim(b, j), dim(t, k) % d == 0, ...)`.
+
+Each precondition is a fact about the launch arguments that the host verifies before
+launching and the compiler may then assume (it discharges bounds checks that follow from
+equal extents). Parsed here into data; the lowering and the contract use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import DiagnosticSink, error
+
+
+@dataclass(frozen=True)
+class SameExtent:
+    """dim(a, i) == dim(b, j), as (param index, axis) pairs."""
+
+    first: tuple[int, int]
+    second: tuple[int, int]
+    text: str
+
+
+@dataclass(frozen=True)
+class ExtentDivisible:
+    """dim(t, k) % divisor == 0."""
+
+    param: int
+    axis: int
+    divisor: int
+    text: str
+
+
+Precondition = SameExtent | ExtentDivisible
+
+
+def parse_preconditions(
+    value: A.Expr, tensors: dict[str, tuple[int, int]], sink: DiagnosticSink
+) -> tuple[Precondition, ...]:
+    """`tensors` maps a tensor parameter's name to (index, rank)."""
+    items = value.elements if isinstance(value, A.TupleExpr) else (value,)
+    parsed = []
+    for item in items:
+        condition = _parse_one(item, tensors)
+        if condition is None:
+            sink.add(
+                error(
+                    codes.INVALID_ENTRY_OPTION,
+                    "unsupported precondition",
+                    item.span,
+                    "expected `dim(a, i) == dim(b, j)` or `dim(t, k) % d == 0`",
+                    notes=(
+                        "a, b, t are tensor parameters, i, j, k axes within their rank and d a "
+                        "positive integer literal",
+                    ),
+                )
+            )
+            continue
+        parsed.append(condition)
+    return tuple(parsed)
+
+
+def _parse_one(item: A.Expr, tensors: dict[str, tuple[int, int]]) -> Precondition | None:
+    if not (isinstance(item, A.Binary) and item.op == "=="):
+        return None
+    text = " ".join(item.span.text.split())
+    lhs, rhs = _extent(item.lhs, tensors), _extent(item.rhs, tensors)
+    if lhs is not None and rhs is not None:
+        return SameExtent(lhs, rhs, text)
+    remainder = item.lhs
+    is_zero = isinstance(item.rhs, A.IntLit) and item.rhs.value == 0
+    if is_zero and isinstance(remainder, A.Binary) and remainder.op == "%":
+        extent = _extent(remainder.lhs, tensors)
+        divisor = remainder.rhs
+        if extent is not None and isinstance(divisor, A.IntLit) and divisor.value > 0:
+            return ExtentDivisible(extent[0], extent[1], divisor.value, text)
+    return None
+
+
+def _extent(expr: A.Expr, tensors: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """`dim(x, 1)` as (param index, axis), when x is a tensor and 1 is within its rank."""
+    if not (isinstance(expr, A.Call) and isinstance(expr.function, A.PathExpr)):
+        return None
+    if expr.function.name != "dim" or len(expr.args) != 2:
+        return None
+    name, axis = expr.args
+    if not (isinstance(name, A.PathExpr) and isinstance(axis, A.IntLit)):
+        return None
+    tensor = tensors.get(name.name)
+    if tensor is None or not 0 <= axis.value < tensor[1]:
+        return None
+    return tensor[0], axis.value
