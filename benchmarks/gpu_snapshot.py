@@ -3,7 +3,8 @@
     PYTHONPATH=. python3 -m benchmarks.gpu_snapshot BUNDLE
 
 Times each launch with CUDA events (median of 20 after 3 warm-ups) and prints bandwidth
-or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16, 4096^3).
+or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16, 4096^3), plain and
+with declared stride preconditions (`gemm_aligned`).
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ def add(bundle: Bundle) -> None:
     )
 
 
-def gemm(bundle: Bundle) -> None:
+def gemm(bundle: Bundle, function: str = "gemm") -> None:
     m = n = k = 4096
-    kernel = bundle.kernel("gemm", {"E": "f16", "BM": "128", "BN": "128", "BK": "64"})
+    kernel = bundle.kernel(function, {"E": "f16", "BM": "128", "BN": "128", "BK": "64"})
     x = torch.randn(m, k, device="cuda", dtype=torch.float16)
     y = torch.randn(k, n, device="cuda", dtype=torch.float16)
     z = torch.empty(m, n, device="cuda", dtype=torch.float16)
@@ -56,7 +57,7 @@ def gemm(bundle: Bundle) -> None:
     theirs = _time(lambda: torch.matmul(x, y, out=z))
     flops = 2 * m * n * k
     print(
-        f"gemm f16 4096^3: ours {flops / ours / 1e12:.0f} TFLOP/s, "
+        f"{function} f16 4096^3: ours {flops / ours / 1e12:.0f} TFLOP/s, "
         f"torch {flops / theirs / 1e12:.0f} TFLOP/s"
     )
 
@@ -65,6 +66,7 @@ def main() -> None:
     bundle = Bundle.open(sys.argv[1])
     add(bundle)
     gemm(bundle)
+    gemm(bundle, "gemm_aligned")
 
 
 if __name__ == "__main__":

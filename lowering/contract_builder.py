@@ -15,7 +15,7 @@ from lowering.contract import (
     SafetySummary,
 )
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
-from parser.preconditions import ExtentDivisible, SameExtent
+from parser.preconditions import ExtentDivisible, SameExtent, StrideDivisible
 from parser.type_eval import GenericValue
 from parser.types import Elem, MappedTy, ScalarTy
 
@@ -121,9 +121,11 @@ def _precondition_checks(signature: EntrySignature) -> tuple[LaunchCheck, ...]:
 
 
 def _precondition_assumptions(signature: EntrySignature) -> tuple[Assumption, ...]:
-    """`dim(t, k) % d == 0` is an assumption the host verifies like any other."""
+    """`dim(t, k) % d == 0` and `stride(t, k) % d == 0` are assumptions the host verifies
+    like any other."""
+    kinds = {ExtentDivisible: AssumptionKind.DIM_DIV, StrideDivisible: AssumptionKind.STRIDE_DIV}
     return tuple(
-        Assumption(c.param, AssumptionKind.DIM_DIV, c.axis, c.divisor)
+        Assumption(c.param, kinds[type(c)], c.axis, c.divisor)
         for c in signature.options.preconditions
-        if isinstance(c, ExtentDivisible)
+        if not isinstance(c, SameExtent)
     )

@@ -9,6 +9,7 @@ flow lives in `lower_control`, operators in `lower_ops`, prelude calls in `intri
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, Tenso
 from lowering.lowered_values import Lowered, TensorHandle, TokenChain
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
-from parser.preconditions import SameExtent
+from parser.preconditions import ExtentDivisible, SameExtent
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import DYNAMIC, ArrayTy, Elem, MarkerTy, ScalarTy, SemType, ShapeTy
 
@@ -116,18 +117,23 @@ class KernelLowering:
         strides = (*([None] * (rank - 1)), 1)
         self._record(param, AssumptionKind.STRIDE_ONE, rank - 1, 1)
         dims: list[int | Value] = []
+        dim_divisors, stride_divisors = self._declared_divisors(param)
         for axis in range(rank):
             if shape[axis] is None:
                 extent = self._assume(by_role[(SlotRole.DIM, axis)], Bounded(0, None), span)
+                if axis in dim_divisors:
+                    extent = self._assume(extent, DivBy(dim_divisors[axis]), span)
                 self.bounds.known[extent.id] = Quantity(dim=(param.index, axis))
                 dims.append(extent)
             else:
                 dims.append(shape[axis])  # type: ignore[arg-type]
-        dyn_strides = tuple(
-            self._assume(by_role[(SlotRole.STRIDE, a)], Bounded(0, None), span)
-            for a in range(rank)
-            if strides[a] is None
-        )
+        dyn_strides = []
+        for axis in range(rank):
+            if strides[axis] is None:
+                stride = self._assume(by_role[(SlotRole.STRIDE, axis)], Bounded(0, None), span)
+                if axis in stride_divisors:
+                    stride = self._assume(stride, DivBy(stride_divisors[axis]), span)
+                dyn_strides.append(stride)
         view_type = TensorViewType(ir_element(tensor.elem), shape, strides)
         dyn_dims = tuple(d for d in dims if isinstance(d, Value))
         view = self.builder.emit(
@@ -135,7 +141,7 @@ class KernelLowering:
             result=view_type,
             base=aligned,
             dynamic_shape=dyn_dims,
-            dynamic_strides=dyn_strides,
+            dynamic_strides=tuple(dyn_strides),
             span=span,
         ).result
         token = self.builder.emit(MakeToken, result=TOKEN, span=span).result if is_output else None
@@ -143,6 +149,18 @@ class KernelLowering:
         if is_output:
             self.outputs.append(handle)
         return handle
+
+    def _declared_divisors(self, param: EntryParam) -> tuple[dict[int, int], dict[int, int]]:
+        """Axis -> divisor from the entry's `dim(..) % d == 0` / `stride(..) % d == 0`
+        preconditions on `param` (the host verifies them before launch)."""
+        dims: dict[int, int] = {}
+        strides: dict[int, int] = {}
+        for condition in self.kernel.signature.options.preconditions:
+            if isinstance(condition, SameExtent) or condition.param != param.index:
+                continue
+            into = dims if isinstance(condition, ExtentDivisible) else strides
+            into[condition.axis] = math.lcm(into.get(condition.axis, 1), condition.divisor)
+        return dims, strides
 
     def _assume(self, value: Value, predicate: DivBy | Bounded, span: A.Span) -> Value:
         return self.builder.emit(

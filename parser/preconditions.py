@@ -1,8 +1,10 @@
 """The entry option `preconditions = (dim(a, i) == dim(b, j), dim(t, k) % d == 0, ...)`.
 
 Each precondition is a fact about the launch arguments that the host verifies before
-launching and the compiler may then assume (it discharges bounds checks that follow from
-equal extents). Parsed here into data; the lowering and the contract use it.
+launching and the compiler may then assume: equal extents discharge bounds checks, and
+divisible extents and strides (`stride(t, k) % d == 0`) become `assume div_by` facts that
+let tileiras pick aligned, vectorised or TMA memory paths. Parsed here into data; the
+lowering and the contract use it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,17 @@ class ExtentDivisible:
     text: str
 
 
-Precondition = SameExtent | ExtentDivisible
+@dataclass(frozen=True)
+class StrideDivisible:
+    """stride(t, k) % divisor == 0 (in elements)."""
+
+    param: int
+    axis: int
+    divisor: int
+    text: str
+
+
+Precondition = SameExtent | ExtentDivisible | StrideDivisible
 
 
 def parse_preconditions(
@@ -50,7 +62,8 @@ def parse_preconditions(
                     codes.INVALID_ENTRY_OPTION,
                     "unsupported precondition",
                     item.span,
-                    "expected `dim(a, i) == dim(b, j)` or `dim(t, k) % d == 0`",
+                    "expected `dim(a, i) == dim(b, j)`, `dim(t, k) % d == 0` "
+                    "or `stride(t, k) % d == 0`",
                     notes=(
                         "a, b, t are tensor parameters, i, j, k axes within their rank and d a "
                         "positive integer literal",
@@ -72,18 +85,26 @@ def _parse_one(item: A.Expr, tensors: dict[str, tuple[int, int]]) -> Preconditio
     remainder = item.lhs
     is_zero = isinstance(item.rhs, A.IntLit) and item.rhs.value == 0
     if is_zero and isinstance(remainder, A.Binary) and remainder.op == "%":
-        extent = _extent(remainder.lhs, tensors)
         divisor = remainder.rhs
-        if extent is not None and isinstance(divisor, A.IntLit) and divisor.value > 0:
+        if not (isinstance(divisor, A.IntLit) and divisor.value > 0):
+            return None
+        extent = _extent(remainder.lhs, tensors)
+        if extent is not None:
             return ExtentDivisible(extent[0], extent[1], divisor.value, text)
+        stride = _extent(remainder.lhs, tensors, "stride")
+        if stride is not None:
+            return StrideDivisible(stride[0], stride[1], divisor.value, text)
     return None
 
 
-def _extent(expr: A.Expr, tensors: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
-    """`dim(x, 1)` as (param index, axis), when x is a tensor and 1 is within its rank."""
+def _extent(
+    expr: A.Expr, tensors: dict[str, tuple[int, int]], function: str = "dim"
+) -> tuple[int, int] | None:
+    """`dim(x, 1)` (or `stride(x, 1)`) as (param index, axis), when x is a tensor and 1 is
+    within its rank."""
     if not (isinstance(expr, A.Call) and isinstance(expr.function, A.PathExpr)):
         return None
-    if expr.function.name != "dim" or len(expr.args) != 2:
+    if expr.function.name != function or len(expr.args) != 2:
         return None
     name, axis = expr.args
     if not (isinstance(name, A.PathExpr) and isinstance(axis, A.IntLit)):

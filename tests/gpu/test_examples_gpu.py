@@ -17,7 +17,14 @@ import os
 
 import pytest
 
-from client_stubs import Bundle, BundleEntry, DeviceTensor, driver
+from client_stubs import (
+    AssumptionError,
+    Bundle,
+    BundleEntry,
+    DeviceTensor,
+    LaunchCheckError,
+    driver,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -97,6 +104,26 @@ def test_gemm(entry: BundleEntry, torch) -> None:
     out = DeviceTensor.wrap(z).partition((bm, bn))
     kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
     _check("gemm", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
+
+
+@pytest.mark.parametrize("entry", _entries("gemm_aligned"))
+def test_gemm_with_declared_preconditions(entry: BundleEntry, torch) -> None:
+    kernel = _kernel(entry)
+    dtype = entry.generics_dict["E"]
+    bm, bn = int(entry.generics_dict["BM"]), int(entry.generics_dict["BN"])
+    m, n, k = 1000, 520, 200  # row strides 200 and 520 are multiples of 8; edges still ragged
+    x, y = _inputs(torch, dtype, (m, k), (k, n))
+    z = torch.zeros((m, n), device="cuda", dtype=_dtype(torch, dtype))
+    out = DeviceTensor.wrap(z).partition((bm, bn))
+    kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
+    _check("gemm_aligned", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
+
+    odd_x, odd_y = _inputs(torch, dtype, (m, k + 1), (k + 1, n))  # stride(x, 0) = 201
+    with pytest.raises(AssumptionError, match="stride"):
+        kernel(out, DeviceTensor.wrap(odd_x), DeviceTensor.wrap(odd_y), sync=True)
+    short_y = _inputs(torch, dtype, (k - 8, n))[0]  # dim(x, 1) != dim(y, 0)
+    with pytest.raises(LaunchCheckError, match="precondition"):
+        kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(short_y), sync=True)
 
 
 @pytest.mark.parametrize("entry", _entries("gemm_persistent"))

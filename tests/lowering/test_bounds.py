@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
+from client_stubs import AssumptionError, DeviceTensor, LaunchCheckError, plan_launch
 from lowering.contract import AssumptionKind, Quantity
+from lowering.ir.attributes import DivBy
 from lowering.ir.core import walk
 from lowering.ir.ops_control import For
+from lowering.ir.ops_core import Assume
 from lowering.ir.ops_debug import Assert
 from lowering.pipeline import Stage
 from parser import codes
+from service.convert import contract_to_proto
 from tests.lowering.kernels import compile_example, compile_text
 
 GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
@@ -111,3 +117,28 @@ def test_declared_equal_extents_discharge_checks_and_travel_to_the_host(tileiras
         a.kind is AssumptionKind.DIM_DIV and (a.param, a.axis, a.value) == (1, 1, 64)
         for a in result.contract.assumptions
     )
+
+
+def test_declared_preconditions_become_assumes_and_host_refusals(tileiras) -> None:
+    """gemm_aligned: stride preconditions are `assume div_by` facts in the kernel, and the host
+    refuses arguments that break any precondition before anything is launched."""
+    result = compile_example(
+        "gemm.rs", "gemm_aligned", {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
+    )
+    assert result.ok, result.diagnostics
+    divisors = [op.predicate for op in walk(result.ir.functions[0].body) if isinstance(op, Assume)]
+    assert divisors.count(DivBy(8)) == 3  # one row stride per tensor
+    contract = contract_to_proto(result.contract)
+
+    def args(k: int, y_rows: int, x_stride: int) -> list[DeviceTensor]:
+        return [
+            DeviceTensor(0x7F00_0000_0000, (1000, 520), dtype="f16").partition((128, 128)),
+            DeviceTensor(0x7F10_0000_0000, (1000, k), (x_stride, 1), dtype="f16"),
+            DeviceTensor(0x7F20_0000_0000, (y_rows, 520), dtype="f16"),
+        ]
+
+    assert plan_launch(contract, args(200, 200, 200)).grid == (8, 5, 1)
+    with pytest.raises(AssumptionError, match=r"stride\(x, 0\) % 8 == 0"):
+        plan_launch(contract, args(200, 200, 201))
+    with pytest.raises(LaunchCheckError, match=r"precondition dim\(x, 1\) == dim\(y, 0\)"):
+        plan_launch(contract, args(200, 192, 200))

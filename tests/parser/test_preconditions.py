@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from parser import codes
-from parser.preconditions import ExtentDivisible, SameExtent
+from parser.preconditions import ExtentDivisible, SameExtent, StrideDivisible
 from tests.parser.test_entry_signature import signature
 
 SIG = "z: &mut Tensor<f32, { [128] }>, x: &Tensor<f32, { [-1, -1] }>, y: &Tensor<f32, { [-1] }>"
@@ -20,6 +20,12 @@ def test_equal_extents_and_divisibility_are_parsed() -> None:
     equal, divisible = result.options.preconditions
     assert equal == SameExtent((1, 1), (2, 0), "dim(x, 1) == dim(y, 0)")
     assert divisible == ExtentDivisible(1, 0, 16, "dim(x, 0) % 16 == 0")
+
+
+def test_stride_divisibility_is_parsed() -> None:
+    result, diagnostics, _ = _options("stride(x, 0) % 8 == 0")
+    assert diagnostics == [] and result is not None
+    assert result.options.preconditions == (StrideDivisible(1, 0, 8, "stride(x, 0) % 8 == 0"),)
 
 
 def test_a_single_precondition_needs_no_tuple() -> None:
@@ -44,6 +50,7 @@ def test_bad_forms_are_reported_each_at_its_own_span() -> None:
         "dim(y, 0) % 0 == 0",
         "dim(y, 0) < dim(x, 0)",
         "dim(y, 0) % n == 0",
+        "stride(y, 1) == 8",
     ]
     _, diagnostics, _ = _options(", ".join(bad))
     assert [d.code for d in diagnostics] == [codes.INVALID_ENTRY_OPTION] * len(bad)
