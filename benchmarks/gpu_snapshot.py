@@ -3,8 +3,8 @@
     PYTHONPATH=. python3 -m benchmarks.gpu_snapshot BUNDLE
 
 Times each launch with CUDA events (median of 20 after 3 warm-ups) and prints bandwidth
-or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16, 4096^3), plain and
-with declared stride preconditions (`gemm_aligned`).
+or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16 4096^3 plain; f16 and
+bf16 at 4096^3 and 8192^3 with declared stride preconditions, `gemm_aligned`).
 """
 
 from __future__ import annotations
@@ -46,18 +46,19 @@ def add(bundle: Bundle) -> None:
     )
 
 
-def gemm(bundle: Bundle, function: str = "gemm") -> None:
-    m = n = k = 4096
-    kernel = bundle.kernel(function, {"E": "f16", "BM": "128", "BN": "128", "BK": "64"})
-    x = torch.randn(m, k, device="cuda", dtype=torch.float16)
-    y = torch.randn(k, n, device="cuda", dtype=torch.float16)
-    z = torch.empty(m, n, device="cuda", dtype=torch.float16)
+def gemm(bundle: Bundle, function: str = "gemm", dtype: str = "f16", size: int = 4096) -> None:
+    m = n = k = size
+    kernel = bundle.kernel(function, {"E": dtype, "BM": "128", "BN": "128", "BK": "64"})
+    element = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    x = torch.randn(m, k, device="cuda", dtype=element)
+    y = torch.randn(k, n, device="cuda", dtype=element)
+    z = torch.empty(m, n, device="cuda", dtype=element)
     args = (DeviceTensor.wrap(z).partition((128, 128)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
     ours = _time(lambda: kernel(*args))
     theirs = _time(lambda: torch.matmul(x, y, out=z))
     flops = 2 * m * n * k
     print(
-        f"{function} f16 4096^3: ours {flops / ours / 1e12:.0f} TFLOP/s, "
+        f"{function} {dtype} {size}^3: ours {flops / ours / 1e12:.0f} TFLOP/s, "
         f"torch {flops / theirs / 1e12:.0f} TFLOP/s"
     )
 
@@ -66,7 +67,9 @@ def main() -> None:
     bundle = Bundle.open(sys.argv[1])
     add(bundle)
     gemm(bundle)
-    gemm(bundle, "gemm_aligned")
+    for dtype in ("f16", "bf16"):
+        for size in (4096, 8192):
+            gemm(bundle, "gemm_aligned", dtype, size)
 
 
 if __name__ == "__main__":
