@@ -18,6 +18,7 @@ from client_stubs import driver
 from client_stubs.cache import ArtifactCache
 from client_stubs.errors import CompileError, IntegrityError, ServiceError
 from client_stubs.launcher import Kernel, host_arch
+from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -90,8 +91,11 @@ class CompileClient:
         host_arch: str = "",
         lineinfo: bool = False,
         skip_cache: bool = False,
+        specialize_for: Mapping[str, object] | None = None,
     ) -> compile_pb2.CompileRequest:
-        """A `CompileRequest`; the first source holds the entry."""
+        """A `CompileRequest`; the first source holds the entry. `specialize_for` maps tensor
+        parameter names to the tensors the kernel will run on: their measured divisibility
+        becomes facts the kernel may assume (and every launch is checked against)."""
         request = compile_pb2.CompileRequest(entry=entry, target=target)
         request.sources.add(name=file_name, text=source_text)
         for name, text in (extra_sources or {}).items():
@@ -104,6 +108,7 @@ class CompileClient:
         request.options.host_arch = host_arch
         request.options.lineinfo = lineinfo
         request.options.skip_cache = skip_cache
+        request.specialization.extend(facts_for(specialize_for or {}))
         return request
 
     def compile(
@@ -121,7 +126,7 @@ class CompileClient:
 
         `target` None means the local GPU's sm (or the server default without a GPU);
         `options` are `build_request`'s keywords (generic_args, extra_sources, opt_level,
-        host_arch (default: this machine's), lineinfo, skip_cache).
+        host_arch (default: this machine's), lineinfo, skip_cache, specialize_for).
         """
         artifact = self.compile_artifact(source_text, entry, generics, target, file_name, **options)
         return Kernel(

@@ -34,6 +34,7 @@ from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
 from parser.program import find_entry, link
 from parser.spans import SourceFile, Span
+from parser.specialization import TensorFacts, specialize
 from parser.typecheck import typecheck_entry
 
 _log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class CompileRequest:
     opt_level: int = 3
     host_arch: str = "x86_64"
     lineinfo: bool = False
+    specialization: tuple[TensorFacts, ...] = ()  # what the host knows about its tensors
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ def _compile(
     # are not Copy) and must pass before lowering, which assumes a sound program.
     if kernel is not None and not sink.has_errors:
         check_ownership(kernel, sink)
+        kernel = specialize(kernel, request.specialization, sink)
         if sink.has_errors:
             kernel = None
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:

@@ -43,6 +43,11 @@ UNKNOWN_ENTRY: Final = _code("CT0101", "unknown-entry", "no entry function of th
 AMBIGUOUS_ENTRY: Final = _code(
     "CT0103", "ambiguous-entry", "several entries match the requested name"
 )
+INVALID_SPECIALIZATION: Final = _code(
+    "CT0104",
+    "invalid-specialization",
+    "request facts that do not match the entry's tensor parameters",
+)
 GENERIC_ARGUMENT: Final = _code(
     "CT0102", "generic-argument", "a missing, extra or ill-typed generic argument"
 )

@@ -40,7 +40,7 @@ from lowering.pipeline import COMPILER_VERSION, CompileRequest
 
 log = logging.getLogger(__name__)
 
-KEY_DOMAIN = "cutile-serve-request-v1"
+KEY_DOMAIN = "cutile-serve-request-v2"
 APP_DIR = "cutile-serve"
 
 _MAGIC = b"CTSVART1"
@@ -95,8 +95,15 @@ def canonical_encoding(
         request.host_arch,
         "1" if request.lineinfo else "0",
         tileiras_fingerprint,
+        str(len(request.specialization)),
     ]
+    for facts in sorted(request.specialization, key=lambda f: f.param):
+        fields += [facts.param, _axes(facts.dim_divisors), _axes(facts.stride_divisors)]
     return b"".join(_field(text.encode("utf-8")) for text in fields)
+
+
+def _axes(divisors: tuple[int, ...]) -> str:
+    return ",".join(str(d) for d in divisors)
 
 
 def _field(data: bytes) -> bytes:

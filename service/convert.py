@@ -27,10 +27,13 @@ from lowering.pipeline import (
 from parser.diagnostics import Diagnostic, Label, Severity
 from parser.render import render
 from parser.spans import SourceFile
+from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 
 DEFAULT_OPT_LEVEL = 3
 MAX_OPT_LEVEL = 3
+FACT_DIVISORS = frozenset({1, 2, 4, 8, 16})  # powers of two up to 16 elements
+MAX_FACT_AXES = 4
 DEFAULT_HOST_ARCH = HOST_ARCHES[0]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -86,6 +89,15 @@ def request_from_proto(
         opt_level=options.opt_level if options.HasField("opt_level") else DEFAULT_OPT_LEVEL,
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,
         lineinfo=options.lineinfo,
+        specialization=tuple(
+            sorted(
+                (
+                    TensorFacts(f.param, tuple(f.dim_divisors), tuple(f.stride_divisors))
+                    for f in message.specialization
+                ),
+                key=lambda facts: facts.param,
+            )
+        ),
     )
 
 
@@ -99,6 +111,7 @@ def validate(
         *_check_generics(message, limits),
         *_check_target(message.target),
         *_check_options(message.options),
+        *_check_specialization(message.specialization),
     ]
 
 
@@ -196,6 +209,24 @@ def _check_options(options: compile_pb2.CompileOptions) -> list[FieldViolation]:
                 "options.host_arch", f"unsupported host arch {options.host_arch!r}; use {arches}"
             )
         )
+    return found
+
+
+def _check_specialization(
+    specialization: Iterable[compile_pb2.TensorFacts],
+) -> list[FieldViolation]:
+    found = []
+    seen: set[str] = set()
+    for index, facts in enumerate(specialization):
+        where = f"specialization[{index}]"
+        if not facts.param or facts.param in seen:
+            found.append(FieldViolation(f"{where}.param", "must name a distinct tensor parameter"))
+        seen.add(facts.param)
+        divisors = (*facts.dim_divisors, *facts.stride_divisors)
+        if len(divisors) > 2 * MAX_FACT_AXES or any(d not in FACT_DIVISORS for d in divisors):
+            found.append(
+                FieldViolation(where, f"divisors must be one of {sorted(FACT_DIVISORS)}, per axis")
+            )
     return found
 
 

@@ -13,6 +13,7 @@ from client_stubs import (
     ArtifactCache,
     CompileClient,
     CompileError,
+    DeviceTensor,
     IntegrityError,
     Kernel,
     ServiceError,
@@ -149,6 +150,19 @@ def test_request_key_ignores_skip_cache():
     b = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", skip_cache=True)
     c = CompileClient.build_request(SOURCE, "add", {"B": 2}, "sm_90")
     assert request_key(a) == request_key(b) != request_key(c)
+
+
+def test_specialize_for_measures_the_tensors_into_the_request_and_its_key():
+    x = DeviceTensor(0x7F00_0000_0000, (1000, 256), dtype="f16")
+    plain = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90")
+    special = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", specialize_for={"x": x})
+    (facts,) = special.specialization
+    assert (facts.param, list(facts.dim_divisors), list(facts.stride_divisors)) == (
+        "x",
+        [8, 16],
+        [16, 1],
+    )
+    assert request_key(plain) != request_key(special)
 
 
 def test_failed_compile_raises_with_rendered_diagnostics(service, tmp_path):

@@ -13,6 +13,7 @@ import pytest
 
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
+from parser.specialization import TensorFacts
 from service.cache import (
     KEY_DOMAIN,
     CacheEntry,
@@ -57,6 +58,8 @@ def test_key_is_stable_and_hex() -> None:
         {"opt_level": 2},
         {"host_arch": "aarch64"},
         {"lineinfo": True},
+        {"specialization": (TensorFacts("x", (16,), (1,)),)},
+        {"specialization": (TensorFacts("x", (), (16,)),)},
     ],
 )
 def test_every_input_changes_the_key(change: dict) -> None:

@@ -9,6 +9,7 @@ from lowering.pipeline import DEFAULT_TARGET
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Label, Severity
 from parser.spans import SourceFile, Span
+from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.convert import (
     InvalidRequest,
@@ -39,6 +40,8 @@ def _request(**fields: object) -> compile_pb2.CompileRequest:
             message.options.CopyFrom(value)
         elif name == "generic_args":
             message.generic_args.extend(value)
+        elif name == "specialization":
+            message.specialization.extend(value)
         else:
             setattr(message, name, value)
     return message
@@ -104,6 +107,19 @@ def test_explicit_options_are_kept() -> None:
         ({"generics": {"B": ""}}, "generics['B']"),
         ({"generics": {"1B": "128"}}, "generics['1B']"),
         ({"generics": {}, "generic_args": [" "]}, "generic_args[0]"),
+        ({"specialization": [compile_pb2.TensorFacts(param="")]}, "specialization[0].param"),
+        (
+            {"specialization": [compile_pb2.TensorFacts(param="x", stride_divisors=[3])]},
+            "specialization[0]",
+        ),
+        (
+            {"specialization": [compile_pb2.TensorFacts(param="x", dim_divisors=[32])]},
+            "specialization[0]",
+        ),
+        (
+            {"specialization": [compile_pb2.TensorFacts(param="x")] * 2},
+            "specialization[1].param",
+        ),
     ],
 )
 def test_each_malformed_field_is_named(fields: dict, violated: str) -> None:
@@ -111,6 +127,18 @@ def test_each_malformed_field_is_named(fields: dict, violated: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         request_from_proto(_request(**fields))
     assert violated in str(caught.value)
+
+
+def test_specialization_is_mapped_sorted_by_parameter() -> None:
+    facts = [
+        compile_pb2.TensorFacts(param="y", dim_divisors=[16, 8], stride_divisors=[8, 1]),
+        compile_pb2.TensorFacts(param="x", stride_divisors=[4]),
+    ]
+    request = request_from_proto(_request(specialization=facts))
+    assert request.specialization == (
+        TensorFacts("x", (), (4,)),
+        TensorFacts("y", (16, 8), (8, 1)),
+    )
 
 
 def test_qualified_entry_is_accepted() -> None:

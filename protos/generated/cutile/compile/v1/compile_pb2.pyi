@@ -42,7 +42,7 @@ class SourceFile(_message.Message):
     def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class CompileRequest(_message.Message):
-    __slots__ = ("sources", "entry", "generics", "generic_args", "target", "options")
+    __slots__ = ("sources", "entry", "generics", "generic_args", "target", "options", "specialization")
     class GenericsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,13 +56,25 @@ class CompileRequest(_message.Message):
     GENERIC_ARGS_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SPECIALIZATION_FIELD_NUMBER: _ClassVar[int]
     sources: _containers.RepeatedCompositeFieldContainer[SourceFile]
     entry: str
     generics: _containers.ScalarMap[str, str]
     generic_args: _containers.RepeatedScalarFieldContainer[str]
     target: str
     options: CompileOptions
-    def __init__(self, sources: _Optional[_Iterable[_Union[SourceFile, _Mapping]]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
+    specialization: _containers.RepeatedCompositeFieldContainer[TensorFacts]
+    def __init__(self, sources: _Optional[_Iterable[_Union[SourceFile, _Mapping]]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ..., specialization: _Optional[_Iterable[_Union[TensorFacts, _Mapping]]] = ...) -> None: ...
+
+class TensorFacts(_message.Message):
+    __slots__ = ("param", "dim_divisors", "stride_divisors")
+    PARAM_FIELD_NUMBER: _ClassVar[int]
+    DIM_DIVISORS_FIELD_NUMBER: _ClassVar[int]
+    STRIDE_DIVISORS_FIELD_NUMBER: _ClassVar[int]
+    param: str
+    dim_divisors: _containers.RepeatedScalarFieldContainer[int]
+    stride_divisors: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, param: _Optional[str] = ..., dim_divisors: _Optional[_Iterable[int]] = ..., stride_divisors: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class CompileOptions(_message.Message):
     __slots__ = ("opt_level", "host_arch", "lineinfo", "skip_cache")

@@ -1,0 +1,38 @@
+"""Measure tensor arguments into `TensorFacts` for a specialized compile request.
+
+Per axis, the largest power of two up to 16 that divides the extent and the stride (in
+elements). A kernel compiled with these facts assumes them (aligned, vectorised, TMA paths)
+and its contract lists them, so every later launch is checked against them on the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from protos.generated.cutile.compile.v1 import compile_pb2
+
+MAX_DIVISOR = 16
+
+
+def largest_divisor(value: int, limit: int = MAX_DIVISOR) -> int:
+    """The largest power of two <= `limit` dividing `value` (0 is divisible by all)."""
+    divisor = 1
+    while divisor < limit and value % (divisor * 2) == 0:
+        divisor *= 2
+    return divisor
+
+
+def tensor_facts(name: str, tensor: object) -> compile_pb2.TensorFacts:
+    """The facts of `tensor` (a DeviceTensor, Partition or MappedPartition) as parameter
+    `name`."""
+    layout = tensor.layout  # type: ignore[attr-defined]
+    return compile_pb2.TensorFacts(
+        param=name,
+        dim_divisors=[largest_divisor(d) for d in layout.shape],
+        stride_divisors=[largest_divisor(s) for s in layout.strides],
+    )
+
+
+def facts_for(tensors: Mapping[str, object]) -> list[compile_pb2.TensorFacts]:
+    """Facts for every named tensor argument, sorted by name (a stable cache key)."""
+    return [tensor_facts(name, tensors[name]) for name in sorted(tensors)]

@@ -1,0 +1,32 @@
+"""Client-side measurement of tensor facts for specialized compile requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from client_stubs import DeviceTensor
+from client_stubs.specialization import facts_for, largest_divisor, tensor_facts
+
+
+@pytest.mark.parametrize(
+    ("value", "divisor"), [(1, 1), (6, 2), (12, 4), (24, 8), (4096, 16), (48, 16), (0, 16)]
+)
+def test_largest_power_of_two_divisor_up_to_16(value: int, divisor: int) -> None:
+    assert largest_divisor(value) == divisor
+
+
+def test_facts_of_a_strided_tensor_and_a_partition() -> None:
+    x = DeviceTensor(0x7F00_0000_0000, (1000, 200), (208, 1), dtype="f16")
+    facts = tensor_facts("x", x)
+    assert (facts.param, list(facts.dim_divisors), list(facts.stride_divisors)) == (
+        "x",
+        [8, 8],
+        [16, 1],
+    )
+    z = DeviceTensor(0x7F10_0000_0000, (64, 96), dtype="f32").partition((32, 32))
+    assert list(tensor_facts("z", z).dim_divisors) == [16, 16]
+
+
+def test_facts_are_sorted_by_name() -> None:
+    a = DeviceTensor(0x7F00_0000_0000, (8,))
+    assert [f.param for f in facts_for({"y": a, "x": a})] == ["x", "y"]

@@ -1,0 +1,59 @@
+"""Request facts (`TensorFacts`) become entry preconditions: assume ops and contract
+assumptions; facts that do not fit the entry are CT0104."""
+
+from __future__ import annotations
+
+from lowering.contract import Assumption, AssumptionKind
+from lowering.ir.attributes import DivBy
+from lowering.ir.core import walk
+from lowering.ir.ops_core import Assume
+from lowering.pipeline import Stage
+from parser import codes
+from parser.preconditions import ExtentDivisible, StrideDivisible
+from parser.specialization import TensorFacts
+from tests.lowering.kernels import compile_example
+
+GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
+
+
+def _gemm(*facts: TensorFacts, stop_after: Stage = Stage.IR):  # type: ignore[no-untyped-def]
+    return compile_example("gemm.rs", "gemm", GEMM, stop_after, specialization=facts)
+
+
+def _divisors(result) -> list[int]:  # type: ignore[no-untyped-def]
+    body = result.ir.functions[0].body
+    return [
+        op.predicate.divisor
+        for op in walk(body)
+        if isinstance(op, Assume) and isinstance(op.predicate, DivBy)
+    ]
+
+
+def test_facts_become_preconditions_and_assumes() -> None:
+    plain = _gemm()
+    facts = TensorFacts("x", (16, 8), (8, 1))
+    special = _gemm(facts)
+    assert plain.ok and special.ok, special.diagnostics
+    assert plain.kernel.signature.options.preconditions == ()
+    x = 1
+    assert special.kernel.signature.options.preconditions == (
+        ExtentDivisible(x, 0, 16, "request facts for `x`"),
+        ExtentDivisible(x, 1, 8, "request facts for `x`"),
+        StrideDivisible(x, 0, 8, "request facts for `x`"),
+    )  # a divisor of 1 says nothing
+    assert sorted(_divisors(special)) == sorted([*_divisors(plain), 16, 8, 8])
+
+
+def test_facts_reach_the_contract(tileiras) -> None:
+    result = _gemm(TensorFacts("y", (), (16, 1)), stop_after=Stage.CUBIN)
+    assert result.ok, result.diagnostics
+    assert Assumption(2, AssumptionKind.STRIDE_DIV, 0, 16) in result.contract.assumptions
+
+
+def test_facts_that_do_not_fit_are_rejected() -> None:
+    result = _gemm(TensorFacts("w", (16,)), TensorFacts("x", (16,), ()))
+    assert not result.ok
+    assert [d.code for d in result.diagnostics] == [codes.INVALID_SPECIALIZATION] * 2
+    messages = [d.message for d in result.diagnostics]
+    assert "no tensor parameter `w` in `gemm`" in messages[0]
+    assert "facts for `x` must give 0 or 2 axes" in messages[1]
