@@ -27,11 +27,13 @@ mod kernel {
     }
 
     // The same GEMM with its launch facts declared: K agrees between x and y (so the
-    // y loads need no check), and every row starts 16-byte aligned for 2-byte elements
-    // (8 elements), which lets tileiras use aligned vector and TMA loads. The host verifies
-    // all of this before each launch and refuses arguments that break it.
+    // y loads need no check) and is a multiple of 8, and every row starts 16-byte aligned
+    // for 2-byte elements (8 elements), which lets tileiras use aligned vector and TMA
+    // loads. The host verifies all of this before each launch and refuses arguments that
+    // break it.
     #[cutile::entry(preconditions = (
         dim(x, 1) == dim(y, 0),
+        dim(x, 1) % 8 == 0,
         stride(x, 0) % 8 == 0,
         stride(y, 0) % 8 == 0,
         stride(z, 0) % 8 == 0,

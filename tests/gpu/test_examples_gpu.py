@@ -118,9 +118,12 @@ def test_gemm_with_declared_preconditions(entry: BundleEntry, torch) -> None:
     kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
     _check("gemm_aligned", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
 
-    odd_x, odd_y = _inputs(torch, dtype, (m, k + 1), (k + 1, n))  # stride(x, 0) = 201
-    with pytest.raises(AssumptionError, match="stride"):
+    odd_x, odd_y = _inputs(torch, dtype, (m, k + 1), (k + 1, n))  # K = stride(x, 0) = 201
+    with pytest.raises(AssumptionError, match=r"dim\(x, 1\) % 8 == 0"):
         kernel(out, DeviceTensor.wrap(odd_x), DeviceTensor.wrap(odd_y), sync=True)
+    padded_x = _inputs(torch, dtype, (m, k + 4))[0][:, :k]  # K = 200 but stride(x, 0) = 204
+    with pytest.raises(AssumptionError, match=r"stride\(x, 0\) % 8 == 0"):
+        kernel(out, DeviceTensor.wrap(padded_x), DeviceTensor.wrap(y), sync=True)
     short_y = _inputs(torch, dtype, (k - 8, n))[0]  # dim(x, 1) != dim(y, 0)
     with pytest.raises(LaunchCheckError, match="precondition"):
         kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(short_y), sync=True)

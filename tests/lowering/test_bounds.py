@@ -127,7 +127,7 @@ def test_declared_preconditions_become_assumes_and_host_refusals(tileiras) -> No
     )
     assert result.ok, result.diagnostics
     divisors = [op.predicate for op in walk(result.ir.functions[0].body) if isinstance(op, Assume)]
-    assert divisors.count(DivBy(8)) == 3  # one row stride per tensor
+    assert divisors.count(DivBy(8)) == 4  # a row stride per tensor, and K
     contract = contract_to_proto(result.contract)
 
     def args(k: int, y_rows: int, x_stride: int) -> list[DeviceTensor]:
