@@ -3,11 +3,15 @@
 Layout of a bundle folder::
 
     OUT/manifest.json   {"schema": 1, "kernels": [{"module", "function", "generics": {..},
-                          "sm", "cubin", "contract", "contract_json", "cubin_sha256"}, ...]}
+                          "sm", "cubin", "contract", "contract_json", "cubin_sha256",
+                          "facts": [..]}, ...]}
     OUT/<file>.cubin, OUT/<file>.contract.pb, OUT/<file>.contract.json
 
 `Bundle.open(path).kernel("add", {"B": "1024"})` picks one entry (the current GPU's target
 when a GPU is present), verifies the cubin's sha256 and returns a launchable `Kernel`.
+A kernel compiled in several variants that differ only in their tensor facts
+(`cutile-compile --facts`) needs `for_args=`: the most specialized variant whose contract
+assumptions those arguments meet is chosen.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +29,13 @@ from google.protobuf.message import DecodeError
 from client_stubs import driver
 from client_stubs.errors import (
     AmbiguousKernelError,
+    AssumptionError,
     BundleError,
     IntegrityError,
     KernelNotFoundError,
 )
 from client_stubs.launcher import Kernel
+from client_stubs.plan import plan_launch
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 MANIFEST = "manifest.json"
@@ -55,6 +61,8 @@ class BundleEntry:
     contract: Path | None
     contract_json: Path | None
     cubin_sha256: str
+    # how much this variant was specialized: the sum of log2(divisor) over its tensor facts
+    specificity: int = 0
 
     @property
     def generics_dict(self) -> dict[str, str]:
@@ -66,7 +74,8 @@ class BundleEntry:
 
     def label(self) -> str:
         generics = ", ".join(f"{k}={v}" for k, v in self.generics)
-        return f"{self.module}::{self.function}<{generics}> for {self.sm}"
+        facts = f" specialized ({self.specificity})" if self.specificity else ""
+        return f"{self.module}::{self.function}<{generics}> for {self.sm}{facts}"
 
 
 class Bundle:
@@ -104,9 +113,12 @@ class Bundle:
         generics: Mapping[str, object] | None = None,
         sm: str | None = None,
         module: str | None = None,
+        for_args: Sequence[object] | None = None,
     ) -> BundleEntry:
         """The one entry for `function` whose generics include `generics` on target `sm`
-        (None: the current GPU's target when there is a GPU, else the only one)."""
+        (None: the current GPU's target when there is a GPU, else the only one). Among
+        variants with different tensor facts, `for_args` picks the most specialized one
+        whose assumptions the arguments meet."""
         wanted = dict(generics or {})
         candidates = [
             e
@@ -125,6 +137,8 @@ class Bundle:
             raise KernelNotFoundError(
                 f"{self.root}: no kernel matches {request}; available: {available}"
             )
+        if len(candidates) > 1 and for_args is not None:
+            candidates = self._best_for(candidates, for_args)
         if len(candidates) > 1:
             listed = "; ".join(e.label() for e in candidates)
             raise AmbiguousKernelError(
@@ -133,6 +147,20 @@ class Bundle:
             )
         return candidates[0]
 
+    def _best_for(self, candidates: list[BundleEntry], args: Sequence[object]) -> list[BundleEntry]:
+        """The candidates whose assumptions `args` meet, most facts first; ties stay."""
+        fitting = []
+        for entry in candidates:
+            try:
+                plan_launch(_read_contract(entry), args)
+            except AssumptionError:
+                continue
+            fitting.append(entry)
+        if not fitting:
+            return candidates  # nothing fits: the caller reports them all
+        most = max(e.specificity for e in fitting)
+        return [e for e in fitting if e.specificity == most]
+
     def kernel(
         self,
         function: str,
@@ -140,10 +168,12 @@ class Bundle:
         sm: str | None = None,
         *,
         module: str | None = None,
+        for_args: Sequence[object] | None = None,
         allow_unchecked: bool = False,
     ) -> Kernel:
         """Find, verify and load one kernel."""
-        return self.load(self.find(function, generics, sm, module), allow_unchecked=allow_unchecked)
+        entry = self.find(function, generics, sm, module, for_args)
+        return self.load(entry, allow_unchecked=allow_unchecked)
 
     def load(self, entry: BundleEntry, *, allow_unchecked: bool = False) -> Kernel:
         """Read an entry's cubin and contract, verify the sha256 and consistency, build a Kernel."""
@@ -179,6 +209,9 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
     generics = raw.get("generics") or {}
     if not isinstance(generics, dict):
         raise BundleError(f"{where}: `generics` must be an object")
+    facts = raw.get("facts") or []
+    if not isinstance(facts, list):
+        raise BundleError(f"{where}: `facts` must be a list")
     return BundleEntry(
         module=str(raw.get("module", "")),
         function=raw["function"],
@@ -190,7 +223,23 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
             _inside(root, raw["contract_json"], where) if raw.get("contract_json") else None
         ),
         cubin_sha256=raw["cubin_sha256"],
+        specificity=_specificity(facts, where),
     )
+
+
+def _specificity(facts: list[object], where: str) -> int:
+    total = 0
+    for fact in facts:
+        if not isinstance(fact, dict):
+            raise BundleError(f"{where}: each of `facts` must be an object")
+        for key in ("dim_divisors", "stride_divisors"):
+            divisors = fact.get(key) or []
+            if not isinstance(divisors, list) or not all(
+                isinstance(d, int) and d > 0 for d in divisors
+            ):
+                raise BundleError(f"{where}: `facts[].{key}` must be positive integers")
+            total += sum(d.bit_length() - 1 for d in divisors)
+    return total
 
 
 def _inside(root: Path, name: str, where: str) -> Path:

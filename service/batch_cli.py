@@ -5,6 +5,7 @@
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo]
                    [--message-format human|json] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
+                   [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..] ...]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
 `service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
@@ -13,7 +14,9 @@ An entry only has to exist in one of the files; all files are linked into every
 compile (device functions may live in any of them).
 `--generics` takes names (`E=f16,B=1024`) or positions
 (`f16,1024`); commas inside brackets belong to the value (`S=[64, 32]`). No `--generics`
-means one compile without generic arguments; no `--arch` means sm_90.
+means one compile without generic arguments; no `--arch` means sm_90. `--facts`
+specializes an entry for tensors with the given divisibility (see `service.facts_arg`);
+its variants sit next to the general one in the manifest (field `facts`).
 
 The artifact cache is on by default and shared with `cutile-serve` (the same folder and
 keys): `--cache-dir` moves it, `--no-cache` turns it off.
@@ -61,6 +64,7 @@ from parser.spans import SourceFile
 from service.cache import DiskCache, default_cache_dir
 from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
 from service.engine import CompileEngine, Outcome
+from service.facts_arg import FactsError, facts_for_entry, parse_facts
 from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
 from service.toolchain import locate_assembler
 
@@ -267,7 +271,8 @@ class Batch:
             if outcome.artifact is None:
                 self.report.failure(kernel.describe())
             else:
-                record = write_kernel(args.out, outcome.artifact, outcome.key, source.name)
+                facts = facts_for_entry(kernel.entry, args.facts)
+                record = write_kernel(args.out, outcome.artifact, outcome.key, source.name, facts)
                 self.records.append(record)
             self.summary.append(_kernel_summary(kernel, outcome, record, ms))
 
@@ -308,6 +313,7 @@ class Batch:
             opt_level=self.args.opt_level,
             host_arch=self.args.host_arch,
             lineinfo=self.args.lineinfo,
+            specialization=facts_for_entry(kernel.entry, self.args.facts),
         )
         try:
             return self.engine.compile(request)
@@ -340,8 +346,14 @@ def _names(qualified: str, requested: str) -> bool:
 
 def _still_valid(old: KernelRecord, new: list[KernelRecord]) -> bool:
     """An earlier run's kernel stays in the bundle unless this run rebuilt the same one."""
-    same = {(r.module, r.function, r.sm, tuple(sorted(r.generics.items()))) for r in new}
-    return (old.module, old.function, old.sm, tuple(sorted(old.generics.items()))) not in same
+    return _identity(old) not in {_identity(r) for r in new}
+
+
+def _identity(record: KernelRecord) -> str:
+    """What makes a kernel the same kernel: entry, generics, target and facts."""
+    return json.dumps(
+        [record.module, record.function, record.sm, sorted(record.generics.items()), record.facts]
+    )
 
 
 def _unique(records: list[KernelRecord]) -> list[KernelRecord]:
@@ -393,6 +405,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     cache.add_argument("--cache-dir", type=Path, help=f"default {default_cache_dir()}")
     cache.add_argument("--no-cache", action="store_true", help="do not use the artifact cache")
     parser.add_argument(
+        "--facts",
+        action="append",
+        metavar="ENTRY:PARAM[:dims=..][:strides=..]",
+        help="specialize ENTRY for tensors PARAM whose extents / strides are multiples of "
+        "these powers of two (1..16); the host checks them before every launch",
+    )
+    parser.add_argument(
         "--summary-json",
         type=Path,
         metavar="PATH",
@@ -401,7 +420,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     try:
         args.generics = [parse_generics(text) for text in args.generics or [""]]
-    except UsageError as exc:
+        args.facts = [parse_facts(text) for text in args.facts or []]
+    except (UsageError, FactsError) as exc:
         parser.error(str(exc))
     args.arch = list(dict.fromkeys(args.arch or [DEFAULT_TARGET]))
     args.entry = list(dict.fromkeys(args.entry))

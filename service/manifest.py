@@ -4,7 +4,8 @@
     OUT/<function>-<8 hex of request key>-<sm>.contract.pb     binary LaunchContract
     OUT/<function>-<8 hex of request key>-<sm>.contract.json   the same, as proto JSON
     OUT/manifest.json   {"schema": 1, "kernels": [{module, function, generics, sm, cubin,
-                         contract, contract_json, cubin_sha256, source, request_key}]}
+                         contract, contract_json, cubin_sha256, source, request_key,
+                         facts: [{param, dim_divisors, stride_divisors}]}]}
 
 Paths in the manifest are relative to OUT. The Python client reads these fields; only add
 to them. Files are written to a temporary name and renamed, so a reader never sees half.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from parser.specialization import TensorFacts
 from service.cache import RequestKey
 from service.engine import Artifact
 
@@ -41,9 +43,28 @@ class KernelRecord:
     cubin_sha256: str
     source: str  # the .rs file as given on the command line
     request_key: str
+    # the request's tensor facts (`--facts`): variants of one kernel differ only here
+    facts: list[dict[str, object]] = field(default_factory=list, hash=False)
 
 
-def write_kernel(out_dir: Path, artifact: Artifact, key: RequestKey, source: str) -> KernelRecord:
+def facts_record(facts: Iterable[TensorFacts]) -> list[dict[str, object]]:
+    return [
+        {
+            "param": f.param,
+            "dim_divisors": list(f.dim_divisors),
+            "stride_divisors": list(f.stride_divisors),
+        }
+        for f in facts
+    ]
+
+
+def write_kernel(
+    out_dir: Path,
+    artifact: Artifact,
+    key: RequestKey,
+    source: str,
+    facts: Iterable[TensorFacts] = (),
+) -> KernelRecord:
     """Write the cubin and both contract forms of one kernel; its manifest record."""
     contract = artifact.contract
     stem = f"{contract.kernel.function}-{key.short}-{contract.target.sm}"
@@ -58,6 +79,7 @@ def write_kernel(out_dir: Path, artifact: Artifact, key: RequestKey, source: str
         cubin_sha256=hashlib.sha256(artifact.cubin).hexdigest(),
         source=source,
         request_key=key.sha256,
+        facts=facts_record(facts),
     )
     contract_json = json_format.MessageToJson(contract, always_print_fields_with_no_presence=True)
     write_atomically(out_dir / record.cubin, artifact.cubin)

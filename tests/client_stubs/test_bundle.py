@@ -142,6 +142,29 @@ def test_contract_must_agree_with_manifest(tmp_path, kit):
             },
             "contract",
         ),
+        *(
+            (
+                {
+                    "schema": 1,
+                    "kernels": [
+                        {
+                            "function": "add",
+                            "sm": "sm_90",
+                            "cubin": "a.cubin",
+                            "cubin_sha256": "00",
+                            "contract": "c.pb",
+                            "facts": facts,
+                        }
+                    ],
+                },
+                message,
+            )
+            for facts, message in (
+                ({"param": "x"}, "`facts` must be a list"),
+                (["x"], "must be an object"),
+                ([{"param": "x", "dim_divisors": [0]}], "positive integers"),
+            )
+        ),
     ],
 )
 def test_malformed_manifests(tmp_path, manifest, message):

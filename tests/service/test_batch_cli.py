@@ -80,6 +80,7 @@ def test_parse_generics_rejects(text: str) -> None:
         ["add.rs", "--entry", "add", "--generics", "B=1,2", "-o", "out"],
         ["add.rs", "--entry", "", "-o", "out"],
         ["add.rs", "--entry", "add", "--opt-level", "4", "-o", "out"],
+        ["add.rs", "--entry", "add", "--facts", "add:x:dims=3", "-o", "out"],
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
@@ -283,3 +284,30 @@ def test_the_python_client_opens_the_output(tileiras, add_rs, tmp_path) -> None:
     assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=128") == 0
     entry = Bundle.open(tmp_path / "out").find("add", {"B": "128"}, sm="sm_90")
     assert entry.cubin.read_bytes().startswith(ELF_MAGIC)
+
+
+def test_fact_variants_sit_next_to_the_general_kernel_and_the_client_picks(
+    tileiras, add_rs, tmp_path
+) -> None:
+    from client_stubs import DeviceTensor
+    from client_stubs.artifacts import Bundle
+
+    general = (str(add_rs), "--entry", "add", "--generics", "B=128")
+    facts = ("--facts", "add:x:dims=16", "--facts", "add:y:dims=16")
+    assert _compile(tmp_path, *general, *facts) == 0
+    assert _compile(tmp_path, *general) == 0
+    kernels = _manifest(tmp_path)["kernels"]
+    assert sorted(len(k["facts"]) for k in kernels) == [0, 2]
+    special = next(k for k in kernels if k["facts"])
+    assert special["facts"][0] == {"param": "x", "dim_divisors": [16], "stride_divisors": []}
+
+    bundle = Bundle.open(tmp_path / "out")
+
+    def chosen(n: int) -> str:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+        x, y = DeviceTensor(0x7F10_0000_0000, (n,)), DeviceTensor(0x7F20_0000_0000, (n,))
+        entry = bundle.find("add", {"B": "128"}, sm="sm_90", for_args=(z, x, y))
+        return entry.cubin.name
+
+    assert chosen(4096) == special["cubin"]  # 4096 % 16 == 0: the specialized variant
+    assert chosen(4097) != special["cubin"]  # the general one
