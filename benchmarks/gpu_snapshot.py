@@ -3,8 +3,9 @@
     PYTHONPATH=. python3 -m benchmarks.gpu_snapshot BUNDLE
 
 Times each launch with CUDA events (median of 20 after 3 warm-ups) and prints bandwidth
-or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16 4096^3 plain; f16 and
-bf16 at 4096^3 and 8192^3 with declared stride preconditions, `gemm_aligned`).
+or TFLOP/s for: element-wise add (f32, 2^28 elements) and GEMM (f16 4096^3 without facts
+and as the `--facts` variant; f16 and bf16 at 4096^3 and 8192^3 with declared stride
+preconditions, `gemm_aligned`).
 """
 
 from __future__ import annotations
@@ -46,14 +47,29 @@ def add(bundle: Bundle) -> None:
     )
 
 
-def gemm(bundle: Bundle, function: str = "gemm", dtype: str = "f16", size: int = 4096) -> None:
+def gemm(
+    bundle: Bundle,
+    function: str = "gemm",
+    dtype: str = "f16",
+    size: int = 4096,
+    *,
+    general: bool = False,
+) -> None:
+    """`general`: the kernel compiled without tensor facts even when a variant with facts
+    exists (otherwise the bundle picks the most specialized variant these tensors meet)."""
     m = n = k = size
-    kernel = bundle.kernel(function, {"E": dtype, "BM": "128", "BN": "128", "BK": "64"})
+    generics = {"E": dtype, "BM": "128", "BN": "128", "BK": "64"}
     element = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     x = torch.randn(m, k, device="cuda", dtype=element)
     y = torch.randn(k, n, device="cuda", dtype=element)
     z = torch.empty(m, n, device="cuda", dtype=element)
     args = (DeviceTensor.wrap(z).partition((128, 128)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+    if general:
+        found = [e for e in bundle.entries if e.function == function and e.matches(generics)]
+        kernel = bundle.load(next(e for e in found if not e.specificity))
+        function += " (no facts)"
+    else:
+        kernel = bundle.kernel(function, generics, for_args=args)
     ours = _time(lambda: kernel(*args))
     theirs = _time(lambda: torch.matmul(x, y, out=z))
     flops = 2 * m * n * k
@@ -66,7 +82,8 @@ def gemm(bundle: Bundle, function: str = "gemm", dtype: str = "f16", size: int =
 def main() -> None:
     bundle = Bundle.open(sys.argv[1])
     add(bundle)
-    gemm(bundle)
+    gemm(bundle, general=True)
+    gemm(bundle)  # the --facts variant (see tests/gpu/build_artifacts.py)
     for dtype in ("f16", "bf16"):
         for size in (4096, 8192):
             gemm(bundle, "gemm_aligned", dtype, size)

@@ -40,9 +40,32 @@ def argv(out: Path) -> list[str]:
     ]
 
 
+# A variant of the f16 gemm specialized for tensors whose extents and row strides are
+# multiples of 8 (`--facts`, what `specialize_for` measures on the client): it sits next to
+# the general kernel, and `Bundle.find(..., for_args=...)` picks it for such tensors.
+GEMM_FACTS = [
+    arg for param in ("z", "x", "y") for arg in ("--facts", f"gemm:{param}:dims=8,8:strides=8,1")
+]
+
+
+def facts_argv(out: Path) -> list[str]:
+    return [
+        str(EXAMPLES / "gemm.rs"),
+        "--entry",
+        "gemm",
+        "--generics",
+        "E=f16,BM=128,BN=128,BK=64",
+        *GEMM_FACTS,
+        "--arch",
+        "sm_90",
+        "-o",
+        str(out),
+    ]
+
+
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    return cutile_compile(argv(out))
+    return cutile_compile(argv(out)) or cutile_compile(facts_argv(out))
 
 
 if __name__ == "__main__":

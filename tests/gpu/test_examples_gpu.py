@@ -106,6 +106,24 @@ def test_gemm(entry: BundleEntry, torch) -> None:
     _check("gemm", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
 
 
+def test_bundle_picks_the_fact_variant_only_for_tensors_that_meet_its_facts(torch) -> None:
+    bundle = Bundle.open(os.environ.get(ENV) or pytest.skip(f"{ENV} is not set"))
+    variants = [e for e in bundle.entries if e.function == "gemm" and e.specificity]
+    if not variants:
+        pytest.skip("no gemm variant built with --facts")
+    generics = variants[0].generics_dict
+
+    def chosen(k: int) -> BundleEntry:
+        x, y = _inputs(torch, "f16", (1000, k), (k, 520))
+        z = torch.zeros((1000, 520), device="cuda", dtype=torch.float16)
+        out = DeviceTensor.wrap(z).partition((128, 128))
+        args = (out, DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+        return bundle.find("gemm", generics, for_args=args)
+
+    assert chosen(200) == variants[0]  # 200 and 520: multiples of 8
+    assert chosen(201).specificity == 0  # K = 201: the general kernel
+
+
 @pytest.mark.parametrize("entry", _entries("gemm_aligned"))
 def test_gemm_with_declared_preconditions(entry: BundleEntry, torch) -> None:
     kernel = _kernel(entry)
