@@ -29,10 +29,10 @@ from google.protobuf.message import DecodeError
 from client_stubs import driver
 from client_stubs.errors import (
     AmbiguousKernelError,
-    AssumptionError,
     BundleError,
     IntegrityError,
     KernelNotFoundError,
+    LaunchError,
 )
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
@@ -141,9 +141,11 @@ class Bundle:
             candidates = self._best_for(candidates, for_args)
         if len(candidates) > 1:
             listed = "; ".join(e.label() for e in candidates)
+            hint = "give more generics or sm"
+            if any(e.specificity for e in candidates) and for_args is None:
+                hint += ", or for_args= to choose among variants by their tensor facts"
             raise AmbiguousKernelError(
-                f"{self.root}: {len(candidates)} kernels match {request}: "
-                f"{listed}; give more generics or sm"
+                f"{self.root}: {len(candidates)} kernels match {request}: {listed}; {hint}"
             )
         return candidates[0]
 
@@ -153,7 +155,7 @@ class Bundle:
         for entry in candidates:
             try:
                 plan_launch(_read_contract(entry), args)
-            except AssumptionError:
+            except LaunchError:  # unmet facts, or a variant these arguments do not fit at all
                 continue
             fitting.append(entry)
         if not fitting:

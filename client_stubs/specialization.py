@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from client_stubs.tensor import DeviceTensor
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 MAX_DIVISOR = 16
@@ -23,9 +24,10 @@ def largest_divisor(value: int, limit: int = MAX_DIVISOR) -> int:
 
 
 def tensor_facts(name: str, tensor: object) -> compile_pb2.TensorFacts:
-    """The facts of `tensor` (a DeviceTensor, Partition or MappedPartition) as parameter
-    `name`."""
-    layout = tensor.layout  # type: ignore[attr-defined]
+    """The facts of `tensor` (a DeviceTensor, Partition, MappedPartition, or anything
+    `DeviceTensor.wrap` takes: torch, cupy, `__cuda_array_interface__`) as parameter `name`."""
+    held = tensor if hasattr(tensor, "layout") else DeviceTensor.wrap(tensor)
+    layout = held.layout  # type: ignore[attr-defined]
     return compile_pb2.TensorFacts(
         param=name,
         dim_divisors=[largest_divisor(d) for d in layout.shape],

@@ -263,6 +263,15 @@ def _check_input(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool
     return True
 
 
+def static_extents(param: EntryParam) -> tuple[int | None, ...]:
+    """The extents of a tensor parameter known at compile time (None: given at launch).
+    An output's type gives its tile, not its extent."""
+    tensor = param.tensor
+    if param.role.is_output:
+        return (None,) * tensor.rank
+    return tuple(None if e == DYNAMIC else e for e in tensor.shape)
+
+
 def _with_preconditions(
     function: A.Function,
     params: tuple[EntryParam, ...],
@@ -273,7 +282,9 @@ def _with_preconditions(
     option = next((o for o in function.entry.options if o.key == "preconditions" and o.value), None)
     if option is None or option.value is None:
         return options
-    tensors = {p.name: (p.index, p.tensor.rank) for p in params if p.role is not ParamRole.SCALAR}
+    tensors = {
+        p.name: (p.index, static_extents(p)) for p in params if p.role is not ParamRole.SCALAR
+    }
     parsed = parse_preconditions(option.value, tensors, sink)
     return replace(options, preconditions=parsed)
 
@@ -283,7 +294,19 @@ def _entry_options(
 ) -> EntryOptions:
     assert function.entry is not None
     values: dict[str, bool] = {}
+    seen: set[str] = set()
     for option in function.entry.options:
+        if option.key in seen:
+            sink.add(
+                error(
+                    codes.INVALID_ENTRY_OPTION,
+                    f"entry option `{option.key}` is given twice",
+                    option.span,
+                    "repeated option",
+                )
+            )
+            continue
+        seen.add(option.key)
         if option.key not in _KNOWN_OPTIONS:
             sink.add(
                 error(

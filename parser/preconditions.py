@@ -48,14 +48,50 @@ class StrideDivisible:
 Precondition = SameExtent | ExtentDivisible | StrideDivisible
 
 
+MAX_DIVISOR = 1 << 30  # i32 extents and strides
+
+
+def contradiction(condition: Precondition, extents: tuple[int | None, ...]) -> str | None:
+    """Why `condition` can never hold (or cannot be assumed) for a tensor whose known extents
+    are `extents` (None: dynamic); None when it can."""
+    if isinstance(condition, SameExtent):
+        return None
+    divisor = condition.divisor
+    if divisor > MAX_DIVISOR or divisor & (divisor - 1):
+        return f"divisor {divisor} is not a power of two up to 2^30"
+    if isinstance(condition, StrideDivisible):
+        if condition.axis == len(extents) - 1 and divisor > 1:
+            return "the last axis's stride is always 1"
+        return None
+    extent = extents[condition.axis]
+    if extent is not None and extent % divisor:
+        return f"axis {condition.axis} has the static extent {extent}"
+    return None
+
+
 def parse_preconditions(
-    value: A.Expr, tensors: dict[str, tuple[int, int]], sink: DiagnosticSink
+    value: A.Expr, tensors: dict[str, tuple[int, tuple[int | None, ...]]], sink: DiagnosticSink
 ) -> tuple[Precondition, ...]:
-    """`tensors` maps a tensor parameter's name to (index, rank)."""
+    """`tensors` maps a tensor parameter's name to (index, its static extents, None where
+    dynamic)."""
     items = value.elements if isinstance(value, A.TupleExpr) else (value,)
+    extents_of = dict(tensors.values())
     parsed = []
     for item in items:
-        condition = _parse_one(item, tensors)
+        condition = _parse_one(item, {n: (i, len(e)) for n, (i, e) in tensors.items()})
+        problem = None
+        if condition is not None and not isinstance(condition, SameExtent):
+            problem = contradiction(condition, extents_of[condition.param])
+        if problem is not None:
+            sink.add(
+                error(
+                    codes.INVALID_ENTRY_OPTION,
+                    "precondition can never be assumed",
+                    item.span,
+                    problem,
+                )
+            )
+            continue
         if condition is None:
             sink.add(
                 error(

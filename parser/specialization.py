@@ -13,8 +13,13 @@ from dataclasses import dataclass, replace
 
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
-from parser.entry_signature import ParamRole
-from parser.preconditions import ExtentDivisible, Precondition, StrideDivisible
+from parser.entry_signature import ParamRole, static_extents
+from parser.preconditions import (
+    ExtentDivisible,
+    Precondition,
+    StrideDivisible,
+    contradiction,
+)
 from parser.typed_kernel import TypedKernel
 
 
@@ -47,16 +52,22 @@ def specialize(
             _reject(sink, f"facts for `{fact.param}` must give 0 or {rank} axes")
             continue
         text = f"request facts for `{fact.param}`"
-        added += [
+        conditions: list[Precondition] = [
             ExtentDivisible(param.index, axis, divisor, text)
             for axis, divisor in enumerate(fact.dim_divisors)
             if divisor > 1
         ]
-        added += [
+        conditions += [
             StrideDivisible(param.index, axis, divisor, text)
             for axis, divisor in enumerate(fact.stride_divisors)
             if divisor > 1
         ]
+        extents = static_extents(param)
+        problems = [p for p in (contradiction(c, extents) for c in conditions) if p]
+        if problems:
+            _reject(sink, f"facts for `{fact.param}` can never hold: {problems[0]}")
+            continue
+        added += conditions
     options = kernel.signature.options
     options = replace(options, preconditions=(*options.preconditions, *added))
     return replace(kernel, signature=replace(kernel.signature, options=options))

@@ -64,7 +64,7 @@ from parser.spans import SourceFile
 from service.cache import DiskCache, default_cache_dir
 from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
 from service.engine import CompileEngine, Outcome
-from service.facts_arg import FactsError, facts_for_entry, parse_facts
+from service.facts_arg import FactsError, facts_for_entry, parse_facts, same_entry
 from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
 from service.toolchain import locate_assembler
 
@@ -428,6 +428,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for entry in args.entry:
         if not entry:
             parser.error("--entry must not be empty")
+    for name, _ in args.facts:
+        if not any(same_entry(name, entry) for entry in args.entry):
+            parser.error(f"--facts for `{name}`, which is not an --entry")
     return args
 
 

@@ -33,7 +33,7 @@ from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 DEFAULT_OPT_LEVEL = 3
 MAX_OPT_LEVEL = 3
 FACT_DIVISORS = frozenset({1, 2, 4, 8, 16})  # powers of two up to 16 elements
-MAX_FACT_AXES = 4
+MAX_FACT_AXES = 8  # per list: one entry per tensor axis
 DEFAULT_HOST_ARCH = HOST_ARCHES[0]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -222,11 +222,15 @@ def _check_specialization(
         if not facts.param or facts.param in seen:
             found.append(FieldViolation(f"{where}.param", "must name a distinct tensor parameter"))
         seen.add(facts.param)
-        divisors = (*facts.dim_divisors, *facts.stride_divisors)
-        if len(divisors) > 2 * MAX_FACT_AXES or any(d not in FACT_DIVISORS for d in divisors):
-            found.append(
-                FieldViolation(where, f"divisors must be one of {sorted(FACT_DIVISORS)}, per axis")
-            )
+        for name, divisors in (
+            ("dim_divisors", facts.dim_divisors),
+            ("stride_divisors", facts.stride_divisors),
+        ):
+            if len(divisors) > MAX_FACT_AXES:
+                found.append(FieldViolation(f"{where}.{name}", f"at most {MAX_FACT_AXES} axes"))
+            if any(d not in FACT_DIVISORS for d in divisors):
+                allowed = sorted(FACT_DIVISORS)
+                found.append(FieldViolation(f"{where}.{name}", f"each must be one of {allowed}"))
     return found
 
 

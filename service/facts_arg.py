@@ -19,13 +19,14 @@ class FactsError(ValueError):
 
 
 def parse_facts(text: str) -> tuple[str, TensorFacts]:
-    """`gemm:x:dims=16,8:strides=8,1` -> ("gemm", TensorFacts("x", (16, 8), (8, 1)))."""
-    entry, _, rest = text.partition(":")
-    param, _, lists = rest.partition(":")
-    if not entry or not param:
-        raise FactsError(f"--facts {text!r}: expected ENTRY:PARAM[:dims=..][:strides=..]")
+    """`gemm:x:dims=16,8:strides=8,1` -> ("gemm", TensorFacts("x", (16, 8), (8, 1))); the
+    entry may be qualified (`kernel::gemm:x:dims=16,8`)."""
+    fields = text.replace("::", "\0").split(":")
+    if len(fields) < 3 or not fields[0] or not fields[1]:
+        raise FactsError(f"--facts {text!r}: expected ENTRY:PARAM:dims=..[:strides=..]")
+    entry, param, lists = fields[0].replace("\0", "::"), fields[1], fields[2:]
     divisors: dict[str, tuple[int, ...]] = {"dims": (), "strides": ()}
-    for part in lists.split(":") if lists else ():
+    for part in lists:
         kind, _, values = part.partition("=")
         if kind not in divisors or divisors[kind]:
             raise FactsError(f"--facts {text!r}: expected dims=.. and/or strides=.., once each")
@@ -43,5 +44,10 @@ def facts_for_entry(
     entry: str, facts: Sequence[tuple[str, TensorFacts]]
 ) -> tuple[TensorFacts, ...]:
     """The facts given for `entry` ("add" also matches "kernel::add"), sorted by parameter."""
-    mine = [f for name, f in facts if entry == name or entry.endswith(f"::{name}")]
+    mine = [f for name, f in facts if same_entry(entry, name)]
     return tuple(sorted(mine, key=lambda f: f.param))
+
+
+def same_entry(first: str, second: str) -> bool:
+    """`add`, `kernel::add`: the same entry when equal or one qualifies the other."""
+    return first == second or first.endswith(f"::{second}") or second.endswith(f"::{first}")

@@ -30,3 +30,17 @@ def test_facts_of_a_strided_tensor_and_a_partition() -> None:
 def test_facts_are_sorted_by_name() -> None:
     a = DeviceTensor(0x7F00_0000_0000, (8,))
     assert [f.param for f in facts_for({"y": a, "x": a})] == ["x", "y"]
+
+
+def test_foreign_arrays_are_measured_through_the_cuda_array_interface() -> None:
+    class Foreign:
+        __cuda_array_interface__ = {
+            "shape": (24, 40),
+            "typestr": "<f4",
+            "data": (0x7F00_0000_0000, False),
+            "version": 3,
+            "strides": None,
+        }
+
+    facts = tensor_facts("x", Foreign())
+    assert (list(facts.dim_divisors), list(facts.stride_divisors)) == ([8, 8], [8, 1])

@@ -50,6 +50,12 @@ def test_facts_reach_the_contract(tileiras) -> None:
     assert Assumption(2, AssumptionKind.STRIDE_DIV, 0, 16) in result.contract.assumptions
 
 
+def test_facts_that_can_never_hold_are_rejected() -> None:
+    result = _gemm(TensorFacts("x", (), (8, 8)))  # the last stride is always 1
+    assert [d.code for d in result.diagnostics] == [codes.INVALID_SPECIALIZATION]
+    assert "last axis's stride is always 1" in result.diagnostics[0].message
+
+
 def test_facts_that_do_not_fit_are_rejected() -> None:
     result = _gemm(TensorFacts("w", (16,)), TensorFacts("x", (16,), ()))
     assert not result.ok

@@ -81,6 +81,7 @@ def test_parse_generics_rejects(text: str) -> None:
         ["add.rs", "--entry", "", "-o", "out"],
         ["add.rs", "--entry", "add", "--opt-level", "4", "-o", "out"],
         ["add.rs", "--entry", "add", "--facts", "add:x:dims=3", "-o", "out"],
+        ["add.rs", "--entry", "add", "--facts", "sub:x:dims=16", "-o", "out"],
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], capsys) -> None:

@@ -110,11 +110,15 @@ def test_explicit_options_are_kept() -> None:
         ({"specialization": [compile_pb2.TensorFacts(param="")]}, "specialization[0].param"),
         (
             {"specialization": [compile_pb2.TensorFacts(param="x", stride_divisors=[3])]},
-            "specialization[0]",
+            "specialization[0].stride_divisors",
         ),
         (
             {"specialization": [compile_pb2.TensorFacts(param="x", dim_divisors=[32])]},
-            "specialization[0]",
+            "specialization[0].dim_divisors",
+        ),
+        (
+            {"specialization": [compile_pb2.TensorFacts(param="x", dim_divisors=[1] * 9)]},
+            "specialization[0].dim_divisors",
         ),
         (
             {"specialization": [compile_pb2.TensorFacts(param="x")] * 2},
