@@ -69,16 +69,18 @@ def contradiction(condition: Precondition, extents: tuple[int | None, ...]) -> s
     return None
 
 
+# a tensor parameter's name -> (its index, its static extents, None where dynamic)
+TensorParams = dict[str, tuple[int, tuple[int | None, ...]]]
+
+
 def parse_preconditions(
-    value: A.Expr, tensors: dict[str, tuple[int, tuple[int | None, ...]]], sink: DiagnosticSink
+    value: A.Expr, tensors: TensorParams, sink: DiagnosticSink
 ) -> tuple[Precondition, ...]:
-    """`tensors` maps a tensor parameter's name to (index, its static extents, None where
-    dynamic)."""
     items = value.elements if isinstance(value, A.TupleExpr) else (value,)
     extents_of = dict(tensors.values())
     parsed = []
     for item in items:
-        condition = _parse_one(item, {n: (i, len(e)) for n, (i, e) in tensors.items()})
+        condition = _parse_one(item, tensors)
         problem = None
         if condition is not None and not isinstance(condition, SameExtent):
             problem = contradiction(condition, extents_of[condition.param])
@@ -111,7 +113,7 @@ def parse_preconditions(
     return tuple(parsed)
 
 
-def _parse_one(item: A.Expr, tensors: dict[str, tuple[int, int]]) -> Precondition | None:
+def _parse_one(item: A.Expr, tensors: TensorParams) -> Precondition | None:
     if not (isinstance(item, A.Binary) and item.op == "=="):
         return None
     text = " ".join(item.span.text.split())
@@ -133,9 +135,7 @@ def _parse_one(item: A.Expr, tensors: dict[str, tuple[int, int]]) -> Preconditio
     return None
 
 
-def _extent(
-    expr: A.Expr, tensors: dict[str, tuple[int, int]], function: str = "dim"
-) -> tuple[int, int] | None:
+def _extent(expr: A.Expr, tensors: TensorParams, function: str = "dim") -> tuple[int, int] | None:
     """`dim(x, 1)` (or `stride(x, 1)`) as (param index, axis), when x is a tensor and 1 is
     within its rank."""
     if not (isinstance(expr, A.Call) and isinstance(expr.function, A.PathExpr)):
@@ -146,6 +146,6 @@ def _extent(
     if not (isinstance(name, A.PathExpr) and isinstance(axis, A.IntLit)):
         return None
     tensor = tensors.get(name.name)
-    if tensor is None or not 0 <= axis.value < tensor[1]:
+    if tensor is None or not 0 <= axis.value < len(tensor[1]):
         return None
     return tensor[0], axis.value

@@ -64,7 +64,13 @@ from parser.spans import SourceFile
 from service.cache import DiskCache, default_cache_dir
 from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
 from service.engine import CompileEngine, Outcome
-from service.facts_arg import FactsError, facts_for_entry, parse_facts, same_entry
+from service.facts_arg import (
+    FactsError,
+    facts_for_entry,
+    names_entry,
+    parse_facts,
+    same_entry,
+)
 from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
 from service.toolchain import locate_assembler
 
@@ -95,7 +101,7 @@ class GenericsSet:
         return ", ".join(items) or "no generics"
 
     def applies_to(self, entry: str) -> bool:
-        return self.entry is None or self.entry == entry or entry.endswith(f"::{self.entry}")
+        return self.entry is None or names_entry(entry, self.entry)
 
 
 def generics_for(entry: str, sets: Sequence[GenericsSet]) -> list[GenericsSet]:
@@ -228,7 +234,7 @@ class Batch:
             )
         for entry in self.args.entry:
             home = next(
-                (s for s in self.sources if any(_names(q, entry) for q in defined[s.name])),
+                (s for s in self.sources if any(names_entry(q, entry) for q in defined[s.name])),
                 None,
             )
             if home is not None:
@@ -337,11 +343,6 @@ def _kernel_summary(
         "ms": round(ms, 1),
         "diagnostics": [to_json(d) for d in outcome.diagnostics],
     }
-
-
-def _names(qualified: str, requested: str) -> bool:
-    """Whether the entry `qualified` ("kernel::add") is what `requested` asks for."""
-    return qualified == requested or qualified.endswith(f"::{requested}")
 
 
 def _still_valid(old: KernelRecord, new: list[KernelRecord]) -> bool:

@@ -48,6 +48,11 @@ def facts_for_entry(
     return tuple(sorted(mine, key=lambda f: f.param))
 
 
+def names_entry(qualified: str, requested: str) -> bool:
+    """Whether the entry `qualified` ("kernel::add") is what `requested` ("add") asks for."""
+    return qualified == requested or qualified.endswith(f"::{requested}")
+
+
 def same_entry(first: str, second: str) -> bool:
     """`add`, `kernel::add`: the same entry when equal or one qualifies the other."""
-    return first == second or first.endswith(f"::{second}") or second.endswith(f"::{first}")
+    return names_entry(first, second) or names_entry(second, first)
