@@ -123,7 +123,7 @@ class DeviceMismatchError(LaunchError):
 
 
 class AssumptionError(LaunchError):
-    what = "specialization assumption"
+    what = "kernel assumption"
 
 
 class OverlapError(LaunchError):

@@ -395,7 +395,8 @@ def _check_assumption(kernel: str, a: AssumptionSpec, b: BoundArg) -> None:
             b.param.name,
             a.describe(b.param.name),
             _assumption_actual(a, b),
-            "this cubin was specialized for it; compile another variant",
+            "the kernel assumes it (a declared precondition or request facts); pass arguments "
+            "that meet it, or use a variant compiled without it",
         )
 
 
