@@ -110,7 +110,7 @@ def _launch_elsewhere(
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=120,
     )
 
 
@@ -182,7 +182,7 @@ def test_safe_kernels_run_clean_under_memcheck(bundle_root: str) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=300,
     )
     output = run.stdout + run.stderr
     if "Device not supported" in output:
