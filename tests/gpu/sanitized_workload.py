@@ -40,26 +40,26 @@ def _error(got: DeviceTensor, expected: np.ndarray, dtype: str) -> tuple[float, 
 def add(bundle: Bundle) -> tuple[float, float]:
     kernel = bundle.kernel("add", {"B": "1024"})
     x, y = _values((5000,), "f32"), _values((5000,), "f32")
-    z = DeviceTensor.zeros((5000,), "f32")
-    kernel(z.partition((1024,)), upload(x, "f32"), upload(y, "f32"), sync=True)
-    return _error(z, x + y, "f32")
+    z = DeviceTensor.zeros((5000,), "f32").partition((1024,))
+    kernel(z, upload(x, "f32"), upload(y, "f32"), sync=True)
+    return _error(z.unpartition(), x + y, "f32")
 
 
 def gemm_aligned(bundle: Bundle) -> tuple[float, float]:
     kernel = bundle.kernel("gemm_aligned", {"E": "f16", "BM": "128", "BN": "128", "BK": "64"})
     m, n, k = 200, 136, 72  # ragged edges; K and the row strides are multiples of 8
     x, y = _values((m, k), "f16"), _values((k, n), "f16")
-    z = DeviceTensor.zeros((m, n), "f16")
-    kernel(z.partition((128, 128)), upload(x, "f16"), upload(y, "f16"), sync=True)
-    return _error(z, x @ y, "f16")
+    z = DeviceTensor.zeros((m, n), "f16").partition((128, 128))
+    kernel(z, upload(x, "f16"), upload(y, "f16"), sync=True)
+    return _error(z.unpartition(), x @ y, "f16")
 
 
 def softmax_rows(bundle: Bundle) -> tuple[float, float]:
     kernel = bundle.kernel("softmax", {"BM": "4", "N": "1024"})
     x = _values((37, 1024), "f32")
-    out = DeviceTensor.zeros((37, 1024), "f32")
-    kernel(out.partition((4, 1024)), upload(x, "f32"), sync=True)
-    return _error(out, softmax(x), "f32")
+    out = DeviceTensor.zeros((37, 1024), "f32").partition((4, 1024))
+    kernel(out, upload(x, "f32"), sync=True)
+    return _error(out.unpartition(), softmax(x), "f32")
 
 
 def flash_attention(bundle: Bundle) -> tuple[float, float]:
@@ -67,15 +67,15 @@ def flash_attention(bundle: Bundle) -> tuple[float, float]:
     kernel = bundle.kernel("flash_attention", generics)
     heads, length, d = 2, 200, 64
     q, k, v = (_values((heads, length, d), "bf16") for _ in range(3))
-    out = DeviceTensor.zeros((heads, length, d), "bf16")
+    out = DeviceTensor.zeros((heads, length, d), "bf16").partition((1, 64, d))
     scale = 1.0 / math.sqrt(d)
     args = (upload(q, "bf16"), upload(k, "bf16"), upload(v, "bf16"))
-    kernel(out.partition((1, 64, d)), *args, scale * math.log2(math.e), sync=True)
+    kernel(out, *args, scale * math.log2(math.e), sync=True)
     scores = q @ k.transpose(0, 2, 1) * scale
     scores[:, np.triu(np.ones((length, length), dtype=bool), 1)] = -np.inf
     weights = np.exp(scores - scores.max(axis=2, keepdims=True))
     expected = weights / weights.sum(axis=2, keepdims=True) @ v
-    return _error(out, expected, "bf16")
+    return _error(out.unpartition(), expected, "bf16")
 
 
 def gather_tiles(bundle: Bundle) -> tuple[float, float]:
@@ -83,10 +83,10 @@ def gather_tiles(bundle: Bundle) -> tuple[float, float]:
     (tile,) = next(p for p in kernel.spec.params if p.name == "z").tile_shape
     x = np.arange(4 * tile, dtype=np.float64)
     order = np.array([3, 0, 2], dtype=np.int32)  # in bounds: the check stays and passes
-    z = DeviceTensor.zeros((3 * tile,), "f32")
-    kernel(z.partition((tile,)), upload(x, "f32"), DeviceTensor.from_numpy(order), sync=True)
+    z = DeviceTensor.zeros((3 * tile,), "f32").partition((tile,))
+    kernel(z, upload(x, "f32"), DeviceTensor.from_numpy(order), sync=True)
     expected = np.concatenate([x[i * tile : (i + 1) * tile] for i in order])
-    return _error(z, expected, "f32")
+    return _error(z.unpartition(), expected, "f32")
 
 
 WORKLOAD: dict[str, Callable[[Bundle], tuple[float, float]]] = {
