@@ -10,26 +10,12 @@ preconditions, `gemm_aligned`).
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 import torch
 
+from benchmarks.timing import median_seconds
 from client_stubs import Bundle, DeviceTensor
-
-
-def _time(fn) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(20):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)
 
 
 def add(bundle: Bundle) -> None:
@@ -39,8 +25,8 @@ def add(bundle: Bundle) -> None:
     z = torch.empty_like(x)
     part = DeviceTensor.wrap(z).partition((1024,))
     args = (part, DeviceTensor.wrap(x), DeviceTensor.wrap(y))
-    ours = _time(lambda: kernel(*args))
-    theirs = _time(lambda: torch.add(x, y, out=z))
+    ours = median_seconds(lambda: kernel(*args))
+    theirs = median_seconds(lambda: torch.add(x, y, out=z))
     moved = 3 * 4 * n
     print(
         f"add f32 2^28: ours {moved / ours / 1e12:.2f} TB/s, torch {moved / theirs / 1e12:.2f} TB/s"
@@ -70,8 +56,8 @@ def gemm(
         function += " (no facts)"
     else:
         kernel = bundle.kernel(function, generics, for_args=args)
-    ours = _time(lambda: kernel(*args))
-    theirs = _time(lambda: torch.matmul(x, y, out=z))
+    ours = median_seconds(lambda: kernel(*args))
+    theirs = median_seconds(lambda: torch.matmul(x, y, out=z))
     flops = 2 * m * n * k
     print(
         f"{function} {dtype} {size}^3: ours {flops / ours / 1e12:.0f} TFLOP/s, "

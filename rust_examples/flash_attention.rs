@@ -59,8 +59,8 @@ mod kernel {
         (m_new, l_new, acc)
     }
 
-    #[cutile::entry()]
-    fn flash_attention<
+    /// The whole forward pass of one query tile; the entries below differ only in checks.
+    fn attention_forward<
         E: ElementType,
         const BM: i32,
         const BN: i32,
@@ -107,5 +107,41 @@ mod kernel {
         let normalized = true_div(acc, l_final.broadcast(const_shape![BM, D]));
         let result: Tile<E, { [BM, D] }> = convert_tile(normalized);
         out.store(result.reshape(const_shape![1, BM, D]));
+    }
+
+    #[cutile::entry()]
+    fn flash_attention<
+        E: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const D: i32,
+        const CAUSAL: i32,
+    >(
+        out: &mut Tensor<E, { [1, BM, D] }>,
+        q: &Tensor<E, { [-1, -1, D] }>,
+        k: &Tensor<E, { [-1, -1, D] }>,
+        v: &Tensor<E, { [-1, -1, D] }>,
+        qk_scale: f32,
+    ) {
+        attention_forward::<E, BM, BN, D, CAUSAL>(out, q, k, v, qk_scale);
+    }
+
+    /// `flash_attention` with every tile access unchecked (the bounds are the caller's
+    /// promise): the baseline that measures what the checks of the safe entry cost.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn flash_attention_unchecked<
+        E: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const D: i32,
+        const CAUSAL: i32,
+    >(
+        out: &mut Tensor<E, { [1, BM, D] }>,
+        q: &Tensor<E, { [-1, -1, D] }>,
+        k: &Tensor<E, { [-1, -1, D] }>,
+        v: &Tensor<E, { [-1, -1, D] }>,
+        qk_scale: f32,
+    ) {
+        attention_forward::<E, BM, BN, D, CAUSAL>(out, q, k, v, qk_scale);
     }
 }

@@ -43,6 +43,35 @@ mod kernel {
         x: &Tensor<E, { [-1, -1] }>,
         y: &Tensor<E, { [-1, -1] }>,
     ) {
+        gemm_tile::<E, BM, BN, BK>(z, x, y);
+    }
+
+    // `gemm_aligned` with the same declared facts and every tile access unchecked (the
+    // bounds are the caller's promise): the baseline that measures what the checks cost.
+    #[cutile::entry(
+        unchecked_accesses = true,
+        preconditions = (
+            dim(x, 1) == dim(y, 0),
+            dim(x, 1) % 8 == 0,
+            stride(x, 0) % 8 == 0,
+            stride(y, 0) % 8 == 0,
+            stride(z, 0) % 8 == 0,
+        ),
+    )]
+    unsafe fn gemm_unchecked<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+        z: &mut Tensor<E, { [BM, BN] }>,
+        x: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E, { [-1, -1] }>,
+    ) {
+        gemm_tile::<E, BM, BN, BK>(z, x, y);
+    }
+
+    /// One BM x BN tile of z = x @ y, the body of `gemm_aligned` and `gemm_unchecked`.
+    fn gemm_tile<E: ElementType, const BM: i32, const BN: i32, const BK: i32>(
+        z: &mut Tensor<E, { [BM, BN] }>,
+        x: &Tensor<E, { [-1, -1] }>,
+        y: &Tensor<E, { [-1, -1] }>,
+    ) {
         let part_x = x.partition(const_shape![BM, BK]);
         let part_y = y.partition(const_shape![BK, BN]);
         let (m, n, _) = get_tile_block_id();

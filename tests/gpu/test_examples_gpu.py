@@ -52,7 +52,8 @@ def torch():
 
 
 def _kernel(entry: BundleEntry):
-    return Bundle.open(os.environ[ENV]).load(entry)
+    """The entry's kernel; `unchecked_accesses` twins of the safe examples too."""
+    return Bundle.open(os.environ[ENV]).load(entry, allow_unchecked=True)
 
 
 def _dtype(torch, name: str):
@@ -124,7 +125,7 @@ def test_bundle_picks_the_fact_variant_only_for_tensors_that_meet_its_facts(torc
     assert chosen(201).specificity == 0  # K = 201: the general kernel
 
 
-@pytest.mark.parametrize("entry", _entries("gemm_aligned"))
+@pytest.mark.parametrize("entry", _entries("gemm_aligned") + _entries("gemm_unchecked"))
 def test_gemm_with_declared_preconditions(entry: BundleEntry, torch) -> None:
     kernel = _kernel(entry)
     dtype = entry.generics_dict["E"]
@@ -134,7 +135,7 @@ def test_gemm_with_declared_preconditions(entry: BundleEntry, torch) -> None:
     z = torch.zeros((m, n), device="cuda", dtype=_dtype(torch, dtype))
     out = DeviceTensor.wrap(z).partition((bm, bn))
     kernel(out, DeviceTensor.wrap(x), DeviceTensor.wrap(y), sync=True)
-    _check("gemm_aligned", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
+    _check(entry.function, dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
 
     odd_x, odd_y = _inputs(torch, dtype, (m, k + 1), (k + 1, n))  # K = stride(x, 0) = 201
     with pytest.raises(AssumptionError, match=r"dim\(x, 1\) % 8 == 0"):
@@ -190,7 +191,9 @@ def test_mlp(entry: BundleEntry, torch) -> None:
     _check("mlp", dtype, f"{m}x{n}x{k}", z, expected)
 
 
-@pytest.mark.parametrize("entry", _entries("flash_attention"))
+@pytest.mark.parametrize(
+    "entry", _entries("flash_attention") + _entries("flash_attention_unchecked")
+)
 @pytest.mark.parametrize("length", [256, 1000])
 def test_flash_attention(entry: BundleEntry, length: int, torch) -> None:
     kernel = _kernel(entry)
@@ -213,7 +216,7 @@ def test_flash_attention(entry: BundleEntry, length: int, torch) -> None:
         q.float(), k.float(), v.float(), is_causal=causal, scale=scale
     )
     _check(
-        "flash_attention" + (" causal" if causal else ""),
+        entry.function + (" causal" if causal else ""),
         dtype,
         f"{heads}x{length}x{d}",
         out,
