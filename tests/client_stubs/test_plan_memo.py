@@ -49,8 +49,10 @@ def test_memo_holds_layouts_weakly(saxpy):
     memo = PlanMemo()
     memo.store(tuple(args), plan_launch(saxpy, args))
     x_layout = args[1].layout
-    key_ref = next(k.layout for k in memo._key if hasattr(k, "layout") and k.layout() is x_layout)
-    del args, x_layout
+    entry = memo.find(tuple(args))
+    assert entry is not None
+    key_ref = next(ref for ref in entry.layouts if ref is not None and ref() is x_layout)
+    del args, x_layout, entry
     gc.collect()
     assert key_ref() is None
 
