@@ -61,6 +61,11 @@ class FakeDriver:
             "instantiate_graph": lambda *a: self._rec("instantiate_graph", *a) or "EXEC",
             "launch_graph": lambda *a: self._rec("launch_graph", *a),
             "destroy_graph": lambda *a: self._rec("destroy_graph", *a),
+            "mem_alloc": lambda nbytes: 0x7000_0000 + 0x100_0000 * next(self._ids),
+            "mem_free": lambda ptr: self._rec("mem_free", ptr),
+            "memcpy_dtoh": lambda *a: self._rec("memcpy_dtoh", *a),
+            "memcpy_htod": lambda *a: self._rec("memcpy_htod", *a),
+            "memset_d8": lambda *a: self._rec("memset_d8", *a),
         }
         for name, fn in patches.items():
             monkeypatch.setattr(driver, name, fn)
