@@ -103,23 +103,25 @@ class DeviceOp:
 class LaunchOp(DeviceOp):
     """One kernel launch (`kernel.op(*args)`)."""
 
-    __slots__ = ("args", "kernel")
+    __slots__ = ("args", "kernel", "name")
 
     def __init__(self, kernel: Kernel, args: Results) -> None:
         self.kernel = kernel
         self.args = args
+        self.name = kernel.name
 
     def _issue(self, run: Run) -> Results:
-        prepared = self.kernel.issue(self.args, run.stream, run.contexts, capturing=run.capturing)
-        run.accesses.extend(prepared.plan.accesses)
-        run.owners.append(self.args)
+        args = self.args
+        prepared = self.kernel.issue(args, run.stream, run.contexts, run.capturing)
+        run.accesses.extend(prepared.accesses)
+        run.owners.append(args)
         if prepared.keep_alive:
             run.owners.append(prepared.keep_alive)
-        run.launches.append(self.kernel.name)
-        return self.args
+        run.launches.append(self.name)
+        return args
 
     def __repr__(self) -> str:
-        return f"LaunchOp({self.kernel.name}, {len(self.args)} args)"
+        return f"LaunchOp({self.name}, {len(self.args)} args)"
 
 
 class Chain(DeviceOp):

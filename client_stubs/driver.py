@@ -343,10 +343,13 @@ def launch_params(
     params_address: int,
 ) -> None:
     """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation)."""
-    check(
-        cu().cuLaunchKernel(function, *grid, *block, shared_mem_bytes, stream, params_address, 0),
-        "cuLaunchKernel",
+    gx, gy, gz = grid
+    bx, by, bz = block
+    result = cu().cuLaunchKernel(
+        function, gx, gy, gz, bx, by, bz, shared_mem_bytes, stream, params_address, 0
     )
+    if result[0]:  # CUDA_SUCCESS is 0
+        check(result, "cuLaunchKernel")
 
 
 def begin_capture(stream: int) -> None:

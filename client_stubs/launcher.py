@@ -31,6 +31,7 @@ from client_stubs.errors import (
 from client_stubs.pending import PENDING, wait_for_conflicts
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
+from client_stubs.tensor import Moves
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 _HOST_ARCH_ALIASES = {
@@ -132,12 +133,12 @@ class Kernel:
         the parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of
         kernelParams."""
         handle = driver.stream_handle(stream)
-        prepared = self.issue(args, handle, {}, packed=packed)
+        prepared = self.issue(args, handle, {}, False, packed)
         if sync:
             driver.synchronize(handle)
             PENDING.completed(handle)
         else:
-            PENDING.record(handle, prepared.plan.accesses, (args, prepared.keep_alive))
+            PENDING.record(handle, prepared.accesses, (args, prepared.keep_alive))
         return args
 
     __call__ = launch
@@ -147,17 +148,25 @@ class Kernel:
         args: tuple[object, ...],
         stream: int,
         contexts: dict[int, int],
-        *,
-        packed: bool = False,
         capturing: bool = False,
+        packed: bool = False,
     ) -> PreparedLaunch:
         """Check (or reuse the checked plan), order after conflicting work on other streams,
         and call `cuLaunchKernel` on `stream`. `contexts` maps device ordinals to the context
         already made current in this run (filled on first use). Tracking the work is the
-        caller's job."""
-        prepared = self._prepare(args, stream)
-        plan = prepared.plan
-        device = plan.device
+        caller's job. This is the hot path: keep it free of allocations and extra calls."""
+        entry = self._memo.entry
+        if (  # PlanMemo's fast path (MemoEntry.same_objects), inlined
+            entry is not None
+            and entry.alive
+            and entry.moves == Moves.count
+            and entry.ids == tuple(map(id, args))
+            and entry.prepared is not None
+        ):
+            prepared: PreparedLaunch = entry.prepared  # type: ignore[assignment]
+        else:
+            prepared = self._prepare(args, stream)
+        device = prepared.device
         if device is None:
             device = driver.current_device()
         ctx = contexts.get(device)
@@ -168,16 +177,17 @@ class Kernel:
             function = self._load(device, ctx)
         if PENDING.others_pending(stream):
             if capturing:
-                _refuse_pending_in_capture(stream, plan)
+                _refuse_pending_in_capture(stream, prepared.plan)
             else:
-                wait_for_conflicts(stream, plan.accesses)
+                wait_for_conflicts(stream, prepared.accesses)
         if packed:
+            plan = prepared.plan
             driver.launch_packed(
                 function, plan.grid, plan.block, plan.shared_mem_bytes, stream, plan.param_buffer
             )
         else:
             driver.launch_params(
-                function, plan.grid, plan.block, plan.shared_mem_bytes, stream, prepared.address
+                function, prepared.grid, prepared.block, prepared.smem, stream, prepared.address
             )
         return prepared
 
@@ -231,11 +241,27 @@ class PreparedLaunch:
     """A checked plan and its kernelParams: one pointer per ABI slot into one packed buffer,
     built once per argument layout. `keep_alive` holds the owners of foreign arguments."""
 
-    __slots__ = ("_buffer", "_params", "address", "keep_alive", "plan")
+    __slots__ = (
+        "_buffer",
+        "_params",
+        "accesses",
+        "address",
+        "block",
+        "device",
+        "grid",
+        "keep_alive",
+        "plan",
+        "smem",
+    )
 
     def __init__(self, plan: LaunchPlan, keep_alive: tuple[object, ...]) -> None:
         self.plan = plan
         self.keep_alive = keep_alive
+        self.device = plan.device
+        self.grid = plan.grid
+        self.block = plan.block
+        self.smem = plan.shared_mem_bytes
+        self.accesses = plan.accesses
         self._buffer = ctypes.create_string_buffer(
             plan.param_buffer, max(len(plan.param_buffer), 1)
         )

@@ -163,7 +163,9 @@ class PendingWork:
     def others_pending(self, stream: int) -> bool:
         """Whether any stream other than `stream` has unretired work (the launch fast path)."""
         streams = self._streams
-        return len(streams) > 1 or (bool(streams) and stream not in streams)
+        if not streams:
+            return False
+        return len(streams) > 1 or stream not in streams
 
     def conflicts(self, stream: int, accesses: Iterable[Access]) -> list[Batch]:
         """Unfinished batches on other streams that write what `accesses` touch, or touch

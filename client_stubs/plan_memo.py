@@ -12,6 +12,12 @@ handle has no live layout and never matches.
 Layouts are held weakly: the memo never keeps device memory alive, and a freed layout can
 never match again. The launcher attaches its prepared kernelParams array to the entry
 (`prepared`), so a hit launches without packing or allocating anything.
+
+The fast path, for a loop that passes the very same objects: the argument ids equal the
+remembered ones, no ownership move happened anywhere since (`Moves.count`), and every
+remembered tensor handle is still alive (a weakref callback clears `alive` when one dies, so
+an id can never be reused unnoticed; scalars are held strongly). Anything else takes the full
+comparison above, which rebinds the fast path to the new objects when it matches.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import weakref
 from dataclasses import replace
 
 from client_stubs.plan import LaunchPlan
-from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
+from client_stubs.tensor import DeviceTensor, MappedPartition, Moves, Partition, TensorLayout
 
 _SCALAR_TYPES = (int, float, bool)
 _TENSOR_TYPES = (DeviceTensor, Partition, MappedPartition)
@@ -30,7 +36,18 @@ _TENSOR_TYPES = (DeviceTensor, Partition, MappedPartition)
 class MemoEntry:
     """One remembered plan: per argument a weak layout reference and its tiles, or a scalar."""
 
-    __slots__ = ("extras", "layouts", "plan", "prepared", "scalars")
+    __slots__ = (
+        "__weakref__",
+        "alive",
+        "extras",
+        "handles",
+        "ids",
+        "layouts",
+        "moves",
+        "plan",
+        "prepared",
+        "scalars",
+    )
 
     def __init__(
         self,
@@ -44,6 +61,30 @@ class MemoEntry:
         self.scalars = scalars
         self.plan = plan
         self.prepared: object = None
+        self.ids: tuple[int, ...] = ()
+        self.moves = -1
+        self.alive = False
+        self.handles: tuple[object, ...] = ()
+
+    def same_objects(self, args: tuple[object, ...]) -> bool:
+        """The fast path: exactly the remembered objects, and nothing moved since."""
+        return self.alive and self.moves == Moves.count and tuple(map(id, args)) == self.ids
+
+    def bind(self, args: tuple[object, ...]) -> None:
+        """Remember these objects for `same_objects` (called after a full match)."""
+        this = weakref.ref(self)
+
+        def died(_: object) -> None:
+            entry = this()
+            if entry is not None:
+                entry.alive = False
+
+        self.handles = tuple(
+            weakref.ref(a, died) if isinstance(a, _TENSOR_TYPES) else a for a in args
+        )
+        self.ids = tuple(map(id, args))
+        self.moves = Moves.count
+        self.alive = True
 
     def matches(self, args: tuple[object, ...]) -> bool:
         if len(args) != len(self.layouts):
@@ -66,15 +107,22 @@ class MemoEntry:
 
 
 class PlanMemo:
-    """One remembered plan (the last one) per kernel."""
+    """One remembered plan (the last one) per kernel, in `entry`."""
 
     def __init__(self) -> None:
-        self._entry: MemoEntry | None = None
+        self.entry: MemoEntry | None = None
 
     def find(self, args: tuple[object, ...]) -> MemoEntry | None:
         """The remembered entry if `args` are the same as when it was stored (the fast path)."""
-        entry = self._entry
-        return entry if entry is not None and entry.matches(args) else None
+        entry = self.entry
+        if entry is None:
+            return None
+        if entry.same_objects(args):
+            return entry
+        if entry.matches(args):
+            entry.bind(args)
+            return entry
+        return None
 
     def lookup(self, args: tuple[object, ...]) -> LaunchPlan | None:
         """The remembered plan for `args` (with their results and owners), else None."""
@@ -93,7 +141,7 @@ class PlanMemo:
             if isinstance(arg, _TENSOR_TYPES):
                 layout, tiles = arg.plan_key()
                 if layout is None:
-                    self._entry = None
+                    self.entry = None
                     return None
                 layouts.append(weakref.ref(layout))
                 extras.append(tiles)
@@ -103,12 +151,14 @@ class PlanMemo:
                 extras.append(None)
                 scalars.append(arg)
             else:
-                self._entry = None
+                self.entry = None
                 return None
-        self._entry = MemoEntry(
+        entry = MemoEntry(
             tuple(layouts),
             tuple(extras),
             tuple(scalars),
             replace(plan, results=(), keep_alive=()),
         )
-        return self._entry
+        entry.bind(args)
+        self.entry = entry
+        return entry

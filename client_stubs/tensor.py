@@ -34,6 +34,14 @@ from client_stubs.interop import GPU_DEVICE_TYPES, contiguous_strides, describe
 from client_stubs.pending import PENDING
 
 
+class Moves:
+    """A counter bumped by every ownership move (partition, unpartition, map, unmap): while it
+    is unchanged, every handle is in the state it was in, which lets the launch memo trust
+    object identity alone."""
+
+    count = 0
+
+
 @dataclass(frozen=True)
 class TensorLayout:
     """Where a tensor's elements are: the data behind a `DeviceTensor` or `Partition`."""
@@ -245,11 +253,13 @@ class DeviceTensor:
         partition = Partition(self, lay, tiles)
         self._layout = None
         self._moved_into = partition
+        Moves.count += 1
         return partition
 
     def _restore(self, layout: TensorLayout) -> None:
         self._layout = layout
         self._moved_into = None
+        Moves.count += 1
 
     # ---- host transfer ------------------------------------------------------------------
 
@@ -382,10 +392,12 @@ class Partition:
             raise ValueError(f"num_tile_blocks must be a positive integer, got {num_tile_blocks!r}")
         mapped = MappedPartition(self, groups, int(num_tile_blocks))
         self._mapped_into = mapped
+        Moves.count += 1
         return mapped
 
     def _unmap(self) -> None:
         self._mapped_into = None
+        Moves.count += 1
 
     def unpartition(self) -> DeviceTensor:
         """Give the tensor back (the same handle that was partitioned); consumes the partition."""
@@ -399,7 +411,7 @@ class Partition:
             )
         PENDING.check_release(self, "unpartition")
         self._tensor = None
-        tensor._restore(self._layout)
+        tensor._restore(self._layout)  # counts the move
         return tensor
 
     def __repr__(self) -> str:
@@ -490,7 +502,7 @@ class MappedPartition:
         partition = self._live()
         PENDING.check_release(self, "unmap")
         self._partition = None
-        partition._unmap()
+        partition._unmap()  # counts the move
         return partition
 
     def unpartition(self) -> DeviceTensor:
