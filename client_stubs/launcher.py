@@ -155,12 +155,11 @@ class Kernel:
         and call `cuLaunchKernel` on `stream`. `contexts` maps device ordinals to the context
         already made current in this run (filled on first use). Tracking the work is the
         caller's job. This is the hot path: keep it free of allocations and extra calls."""
-        entry = self._memo.entry
-        if (  # PlanMemo's fast path (MemoEntry.same_objects), inlined
+        entry = self._memo.entries.get(tuple(map(id, args)))
+        if (  # PlanMemo's fast path, inlined
             entry is not None
             and entry.alive
             and entry.moves == Moves.count
-            and entry.ids == tuple(map(id, args))
             and entry.prepared is not None
         ):
             prepared: PreparedLaunch = entry.prepared  # type: ignore[assignment]

@@ -13,11 +13,13 @@ Layouts are held weakly: the memo never keeps device memory alive, and a freed l
 never match again. The launcher attaches its prepared kernelParams array to the entry
 (`prepared`), so a hit launches without packing or allocating anything.
 
-The fast path, for a loop that passes the very same objects: the argument ids equal the
-remembered ones, no ownership move happened anywhere since (`Moves.count`), and every
-remembered tensor handle is still alive (a weakref callback clears `alive` when one dies, so
-an id can never be reused unnoticed; scalars are held strongly). Anything else takes the full
-comparison above, which rebinds the fast path to the new objects when it matches.
+The memo keeps the last few plans (launches that alternate between argument sets, e.g. one
+output per stream, all stay fast). The fast path, for a loop that passes the very same
+objects: the argument ids find an entry, no ownership move happened anywhere since
+(`Moves.count`), and every remembered tensor handle is still alive (a weakref callback clears
+`alive` when one dies, so an id can never be reused unnoticed; scalars are held strongly).
+Anything else takes the full comparison above, which rebinds the entry to the new objects
+when it matches.
 """
 
 from __future__ import annotations
@@ -66,12 +68,8 @@ class MemoEntry:
         self.alive = False
         self.handles: tuple[object, ...] = ()
 
-    def same_objects(self, args: tuple[object, ...]) -> bool:
-        """The fast path: exactly the remembered objects, and nothing moved since."""
-        return self.alive and self.moves == Moves.count and tuple(map(id, args)) == self.ids
-
     def bind(self, args: tuple[object, ...]) -> None:
-        """Remember these objects for `same_objects` (called after a full match)."""
+        """Remember these objects for the identity fast path (after a full match)."""
         this = weakref.ref(self)
 
         def died(_: object) -> None:
@@ -107,21 +105,23 @@ class MemoEntry:
 
 
 class PlanMemo:
-    """One remembered plan (the last one) per kernel, in `entry`."""
+    """The last `size` plans of a kernel, by the ids of their argument objects (`entries`)."""
 
-    def __init__(self) -> None:
-        self.entry: MemoEntry | None = None
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self.entries: dict[tuple[int, ...], MemoEntry] = {}
 
     def find(self, args: tuple[object, ...]) -> MemoEntry | None:
-        """The remembered entry if `args` are the same as when it was stored (the fast path)."""
-        entry = self.entry
-        if entry is None:
-            return None
-        if entry.same_objects(args):
+        """The remembered entry for `args`: by object identity when nothing moved since,
+        else by a full comparison (most recent first), which rebinds the entry to `args`."""
+        ids = tuple(map(id, args))
+        entry = self.entries.get(ids)
+        if entry is not None and entry.alive and entry.moves == Moves.count:
             return entry
-        if entry.matches(args):
-            entry.bind(args)
-            return entry
+        for candidate in reversed(list(self.entries.values())):
+            if candidate.matches(args):
+                self._file(candidate, args)
+                return candidate
         return None
 
     def lookup(self, args: tuple[object, ...]) -> LaunchPlan | None:
@@ -141,7 +141,6 @@ class PlanMemo:
             if isinstance(arg, _TENSOR_TYPES):
                 layout, tiles = arg.plan_key()
                 if layout is None:
-                    self.entry = None
                     return None
                 layouts.append(weakref.ref(layout))
                 extras.append(tiles)
@@ -151,7 +150,6 @@ class PlanMemo:
                 extras.append(None)
                 scalars.append(arg)
             else:
-                self.entry = None
                 return None
         entry = MemoEntry(
             tuple(layouts),
@@ -159,6 +157,16 @@ class PlanMemo:
             tuple(scalars),
             replace(plan, results=(), keep_alive=()),
         )
-        entry.bind(args)
-        self.entry = entry
+        self._file(entry, args)
         return entry
+
+    def _file(self, entry: MemoEntry, args: tuple[object, ...]) -> None:
+        """(Re)bind `entry` to `args` and file it under their ids, dropping the oldest."""
+        entries = self.entries
+        if entries.get(entry.ids) is entry:
+            del entries[entry.ids]
+        entry.bind(args)
+        entries.pop(entry.ids, None)
+        entries[entry.ids] = entry
+        while len(entries) > self.size:
+            del entries[next(iter(entries))]
