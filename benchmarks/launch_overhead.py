@@ -13,7 +13,8 @@ the queue afterwards, untimed), "round trip" figures include waiting for the GPU
   chained        a 100-launch `.then` chain built once, `.start()` (one event for all)
   graph replay   `Graph.capture` of the same 100-launch chain, `replay()`
   sync / asyncio one `kernel.op(...)` per round trip: `.sync()` against `await`
-  pipeline       4 streams x 64 awaits in flight at once (asyncio.gather), per launch
+  pipeline       16 asyncio tasks on 4 streams, each awaiting 16 launches in turn (16 in
+                 flight at once), per launch, against the same launches run with .sync()
 
 Targets (from issue 6): chained <= 1.2x raw, asyncio within 10% of sync, graph replay
 <= 1 µs per kernel.
@@ -38,6 +39,8 @@ N = 1024
 CHAIN = 100
 ROUNDS = 30
 PER_ROUND = 200
+TASKS = 16
+ROUNDS_PER_TASK = 16
 
 
 def median_us(run_round: Callable[[], float], launches: int, rounds: int = ROUNDS) -> float:
@@ -96,6 +99,10 @@ def torch_add() -> tuple[Callable[[], object], Callable[[], object]] | None:
     return (lambda: torch.add(x, y, out=z)), torch.cuda.synchronize
 
 
+def nothing() -> None:
+    pass
+
+
 def report(name: str, value: float, note: str = "") -> None:
     print(f"  {name:<34} {value:8.2f} µs/launch{('   ' + note) if note else ''}")
 
@@ -137,10 +144,7 @@ def main(argv: list[str]) -> int:
     )
     report("eager kernel(...)", eager_us)
     chain = chain_of(kernel, args, CHAIN)
-    pending_box: list[object] = []
-    chained_us = median_us(
-        lambda: timed_loop(lambda: pending_box.append(chain.start()), 1, synchronize), CHAIN
-    )
+    chained_us = median_us(lambda: timed_loop(chain.start, 1, synchronize), CHAIN)
     report(f"chained ({CHAIN} launches, .start())", chained_us)
     built_us = median_us(
         lambda: timed_loop(lambda: chain_of(kernel, args, CHAIN).start(), 1, synchronize), CHAIN
@@ -153,9 +157,9 @@ def main(argv: list[str]) -> int:
     print("round trip (launch + wait for the GPU):")
     report(
         "raw + cuStreamSynchronize",
-        median_us(lambda: timed_loop(lambda: (raw(), driver.synchronize(0)), 50, int), 50),
+        median_us(lambda: timed_loop(lambda: (raw(), driver.synchronize(0)), 50, nothing), 50),
     )
-    sync_us = median_us(lambda: timed_loop(lambda: kernel.op(*args).sync(), 50, int), 50)
+    sync_us = median_us(lambda: timed_loop(lambda: kernel.op(*args).sync(), 50, nothing), 50)
     report("op.sync()", sync_us)
 
     async def awaited(count: int) -> float:
@@ -166,7 +170,7 @@ def main(argv: list[str]) -> int:
 
     async_us = median_us(lambda: asyncio.run(awaited(50)), 50)
     report("await op", async_us)
-    chain_sync_us = median_us(lambda: timed_loop(lambda: chain.sync(), 1, int), CHAIN)
+    chain_sync_us = median_us(lambda: timed_loop(lambda: chain.sync(), 1, nothing), CHAIN)
     report(f"chain of {CHAIN}: .sync()", chain_sync_us)
 
     async def awaited_chain() -> float:
@@ -176,36 +180,42 @@ def main(argv: list[str]) -> int:
 
     chain_async_us = median_us(lambda: asyncio.run(awaited_chain()), CHAIN)
     report(f"chain of {CHAIN}: await", chain_async_us)
-    replay_sync_us = median_us(lambda: timed_loop(lambda: graph.replay(sync=True), 1, int), CHAIN)
+    replay_sync_us = median_us(
+        lambda: timed_loop(lambda: graph.replay(sync=True), 1, nothing), CHAIN
+    )
     report(f"graph of {CHAIN}: replay(sync=True)", replay_sync_us, "per kernel")
 
-    print("asyncio pipeline (4 streams x 64 ops in flight, each its own output):")
+    print(f"asyncio pipeline ({TASKS} tasks on 4 streams, {ROUNDS_PER_TASK} awaits each):")
     streams = [driver.create_stream() for _ in range(4)]
-    outputs = [DeviceTensor.zeros(N).partition([1024]) for _ in range(4 * 64)]
+    outputs = [DeviceTensor.zeros(N).partition([1024]) for _ in range(TASKS)]
+    total = TASKS * ROUNDS_PER_TASK
+
+    async def worker(out: object, stream: int) -> None:
+        for _ in range(ROUNDS_PER_TASK):
+            await kernel.op(out, x, y).on(stream)
 
     async def pipeline() -> float:
         start = time.perf_counter()
-        await asyncio.gather(
-            *(kernel.op(out, x, y).on(streams[i % 4]) for i, out in enumerate(outputs))
-        )
+        await asyncio.gather(*(worker(o, streams[i % 4]) for i, o in enumerate(outputs)))
         return time.perf_counter() - start
 
-    pipeline_us = median_us(lambda: asyncio.run(pipeline()), len(outputs), rounds=10)
-    report("gather of 256 awaits", pipeline_us)
+    report("in flight at once", median_us(lambda: asyncio.run(pipeline()), total, rounds=10))
 
     def serial() -> float:
         start = time.perf_counter()
-        for out in outputs:
-            kernel.op(out, x, y).sync()
+        for _ in range(ROUNDS_PER_TASK):
+            for out in outputs:
+                kernel.op(out, x, y).sync()
         return time.perf_counter() - start
 
-    report("the same 256, op.sync() each", median_us(serial, len(outputs), rounds=10))
+    report("the same launches, op.sync() each", median_us(serial, total, rounds=10))
 
     print("targets:")
     verdict("chained / raw", chained_us / raw_us, 1.2)
     verdict("await / sync (one op)", async_us / sync_us, 1.1)
     verdict(f"await / sync (chain of {CHAIN})", chain_async_us / chain_sync_us, 1.1)
-    verdict("graph replay per kernel", replay_us, 1.0, "µs")
+    verdict("graph replay per kernel (issue)", replay_us, 1.0, "µs")
+    verdict("graph replay per kernel (round trip)", replay_sync_us, 1.0, "µs")
     graph.close()
     gc.enable()
     return 0
