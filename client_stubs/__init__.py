@@ -9,6 +9,11 @@ so this package imports on machines that have neither a GPU nor a server.
     add(z, DeviceTensor.from_numpy(x), DeviceTensor.from_numpy(y), sync=True)
     result = z.unpartition().to_numpy()
 
+Launches are also lazy operations, run synchronously, under asyncio, or as CUDA graphs:
+
+    op = add.op(z, x, y).then(lambda r: add.op(w, r[1], r[2]))
+    op.sync()                         # or: await op / Graph.capture(op).replay(sync=True)
+
 A persistent kernel (a `MappedPartitionMut` output) takes a `MappedPartition` and launches
 (num_tile_blocks, 1, 1) blocks:
 
@@ -20,7 +25,7 @@ A persistent kernel (a `MappedPartitionMut` output) takes a `MappedPartition` an
 from client_stubs.artifacts import Bundle, BundleEntry
 from client_stubs.cache import ArtifactCache, default_cache_dir
 from client_stubs.contract import ContractSpec, validate_contract
-from client_stubs.driver import synchronize
+from client_stubs.device_op import DeviceOp, Pending
 from client_stubs.errors import (
     AmbiguousKernelError,
     ArgumentKindError,
@@ -34,6 +39,7 @@ from client_stubs.errors import (
     DeviceMismatchError,
     DTypeMismatchError,
     EmptyOutputError,
+    GraphCapturedError,
     GridLimitError,
     GridMismatchError,
     HostArgumentError,
@@ -50,6 +56,7 @@ from client_stubs.errors import (
     NumTileBlocksError,
     OutputRankError,
     OverlapError,
+    PendingWorkError,
     RankMismatchError,
     ScalarValueError,
     SelfOverlapError,
@@ -59,7 +66,9 @@ from client_stubs.errors import (
     TargetMismatchError,
     TileShapeMismatchError,
 )
+from client_stubs.graph import Graph
 from client_stubs.launcher import Kernel
+from client_stubs.pending import synchronize
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
 
@@ -80,8 +89,11 @@ __all__ = [
     "CudaError",
     "DTypeMismatchError",
     "DeviceMismatchError",
+    "DeviceOp",
     "DeviceTensor",
     "EmptyOutputError",
+    "Graph",
+    "GraphCapturedError",
     "GridLimitError",
     "GridMismatchError",
     "HostArgumentError",
@@ -102,6 +114,8 @@ __all__ = [
     "OutputRankError",
     "OverlapError",
     "Partition",
+    "Pending",
+    "PendingWorkError",
     "RankMismatchError",
     "ScalarValueError",
     "SelfOverlapError",

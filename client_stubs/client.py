@@ -1,29 +1,39 @@
 """`CompileClient`: compile cuTile Rust sources through the cutile-serve gRPC service.
 
 Requests are keyed by the sha256 of their deterministic serialization; a hit in the local
-`ArtifactCache` skips the network entirely. UNAVAILABLE is retried with exponential backoff and
-jitter; a compile that fails reports the service's rendered diagnostics as `CompileError`.
-grpc is imported on first use only.
+`ArtifactCache` skips the network entirely. Every artifact is also cached under the server's
+own key (`Artifact.request_key`), so a host that knows keys (from an earlier run, another
+host, a deployment list) fetches only what it lacks: `prefetch(keys)` asks `FindMissing`
+which of its missing keys the server holds and streams those with `GetArtifact` (chunked,
+digest-checked); `kernel_for_key(key)` gives a launchable `Kernel` the same way. UNAVAILABLE
+and RESOURCE_EXHAUSTED are retried with exponential backoff and jitter, honouring the
+server's RetryInfo (`retry.py`); a compile that fails reports the service's rendered
+diagnostics as `CompileError`. grpc is imported on first use only.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
-import time
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from client_stubs import driver
 from client_stubs.cache import ArtifactCache
-from client_stubs.errors import CompileError, IntegrityError, ServiceError
+from client_stubs.errors import CompileError, IntegrityError
 from client_stubs.launcher import Kernel, host_arch
+from client_stubs.retry import RetryPolicy, call_with_retries
 from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 DEFAULT_TARGET = "127.0.0.1:50051"
-COMPILE_METHOD = "/cutile.compile.v1.CompileService/Compile"
+_SERVICE = "/cutile.compile.v1.CompileService/"
+COMPILE_METHOD = _SERVICE + "Compile"
+FIND_MISSING_METHOD = _SERVICE + "FindMissing"
+GET_ARTIFACT_METHOD = _SERVICE + "GetArtifact"
+FIND_MISSING_BATCH = 1024  # keys per FindMissing call (the server's default limit is 4096)
 _MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+_KEY = re.compile(r"^[0-9a-f]{64}$")
 _SEVERITY = {1: "error", 2: "warning", 3: "note", 4: "help"}
 
 
@@ -62,9 +72,7 @@ class CompileClient:
         self.target = target
         self.cache = ArtifactCache() if cache is True else (cache or None)
         self.timeout = timeout
-        self.max_attempts = max(1, max_attempts)
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
+        self.retry = RetryPolicy(max(1, max_attempts), initial_backoff, max_backoff)
         self.last_diagnostics: tuple[compile_pb2.Diagnostic, ...] = ()
         self._credentials = credentials
         self._options = [
@@ -73,7 +81,7 @@ class CompileClient:
             *channel_options,
         ]
         self._channel: Any = None
-        self._stub: Any = None
+        self._calls: dict[str, Any] = {}
 
     # ---- requests -------------------------------------------------------------------------
 
@@ -173,56 +181,155 @@ class CompileClient:
                 f"differs from the service's digest {artifact.cubin_digest.sha256}"
             )
         if self.cache is not None:
+            blob = artifact.SerializeToString(deterministic=True)
+            self.cache.put(key, blob)
+            server_key = artifact.request_key.sha256
+            if _KEY.match(server_key) and server_key != key:
+                self.cache.put(server_key, blob)
+        return artifact
+
+    # ---- artifacts by key -----------------------------------------------------------------
+
+    def kernel_for_key(self, key: str, *, allow_unchecked: bool = False) -> Kernel:
+        """The launchable `Kernel` of the artifact the server knows as `key` (an
+        `Artifact.request_key`): from the local cache, else streamed with `GetArtifact`."""
+        artifact = self.fetch_artifact(key)
+        return Kernel(
+            artifact.cubin,
+            artifact.contract,
+            cubin_sha256=artifact.cubin_digest.sha256 or None,
+            allow_unchecked=allow_unchecked,
+        )
+
+    def fetch_artifact(self, key: str) -> compile_pb2.Artifact:
+        """The artifact stored under `key`: local cache first, else `GetArtifact` (chunks
+        reassembled in order, size and sha256 checked, then cached). `ServiceError` with code
+        NOT_FOUND when the server does not hold it."""
+        key = _checked_key(key)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                artifact = compile_pb2.Artifact.FromString(cached)
+                if _digest_ok(artifact):
+                    return artifact
+        artifact = call_with_retries(
+            lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.target}"
+        )
+        if self.cache is not None:
             self.cache.put(key, artifact.SerializeToString(deterministic=True))
+        return artifact
+
+    def missing_on_server(self, keys: Iterable[str]) -> list[str]:
+        """Which of `keys` the server does not hold (`FindMissing`, in batches)."""
+        wanted = [_checked_key(k) for k in keys]
+        call = self._call_for(
+            FIND_MISSING_METHOD,
+            compile_pb2.FindMissingRequest.SerializeToString,
+            compile_pb2.FindMissingResponse.FromString,
+        )
+        missing: list[str] = []
+        for start in range(0, len(wanted), FIND_MISSING_BATCH):
+            request = compile_pb2.FindMissingRequest(
+                keys=[
+                    compile_pb2.Digest(sha256=k) for k in wanted[start : start + FIND_MISSING_BATCH]
+                ]
+            )
+            response = call_with_retries(
+                lambda r=request: call(r, timeout=self.timeout),
+                self.retry,
+                f"FindMissing on {self.target}",
+            )
+            missing.extend(d.sha256 for d in response.missing)
+        return missing
+
+    def prefetch(self, keys: Iterable[str]) -> list[str]:
+        """Bring every artifact of `keys` into the local cache, fetching only what it lacks:
+        one `FindMissing` for the locally missing keys, then `GetArtifact` for those the
+        server holds. Returns the keys neither has (they need a compile)."""
+        if self.cache is None:
+            raise ValueError("prefetch needs a local cache (CompileClient(cache=...))")
+        local_missing = [
+            k for k in dict.fromkeys(_checked_key(k) for k in keys) if k not in self.cache
+        ]
+        if not local_missing:
+            return []
+        unknown = set(self.missing_on_server(local_missing))
+        for key in local_missing:
+            if key not in unknown:
+                self.fetch_artifact(key)
+        return [k for k in local_missing if k in unknown]
+
+    def _get_artifact(self, key: str) -> compile_pb2.Artifact:
+        call = self._call_for(
+            GET_ARTIFACT_METHOD,
+            compile_pb2.GetArtifactRequest.SerializeToString,
+            compile_pb2.ArtifactChunk.FromString,
+            streaming=True,
+        )
+        request = compile_pb2.GetArtifactRequest(key=compile_pb2.Digest(sha256=key))
+        artifact: compile_pb2.Artifact | None = None
+        cubin = bytearray()
+        for chunk in call(request, timeout=self.timeout):
+            if artifact is None:
+                artifact = compile_pb2.Artifact()
+                artifact.CopyFrom(chunk.artifact)
+            if chunk.data:
+                if chunk.offset != len(cubin):
+                    raise IntegrityError(
+                        f"artifact {key[:12]}: chunk at offset {chunk.offset}, expected "
+                        f"{len(cubin)} (chunks out of order or missing)"
+                    )
+                cubin.extend(chunk.data)
+        if artifact is None:
+            raise IntegrityError(f"artifact {key[:12]}: the server sent no chunks")
+        artifact.cubin = bytes(cubin)
+        expected = artifact.cubin_digest
+        if (expected.size and expected.size != len(cubin)) or not _digest_ok(artifact):
+            raise IntegrityError(
+                f"artifact {key[:12]}: received {len(cubin)} bytes with sha256 "
+                f"{hashlib.sha256(cubin).hexdigest()}, the server announced {expected.size} "
+                f"bytes with sha256 {expected.sha256}"
+            )
         return artifact
 
     # ---- transport ------------------------------------------------------------------------
 
     def _call(self, request: compile_pb2.CompileRequest) -> compile_pb2.CompileResponse:
-        import grpc
+        call = self._call_for(
+            COMPILE_METHOD,
+            compile_pb2.CompileRequest.SerializeToString,
+            compile_pb2.CompileResponse.FromString,
+        )
+        return call_with_retries(
+            lambda: call(request, timeout=self.timeout), self.retry, f"target {self.target}"
+        )
 
-        stub = self._ensure_stub()
-        delay = self.initial_backoff
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                return stub(request, timeout=self.timeout)
-            except grpc.RpcError as exc:
-                code = exc.code() if hasattr(exc, "code") else None
-                if code == grpc.StatusCode.UNAVAILABLE and attempt < self.max_attempts:
-                    time.sleep(min(delay, self.max_backoff) * (0.5 + random.random() / 2))
-                    delay *= 2
-                    continue
-                name = code.name if code is not None else "UNKNOWN"
-                details = exc.details() if hasattr(exc, "details") else str(exc)
-                raise ServiceError(
-                    name, f"{details} (target {self.target}, attempt {attempt}/{self.max_attempts})"
-                ) from None
-        raise AssertionError("unreachable")
-
-    def _ensure_stub(self) -> Any:
-        """The Compile multicallable. Built directly rather than through the generated
+    def _call_for(
+        self, method: str, serialize: Any, deserialize: Any, *, streaming: bool = False
+    ) -> Any:
+        """The multicallable for `method`. Built directly rather than through the generated
         `compile_pb2_grpc`, whose grpcio version guard would refuse older grpc runtimes."""
-        if self._stub is None:
-            import grpc
+        call = self._calls.get(method)
+        if call is None:
+            if self._channel is None:
+                import grpc
 
-            if self._credentials is not None:
-                self._channel = grpc.secure_channel(
-                    self.target, self._credentials, options=self._options
-                )
-            else:
-                self._channel = grpc.insecure_channel(self.target, options=self._options)
-            self._stub = self._channel.unary_unary(
-                COMPILE_METHOD,
-                request_serializer=compile_pb2.CompileRequest.SerializeToString,
-                response_deserializer=compile_pb2.CompileResponse.FromString,
-            )
-        return self._stub
+                if self._credentials is not None:
+                    self._channel = grpc.secure_channel(
+                        self.target, self._credentials, options=self._options
+                    )
+                else:
+                    self._channel = grpc.insecure_channel(self.target, options=self._options)
+            make = self._channel.unary_stream if streaming else self._channel.unary_unary
+            call = make(method, request_serializer=serialize, response_deserializer=deserialize)
+            self._calls[method] = call
+        return call
 
     def close(self) -> None:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
-            self._stub = None
+            self._calls = {}
 
     def __enter__(self) -> CompileClient:
         return self
@@ -234,6 +341,12 @@ class CompileClient:
 def _digest_ok(artifact: compile_pb2.Artifact) -> bool:
     expected = artifact.cubin_digest.sha256
     return not expected or hashlib.sha256(artifact.cubin).hexdigest() == expected.lower()
+
+
+def _checked_key(key: str) -> str:
+    if not isinstance(key, str) or not _KEY.match(key):
+        raise ValueError(f"an artifact key is 64 lowercase hex digits, got {key!r}")
+    return key
 
 
 def _local_target() -> str:

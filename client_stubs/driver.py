@@ -198,27 +198,6 @@ def verify_param_layout(function: Any, expected: Sequence[tuple[int, int]], kern
         )
 
 
-def launch(
-    function: Any,
-    grid: tuple[int, int, int],
-    block: tuple[int, int, int],
-    shared_mem_bytes: int,
-    stream: int,
-    param_buffer: bytes,
-    offsets: Sequence[int],
-) -> None:
-    """`cuLaunchKernel` with kernelParams pointing into one packed parameter buffer."""
-    buffer = ctypes.create_string_buffer(param_buffer, max(len(param_buffer), 1))
-    base = ctypes.addressof(buffer)
-    params = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
-    check(
-        cu().cuLaunchKernel(
-            function, *grid, *block, shared_mem_bytes, stream, ctypes.addressof(params), 0
-        ),
-        "cuLaunchKernel",
-    )
-
-
 def launch_packed(
     function: Any,
     grid: tuple[int, int, int],
@@ -297,15 +276,6 @@ def pointer_device(ptr: int) -> int | None:
         return None
 
 
-def record_event(stream: int) -> Any:
-    """Record a timing-free event on `stream`."""
-    driver = cu()
-    flags = driver.CUevent_flags.CU_EVENT_DISABLE_TIMING
-    event = check(driver.cuEventCreate(flags), "cuEventCreate")
-    check(driver.cuEventRecord(event, stream), "cuEventRecord")
-    return event
-
-
 def event_done(event: Any) -> bool:
     """True once all work captured by `event` completed (cuEventQuery)."""
     result = cu().cuEventQuery(event)
@@ -318,6 +288,95 @@ def event_done(event: Any) -> bool:
 
 def destroy_event(event: Any) -> None:
     check(cu().cuEventDestroy(event), "cuEventDestroy")
+
+
+def create_event() -> Any:
+    """A timing-free event (cheaper to record than a timing one)."""
+    driver = cu()
+    return check(
+        driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate"
+    )
+
+
+def event_record(event: Any, stream: int) -> None:
+    check(cu().cuEventRecord(event, stream), "cuEventRecord")
+
+
+def event_synchronize(event: Any) -> None:
+    check(cu().cuEventSynchronize(event), "cuEventSynchronize")
+
+
+def stream_wait_event(stream: int, event: Any) -> None:
+    """Make later work on `stream` wait for `event` (no host blocking)."""
+    check(cu().cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent")
+
+
+def create_stream(*, non_blocking: bool = False) -> int:
+    """A new stream in the current context (its raw handle). A blocking stream orders after
+    work on the legacy default stream; a non-blocking one does not."""
+    driver = cu()
+    kind = driver.CUstream_flags
+    flags = kind.CU_STREAM_NON_BLOCKING if non_blocking else kind.CU_STREAM_DEFAULT
+    return int(check(driver.cuStreamCreate(flags), "cuStreamCreate"))
+
+
+def destroy_stream(stream: int) -> None:
+    check(cu().cuStreamDestroy(stream), "cuStreamDestroy")
+
+
+def launch_host_func(stream: int, function_address: int, token: int) -> None:
+    """`cuLaunchHostFunc`: call the C function at `function_address` with `token` once the
+    work queued on `stream` before it completes."""
+    driver = cu()
+    check(
+        driver.cuLaunchHostFunc(stream, driver.CUhostFn(function_address), token),
+        "cuLaunchHostFunc",
+    )
+
+
+def launch_params(
+    function: Any,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    shared_mem_bytes: int,
+    stream: int,
+    params_address: int,
+) -> None:
+    """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation)."""
+    gx, gy, gz = grid
+    bx, by, bz = block
+    result = cu().cuLaunchKernel(
+        function, gx, gy, gz, bx, by, bz, shared_mem_bytes, stream, params_address, 0
+    )
+    if result[0]:  # CUDA_SUCCESS is 0
+        check(result, "cuLaunchKernel")
+
+
+def begin_capture(stream: int) -> None:
+    """Start capturing `stream` into a graph (relaxed mode: kernels may load meanwhile)."""
+    driver = cu()
+    mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+    check(driver.cuStreamBeginCapture(stream, mode), "cuStreamBeginCapture")
+
+
+def end_capture(stream: int) -> Any:
+    """Stop capturing `stream`; returns the captured CUgraph."""
+    return check(cu().cuStreamEndCapture(stream), "cuStreamEndCapture")
+
+
+def instantiate_graph(graph: Any) -> Any:
+    return check(cu().cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+
+
+def launch_graph(graph_exec: Any, stream: int) -> None:
+    check(cu().cuGraphLaunch(graph_exec, stream), "cuGraphLaunch")
+
+
+def destroy_graph(graph: Any, graph_exec: Any | None) -> None:
+    driver = cu()
+    if graph_exec is not None:
+        check(driver.cuGraphExecDestroy(graph_exec), "cuGraphExecDestroy")
+    check(driver.cuGraphDestroy(graph), "cuGraphDestroy")
 
 
 class DeviceAllocation:

@@ -39,6 +39,15 @@ class HostArrayError(ClientError):
     """A host (CPU) array was given where device memory is required."""
 
 
+class PendingWorkError(ClientError):
+    """A tensor was read on the host, written, freed or moved while GPU work that uses it has
+    not finished (the message names the tensor, the kernel, its parameter and the stream)."""
+
+
+class GraphCapturedError(PendingWorkError):
+    """A tensor captured by a live CUDA graph was freed or moved; close the graph first."""
+
+
 class LaunchError(ClientError):
     """A launch was rejected before anything reached the GPU."""
 

@@ -5,20 +5,33 @@ adds the target checks, loads the module once per context, verifies the cubin's 
 layout against the contract on first use, and calls `cuLaunchKernel` with
 block (1,1,1) and the contract's shared memory on the caller's stream. The grid comes from the
 plan: from the partitioned outputs, or (num_tile_blocks, 1, 1) for a persistent kernel.
+
+The launch path is built for host overhead: a repeated launch with the same argument layouts
+reuses the checked plan and its prebuilt kernelParams array (packed once per argument layout),
+so it costs a few identity checks and one `cuLaunchKernel`. `kernel.op(...)` is the same launch
+as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or capture in a graph).
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import platform
 from typing import Any
 
 from client_stubs import driver
 from client_stubs.contract import ContractSpec, validate_contract
-from client_stubs.errors import ContractError, IntegrityError, TargetMismatchError
-from client_stubs.liveness import IN_FLIGHT
+from client_stubs.device_op import LaunchOp
+from client_stubs.errors import (
+    ContractError,
+    IntegrityError,
+    PendingWorkError,
+    TargetMismatchError,
+)
+from client_stubs.pending import PENDING, wait_for_conflicts
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
+from client_stubs.tensor import Moves
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 _HOST_ARCH_ALIASES = {
@@ -62,6 +75,7 @@ class Kernel:
         self._verified: set[int] = set()
         self._memo = PlanMemo()
         self._device_sm: dict[int, str] = {}
+        self._functions: dict[int, Any] = {}  # context handle -> verified CUfunction
 
     @property
     def name(self) -> str:
@@ -95,15 +109,18 @@ class Kernel:
 
     def plan(self, *args: object, stream: object = None) -> LaunchPlan:
         """Check and pack without launching (no GPU needed)."""
-        return self._plan(args, driver.stream_handle(stream))
-
-    def _plan(self, args: tuple[object, ...], stream: int) -> LaunchPlan:
-        """`plan_launch`, reusing the previous plan when the same arguments come back."""
+        handle = driver.stream_handle(stream)
         plan = self._memo.lookup(args)
         if plan is None:
-            plan = plan_launch(self.spec, args, stream=stream)
+            plan = plan_launch(self.spec, args, stream=handle)
             self._memo.store(args, plan)
         return plan
+
+    def op(self, *args: object) -> LaunchOp:
+        """This launch as a lazy `DeviceOp`: nothing is checked or launched until it runs
+        (`.sync()`, `await`, `.start()`, or a graph capture); it then gives the arguments back,
+        in parameter order, once the GPU work is complete."""
+        return LaunchOp(self, args)
 
     def launch(
         self, *args: object, stream: object = None, sync: bool = False, packed: bool = False
@@ -111,33 +128,80 @@ class Kernel:
         """Launch on `stream` (None: the legacy default stream) and return the arguments back
         (outputs as their `Partition` / `MappedPartition` objects; a persistent kernel's grid is
         (num_tile_blocks, 1, 1) from its `MappedPartition`). `sync` waits for completion;
-        `packed` passes the parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead
-        of kernelParams."""
+        otherwise the arguments are in use by pending work until it completes (reading,
+        freeing or unpartitioning them raises `PendingWorkError` meanwhile). `packed` passes
+        the parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of
+        kernelParams."""
         handle = driver.stream_handle(stream)
-        plan = self._plan(args, handle)
-        device = driver.current_device() if plan.device is None else plan.device
-        self._check_target(device)
-        function = self._function(device)
-        if packed:
-            driver.launch_packed(
-                function, plan.grid, plan.block, plan.shared_mem_bytes, handle, plan.param_buffer
-            )
-        else:
-            driver.launch(
-                function,
-                plan.grid,
-                plan.block,
-                plan.shared_mem_bytes,
-                handle,
-                plan.param_buffer,
-                plan.slot_offsets,
-            )
-        IN_FLIGHT.hold(handle, plan.keep_alive)
+        prepared = self.issue(args, handle, {}, False, packed)
         if sync:
             driver.synchronize(handle)
-        return plan.results
+            PENDING.completed(handle)
+        else:
+            PENDING.record(handle, prepared.accesses, (args, prepared.keep_alive))
+        return args
 
     __call__ = launch
+
+    def issue(
+        self,
+        args: tuple[object, ...],
+        stream: int,
+        contexts: dict[int, int],
+        capturing: bool = False,
+        packed: bool = False,
+    ) -> PreparedLaunch:
+        """Check (or reuse the checked plan), order after conflicting work on other streams,
+        and call `cuLaunchKernel` on `stream`. `contexts` maps device ordinals to the context
+        already made current in this run (filled on first use). Tracking the work is the
+        caller's job. This is the hot path: keep it free of allocations and extra calls."""
+        entry = self._memo.entries.get(tuple(map(id, args)))
+        if (  # PlanMemo's fast path, inlined
+            entry is not None
+            and entry.alive
+            and entry.moves == Moves.count
+            and entry.prepared is not None
+        ):
+            prepared: PreparedLaunch = entry.prepared  # type: ignore[assignment]
+        else:
+            prepared = self._prepare(args, stream)
+        device = prepared.device
+        if device is None:
+            device = driver.current_device()
+        ctx = contexts.get(device)
+        if ctx is None:
+            ctx = contexts[device] = int(driver.ensure_context(device))
+        function = self._functions.get(ctx)
+        if function is None:
+            function = self._load(device, ctx)
+        if PENDING.others_pending(stream):
+            if capturing:
+                _refuse_pending_in_capture(stream, prepared.plan)
+            else:
+                wait_for_conflicts(stream, prepared.accesses)
+        if packed:
+            plan = prepared.plan
+            driver.launch_packed(
+                function, plan.grid, plan.block, plan.shared_mem_bytes, stream, plan.param_buffer
+            )
+        else:
+            driver.launch_params(
+                function, prepared.grid, prepared.block, prepared.smem, stream, prepared.address
+            )
+        return prepared
+
+    def _prepare(self, args: tuple[object, ...], stream: int) -> PreparedLaunch:
+        """The checked plan with its kernelParams array, reused while the arguments repeat."""
+        entry = self._memo.find(args)
+        if entry is not None and entry.prepared is not None:
+            return entry.prepared  # type: ignore[return-value]
+        plan = plan_launch(self.spec, args, stream=stream)
+        entry = self._memo.store(args, plan)
+        if entry is None:  # foreign arguments: their owners ride along with this launch
+            return PreparedLaunch(plan, plan.keep_alive)
+        prepared = PreparedLaunch(entry.plan, ())
+        entry.prepared = prepared
+        return prepared
 
     def _check_target(self, device: int) -> None:
         arch = host_arch()
@@ -155,16 +219,63 @@ class Kernel:
         if self.spec.sm and self.spec.sm != sm:
             raise TargetMismatchError(self.name, None, self.spec.sm, f"{sm} (device {device})")
 
-    def _function(self, device: int) -> Any:
-        ctx = driver.ensure_context(device)
+    def _load(self, device: int, ctx: int) -> Any:
+        """Check the target, load the module into `ctx` and verify its parameter layout once."""
+        self._check_target(device)
         function = driver.load_function(self.cubin, self.sha256, self.spec.entry_symbol, ctx)
-        if int(ctx) not in self._verified:
+        if ctx not in self._verified:
             driver.verify_param_layout(
                 function, [(s.offset, s.size) for s in self.spec.slots], self.name
             )
-            self._verified.add(int(ctx))
+            self._verified.add(ctx)
+        self._functions[ctx] = function
         return function
 
     def __repr__(self) -> str:
         generics = ", ".join(f"{k}={v}" for k, v in self.spec.generics)
         return f"Kernel({self.name}<{generics}>, {self.spec.sm}, sha256={self.sha256[:12]})"
+
+
+class PreparedLaunch:
+    """A checked plan and its kernelParams: one pointer per ABI slot into one packed buffer,
+    built once per argument layout. `keep_alive` holds the owners of foreign arguments."""
+
+    __slots__ = (
+        "_buffer",
+        "_params",
+        "accesses",
+        "address",
+        "block",
+        "device",
+        "grid",
+        "keep_alive",
+        "plan",
+        "smem",
+    )
+
+    def __init__(self, plan: LaunchPlan, keep_alive: tuple[object, ...]) -> None:
+        self.plan = plan
+        self.keep_alive = keep_alive
+        self.device = plan.device
+        self.grid = plan.grid
+        self.block = plan.block
+        self.smem = plan.shared_mem_bytes
+        self.accesses = plan.accesses
+        self._buffer = ctypes.create_string_buffer(
+            plan.param_buffer, max(len(plan.param_buffer), 1)
+        )
+        base = ctypes.addressof(self._buffer)
+        offsets = plan.slot_offsets
+        self._params = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        self.address = ctypes.addressof(self._params)
+
+
+def _refuse_pending_in_capture(stream: int, plan: LaunchPlan) -> None:
+    """A graph cannot wait for work outside it: refuse instead of capturing a race."""
+    for batch in PENDING.conflicts(stream, plan.accesses):
+        access = batch.accesses[0]
+        raise PendingWorkError(
+            f"kernel `{plan.kernel}` cannot be captured into a graph: its arguments are in use "
+            f"by unfinished work on stream {batch.stream:#x} (kernel `{access.kernel}`); "
+            "synchronize before capturing"
+        )

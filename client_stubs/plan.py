@@ -56,6 +56,7 @@ from client_stubs.errors import (
     TileShapeMismatchError,
 )
 from client_stubs.interop import GPU_DEVICE_TYPES, describe
+from client_stubs.pending import Access
 from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
 from protos.generated.cutile.compile.v1 import contract_pb2
 
@@ -88,6 +89,7 @@ class LaunchPlan:
     device: int | None  # the tensors' device; None when no tensor is passed
     results: tuple[object, ...]  # the arguments as given, handed back after the launch
     keep_alive: tuple[object, ...]  # owners of every tensor's memory
+    accesses: tuple[Access, ...] = ()  # the bytes each tensor argument reads or writes
 
 
 def plan_launch(
@@ -122,7 +124,19 @@ def plan_launch(
         device=device,
         results=tuple(args),
         keep_alive=tuple(b.layout.owner for b in bound if b.layout is not None),
+        accesses=_accesses(kernel, bound),
     )
+
+
+def _accesses(kernel: str, bound: list[BoundArg]) -> tuple[Access, ...]:
+    found = []
+    for b in bound:
+        if b.layout is None:
+            continue
+        lo, hi = b.layout.byte_extent
+        if lo != hi:
+            found.append(Access(lo, hi, b.layout.device, b.param.is_output, kernel, b.param.name))
+    return tuple(found)
 
 
 # ---- binding ------------------------------------------------------------------------------

@@ -2,97 +2,171 @@
 
 Checks and packing are pure functions of the arguments' immutable `TensorLayout`s, partition
 tile shapes (and a `MappedPartition`'s map and grid) and scalar values, so a repeated launch
-with the same `DeviceTensor`/`Partition`/`MappedPartition` objects and equal scalars (the
-typical loop) can skip `plan_launch`. The contract's launch checks are functions of the same
-inputs (every tensor's shape, from its immutable layout, and the grid, from the outputs' shapes
-and tiles or a `MappedPartition`'s num_tile_blocks), so a reused plan passed them; a plan is
-only stored after `plan_launch` succeeded, so a failed check is re-evaluated (and fails) on
-every attempt. Layouts are held weakly:
-the memo never keeps device memory alive, and a freed layout can never match again.
+with the same layouts, tiles and equal scalars (the typical loop) can skip `plan_launch`. The
+contract's launch checks are functions of the same inputs (every tensor's shape, from its
+immutable layout, and the grid, from the outputs' shapes and tiles or a `MappedPartition`'s
+num_tile_blocks), so a reused plan passed them; a plan is only stored after `plan_launch`
+succeeded, so a failed check is re-evaluated (and fails) on every attempt. A moved or consumed
+handle has no live layout and never matches.
+
+Layouts are held weakly: the memo never keeps device memory alive, and a freed layout can
+never match again. The launcher attaches its prepared kernelParams array to the entry
+(`prepared`), so a hit launches without packing or allocating anything.
+
+The memo keeps the last few plans (launches that alternate between argument sets, e.g. one
+output per stream, all stay fast). The fast path, for a loop that passes the very same
+objects: the argument ids find an entry, no ownership move happened anywhere since
+(`Moves.count`), and every remembered tensor handle is still alive (a weakref callback clears
+`alive` when one dies, so an id can never be reused unnoticed; scalars are held strongly).
+Anything else takes the full comparison above, which rebinds the entry to the new objects
+when it matches.
 """
 
 from __future__ import annotations
 
-import struct
+import math
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from client_stubs.plan import LaunchPlan
-from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
+from client_stubs.tensor import DeviceTensor, MappedPartition, Moves, Partition, TensorLayout
 
 _SCALAR_TYPES = (int, float, bool)
+_TENSOR_TYPES = (DeviceTensor, Partition, MappedPartition)
 
 
-@dataclass(frozen=True)
-class _TensorKey:
-    layout: weakref.ref[TensorLayout]
-    tile_shape: object  # a Partition's tiles, a MappedPartition's (tiles, map, grid), or None
+class MemoEntry:
+    """One remembered plan: per argument a weak layout reference and its tiles, or a scalar."""
 
+    __slots__ = (
+        "__weakref__",
+        "alive",
+        "extras",
+        "handles",
+        "ids",
+        "layouts",
+        "moves",
+        "plan",
+        "prepared",
+        "scalars",
+    )
 
-@dataclass(frozen=True)
-class _ScalarKey:
-    kind: type
-    value: int | bytes  # floats by their bits: -0.0 and 0.0 must not match
+    def __init__(
+        self,
+        layouts: tuple[weakref.ref[TensorLayout] | None, ...],
+        extras: tuple[object, ...],
+        scalars: tuple[object, ...],
+        plan: LaunchPlan,
+    ) -> None:
+        self.layouts = layouts
+        self.extras = extras
+        self.scalars = scalars
+        self.plan = plan
+        self.prepared: object = None
+        self.ids: tuple[int, ...] = ()
+        self.moves = -1
+        self.alive = False
+        self.handles: tuple[object, ...] = ()
 
+    def bind(self, args: tuple[object, ...]) -> None:
+        """Remember these objects for the identity fast path (after a full match)."""
+        this = weakref.ref(self)
 
-def _key(args: tuple[object, ...]) -> tuple[list[TensorLayout | None], list[object]] | None:
-    """Per argument: its live layout (None for scalars) and a comparable key part."""
-    layouts: list[TensorLayout | None] = []
-    parts: list[object] = []
-    for arg in args:
-        if isinstance(arg, (Partition, MappedPartition, DeviceTensor)):
-            if arg.moved:
-                return None
-            tiles: object = None
-            if isinstance(arg, Partition):
-                tiles = arg.tile_shape
-            elif isinstance(arg, MappedPartition):  # the map and grid are part of the plan
-                tiles = ("mapped", arg.tile_shape, arg.map_shape, arg.num_tile_blocks)
-            layouts.append(arg.layout)
-            parts.append(tiles)
-        elif type(arg) in _SCALAR_TYPES:
-            layouts.append(None)
-            value = struct.pack("<d", arg) if isinstance(arg, float) else int(arg)  # type: ignore[arg-type]
-            parts.append(_ScalarKey(type(arg), value))
-        else:
-            return None
-    return layouts, parts
+        def died(_: object) -> None:
+            entry = this()
+            if entry is not None:
+                entry.alive = False
+
+        self.handles = tuple(
+            weakref.ref(a, died) if isinstance(a, _TENSOR_TYPES) else a for a in args
+        )
+        self.ids = tuple(map(id, args))
+        self.moves = Moves.count
+        self.alive = True
+
+    def matches(self, args: tuple[object, ...]) -> bool:
+        if len(args) != len(self.layouts):
+            return False
+        for arg, ref, extra, scalar in zip(
+            args, self.layouts, self.extras, self.scalars, strict=True
+        ):
+            if ref is None:
+                if type(arg) is not type(scalar) or arg != scalar:
+                    return False
+                if type(arg) is float and math.copysign(1.0, arg) != math.copysign(1.0, scalar):  # type: ignore[arg-type]
+                    return False  # -0.0 and 0.0 pack differently
+                continue
+            if not isinstance(arg, _TENSOR_TYPES):
+                return False
+            layout, tiles = arg.plan_key()
+            if layout is None or layout is not ref() or tiles != extra:
+                return False
+        return True
 
 
 class PlanMemo:
-    """One remembered plan (the last one) per kernel."""
+    """The last `size` plans of a kernel, by the ids of their argument objects (`entries`)."""
 
-    def __init__(self) -> None:
-        self._key: tuple[object, ...] | None = None
-        self._plan: LaunchPlan | None = None
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self.entries: dict[tuple[int, ...], MemoEntry] = {}
+
+    def find(self, args: tuple[object, ...]) -> MemoEntry | None:
+        """The remembered entry for `args`: by object identity when nothing moved since,
+        else by a full comparison (most recent first), which rebinds the entry to `args`."""
+        ids = tuple(map(id, args))
+        entry = self.entries.get(ids)
+        if entry is not None and entry.alive and entry.moves == Moves.count:
+            return entry
+        for candidate in reversed(list(self.entries.values())):
+            if candidate.matches(args):
+                self._file(candidate, args)
+                return candidate
+        return None
 
     def lookup(self, args: tuple[object, ...]) -> LaunchPlan | None:
-        """The remembered plan if `args` are the same as when it was stored, else None."""
-        stored, plan = self._key, self._plan
-        found = _key(args)
-        if stored is None or plan is None or found is None or len(stored) != len(args):
+        """The remembered plan for `args` (with their results and owners), else None."""
+        entry = self.find(args)
+        if entry is None:
             return None
-        layouts, parts = found
-        for layout, part, old in zip(layouts, parts, stored, strict=True):
-            if layout is None:
-                if not isinstance(old, _ScalarKey) or old != part:
-                    return None
-            elif not (
-                isinstance(old, _TensorKey) and old.layout() is layout and old.tile_shape == part
-            ):
-                return None
-        owners = tuple(layout.owner for layout in layouts if layout is not None)
-        return replace(plan, results=args, keep_alive=owners)
+        owners = tuple(ref().owner for ref in entry.layouts if ref is not None)  # type: ignore[union-attr]
+        return replace(entry.plan, results=args, keep_alive=owners)
 
-    def store(self, args: tuple[object, ...], plan: LaunchPlan) -> None:
+    def store(self, args: tuple[object, ...], plan: LaunchPlan) -> MemoEntry | None:
         """Remember `plan` for `args` (nothing is remembered for foreign arguments)."""
-        found = _key(args)
-        if found is None:
-            self._key = self._plan = None
-            return
-        layouts, parts = found
-        self._key = tuple(
-            part if layout is None else _TensorKey(weakref.ref(layout), part)  # type: ignore[arg-type]
-            for layout, part in zip(layouts, parts, strict=True)
+        layouts: list[weakref.ref[TensorLayout] | None] = []
+        extras: list[object] = []
+        scalars: list[object] = []
+        for arg in args:
+            if isinstance(arg, _TENSOR_TYPES):
+                layout, tiles = arg.plan_key()
+                if layout is None:
+                    return None
+                layouts.append(weakref.ref(layout))
+                extras.append(tiles)
+                scalars.append(None)
+            elif type(arg) in _SCALAR_TYPES:
+                layouts.append(None)
+                extras.append(None)
+                scalars.append(arg)
+            else:
+                return None
+        entry = MemoEntry(
+            tuple(layouts),
+            tuple(extras),
+            tuple(scalars),
+            replace(plan, results=(), keep_alive=()),
         )
-        self._plan = replace(plan, results=(), keep_alive=())
+        self._file(entry, args)
+        return entry
+
+    def _file(self, entry: MemoEntry, args: tuple[object, ...]) -> None:
+        """(Re)bind `entry` to `args` and file it under their ids, dropping the oldest."""
+        entries = self.entries
+        if entries.get(entry.ids) is entry:
+            del entries[entry.ids]
+        entry.bind(args)
+        entries.pop(entry.ids, None)
+        entries[entry.ids] = entry
+        while len(entries) > self.size:
+            del entries[next(iter(entries))]

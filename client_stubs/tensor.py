@@ -31,6 +31,15 @@ from client_stubs.dtypes import (
 )
 from client_stubs.errors import HostArrayError, MovedTensorError
 from client_stubs.interop import GPU_DEVICE_TYPES, contiguous_strides, describe
+from client_stubs.pending import PENDING
+
+
+class Moves:
+    """A counter bumped by every ownership move (partition, unpartition, map, unmap): while it
+    is unchanged, every handle is in the state it was in, which lets the launch memo trust
+    object identity alone."""
+
+    count = 0
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
 class DeviceTensor:
     """A strided view of device memory. Cheap to construct: nothing is checked against the GPU."""
 
-    __slots__ = ("_layout", "_moved_into")
+    __slots__ = ("__weakref__", "_layout", "_moved_into")
 
     def __init__(
         self,
@@ -187,6 +196,10 @@ class DeviceTensor:
     def moved(self) -> bool:
         return self._layout is None
 
+    def plan_key(self) -> tuple[TensorLayout | None, object]:
+        """(live layout or None when moved, tiling): what a launch plan depends on."""
+        return self._layout, None
+
     ptr = property(lambda self: self.layout.ptr)
     shape = property(lambda self: self.layout.shape)
     strides = property(lambda self: self.layout.strides)
@@ -229,6 +242,7 @@ class DeviceTensor:
     def partition(self, tile_shape: int | Sequence[int]) -> Partition:
         """Move this tensor into a `Partition` of `tile_shape` tiles (for a kernel output)."""
         lay = self.layout
+        PENDING.check_release(self, "partition")
         tiles = _normalize_shape(tile_shape)
         if len(tiles) != lay.ndim:
             raise ValueError(
@@ -239,34 +253,28 @@ class DeviceTensor:
         partition = Partition(self, lay, tiles)
         self._layout = None
         self._moved_into = partition
+        Moves.count += 1
         return partition
 
     def _restore(self, layout: TensorLayout) -> None:
         self._layout = layout
         self._moved_into = None
+        Moves.count += 1
 
     # ---- host transfer ------------------------------------------------------------------
 
     def to_numpy(self) -> np.ndarray:
-        """Copy to a new host array (synchronous; any strides, via the byte extent)."""
+        """Copy to a new host array (synchronous; any strides, via the byte extent).
+        `PendingWorkError` while unfinished GPU work writes it."""
         lay = self.layout
-        host_dtype = numpy_dtype(lay.dtype)
-        if lay.numel == 0:
-            return np.empty(lay.shape, host_dtype)
-        low, high = lay.byte_extent
-        raw = np.empty(high - low, np.uint8)
-        driver.ensure_context(lay.device)
-        driver.memcpy_dtoh(raw.ctypes.data, low, high - low)
-        view = np.lib.stride_tricks.as_strided(
-            raw[lay.ptr - low :].view(host_dtype),
-            shape=lay.shape,
-            strides=tuple(s * lay.itemsize for s in lay.strides),
-        )
-        return np.array(view, copy=True)
+        PENDING.check_host(self, "read on the host", reads_only=True)
+        return _layout_to_numpy(lay)
 
     def copy_from_numpy(self, array: np.ndarray) -> None:
-        """Overwrite this contiguous tensor with a host array of the same shape."""
+        """Overwrite this contiguous tensor with a host array of the same shape.
+        `PendingWorkError` while unfinished GPU work uses it."""
         lay = self.layout
+        PENDING.check_host(self, "overwrite from the host", reads_only=False)
         host = np.ascontiguousarray(_to_host_dtype(np.asarray(array), lay.dtype))
         if host.shape != lay.shape:
             raise ValueError(f"shape {host.shape} differs from the tensor's {lay.shape}")
@@ -274,6 +282,20 @@ class DeviceTensor:
             raise ValueError("copy_from_numpy needs a contiguous tensor")
         driver.ensure_context(lay.device)
         driver.memcpy_htod(lay.ptr, host.ctypes.data, host.nbytes)
+
+    def free(self) -> None:
+        """Free the device memory this tensor owns (allocated by `empty`, `zeros`,
+        `from_numpy`); every view of it becomes invalid. `PendingWorkError` while unfinished
+        GPU work or a live CUDA graph uses any of it; `ValueError` for foreign memory."""
+        lay = self.layout
+        allocation = lay.owner
+        if not isinstance(allocation, driver.DeviceAllocation):
+            raise ValueError(
+                f"{self!r} does not own its memory (it wraps {type(allocation).__name__}); "
+                "free it through its owner"
+            )
+        PENDING.check_release(_AllocationSpan(allocation), "free")
+        allocation.free()
 
     def __repr__(self) -> str:
         if self._layout is None:
@@ -288,7 +310,7 @@ class DeviceTensor:
 class Partition:
     """A tensor moved in for use as a kernel output, split into tiles of `tile_shape`."""
 
-    __slots__ = ("_layout", "_mapped_into", "_tensor", "_tile_shape")
+    __slots__ = ("__weakref__", "_layout", "_mapped_into", "_tensor", "_tile_shape")
 
     def __init__(self, tensor: DeviceTensor, layout: TensorLayout, tile_shape: tuple[int, ...]):
         self._tensor: DeviceTensor | None = tensor
@@ -313,6 +335,12 @@ class Partition:
     def moved(self) -> bool:
         return self._tensor is None or self._mapped_into is not None
 
+    def plan_key(self) -> tuple[TensorLayout | None, object]:
+        """(live layout or None when moved or consumed, tile shape)."""
+        if self._tensor is None or self._mapped_into is not None:
+            return None, None
+        return self._layout, self._tile_shape
+
     @property
     def tile_shape(self) -> tuple[int, ...]:
         return self._tile_shape
@@ -328,11 +356,19 @@ class Partition:
     dtype = property(lambda self: self.layout.dtype)
     device = property(lambda self: self.layout.device)
     ndim = property(lambda self: self.layout.ndim)
+    byte_extent = property(lambda self: self.layout.byte_extent)
 
     @property
     def num_tiles(self) -> int:
         """Tiles in all: the product of `grid`."""
         return math.prod(self.grid)
+
+    def to_numpy(self) -> np.ndarray:
+        """Copy the partitioned tensor to the host without unpartitioning it (e.g. between
+        graph replays). `PendingWorkError` while unfinished GPU work writes it."""
+        lay = self.layout
+        PENDING.check_host(self, "read on the host", reads_only=True)
+        return _layout_to_numpy(lay)
 
     def map(self, map_shape: int | Sequence[int], num_tile_blocks: int) -> MappedPartition:
         """Move this partition into a `MappedPartition` for a persistent kernel's
@@ -340,6 +376,7 @@ class Partition:
         order `map_shape` names (it must equal the kernel's MAP; the launch checks it, and
         that 1 <= num_tile_blocks <= num_tiles)."""
         lay = self.layout
+        PENDING.check_release(self, "map")
         groups = _normalize_shape(map_shape)
         if len(groups) != lay.ndim:
             raise ValueError(
@@ -355,10 +392,12 @@ class Partition:
             raise ValueError(f"num_tile_blocks must be a positive integer, got {num_tile_blocks!r}")
         mapped = MappedPartition(self, groups, int(num_tile_blocks))
         self._mapped_into = mapped
+        Moves.count += 1
         return mapped
 
     def _unmap(self) -> None:
         self._mapped_into = None
+        Moves.count += 1
 
     def unpartition(self) -> DeviceTensor:
         """Give the tensor back (the same handle that was partitioned); consumes the partition."""
@@ -370,8 +409,9 @@ class Partition:
                 "this Partition is moved into a MappedPartition; call mapped.unpartition() "
                 "or mapped.unmap() first"
             )
+        PENDING.check_release(self, "unpartition")
         self._tensor = None
-        tensor._restore(self._layout)
+        tensor._restore(self._layout)  # counts the move
         return tensor
 
     def __repr__(self) -> str:
@@ -388,7 +428,7 @@ class MappedPartition:
     """A `Partition` moved in for a persistent kernel's `MappedPartitionMut` output:
     `num_tile_blocks` tile blocks walk its tiles in the grouped order `map_shape`."""
 
-    __slots__ = ("_map_shape", "_num_tile_blocks", "_partition")
+    __slots__ = ("__weakref__", "_map_shape", "_num_tile_blocks", "_partition")
 
     def __init__(
         self, partition: Partition, map_shape: tuple[int, ...], num_tile_blocks: int
@@ -412,6 +452,13 @@ class MappedPartition:
     @property
     def moved(self) -> bool:
         return self._partition is None
+
+    def plan_key(self) -> tuple[TensorLayout | None, object]:
+        """(live layout or None when consumed, (tiles, map, num_tile_blocks))."""
+        partition = self._partition
+        if partition is None:
+            return None, None
+        return partition._layout, (partition._tile_shape, self._map_shape, self._num_tile_blocks)
 
     @property
     def tile_shape(self) -> tuple[int, ...]:
@@ -441,12 +488,21 @@ class MappedPartition:
     dtype = property(lambda self: self.layout.dtype)
     device = property(lambda self: self.layout.device)
     ndim = property(lambda self: self.layout.ndim)
+    byte_extent = property(lambda self: self.layout.byte_extent)
+
+    def to_numpy(self) -> np.ndarray:
+        """Copy the tensor to the host without unmapping (`PendingWorkError` while unfinished
+        GPU work writes it)."""
+        lay = self.layout
+        PENDING.check_host(self, "read on the host", reads_only=True)
+        return _layout_to_numpy(lay)
 
     def unmap(self) -> Partition:
         """Give the partition back (the same object that was mapped); consumes this one."""
         partition = self._live()
+        PENDING.check_release(self, "unmap")
         self._partition = None
-        partition._unmap()
+        partition._unmap()  # counts the move
         return partition
 
     def unpartition(self) -> DeviceTensor:
@@ -464,6 +520,41 @@ class MappedPartition:
 
 def _itemsize(name: str) -> int:
     return dtype(name).itemsize
+
+
+def _layout_to_numpy(lay: TensorLayout) -> np.ndarray:
+    """Copy `lay`'s elements to a new host array (any strides, via the byte extent)."""
+    host_dtype = numpy_dtype(lay.dtype)
+    if lay.numel == 0:
+        return np.empty(lay.shape, host_dtype)
+    low, high = lay.byte_extent
+    raw = np.empty(high - low, np.uint8)
+    driver.ensure_context(lay.device)
+    driver.memcpy_dtoh(raw.ctypes.data, low, high - low)
+    view = np.lib.stride_tricks.as_strided(
+        raw[lay.ptr - low :].view(host_dtype),
+        shape=lay.shape,
+        strides=tuple(s * lay.itemsize for s in lay.strides),
+    )
+    return np.array(view, copy=True)
+
+
+@dataclass(frozen=True)
+class _AllocationSpan:
+    """The whole of one `DeviceAllocation`, as `PENDING` sees it."""
+
+    allocation: driver.DeviceAllocation
+
+    @property
+    def device(self) -> int:
+        return self.allocation.device
+
+    @property
+    def byte_extent(self) -> tuple[int, int]:
+        return self.allocation.ptr, self.allocation.ptr + self.allocation.nbytes
+
+    def __repr__(self) -> str:
+        return repr(self.allocation)
 
 
 def _to_host_dtype(host: np.ndarray, name: str) -> np.ndarray:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 
 import grpc
 import pytest
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from client_stubs import (
     ArtifactCache,
@@ -19,7 +22,11 @@ from client_stubs import (
     ServiceError,
     request_key,
 )
-from client_stubs.client import COMPILE_METHOD
+from client_stubs.client import (
+    COMPILE_METHOD,
+    FIND_MISSING_METHOD,
+    GET_ARTIFACT_METHOD,
+)
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 SOURCE = "#[cutile::module] mod kernel { /* ... */ }"
@@ -34,16 +41,56 @@ class FakeService:
         self.respond = respond
         self.requests: list[compile_pb2.CompileRequest] = []
         self.unavailable = 0
+        self.exhausted = 0  # RESOURCE_EXHAUSTED with a RetryInfo of `retry_after` seconds
+        self.retry_after = 0.0
         self.abort_with: grpc.StatusCode | None = None
+        self.stored: dict[str, compile_pb2.Artifact] = {}  # what FindMissing/GetArtifact know
+        self.chunk_bytes = 1000
+        self.find_missing: list[list[str]] = []
+        self.fetched: list[str] = []
 
-    def Compile(self, request, context):
-        self.requests.append(request)
+    def _fail_first_calls(self, context) -> None:
         if self.unavailable > 0:
             self.unavailable -= 1
             context.abort(grpc.StatusCode.UNAVAILABLE, "warming up")
+        if self.exhausted > 0:
+            self.exhausted -= 1
+            delay = duration_pb2.Duration()
+            delay.FromNanoseconds(int(self.retry_after * 1e9))
+            status = status_pb2.Status(code=8, message="the compile queue is full")
+            status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+            context.set_trailing_metadata(
+                (("grpc-status-details-bin", status.SerializeToString()),)
+            )
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "the compile queue is full")
+
+    def Compile(self, request, context):
+        self.requests.append(request)
+        self._fail_first_calls(context)
         if self.abort_with is not None:
             context.abort(self.abort_with, "bad request")
         return self.respond(request)
+
+    def FindMissing(self, request, context):
+        self.find_missing.append([k.sha256 for k in request.keys])
+        self._fail_first_calls(context)
+        return compile_pb2.FindMissingResponse(
+            missing=[k for k in request.keys if k.sha256 not in self.stored]
+        )
+
+    def GetArtifact(self, request, context):
+        key = request.key.sha256
+        self.fetched.append(key)
+        found = self.stored.get(key)
+        if found is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no artifact for key {key[:8]}")
+        head = compile_pb2.Artifact()
+        head.CopyFrom(found)
+        head.cubin = b""
+        yield compile_pb2.ArtifactChunk(artifact=head)
+        for offset in range(0, len(found.cubin), self.chunk_bytes):
+            data = found.cubin[offset : offset + self.chunk_bytes]
+            yield compile_pb2.ArtifactChunk(offset=offset, data=data)
 
 
 def ok_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]:
@@ -66,15 +113,25 @@ def service(kit) -> Iterator[tuple[FakeService, str]]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     # Registered by hand, like the client builds its call: the generated *_grpc module refuses
     # grpcio runtimes older than the grpcio-tools that generated it.
-    service_name, method = COMPILE_METHOD.strip("/").split("/")
-    handler = grpc.unary_unary_rpc_method_handler(
-        fake.Compile,
-        request_deserializer=compile_pb2.CompileRequest.FromString,
-        response_serializer=compile_pb2.CompileResponse.SerializeToString,
-    )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(service_name, {method: handler}),)
-    )
+    service_name = COMPILE_METHOD.strip("/").split("/")[0]
+    handlers = {
+        "Compile": grpc.unary_unary_rpc_method_handler(
+            fake.Compile,
+            request_deserializer=compile_pb2.CompileRequest.FromString,
+            response_serializer=compile_pb2.CompileResponse.SerializeToString,
+        ),
+        "FindMissing": grpc.unary_unary_rpc_method_handler(
+            fake.FindMissing,
+            request_deserializer=compile_pb2.FindMissingRequest.FromString,
+            response_serializer=compile_pb2.FindMissingResponse.SerializeToString,
+        ),
+        "GetArtifact": grpc.unary_stream_rpc_method_handler(
+            fake.GetArtifact,
+            request_deserializer=compile_pb2.GetArtifactRequest.FromString,
+            response_serializer=compile_pb2.ArtifactChunk.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, handlers),))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield fake, f"127.0.0.1:{port}"
@@ -243,6 +300,98 @@ def test_cache_disabled(service, tmp_path):
     assert len(fake.requests) == 2 and client.cache is None
 
 
-def test_method_path_matches_the_proto():
-    method = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].methods_by_name["Compile"]
-    assert f"/{method.containing_service.full_name}/{method.name}" == COMPILE_METHOD
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        ("Compile", COMPILE_METHOD),
+        ("FindMissing", FIND_MISSING_METHOD),
+        ("GetArtifact", GET_ARTIFACT_METHOD),
+    ],
+)
+def test_method_paths_match_the_proto(name, path):
+    method = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].methods_by_name[name]
+    assert f"/{method.containing_service.full_name}/{method.name}" == path
+
+
+def test_resource_exhausted_is_retried_after_the_servers_retry_delay(service, tmp_path):
+    fake, target = service
+    fake.exhausted, fake.retry_after = 1, 0.3
+    start = time.monotonic()
+    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert len(fake.requests) == 2 and time.monotonic() - start >= 0.3
+
+
+# ---- artifacts by key -------------------------------------------------------------------
+
+
+def stored_artifact(kit, size: int = 10_000) -> tuple[str, compile_pb2.Artifact]:
+    cubin = bytes(range(256)) * (size // 256) + b"tail"
+    artifact = compile_pb2.Artifact(cubin=cubin)
+    artifact.cubin_digest.sha256 = hashlib.sha256(cubin).hexdigest()
+    artifact.cubin_digest.size = len(cubin)
+    artifact.contract.CopyFrom(kit.add(block=256))
+    key = hashlib.sha256(cubin + b"key").hexdigest()
+    artifact.request_key.sha256 = key
+    return key, artifact
+
+
+def test_kernel_for_key_streams_the_chunks_once_then_hits_the_cache(service, tmp_path, kit):
+    fake, target = service
+    key, artifact = stored_artifact(kit)
+    fake.stored[key] = artifact
+    client = make_client(target, tmp_path)
+    kernel = client.kernel_for_key(key)
+    assert kernel.cubin == artifact.cubin and kernel.spec.params[0].tile_shape == (256,)
+    assert fake.fetched == [key]
+    again = make_client(target, tmp_path).kernel_for_key(key)
+    assert again.sha256 == kernel.sha256 and fake.fetched == [key]  # local cache
+
+
+def test_a_corrupted_stream_is_rejected(service, tmp_path, kit):
+    fake, target = service
+    key, artifact = stored_artifact(kit)
+    artifact.cubin_digest.sha256 = "0" * 64
+    fake.stored[key] = artifact
+    with pytest.raises(IntegrityError, match="announced"):
+        make_client(target, tmp_path).fetch_artifact(key)
+    assert not list((tmp_path / "cache").glob("*/*.bin"))
+
+
+def test_an_unknown_key_is_not_found(service, tmp_path):
+    _, target = service
+    with pytest.raises(ServiceError) as info:
+        make_client(target, tmp_path).fetch_artifact("ab" * 32)
+    assert info.value.code == "NOT_FOUND"
+    with pytest.raises(ValueError, match="64 lowercase hex"):
+        make_client(target, tmp_path).fetch_artifact("ABC")
+
+
+def test_prefetch_fetches_only_what_the_client_lacks(service, tmp_path, kit):
+    fake, target = service
+    held_locally, _ = stored_artifact(kit, 300)
+    on_server, artifact = stored_artifact(kit, 5000)
+    nowhere = "cd" * 32
+    fake.stored[on_server] = artifact
+    client = make_client(target, tmp_path)
+    fake.stored[held_locally] = stored_artifact(kit, 300)[1]
+    client.fetch_artifact(held_locally)
+    fake.fetched.clear()
+    assert client.prefetch([held_locally, on_server, nowhere, on_server]) == [nowhere]
+    assert fake.find_missing == [[on_server, nowhere]] and fake.fetched == [on_server]
+    assert client.prefetch([on_server, held_locally]) == []  # all local now: no RPC
+    assert len(fake.find_missing) == 1
+
+
+def test_find_missing_is_retried_when_unavailable(service, tmp_path):
+    fake, target = service
+    fake.unavailable = 1
+    assert make_client(target, tmp_path).missing_on_server(["ef" * 32]) == ["ef" * 32]
+    assert len(fake.find_missing) == 2
+
+
+def test_compiled_artifacts_are_cached_under_the_servers_key_too(service, tmp_path):
+    fake, target = service
+    client = make_client(target, tmp_path)
+    client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    kernel = client.kernel_for_key("ab" * 32)  # the fake's request_key: no GetArtifact needed
+    assert kernel.cubin == CUBIN and fake.fetched == []

@@ -3,6 +3,7 @@ a rejected launch reaches nothing."""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import struct
 
@@ -15,50 +16,11 @@ from client_stubs import (
     IntegrityError,
     Kernel,
     TargetMismatchError,
-    driver,
     launcher,
-    liveness,
 )
+from tests.client_stubs.fake_driver import CUBIN
 
 N = 1_000_003
-CUBIN = b"\x7fELF fake cubin"
-
-
-class FakeDriver:
-    """Records every driver call the launcher makes."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, sm: str = "sm_90") -> None:
-        self.calls: list[tuple[str, tuple]] = []
-        self.sm = sm
-        patches = {
-            "ensure_context": lambda device: self._rec("ensure_context", device) or 1234,
-            "current_device": lambda: 0,
-            "device_sm": lambda device: self._rec("device_sm", device) or self.sm,
-            "load_function": lambda *a: self._rec("load_function", *a) or "FUNC",
-            "verify_param_layout": lambda *a: self._rec("verify_param_layout", *a),
-            "launch": lambda *a: self._rec("launch", *a),
-            "launch_packed": lambda *a: self._rec("launch_packed", *a),
-            "synchronize": lambda *a: self._rec("synchronize", *a),
-            "record_event": lambda stream: self._rec("record_event", stream) or "EVENT",
-            "event_done": lambda event: True,
-            "destroy_event": lambda event: None,
-        }
-        for name, fn in patches.items():
-            monkeypatch.setattr(driver, name, fn)
-        monkeypatch.setattr(launcher, "host_arch", lambda: "x86_64")
-
-    def _rec(self, name: str, *args: object) -> None:
-        self.calls.append((name, args))
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.calls]
-
-
-@pytest.fixture
-def fake_driver(monkeypatch):
-    monkeypatch.setattr(liveness, "IN_FLIGHT", liveness.InFlight())
-    monkeypatch.setattr(launcher, "IN_FLIGHT", liveness.IN_FLIGHT)
-    return FakeDriver(monkeypatch)
 
 
 def args(n: int = N) -> list[object]:
@@ -76,15 +38,18 @@ def test_launch_calls_the_driver_with_plan(add, fake_driver):
     assert result == tuple(given) and result[0] is given[0]
     launch = [a for name, a in fake_driver.calls if name == "launch"]
     assert len(launch) == 1
-    function, grid, block, smem, stream, buffer, offsets = launch[0]
+    function, grid, block, smem, stream, address = launch[0]
     assert (function, grid, block, smem, stream) == ("FUNC", (7813, 1, 1), (1, 1, 1), 0, 77)
-    assert buffer[:8] == struct.pack("<Q", 0x1000_0000) and len(buffer) == 56
-    assert offsets == (0, 8, 12, 16, 20, 24, 32, 36, 40, 48, 52)
+    pointers = (ctypes.c_void_p * 11).from_address(address)
+    base = pointers[0]
+    assert [p - base for p in pointers] == [0, 8, 12, 16, 20, 24, 32, 36, 40, 48, 52]
+    assert ctypes.string_at(base, 56) == kernel.plan(*given).param_buffer
+    assert ctypes.string_at(base, 8) == struct.pack("<Q", 0x1000_0000)
     load = next(a for name, a in fake_driver.calls if name == "load_function")
     assert load == (CUBIN, hashlib.sha256(CUBIN).hexdigest(), "add_entry", 1234)
     verify = next(a for name, a in fake_driver.calls if name == "verify_param_layout")
     assert verify[1][:3] == [(0, 8), (8, 4), (12, 4)]
-    assert ("record_event", (77,)) in fake_driver.calls
+    assert ("event_record", ("E1", 77)) in fake_driver.calls
 
 
 def test_layout_is_verified_once_per_context(add, fake_driver):
@@ -152,17 +117,3 @@ def test_kernel_metadata(add):
     assert kernel.generics == {"B": "128"}
     assert "add<B=128>" in repr(kernel)
     assert kernel.plan(*args()).grid == (7813, 1, 1)
-
-
-def test_liveness_keeps_owners_until_the_event_completes(monkeypatch):
-    done = {"E1": False}
-    monkeypatch.setattr(driver, "record_event", lambda stream: "E1")
-    monkeypatch.setattr(driver, "event_done", lambda event: done[event])
-    destroyed: list[str] = []
-    monkeypatch.setattr(driver, "destroy_event", destroyed.append)
-    tracker = liveness.InFlight()
-    owner = object()
-    tracker.hold(0, [owner])
-    assert tracker.prune() == 1 and len(tracker) == 1
-    done["E1"] = True
-    assert tracker.prune() == 0 and destroyed == ["E1"]

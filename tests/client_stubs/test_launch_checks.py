@@ -26,7 +26,7 @@ from client_stubs.contract import (
     QuantitySpec,
 )
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
-from tests.client_stubs.test_kernel_launch import CUBIN, FakeDriver
+from tests.client_stubs.fake_driver import CUBIN
 
 Z, X, Y = 0x7F00_0000_0000, 0x7F10_0000_0000, 0x7F20_0000_0000
 CAUSE = "part_x.load index on axis 0"
@@ -77,15 +77,6 @@ def gemm_args(m: int = 512, n: int = 256, x_rows: int = 512, k: int = 64) -> lis
         DeviceTensor(Y, (k, n)),
         k,
     ]
-
-
-@pytest.fixture
-def fake_driver(monkeypatch):
-    from client_stubs import launcher, liveness
-
-    monkeypatch.setattr(liveness, "IN_FLIGHT", liveness.InFlight())
-    monkeypatch.setattr(launcher, "IN_FLIGHT", liveness.IN_FLIGHT)
-    return FakeDriver(monkeypatch)
 
 
 # ---- validation -------------------------------------------------------------------------

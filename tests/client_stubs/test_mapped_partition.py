@@ -36,7 +36,7 @@ from client_stubs import (
 )
 from client_stubs.contract import PERSISTENT, TENSOR_OUT_MAPPED
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
-from tests.client_stubs.test_kernel_launch import CUBIN, FakeDriver
+from tests.client_stubs.fake_driver import CUBIN, packed_params
 
 Z, X, W = 0x7F00_0000_0000, 0x7F10_0000_0000, 0x7F20_0000_0000
 M, N = 1000, 300  # 16 x 5 = 80 tiles of 64 x 64
@@ -49,15 +49,6 @@ def fake(ptr: int, shape: tuple[int, ...] = (M, N), dtype: str = "f32", **kw) ->
 
 def mapped(ptr: int = Z, blocks: int = 7, map_shape=(4, 1), **kw) -> MappedPartition:
     return fake(ptr, **kw).partition([64, 64]).map(map_shape, blocks)
-
-
-@pytest.fixture
-def fake_driver(monkeypatch):
-    from client_stubs import launcher, liveness
-
-    monkeypatch.setattr(liveness, "IN_FLIGHT", liveness.InFlight())
-    monkeypatch.setattr(launcher, "IN_FLIGHT", liveness.IN_FLIGHT)
-    return FakeDriver(monkeypatch)
 
 
 # ----------------------------------------------------------------------------- the host API
@@ -340,9 +331,9 @@ def test_kernel_launches_with_the_persistent_grid(persistent, fake_driver) -> No
     result = kernel(z, x, stream=5)
     assert result[0] is z and result[1] is x
     (launch,) = [a for name, a in fake_driver.calls if name == "launch"]
-    _, grid, block, _, stream, buffer, _ = launch
+    _, grid, block, _, stream, address = launch
     assert (grid, block, stream) == ((7, 1, 1), (1, 1, 1), 5)
-    assert buffer[:8] == struct.pack("<Q", Z)
+    assert packed_params(address, 8) == struct.pack("<Q", Z)
 
 
 def test_a_rejected_persistent_launch_reaches_nothing(persistent, fake_driver) -> None:

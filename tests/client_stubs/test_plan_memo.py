@@ -8,6 +8,7 @@ import pytest
 
 from client_stubs import DeviceTensor, Kernel, MovedArgumentError, plan_launch
 from client_stubs.plan_memo import PlanMemo
+from client_stubs.tensor import Moves
 
 CUBIN = b"\x7fELF fake"
 
@@ -49,8 +50,10 @@ def test_memo_holds_layouts_weakly(saxpy):
     memo = PlanMemo()
     memo.store(tuple(args), plan_launch(saxpy, args))
     x_layout = args[1].layout
-    key_ref = next(k.layout for k in memo._key if hasattr(k, "layout") and k.layout() is x_layout)
-    del args, x_layout
+    entry = memo.find(tuple(args))
+    assert entry is not None
+    key_ref = next(ref for ref in entry.layouts if ref is not None and ref() is x_layout)
+    del args, x_layout, entry
     gc.collect()
     assert key_ref() is None
 
@@ -69,3 +72,46 @@ def test_kernel_reuses_the_plan_but_still_rejects_moved_arguments(saxpy, monkeyp
     args[2].unpartition()
     with pytest.raises(MovedArgumentError):
         kernel.plan(*args)
+
+
+def test_alternating_argument_sets_all_stay_remembered(saxpy):
+    first, second = tuple(saxpy_args()), (2.0, DeviceTensor(0x3000_0000, 4096), saxpy_args()[2])
+    memo = PlanMemo()
+    memo.store(first, plan_launch(saxpy, first))
+    memo.store(second, plan_launch(saxpy, second))
+    for _ in range(3):
+        assert memo.find(first) is not memo.find(second)
+        assert memo.find(first) is not None and memo.find(second) is not None
+
+
+def test_the_oldest_plan_is_dropped_beyond_the_size(saxpy):
+    memo = PlanMemo(size=2)
+    sets = [
+        (2.0, DeviceTensor(0x1000_0000 + i * 0x10_0000, 4096), saxpy_args()[2]) for i in range(3)
+    ]
+    for args in sets:
+        memo.store(args, plan_launch(saxpy, args))
+    assert memo.find(sets[0]) is None and memo.find(sets[2]) is not None
+    assert len(memo.entries) == 2
+
+
+def test_a_move_elsewhere_falls_back_to_the_full_comparison(saxpy):
+    args = tuple(saxpy_args())
+    memo = PlanMemo()
+    entry = memo.store(args, plan_launch(saxpy, args))
+    assert entry is not None and entry.moves == Moves.count
+    DeviceTensor(0x9000_0000, 64).partition([64])  # any move anywhere
+    assert entry.moves != Moves.count
+    assert memo.find(args) is entry and entry.moves == Moves.count  # matched and rebound
+    args[2].unpartition()
+    assert memo.find(args) is None  # the consumed partition no longer matches
+
+
+def test_a_dead_handle_disables_the_identity_path(saxpy):
+    args = saxpy_args()
+    memo = PlanMemo()
+    entry = memo.store(tuple(args), plan_launch(saxpy, args))
+    assert entry is not None and entry.alive
+    del args[1]
+    gc.collect()
+    assert not entry.alive

@@ -1,0 +1,232 @@
+"""Lazy device operations: build with `kernel.op(...)`, compose with `.then(...)`, run with
+`.sync()`, `await`, `.start()` or a graph capture.
+
+A `DeviceOp` does nothing until it runs. Running issues every launch of the op on one stream
+(stream order makes a chain safe without waits), then tracks the whole run as one pending
+`Batch` (one event, not one per launch). The results, the argument objects of the last launch
+in parameter order, come back only once the GPU finished:
+
+    op.sync(stream=None)       issue, wait on the host, return the results
+    await op                   issue on the next pooled stream, resolve via a host function
+    await op.on(stream)        the same on a given stream
+    pending = op.start(stream) issue now; pending.sync() / await pending / pending.done()
+
+`op.then(next)` runs `next` after `op` on the same stream; `next` is a `DeviceOp` or a
+function of `op`'s results returning one (to pass outputs along).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+from client_stubs import driver
+from client_stubs.pending import PENDING, Access, Batch
+
+if TYPE_CHECKING:
+    from client_stubs.launcher import Kernel
+
+Results = tuple[object, ...]
+POOL_STREAMS = 4
+
+
+class Run:
+    """One execution of an op: its stream, the contexts made current, what it touched."""
+
+    __slots__ = ("accesses", "capturing", "contexts", "launches", "owners", "stream")
+
+    def __init__(self, stream: int, *, capturing: bool = False) -> None:
+        self.stream = stream
+        self.capturing = capturing
+        self.contexts: dict[int, int] = {}
+        self.accesses: list[Access] = []
+        self.owners: list[object] = []
+        self.launches: list[str] = []
+
+    def track(self) -> Batch | None:
+        """Record the run's completion event and register what it touched (None if empty)."""
+        if not self.owners:
+            return None
+        return PENDING.record(self.stream, self.accesses, tuple(self.owners))
+
+
+class DeviceOp:
+    """Lazy GPU work; see the module docstring."""
+
+    __slots__ = ()
+
+    def _issue(self, run: Run) -> Results:
+        raise NotImplementedError
+
+    def then(self, next_op: DeviceOp | Callable[[Results], DeviceOp]) -> DeviceOp:
+        """This op, then `next_op` (an op, or a function of this op's results giving one)."""
+        return Chain((self, next_op))
+
+    def on(self, stream: object) -> StreamBound:
+        """This op bound to `stream`, for `await` (sync/start take the stream directly)."""
+        return StreamBound(self, stream)
+
+    def sync(self, stream: object = None) -> Results:
+        """Run on `stream` (None: the legacy default stream), wait, return the results."""
+        handle = driver.stream_handle(stream)
+        run = Run(handle)
+        try:
+            results = self._issue(run)
+        except BaseException:
+            run.track()  # whatever was launched before the failure stays protected
+            raise
+        driver.synchronize(handle)
+        PENDING.completed(handle)
+        return results
+
+    def start(self, stream: object = None) -> Pending:
+        """Issue on `stream` now and return a handle to its completion."""
+        handle = driver.stream_handle(stream)
+        run = Run(handle)
+        try:
+            results = self._issue(run)
+        finally:
+            batch = run.track()
+        return Pending(batch, results, handle)
+
+    async def run_async(self, stream: object = None) -> Results:
+        """Issue on `stream` (None: the next pooled stream), await completion, return results."""
+        handle = STREAMS.next() if stream is None else driver.stream_handle(stream)
+        return await self.start(handle)
+
+    def __await__(self) -> Generator[Any, None, Results]:
+        return self.run_async().__await__()
+
+
+class LaunchOp(DeviceOp):
+    """One kernel launch (`kernel.op(*args)`)."""
+
+    __slots__ = ("args", "kernel", "name")
+
+    def __init__(self, kernel: Kernel, args: Results) -> None:
+        self.kernel = kernel
+        self.args = args
+        self.name = kernel.name
+
+    def _issue(self, run: Run) -> Results:
+        args = self.args
+        prepared = self.kernel.issue(args, run.stream, run.contexts, run.capturing)
+        run.accesses.extend(prepared.accesses)
+        run.owners.append(args)
+        if prepared.keep_alive:
+            run.owners.append(prepared.keep_alive)
+        run.launches.append(self.name)
+        return args
+
+    def __repr__(self) -> str:
+        return f"LaunchOp({self.name}, {len(self.args)} args)"
+
+
+class Chain(DeviceOp):
+    """Steps run in order on one stream; each function step gets the previous results."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: tuple[DeviceOp | Callable[[Results], DeviceOp], ...]) -> None:
+        self.steps = steps
+
+    def then(self, next_op: DeviceOp | Callable[[Results], DeviceOp]) -> DeviceOp:
+        return Chain((*self.steps, next_op))
+
+    def _issue(self, run: Run) -> Results:
+        results: Results = ()
+        for step in self.steps:
+            op = step if isinstance(step, DeviceOp) else step(results)
+            if not isinstance(op, DeviceOp):
+                raise TypeError(
+                    f"a .then() function must return a DeviceOp (e.g. kernel.op(...)), "
+                    f"got {type(op).__name__}"
+                )
+            results = op._issue(run)
+        return results
+
+    def __repr__(self) -> str:
+        return f"Chain({len(self.steps)} steps)"
+
+
+class StreamBound(DeviceOp):
+    """An op that runs on a fixed stream when awaited."""
+
+    __slots__ = ("op", "stream")
+
+    def __init__(self, op: DeviceOp, stream: object) -> None:
+        self.op = op
+        self.stream = stream
+
+    def _issue(self, run: Run) -> Results:
+        return self.op._issue(run)
+
+    async def run_async(self, stream: object = None) -> Results:
+        return await self.op.run_async(self.stream if stream is None else stream)
+
+
+class Pending:
+    """Issued work: `sync()` waits on the host, `await` waits without blocking the loop;
+    both give the results back once the GPU finished."""
+
+    __slots__ = ("batch", "results", "stream")
+
+    def __init__(self, batch: Batch | None, results: Results, stream: int) -> None:
+        self.batch = batch
+        self.results = results
+        self.stream = stream
+
+    def done(self) -> bool:
+        return self.batch is None or self.batch.finished()
+
+    def sync(self) -> Results:
+        batch = self.batch
+        if batch is not None:
+            if not batch.done and batch.event is not None:
+                driver.event_synchronize(batch.event)
+            PENDING.retire(batch)
+        return self.results
+
+    def __await__(self) -> Generator[Any, None, Results]:
+        return self._wait().__await__()
+
+    async def _wait(self) -> Results:
+        from client_stubs.completion import COMPLETIONS
+
+        batch = self.batch
+        if batch is not None and not batch.finished():
+            loop = asyncio.get_running_loop()
+            await COMPLETIONS.future_for(batch, self.stream, loop)
+        if batch is not None:
+            PENDING.retire(batch)
+        return self.results
+
+
+class StreamPool:
+    """A few streams per device that `await op` takes in turn (so that concurrent awaits
+    overlap on the GPU). They are blocking streams: they order after the legacy stream, which
+    `zeros` and the synchronous copies use."""
+
+    def __init__(self, size: int = POOL_STREAMS) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._streams: dict[int, list[int]] = {}
+        self._turn = 0
+
+    def next(self) -> int:
+        device = driver.current_device()
+        streams = self._streams.get(device)
+        if streams is None:
+            with self._lock:
+                streams = self._streams.get(device)
+                if streams is None:
+                    driver.ensure_context(device)
+                    streams = [driver.create_stream() for _ in range(self.size)]
+                    self._streams[device] = streams
+        self._turn = (self._turn + 1) % self.size
+        return streams[self._turn]
+
+
+STREAMS = StreamPool()

@@ -1,0 +1,160 @@
+"""DeviceOps: lazy launches, `.then` chains, `.sync()`, `.start()` and `await` (fake driver)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from client_stubs import (
+    DeviceOp,
+    DeviceTensor,
+    DTypeMismatchError,
+    Kernel,
+    Pending,
+    PendingWorkError,
+)
+from client_stubs.pending import PENDING
+from tests.client_stubs.fake_driver import CUBIN
+
+N = 4096
+
+
+def tensors() -> tuple[DeviceTensor, DeviceTensor, DeviceTensor]:
+    return DeviceTensor.empty(N), DeviceTensor.empty(N), DeviceTensor.empty(N)
+
+
+def launches(fake) -> list[tuple]:
+    return [a for name, a in fake.calls if name == "launch"]
+
+
+def test_an_op_is_lazy_and_checks_only_when_run(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    z, x, _ = tensors()
+    y16 = DeviceTensor.empty(N, "f16")
+    before = len(fake_driver.calls)
+    op = kernel.op(z.partition([128]), x, y16)
+    assert isinstance(op, DeviceOp) and len(fake_driver.calls) == before
+    with pytest.raises(DTypeMismatchError, match="kernel `add`: parameter `y`"):
+        op.sync()
+    assert launches(fake_driver) == []
+
+
+def test_sync_launches_waits_and_gives_the_arguments_back_in_order(add, fake_driver):
+    z, x, y = tensors()
+    part = z.partition([128])
+    results = Kernel(CUBIN, add).op(part, x, y).sync(stream=6)
+    assert results == (part, x, y) and results[0] is part
+    assert [a[4] for a in launches(fake_driver)] == [6]
+    assert fake_driver.names()[-1] == "synchronize" and "event_record" not in fake_driver.names()
+    assert len(PENDING) == 0
+
+
+def test_then_runs_steps_in_order_on_one_stream_and_passes_results(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    w = DeviceTensor.empty(N).partition([128])
+    z_in = DeviceTensor(z.ptr, N, owner=z.owner)
+    seen: list[tuple[object, ...]] = []
+
+    def second(results: tuple[object, ...]) -> DeviceOp:
+        seen.append(results)
+        return kernel.op(w, z_in, results[2])
+
+    part = z.partition([128])
+    op = (
+        kernel.op(part, x, y)
+        .then(second)
+        .then(kernel.op(DeviceTensor.empty(N).partition([128]), x, y))
+    )
+    results = op.sync(stream=3)
+    assert seen == [(part, x, y)]
+    assert len(results) == 3 and results[1] is x
+    calls = launches(fake_driver)
+    assert len(calls) == 3 and {c[4] for c in calls} == {3}
+    assert "stream_wait_event" not in fake_driver.names()  # stream order suffices
+
+
+def test_a_then_function_must_return_an_op(add, fake_driver):
+    z, x, y = tensors()
+    op = Kernel(CUBIN, add).op(z.partition([128]), x, y).then(lambda r: r)  # type: ignore[arg-type, return-value]
+    with pytest.raises(TypeError, match="must return a DeviceOp"):
+        op.sync()
+
+
+def test_start_tracks_a_whole_chain_with_one_event(add, fake_driver):
+    fake_driver.auto_complete = False
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    op = kernel.op(part, x, y)
+    for _ in range(9):
+        op = op.then(kernel.op(part, x, y))
+    pending = op.start(stream=2)
+    assert isinstance(pending, Pending) and not pending.done()
+    assert len(launches(fake_driver)) == 10 and fake_driver.names().count("event_record") == 1
+    with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
+        part.to_numpy()
+    assert pending.sync() == (part, x, y)
+    assert "event_synchronize" in fake_driver.names() and len(PENDING) == 0
+    part.to_numpy()
+
+
+def test_work_issued_before_a_failed_step_stays_protected(add, fake_driver):
+    fake_driver.auto_complete = False
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    bad = kernel.op(DeviceTensor.empty(N).partition([64]), x, y)
+    with pytest.raises(Exception, match="partition tile shape"):
+        kernel.op(part, x, y).then(bad).sync()
+    assert len(launches(fake_driver)) == 1
+    with pytest.raises(PendingWorkError):
+        part.unpartition()
+
+
+def test_await_resolves_when_the_host_function_fires(add, fake_driver):
+    fake_driver.auto_complete = False
+    z, x, y = tensors()
+    part = z.partition([128])
+    op = Kernel(CUBIN, add).op(part, x, y)
+
+    async def main() -> tuple[object, ...]:
+        task = asyncio.ensure_future(op.on(11))
+        await asyncio.sleep(0.01)
+        assert not task.done()  # no completion yet: nothing polls, the loop just waits
+        timer = threading.Timer(0.02, lambda: fake_driver.complete(on_thread=True))
+        timer.start()
+        return await task
+
+    results = asyncio.run(main())
+    assert results == (part, x, y)
+    assert ("launch_host_func", (11,)) in fake_driver.calls
+    assert [a[4] for a in launches(fake_driver)] == [11] and len(PENDING) == 0
+
+
+def test_await_without_a_stream_takes_pooled_streams_in_turn(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+
+    async def main() -> list[tuple[object, ...]]:
+        ops = []
+        for _ in range(3):
+            z, x, y = tensors()
+            ops.append(kernel.op(z.partition([128]), x, y))
+        return await asyncio.gather(*ops)
+
+    results = asyncio.run(main())
+    assert len(results) == 3
+    streams = [a[4] for a in launches(fake_driver)]
+    assert len(set(streams)) == 3 and fake_driver.names().count("create_stream") >= 3
+
+
+def test_await_a_started_op(add, fake_driver):
+    z, x, y = tensors()
+    part = z.partition([128])
+
+    async def main() -> tuple[object, ...]:
+        return await Kernel(CUBIN, add).op(part, x, y).start(stream=5)
+
+    assert asyncio.run(main())[0] is part

@@ -1,0 +1,144 @@
+"""PENDING: tensors in use by unfinished GPU work cannot be read, written, freed or moved on the
+host; launches on other streams wait for conflicting work (with the fake driver)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+from client_stubs import DeviceTensor, Kernel, PendingWorkError, synchronize
+from client_stubs.pending import PENDING, Access
+from tests.client_stubs.fake_driver import CUBIN
+
+N = 4096
+
+
+def tensors() -> tuple[DeviceTensor, DeviceTensor, DeviceTensor]:
+    return DeviceTensor.empty(N), DeviceTensor.empty(N), DeviceTensor.empty(N)
+
+
+@pytest.fixture
+def busy(fake_driver):
+    """The fake GPU: recorded work stays unfinished until `complete()`."""
+    fake_driver.auto_complete = False
+    return fake_driver
+
+
+def test_reading_an_output_while_the_kernel_writes_it_raises(add, busy):
+    z, x, y = tensors()
+    part, _, _ = Kernel(CUBIN, add)(z.partition([128]), x, y, stream=9)
+    with pytest.raises(PendingWorkError) as err:
+        part.to_numpy()
+    message = str(err.value)
+    assert "kernel `add` writes it" in message and "parameter `z`" in message
+    assert "stream 0x9" in message and "Partition(" in message
+    assert "memcpy_dtoh" not in busy.names()
+    busy.complete()
+    part.to_numpy()
+    assert "memcpy_dtoh" in busy.names()
+
+
+def test_an_overlapping_view_of_the_output_is_protected_too(add, busy):
+    z, x, y = tensors()
+    view = DeviceTensor(z.ptr + 400, 10, dtype="f32", owner=z.owner)
+    Kernel(CUBIN, add)(z.partition([128]), x, y)
+    with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
+        view.to_numpy()
+
+
+def test_inputs_may_be_read_but_not_overwritten_while_pending(add, busy):
+    z, x, y = tensors()
+    Kernel(CUBIN, add)(z.partition([128]), x, y)
+    x.to_numpy()  # the kernel only reads x
+    with pytest.raises(PendingWorkError, match=r"overwrite from the host.*kernel `add` reads it"):
+        x.copy_from_numpy(np.zeros(N, np.float32))
+
+
+def test_freeing_a_tensor_in_use_raises_until_the_work_finished(add, busy):
+    z, x, y = tensors()
+    Kernel(CUBIN, add)(z.partition([128]), x, y)
+    with pytest.raises(PendingWorkError, match=r"cannot free.*parameter `x`"):
+        x.free()
+    assert "mem_free" not in busy.names()
+    busy.complete()
+    x.free()
+    assert ("mem_free", (x.ptr,)) in busy.calls
+
+
+def test_free_refuses_foreign_memory():
+    with pytest.raises(ValueError, match="does not own its memory"):
+        DeviceTensor(0x1000, 4, owner=object()).free()
+
+
+def test_repartitioning_while_pending_raises(add, busy):
+    z, x, y = tensors()
+    part, _, _ = Kernel(CUBIN, add)(z.partition([128]), x, y)
+    with pytest.raises(PendingWorkError, match="cannot unpartition"):
+        part.unpartition()
+    with pytest.raises(PendingWorkError, match="cannot partition"):
+        x.partition([128])
+    synchronize(0)
+    assert part.unpartition() is z and len(PENDING) == 0
+
+
+def test_a_synchronous_launch_leaves_nothing_pending(add, busy):
+    z, x, y = tensors()
+    part, _, _ = Kernel(CUBIN, add)(z.partition([128]), x, y, sync=True)
+    assert len(PENDING) == 0 and "event_record" not in busy.names()
+    part.to_numpy()
+
+
+def test_a_launch_on_another_stream_waits_for_conflicting_work(add, busy):
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    w = DeviceTensor.empty(N)
+    z_alias = DeviceTensor(z.ptr, N, owner=z.owner)
+    kernel(z.partition([128]), x, y, stream=1)
+    (event,) = [a[0] for name, a in busy.calls if name == "event_record"]
+    part_w = w.partition([128])
+    kernel(part_w, x, y, stream=2)  # only reads what stream 1 reads: no wait
+    assert "stream_wait_event" not in busy.names()
+    out = DeviceTensor.empty(N).partition([128])
+    kernel(out, z_alias, y, stream=3)  # reads stream 1's output
+    assert ("stream_wait_event", (3, event)) in busy.calls
+
+
+def test_finished_work_is_not_waited_for(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    z_alias = DeviceTensor(z.ptr, N, owner=z.owner)
+    kernel(z.partition([128]), x, y, stream=1)
+    kernel(DeviceTensor.empty(N).partition([128]), z_alias, y, stream=2)
+    assert "stream_wait_event" not in fake_driver.names()
+
+
+def test_owners_stay_alive_until_the_work_is_retired(add, busy):
+    z, x, y = tensors()
+    allocation = weakref.ref(x.owner)
+    Kernel(CUBIN, add)(z.partition([128]), x, y, stream=4)
+    del x
+    gc.collect()
+    assert allocation() is not None
+    synchronize(4)
+    gc.collect()
+    assert allocation() is None
+
+
+def test_finished_batches_are_retired_as_new_ones_arrive(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    for _ in range(50):
+        kernel(part, x, y)
+    assert len(PENDING) <= 2
+    events = {a[0] for name, a in fake_driver.calls if name == "event_record"}
+    assert len(events) <= 3  # recycled
+
+
+def test_access_overlap_is_per_device_and_half_open():
+    access = Access(100, 200, 0, True, "k", "z")
+    assert access.overlaps(0, 199, 300) and not access.overlaps(0, 200, 300)
+    assert not access.overlaps(1, 100, 200)
