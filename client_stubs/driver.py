@@ -174,8 +174,9 @@ def param_layout(function: Any, limit: int = 4096) -> list[ParamInfo] | None:
     query = getattr(driver, "cuFuncGetParamInfo", None)
     if query is None:
         return None
+    count = _param_count(function)
     layout: list[ParamInfo] = []
-    for index in range(limit):
+    for index in range(limit if count is None else count):
         result = query(function, index)
         if int(result[0]) != 0:
             if index == 0 and result[0].name == "CUDA_ERROR_NOT_SUPPORTED":
@@ -183,6 +184,20 @@ def param_layout(function: Any, limit: int = 4096) -> list[ParamInfo] | None:
             break
         layout.append(ParamInfo(int(result[1]), int(result[2])))
     return layout
+
+
+def _param_count(function: Any) -> int | None:
+    """cuFuncGetParamCount where the bindings and driver have it (CUDA 13), else None: the
+    caller then probes cuFuncGetParamInfo until it fails, an API error that
+    compute-sanitizer reports, hence the count first."""
+    query = getattr(cu(), "cuFuncGetParamCount", None)
+    if query is None:
+        return None
+    try:
+        result = query(function)
+    except Exception:  # a binding without the driver symbol
+        return None
+    return int(result[1]) if int(result[0]) == 0 else None
 
 
 def verify_param_layout(function: Any, expected: Sequence[tuple[int, int]], kernel: str) -> None:
