@@ -172,6 +172,7 @@ def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
         _tile_counts(ctx, part, call.span),
         "partition load",
         call.span,
+        part.view,
     )
     op = ctx.builder.emit(
         LoadViewTko,
