@@ -17,6 +17,7 @@ from service.convert import contract_to_proto
 from tests.lowering.kernels import compile_example, compile_text
 
 GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
+ATTENTION = {"E": "bf16", "BM": "128", "BN": "64", "D": "64"}
 
 
 def _asserts(result):  # type: ignore[no-untyped-def]
@@ -37,13 +38,34 @@ def test_gemm_has_no_check_in_its_loop_and_hoists_the_rest(tileiras) -> None:
     assert (Quantity(grid_axis=1), Quantity(tile_count=(2, 1, 128))) in checks
 
 
-def test_flash_attention_keeps_checks_out_of_its_main_loop() -> None:
-    generics = {"E": "bf16", "BM": "64", "BN": "64", "D": "64", "CAUSAL": "1"}
-    result = compile_example("flash_attention.rs", "flash_attention", generics, Stage.IR)
+@pytest.mark.parametrize(
+    ("file", "entry", "generics"),
+    [
+        ("gemm.rs", "gemm", GEMM),
+        ("gemm.rs", "gemm_aligned", GEMM),
+        ("persistent_gemm.rs", "gemm_persistent", {**GEMM, "MAP": "[8, 1]"}),
+        ("flash_attention.rs", "flash_attention", {**ATTENTION, "CAUSAL": "0"}),
+        ("flash_attention.rs", "flash_attention", {**ATTENTION, "CAUSAL": "1"}),
+    ],
+)
+def test_gemm_and_flash_attention_have_no_check_in_their_hot_loops(
+    file: str, entry: str, generics: dict[str, str]
+) -> None:
+    result = compile_example(file, entry, generics, Stage.IR)
+    assert result.ok, result.diagnostics
     (function,) = result.ir.functions
-    loops = [op for op in function.body.ops if isinstance(op, For)]
-    assert len(loops) == 2  # unmasked blocks, then the diagonal
-    assert not [op for op in walk(loops[0].body.block) if isinstance(op, Assert)]
+    loops = [op for op in walk(function.body) if isinstance(op, For)]
+    assert loops
+    assert not [op for loop in loops for op in walk(loop.body.block) if isinstance(op, Assert)]
+
+
+def test_causal_attention_proves_its_diagonal_loop_through_products_and_sums() -> None:
+    """`first_row = mb * BM` (a y block id: at most 65534, times 128) cannot wrap, so the
+    diagonal loop's start is non-negative and its counter stays below k's tile count."""
+    generics = {**ATTENTION, "CAUSAL": "1"}
+    result = compile_example("flash_attention.rs", "flash_attention", generics, Stage.IR)
+    assert result.ok, result.diagnostics
+    assert _asserts(result) == []
 
 
 KERNEL = """
