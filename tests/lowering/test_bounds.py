@@ -164,3 +164,40 @@ def test_declared_preconditions_become_assumes_and_host_refusals(tileiras) -> No
         plan_launch(contract, args(200, 200, 201))
     with pytest.raises(LaunchCheckError, match=r"precondition dim\(x, 1\) == dim\(y, 0\)"):
         plan_launch(contract, args(200, 192, 200))
+
+
+LOOP_FROM = """
+#[cutile::module]
+mod k {{
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f(z: &mut Tensor<f32, {{ [128, 1] }}>, x: &Tensor<f32, {{ [-1] }}>) {{
+        let p = x.partition(const_shape![128]);
+        let ids = get_tile_block_id();
+        let mut acc = constant(0.0f32, const_shape![128]);
+        let start = {start};
+        for j in start..num_tiles(&p, 0) {{
+            acc = acc + p.load([j]);
+        }}
+        z.store(acc.reshape(const_shape![128, 1]));
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("start", "checks"),
+    [
+        ("ids.1 * 64", 0),  # a y block id is at most 65534: the product cannot wrap
+        ("ids.1 * 64 + ids.2 * 64", 0),
+        ("ids.0 + 1", 0),  # an x block id is below 2^31 - 1
+        ("ids.0 * 64", 1),  # may wrap i32: no interval fact, the check stays
+        ("num_tiles(&p, 0) / -1", 1),  # dividing by a negative constant is not >= 0
+    ],
+)
+def test_non_negativity_flows_through_sums_and_products_that_cannot_wrap(
+    start: str, checks: int
+) -> None:
+    result = compile_text(LOOP_FROM.format(start=start), stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    assert len(_asserts(result)) == checks
