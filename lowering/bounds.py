@@ -198,15 +198,16 @@ def _divide(op: DivI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], d
     """dim / t <= ceil(dim / t) = tile_count; ceil_div(dim, t) is exactly the tile count."""
     lhs, rhs = (_fact(v, ledger, defs, depth) for v in (op.lhs, op.rhs))
     divisor = rhs.exactly.constant if rhs.exactly is not None else None
-    if divisor is None or divisor <= 0 or not lhs.nonneg:
+    if divisor is None or divisor <= 0:
         return Fact()
-    most = -(-lhs.most // divisor)  # both roundings of a non-negative quotient
+    # a non-negative quotient is at most ceil(most / divisor) under either rounding
+    most = -(-lhs.most // divisor) if lhs.nonneg else I32_MAX
     source = lhs.exactly or lhs.at_most
     if source is None or source.dim is None:
-        return Fact(nonneg=True, most=most)
+        return Fact(nonneg=lhs.nonneg, most=most)
     count = Quantity(tile_count=(*source.dim, divisor))
     exact = op.rounding is RoundingMode.POSITIVE_INF and lhs.exactly is not None
-    return Fact(nonneg=True, at_most=count, exactly=count if exact else None, most=most)
+    return Fact(nonneg=lhs.nonneg, at_most=count, exactly=count if exact else None, most=most)
 
 
 def _no_wrap(
