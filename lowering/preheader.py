@@ -234,4 +234,5 @@ def _emit(ctx: KernelLowering, check: PreheaderCheck) -> None:
         upper, lower = uppers[id(frame)], lowers[id(frame)]
         empty = binary(CmpI, upper, lower, result=I1, predicate=cmp.LE)
         passes = binary(OrI, empty, passes, result=I1)
-    emit(Assert, message=f"{check.what} out of bounds", condition=passes, span=span)
+    message = f"{check.what} out of bounds (checked before the loop for every iteration)"
+    emit(Assert, message=message, condition=passes, span=span)

@@ -99,6 +99,7 @@ def test_checks_that_must_run_every_iteration_stay_in_place(body: str) -> None:
 def test_the_preheader_check_is_skipped_for_an_empty_loop() -> None:
     body = _lower("for j in 0..n { acc = acc + p.load([j]); }")
     (check,) = [op for op in body.ops if isinstance(op, Assert)]
+    assert "checked before the loop" in check.message
     definitions = {r.id: op for op in walk(body) for r in op.results}
     guard = definitions[check.condition.id]
     assert isinstance(guard, OrI)
