@@ -5,12 +5,16 @@ from __future__ import annotations
 import pytest
 
 from lowering.ir.attributes import ComparisonPredicate
-from lowering.ir.core import Block, walk
+from lowering.ir.core import Block, Builder, Value, walk
+from lowering.ir.ops_arith import AddI, MulI, SubI
 from lowering.ir.ops_bits import OrI
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_control import For
+from lowering.ir.ops_core import Constant
 from lowering.ir.ops_debug import Assert
+from lowering.ir.types import I32
 from lowering.pipeline import Stage
+from lowering.preheader import Affine, affine_form
 from parser import codes
 from service.convert import contract_to_proto
 from tests.lowering.kernels import compile_text
@@ -130,3 +134,21 @@ def test_the_preheader_count_reaches_the_contract(tileiras) -> None:  # type: ig
     safety = result.contract.safety
     assert (safety.checks_hoisted_to_preheader, safety.checks_in_place) == (1, 1)
     assert contract_to_proto(result.contract).safety.checks_hoisted_to_preheader == 1
+
+
+def test_affine_forms_read_sums_constant_offsets_and_constant_factors() -> None:
+    b = Builder()
+    iv, other = b.value(I32), b.value(I32)
+
+    def const(n: int) -> Value:
+        return b.emit(Constant, result=I32, values=(n,)).result
+
+    def op(kind: type, lhs: Value, rhs: Value) -> Value:
+        return b.emit(kind, result=I32, lhs=lhs, rhs=rhs).result
+
+    index = op(SubI, op(AddI, op(MulI, const(3), iv), other), const(2))  # 3*iv + other - 2
+    assert affine_form(index, b.definitions) == Affine(((3, iv), (1, other)), -2)
+    product = op(MulI, iv, other)  # not affine: a leaf of its own
+    assert affine_form(product, b.definitions) == Affine(((1, product),), 0)
+    negated = op(SubI, const(0), iv)  # a negative coefficient: a leaf too
+    assert affine_form(negated, b.definitions) == Affine(((1, negated),), 0)
