@@ -10,11 +10,17 @@ ladder, first rung that decides wins:
   2. launch hoist -- i < Q for another launch-known Q (a grid axis, another tensor's tile
                      count, a constant): the check Q <= tiles(a) goes into the launch
                      contract and the host evaluates it before every launch
-  3. in place     -- anything else: an `assert` at the access (a compile error under
-                     `deny_in_kernel_checks = true`)
+  3. preheader    -- an index that is loop-invariant or affine in unit-step `for` induction
+                     variables: one guarded assert before the outermost such loop
+                     (`lowering.preheader`)
+  4. in place     -- anything else: an `assert` at the access
+
+Rungs 3 and 4 leave a check in the kernel: under `deny_in_kernel_checks = true` both are
+compile errors (CT0209), as in the reference, where the preheader is part of its rung 5.
 
 Facts come from the IR itself: the op that defines an index says what bounds it (block ids
-by the grid, loop counters by their upper bound, `min` and division by their operands).
+by the grid, loop counters by their upper bound, `min` and division by their operands,
+`+` and `*` of non-negative values whose static largest values cannot wrap i32).
 With `unchecked_accesses = true` nothing is checked.
 """
 
@@ -27,14 +33,15 @@ from typing import TYPE_CHECKING
 from lowering.contract import LaunchCheck, Quantity
 from lowering.ir.attributes import Bounded, ComparisonPredicate, RoundingMode
 from lowering.ir.core import Op, Value
-from lowering.ir.ops_arith import DivI
+from lowering.ir.ops_arith import AddI, DivI, MulI
 from lowering.ir.ops_bits import AndI
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId
 from lowering.ir.ops_debug import Assert
 from lowering.ir.ops_math import MinI
 from lowering.ir.ops_memory import GetIndexSpaceShape
-from lowering.ir.types import I1
+from lowering.ir.types import I1, I32, I32_MAX
+from lowering.preheader import try_hoist
 from parser import ast_nodes as A
 from parser.types import Elem, ScalarTy
 
@@ -42,15 +49,32 @@ if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
 
 
+# CUDA's grid limits: a launch with more blocks on an axis fails before the kernel runs
+GRID_LIMITS = (I32_MAX, 65535, 65535)
+
+
 @dataclass(frozen=True)
 class Fact:
     """What is known about an i32 index: `0 <= value`, `value < below`, `value <= at_most`,
-    `value == exactly` (each optional)."""
+    `value == exactly` (each optional), and `value <= most`, a number (every i32 is at
+    most I32_MAX; tighter for constants, block ids, tile counts and arithmetic on them)."""
 
     nonneg: bool = False
     below: Quantity | None = None
     at_most: Quantity | None = None
     exactly: Quantity | None = None
+    most: int = I32_MAX
+
+
+def static_most(quantity: Quantity) -> int:
+    """The largest value a launch-known quantity can take (extents fit i32)."""
+    if quantity.constant is not None:
+        return quantity.constant
+    if quantity.tile_count is not None:
+        return -(-I32_MAX // quantity.tile_count[2])
+    if quantity.grid_axis is not None:
+        return GRID_LIMITS[quantity.grid_axis]
+    return I32_MAX
 
 
 @dataclass
@@ -64,7 +88,8 @@ class BoundsLedger:
     # declared `dim(a, i) == dim(b, j)` preconditions: (param, axis) -> its class's first member
     same_extent: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     discharged: int = 0
-    hoisted: int = 0
+    hoisted: int = 0  # to the host
+    preheader: int = 0
     in_place: int = 0
 
     def fact(self, value: Value, definitions: dict[int, Op]) -> Fact:
@@ -111,9 +136,10 @@ class BoundsLedger:
 def _fact(value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int) -> Fact:
     if value.id in ledger.known:
         quantity = ledger.known[value.id]
-        return Fact(nonneg=True, exactly=quantity, at_most=quantity)
+        return Fact(nonneg=True, exactly=quantity, at_most=quantity, most=static_most(quantity))
     if value.id in ledger.below:
-        return Fact(nonneg=True, below=ledger.below[value.id])
+        bound = ledger.below[value.id]
+        return Fact(nonneg=True, below=bound, most=static_most(bound) - 1)
     op = defs.get(value.id)
     if op is None or depth > 16:
         return Fact()
@@ -127,21 +153,28 @@ def _constant(op: Constant, value: Value, *_: object) -> Fact:
         return Fact()
     quantity = Quantity(constant=number)
     return Fact(
-        nonneg=number >= 0, exactly=quantity, at_most=quantity, below=Quantity(constant=number + 1)
+        nonneg=number >= 0,
+        exactly=quantity,
+        at_most=quantity,
+        below=Quantity(constant=number + 1),
+        most=number,
     )
 
 
 def _block_id(op: GetTileBlockId, value: Value, *_: object) -> Fact:
     axis = (op.x, op.y, op.z).index(value)
-    return Fact(nonneg=True, below=Quantity(grid_axis=axis))
+    return Fact(nonneg=True, below=Quantity(grid_axis=axis), most=GRID_LIMITS[axis] - 1)
 
 
 def _assume(
     op: Assume, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int
 ) -> Fact:
     inner = _fact(op.value, ledger, defs, depth)
-    nonneg = isinstance(op.predicate, Bounded) and (op.predicate.lower or -1) >= 0
-    return Fact(nonneg or inner.nonneg, inner.below, inner.at_most, inner.exactly)
+    bounded = isinstance(op.predicate, Bounded)
+    nonneg = bounded and (op.predicate.lower or -1) >= 0  # type: ignore[union-attr]
+    upper = op.predicate.upper if bounded else None  # type: ignore[union-attr]
+    most = inner.most if upper is None else min(inner.most, upper)
+    return Fact(nonneg or inner.nonneg, inner.below, inner.at_most, inner.exactly, most)
 
 
 def _index_space(op: GetIndexSpaceShape, value: Value, ledger: BoundsLedger, *_: object) -> Fact:
@@ -152,25 +185,44 @@ def _index_space(op: GetIndexSpaceShape, value: Value, ledger: BoundsLedger, *_:
     axis = op.counts.index(value)
     tile = op.view.type.tile_shape[axis]  # type: ignore[union-attr]
     quantity = Quantity(tile_count=(param, axis, tile))
-    return Fact(nonneg=True, exactly=quantity, at_most=quantity)
+    return Fact(nonneg=True, exactly=quantity, at_most=quantity, most=static_most(quantity))
 
 
 def _minimum(op: MinI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int) -> Fact:
     lhs, rhs = (_fact(v, ledger, defs, depth) for v in (op.lhs, op.rhs))
     at_most = lhs.exactly or lhs.at_most or rhs.exactly or rhs.at_most
-    return Fact(nonneg=lhs.nonneg and rhs.nonneg, at_most=at_most)
+    return Fact(nonneg=lhs.nonneg and rhs.nonneg, at_most=at_most, most=min(lhs.most, rhs.most))
 
 
 def _divide(op: DivI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int) -> Fact:
     """dim / t <= ceil(dim / t) = tile_count; ceil_div(dim, t) is exactly the tile count."""
     lhs, rhs = (_fact(v, ledger, defs, depth) for v in (op.lhs, op.rhs))
     divisor = rhs.exactly.constant if rhs.exactly is not None else None
+    if divisor is None or divisor <= 0:
+        return Fact()
+    # a non-negative quotient is at most ceil(most / divisor) under either rounding
+    most = -(-lhs.most // divisor) if lhs.nonneg else I32_MAX
     source = lhs.exactly or lhs.at_most
-    if not divisor or divisor <= 0 or source is None or source.dim is None:
-        return Fact(nonneg=lhs.nonneg and bool(divisor))
+    if source is None or source.dim is None:
+        return Fact(nonneg=lhs.nonneg, most=most)
     count = Quantity(tile_count=(*source.dim, divisor))
     exact = op.rounding is RoundingMode.POSITIVE_INF and lhs.exactly is not None
-    return Fact(nonneg=lhs.nonneg, at_most=count, exactly=count if exact else None)
+    return Fact(nonneg=lhs.nonneg, at_most=count, exactly=count if exact else None, most=most)
+
+
+def _no_wrap(
+    op: AddI | MulI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int
+) -> Fact:
+    """The sum or product of two non-negative i32 scalars whose largest values cannot
+    overflow is non-negative, with a known largest value. Anything that may wrap knows
+    nothing (wrapping forfeits every interval fact)."""
+    if value.type != I32:
+        return Fact()
+    lhs, rhs = (_fact(v, ledger, defs, depth) for v in (op.lhs, op.rhs))
+    if not (lhs.nonneg and rhs.nonneg):
+        return Fact()
+    most = lhs.most + rhs.most if isinstance(op, AddI) else lhs.most * rhs.most
+    return Fact(nonneg=True, most=most) if most <= I32_MAX else Fact()
 
 
 _RULES = {
@@ -180,6 +232,8 @@ _RULES = {
     GetIndexSpaceShape: _index_space,
     MinI: _minimum,
     DivI: _divide,
+    AddI: _no_wrap,
+    MulI: _no_wrap,
 }
 
 GE, LT = ComparisonPredicate.GE, ComparisonPredicate.LT
@@ -201,9 +255,11 @@ def place_checks(
     counts: Callable[[int], Value],
     cause: str,
     span: A.Span,
+    limit_source: Value | None = None,
 ) -> None:
     """Discharge, hoist or emit the check `0 <= index[a] < limits[a]` for every axis.
-    `counts(a)` materializes limit a in the kernel when an in-place check needs it."""
+    `counts(a)` materializes limit a in the kernel when a check stays there; it reads
+    `limit_source` (a view; None when the limits are constants)."""
     options = ctx.kernel.signature.options
     if options.unchecked_accesses:
         return
@@ -220,6 +276,9 @@ def place_checks(
             continue
         if options.deny_in_kernel_checks:
             raise InKernelCheckDenied(what, span)
+        if try_hoist(ctx, value, lambda a=axis: counts(a), limit_source, what, span):
+            ledger.preheader += 1
+            continue
         _assert_in_range(ctx, value, counts(axis), what, span)
         ledger.in_place += 1
 

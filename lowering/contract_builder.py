@@ -102,6 +102,7 @@ def build_contract(
             unchecked_accesses=signature.options.unchecked_accesses,
             checks_discharged=bounds.discharged,
             checks_hoisted_to_host=bounds.hoisted,
+            checks_hoisted_to_preheader=bounds.preheader,
             checks_in_place=bounds.in_place,
         ),
         launch_checks=(*_precondition_checks(signature), *bounds.launch_checks),

@@ -22,6 +22,7 @@ from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I32, TOKEN, IRType
 from lowering.lower_ops import binary_op, convert
 from lowering.lowered_values import Lowered, TensorHandle
+from lowering.preheader import LoopFrame, emit_preheader_checks
 from parser import ast_nodes as A
 from parser.typed_kernel import LocalVar
 from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, SemType, TileTy, TupleTy
@@ -69,6 +70,8 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     init = _state(ctx, carried)
     loop_var = ctx.body.loop_vars[node]
     counter_bound = ctx.bounds.counter_bound(lower, upper, stride, ctx.builder.definitions)
+    skips = any(loop is node for loop in ctx.body.exits.values())  # a `continue`
+    frames: list[LoopFrame] = []
 
     def body(args: tuple[Value, ...]) -> None:
         if counter_bound is not None:  # 0 <= counter < upper, known before the body
@@ -76,13 +79,20 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
         if loop_var is not None:
             ctx.values[loop_var.id] = args[0]
         _set_state(ctx, carried, list(args[1:]))
-        with ctx.region_scope():
-            ctx.block(node.body, trailing=A.ContinueExpr)
+        frame = LoopFrame(args[0], lower, upper, step is None and not skips, ctx.conditional_depth)
+        frames.append(frame)
+        ctx.loops.append(frame)
+        try:
+            with ctx.region_scope():
+                ctx.block(node.body, trailing=A.ContinueExpr)
+        finally:
+            ctx.loops.pop()
         _terminate(
             ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
         )
 
     region = ctx.builder.region([I32, *(v.type for v in init)], body)
+    emit_preheader_checks(ctx, frames[0])
     op = ctx.builder.emit(
         For,
         outputs=tuple(v.type for v in init),
@@ -121,7 +131,7 @@ def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     def body(args: tuple[Value, ...]) -> None:
         tile_id = args[0]
         _set_state(ctx, carried, list(args[1:]))
-        with ctx.region_scope():
+        with ctx.region_scope(), ctx.conditional():
             index = swizzle(ctx, tile_id, counts.counts, mapped.map_shape, node.span)
             for axis, component in enumerate(index):  # minted: inside z's tiles by construction
                 ctx.bounds.below[component.id] = Quantity(
@@ -210,7 +220,7 @@ def _loop_op(
 
     def body(args: tuple[Value, ...]) -> None:
         _set_state(ctx, carried, list(args))
-        with ctx.region_scope():
+        with ctx.region_scope(), ctx.conditional():
             prologue()
             ctx.block(node.body, trailing=A.ContinueExpr)
         state = tuple(_state(ctx, carried)) if not ctx.terminated else ()
@@ -267,7 +277,7 @@ def _if(ctx: KernelLowering, node: A.IfExpr) -> Lowered:
     def branch(code: A.Block | A.IfExpr | None) -> Region:
         def fill(_: tuple[Value, ...]) -> None:
             _set_state(ctx, carried, before)
-            with ctx.region_scope():
+            with ctx.region_scope(), ctx.conditional():
                 value = _branch_value(ctx, code)
             if ctx.terminated:  # the branch left its loop with `break` / `continue`
                 ctx.terminated = False

@@ -27,6 +27,7 @@ from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Re
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
 from lowering.lowered_values import Lowered, TensorHandle, TokenChain
+from lowering.preheader import LoopFrame
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.preconditions import ExtentDivisible, SameExtent
@@ -62,6 +63,10 @@ class KernelLowering:
             if isinstance(condition, SameExtent):
                 self.bounds.unite(condition.first, condition.second)
         self.block_ids: tuple[Value, Value, Value] = ()  # type: ignore[assignment]
+        self.loops: list[LoopFrame] = []  # the `for` loops around the current point
+        # how many regions that may not run on every iteration (runtime `if`, `while`,
+        # `loop`, persistent loops) surround the current point
+        self.conditional_depth = 0
 
     # --- entry
 
@@ -202,6 +207,15 @@ class KernelLowering:
             for handle, partitions in zip(self._handles(), saved, strict=True):
                 handle.partitions = partitions
 
+    @contextlib.contextmanager
+    def conditional(self) -> Iterator[None]:
+        """Lowering a region that may be skipped on some iterations of the loops around."""
+        self.conditional_depth += 1
+        try:
+            yield
+        finally:
+            self.conditional_depth -= 1
+
     def _handles(self) -> list[TensorHandle]:
         return [v for v in self.values.values() if isinstance(v, TensorHandle)]
 
@@ -251,7 +265,7 @@ class KernelLowering:
             def body(_: tuple[Value, ...]) -> None:
                 for handle, token in zip(self.outputs, tokens, strict=True):
                     handle.token = token  # each branch starts from the state before the `if`
-                with self.region_scope():
+                with self.region_scope(), self.conditional():
                     self.block(code, trailing=trailing)
                 self.builder.emit(Yield, span=guard.span)
 

@@ -13,7 +13,7 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import did_you_mean, mismatch, unresolved, unsupported
 from parser.diagnostics import Diagnostic, Label, error
-from parser.prelude import FUNCTIONS, METHODS, Intrinsic, receiver_kind
+from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_kind, receiver_kinds
 from parser.spans import Span
 from parser.type_eval import GenericValue, TypeEnv, TypeResolver
 from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall, TypedBody
@@ -136,9 +136,10 @@ class CallRules:
         if receiver_ty is None:
             return None
         kind = receiver_kind(receiver_ty)
-        intrinsic = METHODS.get((kind, call.method)) if kind is not None else None
+        intrinsic = find_method(kind, call.method) if kind is not None else None
         if intrinsic is None:
-            names = [m for (k, m) in METHODS if k == kind]
+            kinds = receiver_kinds(kind) if kind is not None else ()
+            names = [m for (k, m) in METHODS if k in kinds]
             self.report(
                 error(
                     codes.UNKNOWN_METHOD,

@@ -104,12 +104,15 @@ class RefTy:
 @dataclass(frozen=True)
 class PartitionTy:
     """`Partition<E, R>` (read-only tiled view of an input) or `PartitionMut<E, R>` (this
-    block's slab of an output, cut into tiles R; indices are local to the slab)."""
+    block's slab of an output, cut into tiles R; indices are local to the slab). A `full`
+    `PartitionMut` (`unsafe partition_full_mut`) covers the whole output instead: its
+    indices are the tensor's tile indices, and nothing keeps blocks apart."""
 
     elem: Elem
     tile: tuple[int, ...]
     mutable: bool
     slab: tuple[int, ...] = ()  # PartitionMut: the output's tile S that R subdivides
+    full: bool = False
 
     @property
     def rank(self) -> int:
@@ -117,7 +120,8 @@ class PartitionTy:
 
     @property
     def grid(self) -> tuple[int, ...]:
-        """PartitionMut: tiles per axis inside the slab (S / R)."""
+        """A slab PartitionMut: tiles per axis inside the slab (S / R)."""
+        assert not self.full, "a full view has no slab"
         return tuple(s // r for s, r in zip(self.slab, self.tile, strict=True))
 
     def __str__(self) -> str:

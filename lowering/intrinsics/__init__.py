@@ -11,10 +11,12 @@ from lowering.intrinsics.reduce import REDUCE_LOWERINGS
 from lowering.intrinsics.shape import SHAPE_LOWERINGS
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.intrinsics.tensors import TENSOR_LOWERINGS
+from lowering.intrinsics.unsafe_views import UNSAFE_VIEW_LOWERINGS
 from lowering.intrinsics.views import VIEW_LOWERINGS
 
 INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     **TENSOR_LOWERINGS,
+    **UNSAFE_VIEW_LOWERINGS,
     **VIEW_LOWERINGS,
     **MATH_LOWERINGS,
     **COMPARE_LOWERINGS,

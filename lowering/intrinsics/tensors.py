@@ -172,6 +172,7 @@ def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
         _tile_counts(ctx, part, call.span),
         "partition load",
         call.span,
+        part.view,
     )
     op = ctx.builder.emit(
         LoadViewTko,
@@ -216,32 +217,63 @@ def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
     part = _partition_arg(ctx, args[0])
     tile = ctx.expr(args[1])
     local = _index(ctx, args[2])
-    part_type = ctx.type_of(args[0])
+    check_output_index(ctx, part, ctx.type_of(args[0]), local, "partition_mut store", call.span)
+    store_to_output(ctx, part, tile, local, call.span)
+    return None
+
+
+def check_output_index(
+    ctx: KernelLowering,
+    part: PartitionValue,
+    part_type: object,
+    index: tuple[Value, ...],
+    cause: str,
+    span: A.Span,
+) -> None:
+    """Place the checks of an index into a `PartitionMut`: inside this block's slab, or,
+    for a full view, inside the whole tensor's tiles."""
     assert isinstance(part_type, PartitionTy)
+    if part_type.full:
+        limits = _tile_limits(part)
+        place_checks(ctx, index, limits, _tile_counts(ctx, part, span), cause, span, part.view)
+        return
     grid = part_type.grid
     place_checks(
         ctx,
-        local,
+        index,
         _slab_limits(part_type),
-        lambda axis: ctx.constant(grid[axis], I32_SCALAR, call.span),
-        "partition_mut store",
-        call.span,
+        lambda axis: ctx.constant(grid[axis], I32_SCALAR, span),
+        cause,
+        span,
     )
-    index = tuple(
-        ctx.builder.emit(AddI, result=I32, lhs=offset, rhs=i, span=call.span).result
+
+
+def output_index(
+    ctx: KernelLowering, part: PartitionValue, local: tuple[Value, ...], span: A.Span
+) -> tuple[Value, ...]:
+    """The tensor's tile index of a `PartitionMut` index (slab-local ones get the offset)."""
+    if not part.offsets:
+        return local
+    return tuple(
+        ctx.builder.emit(AddI, result=I32, lhs=offset, rhs=i, span=span).result
         for offset, i in zip(part.offsets, local, strict=True)
     )
+
+
+def store_to_output(
+    ctx: KernelLowering, part: PartitionValue, tile: Lowered, local: tuple[Value, ...], span: A.Span
+) -> None:
+    """A store through a `PartitionMut`, ordered after the output's earlier effects."""
     op = ctx.builder.emit(
         StoreViewTko,
         result_token=TOKEN,
         tile=tile,
         view=part.view,
-        index=index,
+        index=output_index(ctx, part, local, span),
         token=part.handle.token,
-        span=call.span,
+        span=span,
     )
     part.handle.token = op.result_token
-    return None
 
 
 def _mapped_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
@@ -282,7 +314,7 @@ def _num_tiles(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
     part = _partition_arg(ctx, args[0])
     part_type = view_type
     assert isinstance(part_type, PartitionTy)
-    if part.mutable:
+    if part.mutable and not part_type.full:
         return ctx.constant(part_type.grid[axis], I32_SCALAR, call.span)
     extent = part.handle.dims[axis]
     if isinstance(extent, int):  # a static extent: the count is a constant

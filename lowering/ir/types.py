@@ -136,3 +136,4 @@ IRType = Union[TileType, TensorViewType, PartitionViewType, TokenType]
 TOKEN = TokenType()
 I1 = TileType(ElementType.I1)
 I32 = TileType(ElementType.I32)
+I32_MAX = 2**31 - 1

@@ -73,10 +73,11 @@ TENSOR_ARG_BORROWS: dict[str, tuple[str | None, ...]] = {
     "load_output": (MUT,),
     "shape": (SHARED,),
     "partition_mut": (MUT, None),
+    "partition_full_mut": (MUT, None),
     "partition": (SHARED, None),
 }
 # Intrinsics whose result holds a borrow of their receiver.
-BORROWING_RESULTS = {"partition_mut": MUT, "partition": SHARED}
+BORROWING_RESULTS = {"partition_mut": MUT, "partition_full_mut": MUT, "partition": SHARED}
 
 UNSAFE_INTRINSICS: frozenset[str] = frozenset(i.id for i in PRELUDE if i.unsafe)
 

@@ -16,10 +16,12 @@ from parser.prelude.reduce import REDUCE_INTRINSICS
 from parser.prelude.shape import SHAPE_INTRINSICS
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver, receiver_kind
 from parser.prelude.tensors import TENSOR_INTRINSICS
+from parser.prelude.unsafe_views import UNSAFE_VIEW_INTRINSICS
 from parser.prelude.views import VIEW_INTRINSICS
 
 PRELUDE: tuple[Intrinsic, ...] = (
     *TENSOR_INTRINSICS,
+    *UNSAFE_VIEW_INTRINSICS,
     *VIEW_INTRINSICS,
     *MATH_INTRINSICS,
     *COMPARE_INTRINSICS,
@@ -38,4 +40,30 @@ for _intrinsic in PRELUDE:
         assert _intrinsic.receiver is not None
         METHODS[(_intrinsic.receiver, _name)] = _intrinsic
 
-__all__ = ["FUNCTIONS", "METHODS", "PRELUDE", "CallTyper", "Intrinsic", "Receiver", "receiver_kind"]
+# A receiver kind's methods, then those it inherits (a `PartitionMut` is also a partition).
+_INHERITS = {Receiver.PARTITION_MUT: (Receiver.PARTITION,)}
+
+
+def receiver_kinds(kind: Receiver) -> tuple[Receiver, ...]:
+    return (kind, *_INHERITS.get(kind, ()))
+
+
+def find_method(kind: Receiver, name: str) -> Intrinsic | None:
+    """The intrinsic `name` names on a receiver of `kind` (its own methods first)."""
+    for candidate in receiver_kinds(kind):
+        if (candidate, name) in METHODS:
+            return METHODS[(candidate, name)]
+    return None
+
+
+__all__ = [
+    "FUNCTIONS",
+    "METHODS",
+    "PRELUDE",
+    "CallTyper",
+    "Intrinsic",
+    "Receiver",
+    "find_method",
+    "receiver_kind",
+    "receiver_kinds",
+]

@@ -28,7 +28,8 @@ class Receiver(enum.Enum):
     TILE = "tile"
     SCALAR = "scalar"
     SHAPE = "shape"
-    PARTITION = "partition"
+    PARTITION = "partition"  # methods of every partition
+    PARTITION_MUT = "partition_mut"  # methods only a `PartitionMut` has (looked up first)
     MAPPED = "mapped"
     INDEX = "index"
 
@@ -79,7 +80,7 @@ def receiver_kind(ty: SemType) -> Receiver | None:
     if isinstance(ty, ShapeTy):
         return Receiver.SHAPE
     if isinstance(ty, PartitionTy):
-        return Receiver.PARTITION
+        return Receiver.PARTITION_MUT if ty.mutable else Receiver.PARTITION
     if isinstance(ty, MappedTy):
         return Receiver.MAPPED
     if isinstance(ty, PartitionIndexTy):

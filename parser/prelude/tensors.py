@@ -44,7 +44,7 @@ def _tensor_arg(call: CallTyper, index: int, what: str) -> RefTy | None:
     return None
 
 
-def _mutable_tensor_arg(call: CallTyper, index: int, action: str) -> TensorTy | None:
+def mutable_tensor_arg(call: CallTyper, index: int, action: str) -> TensorTy | None:
     ref = _tensor_arg(call, index, "the output")
     if ref is None:
         return None
@@ -122,7 +122,7 @@ def _load_tile_like(call: CallTyper) -> SemType | None:
 
 
 def _store(call: CallTyper) -> SemType | None:
-    out = _mutable_tensor_arg(call, 0, "store through")
+    out = mutable_tensor_arg(call, 0, "store through")
     tile_ty = call.arg(1, TileTy(out.elem, out.shape) if out else None)
     if out is None or tile_ty is None:
         return None
@@ -134,7 +134,7 @@ def _store(call: CallTyper) -> SemType | None:
 
 
 def _load_output(call: CallTyper) -> SemType | None:
-    out = _mutable_tensor_arg(call, 0, "load this block's output tile from")
+    out = mutable_tensor_arg(call, 0, "load this block's output tile from")
     return None if out is None else TileTy(out.elem, out.shape)
 
 
@@ -200,19 +200,19 @@ def _partition(call: CallTyper) -> SemType | None:
         )
         return None
     if len(tile) != tensor.rank:
-        call.report(_rank_mismatch(call, tensor.rank, len(tile)))
+        call.report(rank_mismatch(call, tensor.rank, len(tile)))
         return None
     return PartitionTy(tensor.elem, tile, mutable=False)
 
 
 def _mutable_partition(call: CallTyper) -> SemType | None:
     """`z.partition_mut(shape)`: this block's output tile S, cut into tiles R (R divides S)."""
-    out = _mutable_tensor_arg(call, 0, "mutably partition")
+    out = mutable_tensor_arg(call, 0, "mutably partition")
     tile = shape_arg(call, 1, "partition_mut")
     if out is None or tile is None:
         return None
     if len(tile) != out.rank:
-        call.report(_rank_mismatch(call, out.rank, len(tile)))
+        call.report(rank_mismatch(call, out.rank, len(tile)))
         return None
     if any(s % r for s, r in zip(out.shape, tile, strict=True)):
         call.report(
@@ -228,7 +228,7 @@ def _mutable_partition(call: CallTyper) -> SemType | None:
     return PartitionTy(out.elem, tile, mutable=True, slab=out.shape)
 
 
-def _rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:
+def rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:
     return error(
         codes.MISMATCHED_TYPES,
         f"a rank-{rank} tensor needs a rank-{rank} tile shape, found rank {got}",
@@ -237,7 +237,7 @@ def _rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:
     )
 
 
-def _partition_arg(call: CallTyper, index: int) -> PartitionTy | None:
+def partition_arg(call: CallTyper, index: int) -> PartitionTy | None:
     ty = call.arg(index)
     if isinstance(ty, PartitionTy):
         return ty
@@ -253,7 +253,7 @@ def _partition_arg(call: CallTyper, index: int) -> PartitionTy | None:
     return None
 
 
-def _index_arg(call: CallTyper, index: int, rank: int) -> bool:
+def index_arg(call: CallTyper, index: int, rank: int) -> bool:
     expected = ArrayTy(ScalarTy(Elem.I32), rank)
     ty = call.arg(index, expected)
     if ty == expected:
@@ -271,25 +271,20 @@ def _index_arg(call: CallTyper, index: int, rank: int) -> bool:
 
 
 def _partition_load(call: CallTyper) -> SemType | None:
-    part = _partition_arg(call, 0)
-    if part is None or not _index_arg(call, 1, part.rank):
-        return None
-    if part.mutable:
-        call.report(
-            error(
-                codes.UNSAFE_REQUIRED,
-                "loading from a `PartitionMut` may race with other tile blocks",
-                call.span,
-                "unordered read of an output",
-                help=("keep the value you stored in a local instead",),
-            )
-        )
+    part = partition_arg(call, 0)
+    if part is None or not index_arg(call, 1, part.rank):
         return None
     return TileTy(part.elem, part.tile)
 
 
 def _partition_store(call: CallTyper) -> SemType | None:
-    part = _partition_arg(call, 0)
+    return partition_store_type(call, checked=True)
+
+
+def partition_store_type(call: CallTyper, checked: bool) -> SemType | None:
+    """`pm.store(tile, idx)` / `pm.store_unchecked(tile, idx)`: a tile of the view's shape
+    through a `mut` binding; a `checked` constant index must lie in the block's slab."""
+    part = partition_arg(call, 0)
     if part is None:
         return None
     expected = TileTy(part.elem, part.tile)
@@ -319,12 +314,13 @@ def _partition_store(call: CallTyper) -> SemType | None:
             )
         )
         return None
-    if tile is None or not _index_arg(call, 2, part.rank):
+    if tile is None or not index_arg(call, 2, part.rank):
         return None
     if tile != expected:
         _mismatch(call, 1, expected, tile, f"the partition's tile is `{expected}`")
         return None
-    _check_constant_index(call, 2, part)
+    if checked and not part.full:
+        _check_constant_index(call, 2, part)
     return UNIT
 
 
@@ -419,7 +415,7 @@ def _num_tiles(call: CallTyper) -> SemType | None:
     if isinstance(view, MappedTy):
         part = PartitionTy(view.elem, view.tile, mutable=True)
     else:
-        part = _partition_arg(call, 0)
+        part = partition_arg(call, 0)
     axis = call.constant(1)
     if part is None:
         return None

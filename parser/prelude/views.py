@@ -14,7 +14,7 @@ from parser import codes
 from parser.diagnostics import error
 from parser.prelude.common import I32, const_int_arg, generic_args, marker_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
-from parser.prelude.tensors import _index_arg
+from parser.prelude.tensors import index_arg
 from parser.types import PartitionTy, ScalarTy, SemType, ShapeTy, TileTy
 
 LOAD_ORDERINGS = ("Weak", "Relaxed", "Acquire")  # `ordering::LoadMode`
@@ -123,7 +123,7 @@ def _latency_option(call: CallTyper, index: int, fn: str) -> bool:
 def _load_view_tko(call: CallTyper) -> SemType | None:
     fn = "load_view_tko"
     part = _read_partition(call, fn)
-    if part is None or not _index_arg(call, 1, part.rank):
+    if part is None or not index_arg(call, 1, part.rank):
         return None
     why = " (loads take `ordering::Weak`, `Relaxed` or `Acquire`)"
     ordering = marker_arg(call, 2, "ordering", fn, LOAD_ORDERINGS, why)
@@ -136,7 +136,7 @@ def _load_view_tko(call: CallTyper) -> SemType | None:
 def _load_pipelined(call: CallTyper) -> SemType | None:
     fn = "load_pipelined"
     part = _read_partition(call, fn)
-    if part is None or not _index_arg(call, 1, part.rank):
+    if part is None or not index_arg(call, 1, part.rank):
         return None
     written = generic_args(call)
     if len(written) != 1:

@@ -17,6 +17,7 @@ from service.convert import contract_to_proto
 from tests.lowering.kernels import compile_example, compile_text
 
 GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
+ATTENTION = {"E": "bf16", "BM": "128", "BN": "64", "D": "64"}
 
 
 def _asserts(result):  # type: ignore[no-untyped-def]
@@ -37,13 +38,34 @@ def test_gemm_has_no_check_in_its_loop_and_hoists_the_rest(tileiras) -> None:
     assert (Quantity(grid_axis=1), Quantity(tile_count=(2, 1, 128))) in checks
 
 
-def test_flash_attention_keeps_checks_out_of_its_main_loop() -> None:
-    generics = {"E": "bf16", "BM": "64", "BN": "64", "D": "64", "CAUSAL": "1"}
-    result = compile_example("flash_attention.rs", "flash_attention", generics, Stage.IR)
+@pytest.mark.parametrize(
+    ("file", "entry", "generics"),
+    [
+        ("gemm.rs", "gemm", GEMM),
+        ("gemm.rs", "gemm_aligned", GEMM),
+        ("persistent_gemm.rs", "gemm_persistent", {**GEMM, "MAP": "[8, 1]"}),
+        ("flash_attention.rs", "flash_attention", {**ATTENTION, "CAUSAL": "0"}),
+        ("flash_attention.rs", "flash_attention", {**ATTENTION, "CAUSAL": "1"}),
+    ],
+)
+def test_gemm_and_flash_attention_have_no_check_in_their_hot_loops(
+    file: str, entry: str, generics: dict[str, str]
+) -> None:
+    result = compile_example(file, entry, generics, Stage.IR)
+    assert result.ok, result.diagnostics
     (function,) = result.ir.functions
-    loops = [op for op in function.body.ops if isinstance(op, For)]
-    assert len(loops) == 2  # unmasked blocks, then the diagonal
-    assert not [op for op in walk(loops[0].body.block) if isinstance(op, Assert)]
+    loops = [op for op in walk(function.body) if isinstance(op, For)]
+    assert loops
+    assert not [op for loop in loops for op in walk(loop.body.block) if isinstance(op, Assert)]
+
+
+def test_causal_attention_proves_its_diagonal_loop_through_products_and_sums() -> None:
+    """`first_row = mb * BM` (a y block id: at most 65534, times 128) cannot wrap, so the
+    diagonal loop's start is non-negative and its counter stays below k's tile count."""
+    generics = {**ATTENTION, "CAUSAL": "1"}
+    result = compile_example("flash_attention.rs", "flash_attention", generics, Stage.IR)
+    assert result.ok, result.diagnostics
+    assert _asserts(result) == []
 
 
 KERNEL = """
@@ -142,3 +164,40 @@ def test_declared_preconditions_become_assumes_and_host_refusals(tileiras) -> No
         plan_launch(contract, args(200, 200, 201))
     with pytest.raises(LaunchCheckError, match=r"precondition dim\(x, 1\) == dim\(y, 0\)"):
         plan_launch(contract, args(200, 192, 200))
+
+
+LOOP_FROM = """
+#[cutile::module]
+mod k {{
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f(z: &mut Tensor<f32, {{ [128, 1] }}>, x: &Tensor<f32, {{ [-1] }}>) {{
+        let p = x.partition(const_shape![128]);
+        let ids = get_tile_block_id();
+        let mut acc = constant(0.0f32, const_shape![128]);
+        let start = {start};
+        for j in start..num_tiles(&p, 0) {{
+            acc = acc + p.load([j]);
+        }}
+        z.store(acc.reshape(const_shape![128, 1]));
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("start", "checks"),
+    [
+        ("ids.1 * 64", 0),  # a y block id is at most 65534: the product cannot wrap
+        ("ids.1 * 64 + ids.2 * 64", 0),
+        ("ids.0 + 1", 0),  # an x block id is below 2^31 - 1
+        ("ids.0 * 64", 1),  # may wrap i32: no interval fact, the check stays
+        ("num_tiles(&p, 0) / -1", 1),  # dividing by a negative constant is not >= 0
+    ],
+)
+def test_non_negativity_flows_through_sums_and_products_that_cannot_wrap(
+    start: str, checks: int
+) -> None:
+    result = compile_text(LOOP_FROM.format(start=start), stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    assert len(_asserts(result)) == checks

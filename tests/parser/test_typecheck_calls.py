@@ -468,7 +468,7 @@ def test_partition_mut_is_a_slab_of_sub_tiles_with_local_store_indices() -> None
         (
             ("let mut p = z.partition_mut(const_shape![32, 32]);", "let u = p.load([0, 0]);"),
             "E0133",
-            "loading from a `PartitionMut` may race",
+            "call to unsafe function `load` is unsafe",
         ),
         (("let u = px.load([0i32]);",), "E0308", "expected a tile index `[i32; 2]`"),
         (("let u = px.load(0i32);",), "E0308", "expected a tile index"),
