@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
+from parser.optimization_hints import ArchHints, parse_optimization_hints
 from parser.preconditions import Precondition, parse_preconditions
 from parser.type_eval import TypeResolver, eval_const
 from parser.types import DYNAMIC, MappedTy, RefTy, ScalarTy, SemType, TensorTy, is_power_of_two
@@ -55,6 +56,7 @@ class EntryOptions:
     unchecked_accesses: bool = False
     deny_in_kernel_checks: bool = False
     preconditions: tuple[Precondition, ...] = ()
+    optimization_hints: tuple[ArchHints, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -294,6 +296,7 @@ def _entry_options(
 ) -> EntryOptions:
     assert function.entry is not None
     values: dict[str, bool] = {}
+    hints: tuple[ArchHints, ...] = ()
     seen: set[str] = set()
     for option in function.entry.options:
         if option.key in seen:
@@ -331,6 +334,8 @@ def _entry_options(
             value = _bool_option(option, resolver, sink)
             if value is not None:
                 values[option.key] = value
+        elif option.key == "optimization_hints":
+            hints = parse_optimization_hints(option.value, resolver.env, sink)
     unchecked = values.get("unchecked_accesses", False)
     if unchecked and not function.is_unsafe:
         sink.add(
@@ -341,7 +346,9 @@ def _entry_options(
                 "declare this function `unsafe fn`",
             )
         )
-    return EntryOptions(unchecked, values.get("deny_in_kernel_checks", False))
+    return EntryOptions(
+        unchecked, values.get("deny_in_kernel_checks", False), optimization_hints=hints
+    )
 
 
 def _bool_option(
