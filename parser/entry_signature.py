@@ -101,6 +101,7 @@ def check_entry_signature(
             )
         )
     _check_single_grid(params, sink)
+    _check_clusters(function, params, options, sink)
     errors_after = len([d for d in sink if d.is_error])
     if errors_after > errors_before:
         return None
@@ -127,6 +128,36 @@ def _check_single_grid(params: tuple[EntryParam, ...], sink: DiagnosticSink) -> 
                 help=("make it a `MappedPartitionMut` too and store with the same indices",),
             )
         )
+
+
+def _check_clusters(
+    function: A.Function,
+    params: tuple[EntryParam, ...],
+    options: EntryOptions,
+    sink: DiagnosticSink,
+) -> None:
+    """With `num_cta_in_cga = n > 1` a tile block is a cluster of n CTAs and the launch grid
+    counts CTAs, so a grid of one tile block per output tile would leave tiles unwritten;
+    a persistent kernel walks all tiles whatever its grid (which the host must make a
+    multiple of n)."""
+    clustered = [h for h in options.optimization_hints if (h.num_cta_in_cga or 1) > 1]
+    if not clustered or any(p.role is ParamRole.MAPPED_OUTPUT for p in params):
+        return
+    assert function.entry is not None
+    sink.add(
+        error(
+            codes.INVALID_ENTRY_OPTION,
+            f"`{clustered[0].arch}.num_cta_in_cga = {clustered[0].num_cta_in_cga}` needs a "
+            "persistent entry",
+            function.entry.span,
+            "clusters of CTAs per tile block",
+            notes=(
+                "the launch grid counts CTAs, so one tile block per output tile would leave "
+                "tiles unwritten",
+            ),
+            help=("write the output as a `MappedPartitionMut` and loop over `iter_indices()`",),
+        )
+    )
 
 
 def _entry_param(

@@ -129,8 +129,15 @@ mod kernel {
         sm_90 = (num_cta_in_cga = 2, occupancy = OCC),
         sm_100 = (num_worker_warps_per_cta = 4),
     ))]
-    fn f<const OCC: i32>(z: &mut Tensor<f32, { [128] }>, x: &Tensor<f32, { [-1] }>) {
-        z.store(x.load_like(z));
+    fn f<const OCC: i32>(
+        mut z: MappedPartitionMut<f32, { [128] }, { [1] }>,
+        x: &Tensor<f32, { [-1] }>,
+    ) {
+        let part_x = x.partition(const_shape![128]);
+        for idx in z.iter_indices() {
+            let (i,) = idx.components();
+            z.store(part_x.load([i]), idx);
+        }
     }
 }
 """

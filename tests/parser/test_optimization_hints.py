@@ -7,15 +7,18 @@ from parser.optimization_hints import ArchHints
 from tests.parser.test_entry_signature import signature
 
 SIG = "z: &mut Tensor<f32, { [128] }>, x: &Tensor<f32, { [-1] }>"
+MAPPED = "mut z: MappedPartitionMut<f32, { [128] }, { [1] }>, x: &Tensor<f32, { [-1] }>"
 
 
-def _hints(text: str, generics: dict | None = None) -> tuple:
-    return signature(SIG, attr=f"#[cutile::entry(optimization_hints = {text})]", generics=generics)
+def _hints(text: str, generics: dict | None = None, sig: str = SIG) -> tuple:
+    attr = f"#[cutile::entry(optimization_hints = {text})]"
+    return signature(sig, attr=attr, generics=generics)
 
 
 def test_hints_per_architecture_are_parsed() -> None:
     result, diagnostics, _ = _hints(
-        "(sm_90 = (num_cta_in_cga = 2, occupancy = 1), sm_100 = (num_worker_warps_per_cta = 8,))"
+        "(sm_90 = (num_cta_in_cga = 2, occupancy = 1), sm_100 = (num_worker_warps_per_cta = 8,))",
+        sig=MAPPED,
     )
     assert diagnostics == [] and result is not None
     assert result.options.optimization_hints == (
@@ -57,7 +60,7 @@ def test_bad_hints_are_reported_each_at_its_own_span() -> None:
         "sm_121 = 2": "2",
         "occupancy": "occupancy",
     }
-    _, diagnostics, _ = _hints("(" + ", ".join(bad) + ")")
+    _, diagnostics, _ = _hints("(" + ", ".join(bad) + ")")  # all invalid: no cluster error
     assert [d.code for d in diagnostics] == [codes.INVALID_ENTRY_OPTION] * len(bad)
     assert [d.primary_span.text for d in diagnostics] == list(bad.values())
 
@@ -71,3 +74,13 @@ def test_an_architecture_or_hint_given_twice_is_an_error() -> None:
         "optimization hint `occupancy` is given twice",
         "optimization hints for `sm_100` are given twice",
     ]
+
+
+def test_clusters_need_a_persistent_entry() -> None:
+    result, diagnostics, _ = _hints("(sm_90 = (num_cta_in_cga = 2))")
+    assert result is None
+    assert [d.message for d in diagnostics] == [
+        "`sm_90.num_cta_in_cga = 2` needs a persistent entry"
+    ]
+    result, diagnostics, _ = _hints("(sm_90 = (num_cta_in_cga = 2))", sig=MAPPED)
+    assert diagnostics == [] and result is not None
