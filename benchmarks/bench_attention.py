@@ -1,0 +1,95 @@
+"""Flash attention forward in bf16, ours (autotuned tile sizes; causal by loop bounds) vs
+torch's scaled_dot_product_attention: L = 1k ... 16k, D = 64 and 128, causal and not, with
+B = 16384 / L sequences of H = 32 heads (B = 4 at L = 4096).
+
+    PYTHONPATH=. python3 -m benchmarks.bench_attention BUNDLE [--json OUT.json] [--quick]
+
+FLOPs: 4 * B * H * L^2 * D, halved when causal.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch.nn.functional import scaled_dot_product_attention
+
+from benchmarks import configs
+from benchmarks.timing import Row, checked, fastest, max_error, median_seconds, parse_args, report
+from client_stubs import Bundle, DeviceTensor
+from client_stubs.autotune import Prepare
+
+LENGTHS = (1024, 2048, 4096, 8192, 16384)
+HEADS = 32
+TOKENS = 16384
+TOLERANCE = 2e-2
+
+
+def candidates(bundle: Bundle, d: int, causal: bool, out, q, k, v) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
+    scale = 1.0 / math.sqrt(d) * math.log2(math.e)
+
+    def prepare(bm: str, bn: str) -> Prepare:
+        def load():  # type: ignore[no-untyped-def]
+            part = DeviceTensor.wrap(out).partition((1, int(bm), d))
+            args = (part, *map(DeviceTensor.wrap, (q, k, v)), scale)
+            generics = {"E": "bf16", "BM": bm, "BN": bn, "D": str(d), "CAUSAL": str(int(causal))}
+            kernel = bundle.kernel("flash_attention", generics, for_args=args)
+            return lambda: kernel(*args)
+
+        return load
+
+    return {f"BM={bm},BN={bn}": prepare(bm, bn) for bm, bn in configs.ATTENTION_TILES[d]}
+
+
+def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path) -> Row:
+    batch = max(1, TOKENS // length)
+    torch.manual_seed(0)
+    q, k, v = (
+        torch.randn(batch, HEADS, length, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)
+    )
+    out = torch.empty_like(q)
+    expected = scaled_dot_product_attention(q, k, v, is_causal=causal)
+    flat = [t.view(batch * HEADS, length, d) for t in (out, q, k, v)]
+    found = {
+        name: checked(prepare, out, expected, TOLERANCE)
+        for name, prepare in candidates(bundle, d, causal, *flat).items()
+    }
+    kind = "causal" if causal else "non-causal"
+    name, ours, launch = fastest(f"flash_attention {kind} D={d}", (length,), found, tune_cache)
+    launch()
+    error = max_error(out, expected)
+    theirs = median_seconds(lambda: scaled_dot_product_attention(q, k, v, is_causal=causal))
+    flops = 4 * batch * HEADS * length * length * d // (2 if causal else 1)
+    return Row(
+        "attention",
+        f"flash attention {kind} D={d}",
+        f"{batch}x{HEADS}x{length}x{d}",
+        flops,
+        "TFLOP/s",
+        ours,
+        theirs,
+        name,
+        error,
+        TOLERANCE,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(__doc__.splitlines()[0], argv)
+    bundle = Bundle.open(args.bundle)
+    tune_cache = args.tune_cache or Path(tempfile.mkdtemp(prefix="tune-"))
+    lengths = (4096,) if args.quick else LENGTHS
+    rows = [
+        measure(bundle, length, d, causal, tune_cache)
+        for d in configs.ATTENTION_TILES
+        for causal in (False, True)
+        for length in lengths
+    ]
+    report("benchmarks.bench_attention", "flash attention", rows, args.json)
+
+
+if __name__ == "__main__":
+    main()

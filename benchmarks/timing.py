@@ -1,0 +1,155 @@
+"""What every benchmark family shares: CUDA-event timing, result rows, the command line and
+the JSON the BENCHMARKS.md writer reads.
+
+Timing: `median_seconds` runs warm-up launches, then `reps` samples, each a batch of
+back-to-back launches between two CUDA events (batched until a sample lasts ~1 ms, so launch
+overhead does not hide a short kernel), and returns the median seconds per launch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from client_stubs.autotune import Autotuner, Prepare, TuneKey, shape_class
+
+WARMUP = 3
+REPS = 10
+MIN_SAMPLE_SECONDS = 1e-3
+
+
+def median_seconds(
+    launch: Callable[[], object],
+    *,
+    warmup: int = WARMUP,
+    reps: int = REPS,
+    min_sample: float = MIN_SAMPLE_SECONDS,
+) -> float:
+    for _ in range(warmup):
+        launch()
+    torch.cuda.synchronize()
+    batch = 1
+    samples: list[float] = []
+    while len(samples) < reps:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(batch):
+            launch()
+        end.record()
+        end.synchronize()
+        seconds = start.elapsed_time(end) / 1e3
+        if not samples and seconds < min_sample and batch < 1024:
+            batch = min(1024, batch * max(2, int(min_sample / max(seconds, 1e-7))))
+            continue  # the first, calibrating sample is not kept
+        samples.append(seconds / batch)
+    return statistics.median(samples)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One shape: ours (the autotuned winner `config`) next to torch."""
+
+    family: str
+    case: str  # e.g. "add bf16", "flash attention causal D=128"
+    shape: str
+    work: float  # bytes moved or floating-point operations
+    unit: str  # "TB/s" or "TFLOP/s"
+    ours_s: float
+    torch_s: float
+    config: str
+    max_error: float
+    tolerance: float
+
+    @property
+    def ours_rate(self) -> float:
+        return self.work / self.ours_s / 1e12
+
+    @property
+    def torch_rate(self) -> float:
+        return self.work / self.torch_s / 1e12
+
+    @property
+    def ratio(self) -> float:
+        return self.torch_s / self.ours_s
+
+    @property
+    def correct(self) -> bool:
+        return self.max_error <= self.tolerance
+
+    def line(self) -> str:
+        flag = "" if self.correct else f"  MISMATCH (max error {self.max_error:.3g})"
+        return (
+            f"{self.case:<34} {self.shape:<22} ours {self.ours_rate:8.2f} {self.unit:<7} "
+            f"torch {self.torch_rate:8.2f} {self.unit:<7} ratio {self.ratio:5.2f}  [{self.config}]"
+            + flag
+        )
+
+
+def fastest(
+    kernel: str, extents: Sequence[int], candidates: dict[str, Prepare], tune_cache: Path
+) -> tuple[str, float, Callable[[], object]]:
+    """The autotuned winner among `candidates` (name, seconds per launch, launch); timed
+    with `median_seconds`, remembered in `tune_cache`."""
+    key = TuneKey(kernel, shape_class(extents), "sm_90")
+    choice = Autotuner(tune_cache, median_seconds).pick(key, candidates)
+    for name, why in choice.failed.items():
+        print(f"  {kernel} {name}: failed: {why}", flush=True)
+    seconds = choice.seconds.get(choice.name) or median_seconds(choice.launch)
+    return choice.name, seconds, choice.launch
+
+
+def checked(
+    prepare: Prepare, out: torch.Tensor, expected: torch.Tensor, tolerance: float
+) -> Prepare:
+    """`prepare`, after one launch whose output must match `expected`: a variant that computes
+    the wrong thing fails (and so loses the autotuning) instead of winning on speed."""
+
+    def load() -> Callable[[], object]:
+        launch = prepare()
+        out.zero_()
+        launch()
+        torch.cuda.synchronize()
+        error = max_error(out, expected)
+        if not error <= tolerance:
+            raise ValueError(f"wrong result: max error {error:.3g} > {tolerance:.3g}")
+        return launch
+
+    return load
+
+
+def max_error(ours: torch.Tensor, expected: torch.Tensor) -> float:
+    return float((ours.float() - expected.float()).abs().max())
+
+
+def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("bundle", help="bundle folder from `python -m benchmarks.build_bundle`")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--tune-cache", type=Path, help="autotune record folder (default: a fresh one per run)"
+    )
+    parser.add_argument("--quick", action="store_true", help="only the largest shapes")
+    return parser.parse_args(argv)
+
+
+def report(module: str, family: str, rows: list[Row], json_path: Path | None) -> None:
+    print(f"== {family}: median of {REPS} timed reps after {WARMUP} warm-ups", flush=True)
+    for row in rows:
+        print(row.line(), flush=True)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "family": family,
+            "command": " ".join(["PYTHONPATH=. python3 -m", module, *sys.argv[1:]]),
+            "device": torch.cuda.get_device_name(),
+            "torch": torch.__version__,
+            "rows": [asdict(r) for r in rows],
+        }
+        json_path.write_text(json.dumps(payload, indent=1))
