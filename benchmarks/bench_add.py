@@ -42,7 +42,9 @@ def measure(bundle: Bundle, dtype: str, n: int, tune_cache: Path) -> Row:
     x = torch.randn(n, device="cuda", dtype=element)
     y = torch.randn(n, device="cuda", dtype=element)
     z = torch.empty_like(x)
-    name, ours, launch = fastest(function, (n,), candidates(bundle, dtype, z, x, y), tune_cache)
+    name, ours, launch, tried = fastest(
+        function, (n,), candidates(bundle, dtype, z, x, y), tune_cache
+    )
     launch()
     expected = x + y
     error = max_error(z, expected)
@@ -58,6 +60,7 @@ def measure(bundle: Bundle, dtype: str, n: int, tune_cache: Path) -> Row:
         name,
         error,
         0.0,
+        tried=tried,
     )
 
 

@@ -58,7 +58,9 @@ def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path)
         for name, prepare in candidates(bundle, d, causal, *flat).items()
     }
     kind = "causal" if causal else "non-causal"
-    name, ours, launch = fastest(f"flash_attention {kind} D={d}", (length,), found, tune_cache)
+    name, ours, launch, tried = fastest(
+        f"flash_attention {kind} D={d}", (length,), found, tune_cache
+    )
     launch()
     error = max_error(out, expected)
     theirs = median_seconds(lambda: scaled_dot_product_attention(q, k, v, is_causal=causal))
@@ -74,6 +76,7 @@ def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path)
         name,
         error,
         TOLERANCE,
+        tried=tried,
     )
 
 

@@ -28,7 +28,8 @@ def _label(config: Mapping[str, str]) -> str:
     tile = f"{config['BM']}x{config['BN']}x{config['BK']}"
     if "OCC" not in config:
         return f"aligned {tile}"
-    return f"persistent {tile} occ{config['OCC']} cta{config['CTA']}"
+    hints = f"lat{config['LAT']} occ{config['OCC']} cta{config['CTA']}"
+    return f"persistent {tile} {hints}"
 
 
 def candidates(bundle: Bundle, dtype: str, z, x, y) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
@@ -68,7 +69,7 @@ def measure(bundle: Bundle, dtype: str, shape: tuple[int, int, int], tune_cache:
         name: checked(prepare, z, expected, tolerance)
         for name, prepare in candidates(bundle, dtype, z, x, y).items()
     }
-    name, ours, launch = fastest(f"gemm {dtype}", shape, found, tune_cache)
+    name, ours, launch, tried = fastest(f"gemm {dtype}", shape, found, tune_cache)
     launch()
     error = max_error(z, expected)
     theirs = median_seconds(lambda: torch.matmul(x, y, out=z))
@@ -83,6 +84,7 @@ def measure(bundle: Bundle, dtype: str, shape: tuple[int, int, int], tune_cache:
         name,
         error,
         tolerance,
+        tried=tried,
     )
 
 

@@ -61,7 +61,7 @@ def measure(bundle: Bundle, function: str, rows: int, width: int, tune_cache: Pa
         theirs = median_seconds(lambda: _rms_norm_torch(x, w, out))
         case, tolerance = "rms_norm f32", 1e-4
     found = candidates(bundle, function, width, out, inputs, scalars)
-    name, ours, launch = fastest(function, (rows, width), found, tune_cache)
+    name, ours, launch, tried = fastest(function, (rows, width), found, tune_cache)
     launch()
     error = max_error(out, expected)
     return Row(
@@ -75,6 +75,7 @@ def measure(bundle: Bundle, function: str, rows: int, width: int, tune_cache: Pa
         name,
         error,
         tolerance,
+        tried=tried,
     )
 
 

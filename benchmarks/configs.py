@@ -39,7 +39,7 @@ ADD = (
 
 NORM_WIDTHS = (1024, 4096, 16384)
 # rows per tile block for each width (a whole [BM, N] f32 tile stays in registers)
-NORM_ROWS = {1024: ("4", "8"), 4096: ("1", "2"), 16384: ("1",)}
+NORM_ROWS = {1024: ("4", "8", "16"), 4096: ("1", "2", "4"), 16384: ("1", "2")}
 NORM_CONFIGS = tuple({"BM": bm, "N": str(n)} for n in NORM_WIDTHS for bm in NORM_ROWS[n])
 NORMS = (
     Group("softmax.rs", "softmax", NORM_CONFIGS, {"y": FACTS_2D, "x": FACTS_2D}, general=False),
@@ -53,13 +53,17 @@ NORMS = (
 )
 
 GEMM_DTYPES = ("f16", "bf16")
-# (BM, BN, BK, occupancy, CTAs per tile block); MAP [8, 1] and latency 3 throughout
+# (BM, BN, BK, load latency, occupancy, CTAs per tile block); MAP [8, 1] throughout
 GEMM_TILES = (
-    ("128", "128", "64", "1", "1"),
-    ("128", "256", "64", "1", "1"),
-    ("256", "128", "64", "1", "1"),
-    ("128", "256", "64", "1", "2"),
-    ("128", "128", "64", "2", "1"),
+    ("128", "128", "64", "3", "1", "1"),
+    ("128", "128", "64", "6", "1", "1"),
+    ("128", "128", "128", "3", "1", "1"),
+    ("128", "128", "64", "3", "2", "1"),
+    ("128", "256", "64", "3", "1", "1"),
+    ("128", "256", "64", "6", "1", "1"),
+    ("256", "128", "64", "3", "1", "1"),
+    ("128", "256", "64", "3", "1", "2"),
+    ("256", "128", "64", "3", "1", "2"),
 )
 GEMM_TUNED = tuple(
     {
@@ -68,12 +72,12 @@ GEMM_TUNED = tuple(
         "BN": bn,
         "BK": bk,
         "MAP": "[8, 1]",
-        "LAT": "3",
+        "LAT": lat,
         "OCC": occ,
         "CTA": cta,
     }
     for e in GEMM_DTYPES
-    for bm, bn, bk, occ, cta in GEMM_TILES
+    for bm, bn, bk, lat, occ, cta in GEMM_TILES
 )
 GEMM_ALIGNED = tuple({"E": e, "BM": "128", "BN": "128", "BK": "64"} for e in GEMM_DTYPES)
 GEMM = (
@@ -82,7 +86,10 @@ GEMM = (
 )
 
 # (BM, BN) per head dimension
-ATTENTION_TILES = {64: (("128", "64"), ("128", "128")), 128: (("128", "64"), ("64", "64"))}
+ATTENTION_TILES = {
+    64: (("128", "64"), ("128", "128"), ("64", "128")),
+    128: (("128", "64"), ("64", "64"), ("128", "128")),
+}
 ATTENTION_CONFIGS = tuple(
     {"E": "bf16", "BM": bm, "BN": bn, "D": str(d), "CAUSAL": causal}
     for d, tiles in ATTENTION_TILES.items()
@@ -95,6 +102,7 @@ ATTENTION = (
         "flash_attention",
         ATTENTION_CONFIGS,
         dict.fromkeys(("out", "q", "k", "v"), FACTS_3D),
+        general=False,
     ),
 )
 

@@ -12,8 +12,8 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -66,6 +66,7 @@ class Row:
     config: str
     max_error: float
     tolerance: float
+    tried: Mapping[str, float] = field(default_factory=dict)  # seconds per candidate
 
     @property
     def ours_rate(self) -> float:
@@ -94,15 +95,17 @@ class Row:
 
 def fastest(
     kernel: str, extents: Sequence[int], candidates: dict[str, Prepare], tune_cache: Path
-) -> tuple[str, float, Callable[[], object]]:
-    """The autotuned winner among `candidates` (name, seconds per launch, launch); timed
-    with `median_seconds`, remembered in `tune_cache`."""
+) -> tuple[str, float, Callable[[], object], dict[str, float]]:
+    """The autotuned winner among `candidates` (name, seconds per launch, launch, and the
+    seconds of every candidate timed); timed with `median_seconds`, remembered in
+    `tune_cache`."""
     key = TuneKey(kernel, shape_class(extents), "sm_90")
     choice = Autotuner(tune_cache, median_seconds).pick(key, candidates)
     for name, why in choice.failed.items():
         print(f"  {kernel} {name}: failed: {why}", flush=True)
     seconds = choice.seconds.get(choice.name) or median_seconds(choice.launch)
-    return choice.name, seconds, choice.launch
+    tried = dict(sorted(choice.seconds.items(), key=lambda item: item[1]))
+    return choice.name, seconds, choice.launch, tried
 
 
 def checked(
@@ -143,6 +146,9 @@ def report(module: str, family: str, rows: list[Row], json_path: Path | None) ->
     print(f"== {family}: median of {REPS} timed reps after {WARMUP} warm-ups", flush=True)
     for row in rows:
         print(row.line(), flush=True)
+        if len(row.tried) > 1:
+            times = ", ".join(f"{name} {row.work / s / 1e12:.2f}" for name, s in row.tried.items())
+            print(f"    candidates ({row.unit}): {times}", flush=True)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
