@@ -1,6 +1,8 @@
-"""Flash attention forward in bf16, ours (autotuned tile sizes; causal by loop bounds) vs
-torch's scaled_dot_product_attention: L = 1k ... 16k, D = 64 and 128, causal and not, with
-B = 16384 / L sequences of H = 32 heads (B = 4 at L = 4096).
+"""Flash attention forward in bf16, ours vs torch's scaled_dot_product_attention.
+
+Ours: the autotuned fastest of `flash_attention` tile sizes and the latency-hinted
+`flash_attention_tuned` (causal by loop bounds in both). L = 1k ... 16k, D = 64 and 128,
+causal and not, with B = 16384 / L sequences of H = 32 heads (B = 4 at L = 4096).
 
     PYTHONPATH=. python3 -m benchmarks.bench_attention BUNDLE [--json OUT.json] [--quick]
 
@@ -31,17 +33,26 @@ TOLERANCE = 2e-2
 def candidates(bundle: Bundle, d: int, causal: bool, out, q, k, v) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
     scale = 1.0 / math.sqrt(d) * math.log2(math.e)
 
-    def prepare(bm: str, bn: str) -> Prepare:
+    def prepare(function: str, generics: dict[str, str]) -> Prepare:
         def load():  # type: ignore[no-untyped-def]
-            part = DeviceTensor.wrap(out).partition((1, int(bm), d))
+            part = DeviceTensor.wrap(out).partition((1, int(generics["BM"]), d))
             args = (part, *map(DeviceTensor.wrap, (q, k, v)), scale)
-            generics = {"E": "bf16", "BM": bm, "BN": bn, "D": str(d), "CAUSAL": str(int(causal))}
-            kernel = bundle.kernel("flash_attention", generics, for_args=args)
+            kernel = bundle.kernel(function, generics, for_args=args)
             return lambda: kernel(*args)
 
         return load
 
-    return {f"BM={bm},BN={bn}": prepare(bm, bn) for bm, bn in configs.ATTENTION_TILES[d]}
+    common = {"E": "bf16", "D": str(d), "CAUSAL": str(int(causal))}
+    found = {
+        f"BM={bm},BN={bn}": prepare("flash_attention", {**common, "BM": bm, "BN": bn})
+        for bm, bn in configs.ATTENTION_TILES[d]
+    }
+    for bm, bn, lat, occ in configs.ATTENTION_TUNED_TILES[d]:
+        generics = {**common, "BM": bm, "BN": bn, "LAT": lat, "OCC": occ}
+        found[f"tuned BM={bm},BN={bn} lat{lat} occ{occ}"] = prepare(
+            "flash_attention_tuned", generics
+        )
+    return found
 
 
 def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path) -> Row:

@@ -108,4 +108,60 @@ mod kernel {
         let result: Tile<E, { [BM, D] }> = convert_tile(normalized);
         out.store(result.reshape(const_shape![1, BM, D]));
     }
+
+    /// The tuned form: the same loops with the key and value loads marked with latency
+    /// `LAT` (so tileiras pipelines them across iterations) and `occupancy = OCC` tile
+    /// blocks per SM on sm_90. Compile it with `--facts` for 16-element multiples
+    /// (benchmarks/configs.py) so the loads use TMA.
+    #[cutile::entry(optimization_hints = (sm_90 = (occupancy = OCC)))]
+    fn flash_attention_tuned<
+        E: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const D: i32,
+        const CAUSAL: i32,
+        const LAT: i32,
+        const OCC: i32,
+    >(
+        out: &mut Tensor<E, { [1, BM, D] }>,
+        q: &Tensor<E, { [-1, -1, D] }>,
+        k: &Tensor<E, { [-1, -1, D] }>,
+        v: &Tensor<E, { [-1, -1, D] }>,
+        qk_scale: f32,
+    ) {
+        let (bh, mb, _) = get_tile_block_id();
+        let part_q = q.partition(const_shape![1, BM, D]);
+        let part_k = k.partition(const_shape![1, BN, D]);
+        let part_v = v.partition(const_shape![1, BN, D]);
+        let tq: Tile<E, { [BM, D] }> = part_q.load([bh, mb, 0i32]).reshape(const_shape![BM, D]);
+        let scale: Tile<f32, { [BM, BN] }> = qk_scale.broadcast(const_shape![BM, BN]);
+        let mut state = (
+            constant(f32::NEG_INFINITY, const_shape![BM, 1]),
+            constant(0.0f32, const_shape![BM, 1]),
+            constant(0.0f32, const_shape![BM, D]),
+        );
+        let kv_len = k.shape()[1];
+        let first_row = mb * BM;
+        let full_blocks = kv_len / BN;
+        let unmasked_end = if CAUSAL == 1 { min(first_row / BN, full_blocks) } else { full_blocks };
+        for j in 0i32..unmasked_end {
+            let tk: Tile<E, { [BN, D] }> =
+                part_k.load_pipelined::<LAT>([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            let tv: Tile<E, { [BN, D] }> =
+                part_v.load_pipelined::<LAT>([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            state = attend::<E, 0, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
+        }
+        let all_blocks = ceil_div(kv_len, BN);
+        let masked_end =
+            if CAUSAL == 1 { min(ceil_div(first_row + BM, BN), all_blocks) } else { all_blocks };
+        for j in unmasked_end..masked_end {
+            let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            state = attend::<E, 1, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
+        }
+        let (_, l_final, acc) = state;
+        let normalized = true_div(acc, l_final.broadcast(const_shape![BM, D]));
+        let result: Tile<E, { [BM, D] }> = convert_tile(normalized);
+        out.store(result.reshape(const_shape![1, BM, D]));
+    }
 }
