@@ -20,7 +20,15 @@ import torch
 from torch.nn.functional import scaled_dot_product_attention
 
 from benchmarks import configs
-from benchmarks.timing import Row, checked, fastest, max_error, median_seconds, parse_args, report
+from benchmarks.timing import (
+    Reference,
+    Row,
+    checked,
+    fastest,
+    max_error,
+    parse_args,
+    report,
+)
 from client_stubs import Bundle, DeviceTensor
 from client_stubs.autotune import Prepare
 
@@ -69,12 +77,13 @@ def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path)
         for name, prepare in candidates(bundle, d, causal, *flat).items()
     }
     kind = "causal" if causal else "non-causal"
+    reference = Reference(lambda: scaled_dot_product_attention(q, k, v, is_causal=causal))
     name, ours, launch, tried = fastest(
         f"flash_attention {kind} D={d}", (length,), found, tune_cache
     )
     launch()
     error = max_error(out, expected)
-    theirs = median_seconds(lambda: scaled_dot_product_attention(q, k, v, is_causal=causal))
+    theirs = reference.seconds()
     flops = 4 * batch * HEADS * length * length * d // (2 if causal else 1)
     return Row(
         "attention",

@@ -14,7 +14,15 @@ from pathlib import Path
 import torch
 
 from benchmarks import configs
-from benchmarks.timing import Row, checked, fastest, max_error, median_seconds, parse_args, report
+from benchmarks.timing import (
+    Reference,
+    Row,
+    checked,
+    fastest,
+    max_error,
+    parse_args,
+    report,
+)
 from client_stubs import Bundle, DeviceTensor
 from client_stubs.autotune import Prepare
 
@@ -69,10 +77,11 @@ def measure(bundle: Bundle, dtype: str, shape: tuple[int, int, int], tune_cache:
         name: checked(prepare, z, expected, tolerance)
         for name, prepare in candidates(bundle, dtype, z, x, y).items()
     }
+    reference = Reference(lambda: torch.matmul(x, y, out=z))
     name, ours, launch, tried = fastest(f"gemm {dtype}", shape, found, tune_cache)
     launch()
     error = max_error(z, expected)
-    theirs = median_seconds(lambda: torch.matmul(x, y, out=z))
+    theirs = reference.seconds()
     return Row(
         "gemm",
         f"gemm {dtype}",

@@ -52,6 +52,18 @@ def median_seconds(
     return statistics.median(samples)
 
 
+class Reference:
+    """torch's side of a row, timed once before ours and once after: the faster time counts,
+    so neither the order of the runs nor the GPU's clock state flatters our kernel."""
+
+    def __init__(self, launch: Callable[[], object]) -> None:
+        self.launch = launch
+        self.before = median_seconds(launch)
+
+    def seconds(self) -> float:
+        return min(self.before, median_seconds(self.launch))
+
+
 @dataclass(frozen=True)
 class Row:
     """One shape: ours (the autotuned winner `config`) next to torch."""

@@ -19,11 +19,47 @@ HEADER = """# Benchmarks
 Our kernels (compiled by cutile-serve from `rust_examples/`, the fastest of the declared
 configurations in `benchmarks/configs.py` per shape, picked by `client_stubs/autotune.py`)
 next to torch in the same run. Times are medians of timed reps after warm-up
-(`benchmarks/timing.py`); "ratio" is torch time / our time (above 1: we are faster).
+(`benchmarks/timing.py`); torch is timed before and after ours and the faster time counts;
+"ratio" is torch time / our time (above 1: we are faster).
 Regenerate: `python -m benchmarks.build_bundle` on the CPU machine, then on the GPU host
 `PYTHONPATH=. python3 -m benchmarks.run_all gpu_artifacts/bench bench_results`
 (which ends by rewriting this file).
 """
+
+
+# issue 7's targets: (case, shape, least ratio ours / torch in the same run)
+TARGETS = (
+    ("add f32", "2^28", 1.00),
+    ("softmax f32", "32768x4096", 1.10),
+    ("rms_norm f32", "32768x4096", 1.10),
+    ("gemm f16", "8192x8192x8192", 0.95),
+    ("gemm bf16", "8192x8192x8192", 0.95),
+    ("gemm f16", "4096x4096x4096", 0.90),
+    ("gemm bf16", "4096x4096x4096", 0.90),
+    ("flash attention non-causal D=128", "4x32x4096x128", 0.90),
+    ("flash attention causal D=128", "4x32x4096x128", 0.90),
+)
+
+
+def targets(results: Sequence[Mapping[str, object]]) -> str:
+    """The targets table: each target's measured ratio, or "not measured"."""
+    found = {
+        (row["case"], row["shape"]): row["torch_s"] / row["ours_s"]
+        for result in results
+        for row in result["rows"]  # type: ignore[attr-defined]
+    }
+    lines = [
+        "## Targets",
+        "",
+        "| case | shape | target | measured | met |",
+        "|---|---|---:|---:|---|",
+    ]
+    for case, shape, least in TARGETS:
+        ratio = found.get((case, shape))
+        measured = "not measured" if ratio is None else f"{ratio:.2f}"
+        met = "" if ratio is None else ("yes" if ratio >= least else f"no ({ratio - least:+.2f})")
+        lines.append(f"| {case} | {shape} | {least:.2f} | {measured} | {met} |")
+    return "\n".join(lines) + "\n"
 
 
 def _rate(work: float, seconds: float) -> float:
@@ -57,7 +93,7 @@ def render(results: Sequence[Mapping[str, object]]) -> str:
     ranked = sorted(
         results, key=lambda r: ORDER.index(r["family"]) if r["family"] in ORDER else len(ORDER)
     )
-    return HEADER + "".join("\n" + table(r) for r in ranked)
+    return HEADER + "\n" + targets(ranked) + "".join("\n" + table(r) for r in ranked)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -79,6 +79,13 @@ def test_rows_become_table_lines_with_rates_ratio_and_check() -> None:
     assert "| add f32 | 2^28 | 4.30 | 4.30 | 1.00 | B=1024 | ok |" in text
 
 
+def test_targets_show_the_measured_ratio_and_the_gap() -> None:
+    text = render([GEMM, ADD])
+    assert "| gemm f16 | 8192x8192x8192 | 0.95 | 0.91 | no (-0.04) |" in text
+    assert "| add f32 | 2^28 | 1.00 | 1.00 | yes |" in text
+    assert "| gemm bf16 | 4096x4096x4096 | 0.90 | not measured |  |" in text
+
+
 def test_main_reads_every_json_in_the_folder(tmp_path: Path) -> None:
     for name, result in (("gemm", GEMM), ("add", ADD)):
         (tmp_path / f"{name}.json").write_text(json.dumps(result))
