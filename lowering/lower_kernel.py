@@ -20,7 +20,7 @@ from lowering.bounds import BoundsLedger
 from lowering.contract import Assumption, AssumptionKind, Quantity, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics import INTRINSIC_LOWERINGS
-from lowering.ir.attributes import Bounded, DivBy
+from lowering.ir.attributes import Bounded, DivBy, EntryHints
 from lowering.ir.core import Builder, Function, Module, Value
 from lowering.ir.ops_control import If, Yield
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Return
@@ -30,6 +30,7 @@ from lowering.lowered_values import Lowered, TensorHandle, TokenChain
 from lowering.preheader import LoopFrame
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
+from parser.optimization_hints import ArchHints
 from parser.preconditions import ExtentDivisible, SameExtent
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import DYNAMIC, ArrayTy, Elem, MarkerTy, ScalarTy, SemType, ShapeTy
@@ -76,7 +77,11 @@ class KernelLowering:
         self.block(self.kernel.function.body, trailing=A.ReturnExpr)
         self.builder.emit(Return, span=self.kernel.function.body.span)
         function = Function(
-            symbol, params, self.builder.finish(params), span=self.kernel.function.span
+            symbol,
+            params,
+            self.builder.finish(params),
+            span=self.kernel.function.span,
+            hints=entry_hints(self.kernel.signature.options.optimization_hints),
         )
         return LoweredKernel(Module((function,)), tuple(self.assumptions), self.bounds)
 
@@ -320,6 +325,13 @@ class KernelLowering:
             return self.block(inlined.function.body, trailing=A.ReturnExpr)
         finally:
             self.body = saved
+
+
+def entry_hints(hints: tuple[ArchHints, ...]) -> tuple[EntryHints, ...]:
+    """The entry option `optimization_hints`, one IR attribute entry per architecture."""
+    return tuple(
+        EntryHints(h.arch, h.num_cta_in_cga, h.occupancy, h.num_worker_warps_per_cta) for h in hints
+    )
 
 
 def _prints(body: TypedBody) -> bool:

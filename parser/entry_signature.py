@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
+from parser.optimization_hints import ArchHints, parse_optimization_hints
 from parser.preconditions import Precondition, parse_preconditions
 from parser.type_eval import TypeResolver, eval_const
 from parser.types import DYNAMIC, MappedTy, RefTy, ScalarTy, SemType, TensorTy, is_power_of_two
@@ -55,6 +56,7 @@ class EntryOptions:
     unchecked_accesses: bool = False
     deny_in_kernel_checks: bool = False
     preconditions: tuple[Precondition, ...] = ()
+    optimization_hints: tuple[ArchHints, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ def check_entry_signature(
             )
         )
     _check_single_grid(params, sink)
+    _check_clusters(function, params, options, sink)
     errors_after = len([d for d in sink if d.is_error])
     if errors_after > errors_before:
         return None
@@ -125,6 +128,36 @@ def _check_single_grid(params: tuple[EntryParam, ...], sink: DiagnosticSink) -> 
                 help=("make it a `MappedPartitionMut` too and store with the same indices",),
             )
         )
+
+
+def _check_clusters(
+    function: A.Function,
+    params: tuple[EntryParam, ...],
+    options: EntryOptions,
+    sink: DiagnosticSink,
+) -> None:
+    """With `num_cta_in_cga = n > 1` a tile block is a cluster of n CTAs and the launch grid
+    counts CTAs, so a grid of one tile block per output tile would leave tiles unwritten;
+    a persistent kernel walks all tiles whatever its grid (which the host must make a
+    multiple of n)."""
+    clustered = [h for h in options.optimization_hints if (h.num_cta_in_cga or 1) > 1]
+    if not clustered or any(p.role is ParamRole.MAPPED_OUTPUT for p in params):
+        return
+    assert function.entry is not None
+    sink.add(
+        error(
+            codes.INVALID_ENTRY_OPTION,
+            f"`{clustered[0].arch}.num_cta_in_cga = {clustered[0].num_cta_in_cga}` needs a "
+            "persistent entry",
+            function.entry.span,
+            "clusters of CTAs per tile block",
+            notes=(
+                "the launch grid counts CTAs, so one tile block per output tile would leave "
+                "tiles unwritten",
+            ),
+            help=("write the output as a `MappedPartitionMut` and loop over `iter_indices()`",),
+        )
+    )
 
 
 def _entry_param(
@@ -294,6 +327,7 @@ def _entry_options(
 ) -> EntryOptions:
     assert function.entry is not None
     values: dict[str, bool] = {}
+    hints: tuple[ArchHints, ...] = ()
     seen: set[str] = set()
     for option in function.entry.options:
         if option.key in seen:
@@ -331,6 +365,8 @@ def _entry_options(
             value = _bool_option(option, resolver, sink)
             if value is not None:
                 values[option.key] = value
+        elif option.key == "optimization_hints":
+            hints = parse_optimization_hints(option.value, resolver.env, sink)
     unchecked = values.get("unchecked_accesses", False)
     if unchecked and not function.is_unsafe:
         sink.add(
@@ -341,7 +377,9 @@ def _entry_options(
                 "declare this function `unsafe fn`",
             )
         )
-    return EntryOptions(unchecked, values.get("deny_in_kernel_checks", False))
+    return EntryOptions(
+        unchecked, values.get("deny_in_kernel_checks", False), optimization_hints=hints
+    )
 
 
 def _bool_option(

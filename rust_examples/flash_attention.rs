@@ -59,13 +59,16 @@ mod kernel {
         (m_new, l_new, acc)
     }
 
-    /// The whole forward pass of one query tile; the entries below differ only in checks.
+    /// The whole forward pass of one query tile; the entries below differ only in checks and
+    /// hints. LAT > 0 marks the unmasked loop's key and value loads with that latency, so
+    /// tileiras pipelines them across iterations; LAT = 0 leaves them unhinted.
     fn attention_forward<
         E: ElementType,
         const BM: i32,
         const BN: i32,
         const D: i32,
         const CAUSAL: i32,
+        const LAT: i32,
     >(
         out: &mut Tensor<E, { [1, BM, D] }>,
         q: &Tensor<E, { [-1, -1, D] }>,
@@ -90,8 +93,13 @@ mod kernel {
         let full_blocks = kv_len / BN;
         let unmasked_end = if CAUSAL == 1 { min(first_row / BN, full_blocks) } else { full_blocks };
         for j in 0i32..unmasked_end {
-            let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
-            let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            let (tk, tv) = if LAT > 0 {
+                (part_k.load_pipelined::<LAT>([bh, j, 0i32]), part_v.load_pipelined::<LAT>([bh, j, 0i32]))
+            } else {
+                (part_k.load([bh, j, 0i32]), part_v.load([bh, j, 0i32]))
+            };
+            let tk: Tile<E, { [BN, D] }> = tk.reshape(const_shape![BN, D]);
+            let tv: Tile<E, { [BN, D] }> = tv.reshape(const_shape![BN, D]);
             state = attend::<E, 0, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
         }
         // the blocks crossing the diagonal (causal) and a partial last block
@@ -123,7 +131,7 @@ mod kernel {
         v: &Tensor<E, { [-1, -1, D] }>,
         qk_scale: f32,
     ) {
-        attention_forward::<E, BM, BN, D, CAUSAL>(out, q, k, v, qk_scale);
+        attention_forward::<E, BM, BN, D, CAUSAL, 0>(out, q, k, v, qk_scale);
     }
 
     /// `flash_attention` with every tile access unchecked (the bounds are the caller's
@@ -142,6 +150,28 @@ mod kernel {
         v: &Tensor<E, { [-1, -1, D] }>,
         qk_scale: f32,
     ) {
-        attention_forward::<E, BM, BN, D, CAUSAL>(out, q, k, v, qk_scale);
+        attention_forward::<E, BM, BN, D, CAUSAL, 0>(out, q, k, v, qk_scale);
+    }
+
+    /// The tuned form: the same loops with the key and value loads marked with latency `LAT`
+    /// and `occupancy = OCC` tile blocks per SM on sm_90. Compile it with `--facts` for
+    /// 16-element multiples (benchmarks/configs.py) so the loads use TMA.
+    #[cutile::entry(optimization_hints = (sm_90 = (occupancy = OCC)))]
+    fn flash_attention_tuned<
+        E: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const D: i32,
+        const CAUSAL: i32,
+        const LAT: i32,
+        const OCC: i32,
+    >(
+        out: &mut Tensor<E, { [1, BM, D] }>,
+        q: &Tensor<E, { [-1, -1, D] }>,
+        k: &Tensor<E, { [-1, -1, D] }>,
+        v: &Tensor<E, { [-1, -1, D] }>,
+        qk_scale: f32,
+    ) {
+        attention_forward::<E, BM, BN, D, CAUSAL, LAT>(out, q, k, v, qk_scale);
     }
 }

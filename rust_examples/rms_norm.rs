@@ -44,6 +44,28 @@ mod kernel {
 
     /// LayerNorm without affine parameters, one [BM, N] block of rows per tile block, in any
     /// float type: statistics in f32, the result converted back to `E`.
+    /// The single-read form for rows that fit one tile: each block normalizes BM whole rows
+    /// (N a power of two), reading every byte of x once.
+    #[cutile::entry()]
+    fn rms_norm_rows<const BM: i32, const N: i32>(
+        out: &mut Tensor<f32, { [BM, N] }>,
+        x: &Tensor<f32, { [-1, N] }>,
+        w: &Tensor<f32, { [N] }>,
+        eps: f32,
+    ) {
+        let tx: Tile<f32, { [BM, N] }> = load_tile_like(x, out);
+        let squares: Tile<f32, { [BM, 1] }> = reduce_sum(tx * tx, 1i32);
+        let n: f32 = convert_scalar(N);
+        let mean: Tile<f32, { [BM, 1] }> = true_div(squares, n.broadcast(const_shape![BM, 1]));
+        let eps: Tile<f32, { [BM, 1] }> = eps.broadcast(const_shape![BM, 1]);
+        let inv_rms: Tile<f32, { [BM, 1] }> = rsqrt(mean + eps, ftz::Disabled);
+        let tw: Tile<f32, { [BM, N] }> =
+            w.partition(const_shape![N]).load([0i32]).reshape(const_shape![1, N]).broadcast(
+                const_shape![BM, N],
+            );
+        out.store(tx * inv_rms.broadcast(const_shape![BM, N]) * tw);
+    }
+
     #[cutile::entry()]
     fn layer_norm<E: ElementType, const BM: i32, const N: i32>(
         out: &mut Tensor<E, { [BM, N] }>,

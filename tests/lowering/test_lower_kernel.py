@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from lowering.abi import entry_abi
 from lowering.contract import AssumptionKind
 from lowering.ir import ops_arith as arith
 from lowering.ir import ops_core as core
 from lowering.ir import ops_memory as memory
-from lowering.ir.attributes import Bounded, DivBy
+from lowering.ir.attributes import Bounded, DivBy, EntryHints
 from lowering.ir.core import walk
 from lowering.ir.types import PaddingValue, TensorViewType, TileType
 from lowering.ir.verify import verify_module
@@ -115,3 +119,49 @@ mod k {
     (div,) = [op for op in ops if isinstance(op, arith.DivI)]
     assert div.rounding.name == "NEGATIVE_INF"
     assert any(isinstance(op, arith.RemI) for op in ops)
+
+
+HINTED = """
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+    #[cutile::entry(optimization_hints = (
+        sm_90 = (num_cta_in_cga = 2, occupancy = OCC),
+        sm_100 = (num_worker_warps_per_cta = 4),
+    ))]
+    fn f<const OCC: i32>(
+        mut z: MappedPartitionMut<f32, { [128] }, { [1] }>,
+        x: &Tensor<f32, { [-1] }>,
+    ) {
+        let part_x = x.partition(const_shape![128]);
+        for idx in z.iter_indices() {
+            let (i,) = idx.components();
+            z.store(part_x.load([i]), idx);
+        }
+    }
+}
+"""
+
+
+def test_optimization_hints_become_the_entry_attribute() -> None:
+    result = compile_text(HINTED, generics={"OCC": "2"}, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    (function,) = result.ir.functions
+    assert function.hints == (
+        EntryHints("sm_90", num_cta_in_cga=2, occupancy=2),
+        EntryHints("sm_100", num_worker_warps_per_cta=4),
+    )
+
+
+@pytest.mark.tileiras
+def test_optimization_hints_reach_the_bytecode_and_assemble(
+    disassemble: Callable[[bytes], str],
+) -> None:
+    result = compile_text(HINTED, generics={"OCC": "1"})
+    assert result.ok, result.diagnostics
+    text = disassemble(result.bytecode)
+    assert (
+        "optimization_hints=<sm_100 = {num_worker_warps_per_cta = 4}, "
+        "sm_90 = {num_cta_in_cga = 2, occupancy = 1}>"
+    ) in text, text
+    assert result.cubin

@@ -1,0 +1,57 @@
+"""Compile every kernel variant the benchmark scripts time into one bundle folder (on the CPU
+machine, which has tileiras); copy the folder to the GPU host along with the repository.
+
+    python -m benchmarks.build_bundle [OUT]        # default OUT: gpu_artifacts/bench
+
+Each family compiles its declared configurations (benchmarks/configs.py) twice where tensor
+facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
+are multiples of 16 elements (every benchmark shape is), which `Bundle.kernel(...,
+for_args=...)` picks.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from benchmarks import configs
+from service.batch_cli import main as cutile_compile
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = REPO / "gpu_artifacts" / "bench"
+EXAMPLES = REPO / "rust_examples"
+
+
+def _generics(config: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in config.items())
+
+
+def _facts(entry: str, facts: Mapping[str, str]) -> list[str]:
+    return [arg for param, fact in facts.items() for arg in ("--facts", f"{entry}:{param}:{fact}")]
+
+
+def compile_jobs(out: Path) -> Iterator[list[str]]:
+    """One cutile-compile command line per (entry, facts) group."""
+    for group in configs.GROUPS:
+        generics = [arg for c in group.configs for arg in ("--generics", _generics(c))]
+        base = [str(EXAMPLES / group.file), "--entry", group.entry, *generics]
+        tail = ["--arch", "sm_90", "-o", str(out)]
+        if group.general:
+            yield [*base, *tail]
+        if group.facts:
+            yield [*base, *_facts(group.entry, group.facts), *tail]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = Path(args[0]) if args else DEFAULT_OUT
+    for job in compile_jobs(out):
+        status = cutile_compile(job)
+        if status:
+            return status
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

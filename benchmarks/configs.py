@@ -1,0 +1,132 @@
+"""The kernel configurations the benchmarks time, in one place: benchmarks/build_bundle.py
+compiles them, and each family's script autotunes among its own (client_stubs/autotune.py).
+
+Pure data, so the GPU host needs nothing but the client to read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+FACTS_1D = "dims=16:strides=1"
+FACTS_2D = "dims=16,16:strides=16,1"
+FACTS_3D = "dims=1,16,16:strides=16,16,1"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Configurations of one entry; `facts` (param -> --facts text) adds a specialized
+    variant next to the general one (`general=False`: only the specialized one)."""
+
+    file: str
+    entry: str
+    configs: tuple[Mapping[str, str], ...]
+    facts: Mapping[str, str] | None = None
+    general: bool = True
+
+
+ADD_TILES = ("1024", "4096")
+ADD = (
+    Group("add.rs", "add", tuple({"B": b} for b in ADD_TILES), dict.fromkeys("zxy", FACTS_1D)),
+    Group(
+        "add.rs",
+        "add_generic",
+        tuple({"E": "bf16", "B": b} for b in ADD_TILES),
+        dict.fromkeys("zxy", FACTS_1D),
+    ),
+)
+
+NORM_WIDTHS = (1024, 4096, 16384)
+# rows per tile block for each width (a whole [BM, N] f32 tile stays in registers)
+NORM_ROWS = {1024: ("8", "16", "32"), 4096: ("2", "4", "8"), 16384: ("1", "2")}
+NORM_CONFIGS = tuple({"BM": bm, "N": str(n)} for n in NORM_WIDTHS for bm in NORM_ROWS[n])
+NORMS = (
+    Group("softmax.rs", "softmax", NORM_CONFIGS, {"y": FACTS_2D, "x": FACTS_2D}, general=False),
+    Group(
+        "rms_norm.rs",
+        "rms_norm_rows",
+        NORM_CONFIGS,
+        {"out": FACTS_2D, "x": FACTS_2D, "w": FACTS_1D},
+        general=False,
+    ),
+)
+
+GEMM_DTYPES = ("f16", "bf16")
+# (BM, BN, BK, load latency, occupancy, CTAs per tile block); MAP [8, 1] throughout. Measured
+# on the H200 (BENCHMARKS.md): latency 6 beats 3 by ~20% at 4096^3 and 8192^3, and 128x256 /
+# 256x128 tiles without a 2-CTA cluster spill (under 100 TFLOP/s), so they are not swept.
+GEMM_TILES = (
+    ("128", "128", "64", "3", "1", "1"),
+    ("128", "128", "64", "4", "1", "1"),
+    ("128", "128", "64", "6", "1", "1"),
+    ("128", "128", "64", "8", "1", "1"),
+    ("128", "128", "64", "10", "1", "1"),
+    ("128", "128", "128", "6", "1", "1"),
+    ("128", "128", "64", "6", "1", "2"),
+    ("128", "256", "64", "6", "1", "2"),
+    ("256", "128", "64", "6", "1", "2"),
+)
+GEMM_TUNED = tuple(
+    {
+        "E": e,
+        "BM": bm,
+        "BN": bn,
+        "BK": bk,
+        "MAP": "[8, 1]",
+        "LAT": lat,
+        "OCC": occ,
+        "CTA": cta,
+    }
+    for e in GEMM_DTYPES
+    for bm, bn, bk, lat, occ, cta in GEMM_TILES
+)
+GEMM_ALIGNED = tuple({"E": e, "BM": "128", "BN": "128", "BK": "64"} for e in GEMM_DTYPES)
+GEMM = (
+    Group("persistent_gemm.rs", "gemm_tuned", GEMM_TUNED),
+    Group("gemm.rs", "gemm_aligned", GEMM_ALIGNED),
+)
+
+# (BM, BN) per head dimension
+ATTENTION_TILES = {
+    64: (("128", "64"), ("128", "128"), ("64", "128")),
+    128: (("128", "64"), ("64", "64"), ("128", "128")),
+}
+ATTENTION_CONFIGS = tuple(
+    {"E": "bf16", "BM": bm, "BN": bn, "D": str(d), "CAUSAL": causal}
+    for d, tiles in ATTENTION_TILES.items()
+    for bm, bn in tiles
+    for causal in ("0", "1")
+)
+ATTENTION = (
+    Group(
+        "flash_attention.rs",
+        "flash_attention",
+        ATTENTION_CONFIGS,
+        dict.fromkeys(("out", "q", "k", "v"), FACTS_3D),
+        general=False,
+    ),
+)
+
+# flash_attention_tuned: (BM, BN, load latency, occupancy) per head dimension
+ATTENTION_TUNED_TILES = {
+    64: (("128", "128", "2", "1"), ("128", "128", "4", "1"), ("128", "64", "4", "1")),
+    128: (("128", "64", "2", "1"), ("128", "64", "4", "1"), ("64", "64", "4", "2")),
+}
+ATTENTION_TUNED_CONFIGS = tuple(
+    {"E": "bf16", "BM": bm, "BN": bn, "D": str(d), "CAUSAL": causal, "LAT": lat, "OCC": occ}
+    for d, tiles in ATTENTION_TUNED_TILES.items()
+    for bm, bn, lat, occ in tiles
+    for causal in ("0", "1")
+)
+ATTENTION_TUNED = (
+    Group(
+        "flash_attention.rs",
+        "flash_attention_tuned",
+        ATTENTION_TUNED_CONFIGS,
+        dict.fromkeys(("out", "q", "k", "v"), FACTS_3D),
+        general=False,
+    ),
+)
+
+GROUPS = (*ADD, *NORMS, *GEMM, *ATTENTION, *ATTENTION_TUNED)

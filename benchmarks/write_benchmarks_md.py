@@ -1,0 +1,113 @@
+"""Write BENCHMARKS.md from the JSON the family scripts wrote (`--json`), one table per
+family with the exact command that produced it.
+
+    python -m benchmarks.write_benchmarks_md RESULTS_DIR [-o BENCHMARKS.md]
+
+Reads every RESULTS_DIR/*.json; needs neither torch nor a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+ORDER = ("element-wise add", "softmax and RMSNorm", "GEMM", "flash attention")
+HEADER = """# Benchmarks
+
+Our kernels (compiled by cutile-serve from `rust_examples/`, the fastest of the declared
+configurations in `benchmarks/configs.py` per shape, picked by `client_stubs/autotune.py`)
+next to torch in the same run. Times are medians of timed reps after warm-up
+(`benchmarks/timing.py`, rows and reports in `benchmarks/family.py`); torch is timed before and after ours and the faster time counts;
+"ratio" is torch time / our time (above 1: we are faster).
+Regenerate: `python -m benchmarks.build_bundle` on the CPU machine, then on the GPU host
+`PYTHONPATH=. python3 -m benchmarks.run_all gpu_artifacts/bench bench_results`
+(which ends by rewriting this file).
+"""
+
+
+# issue 7's targets: (case, shape, least ratio ours / torch in the same run)
+TARGETS = (
+    ("add f32", "2^28", 1.00),
+    ("softmax f32", "32768x4096", 1.10),
+    ("rms_norm f32", "32768x4096", 1.10),
+    ("gemm f16", "8192x8192x8192", 0.95),
+    ("gemm bf16", "8192x8192x8192", 0.95),
+    ("gemm f16", "4096x4096x4096", 0.90),
+    ("gemm bf16", "4096x4096x4096", 0.90),
+    ("flash attention non-causal D=128", "4x32x4096x128", 0.90),
+    ("flash attention causal D=128", "4x32x4096x128", 0.90),
+)
+
+
+def targets(results: Sequence[Mapping[str, object]]) -> str:
+    """The targets table: each target's measured ratio, or "not measured"."""
+    found = {
+        (row["case"], row["shape"]): row["torch_s"] / row["ours_s"]
+        for result in results
+        for row in result["rows"]  # type: ignore[attr-defined]
+    }
+    lines = [
+        "## Targets",
+        "",
+        "| case | shape | target | measured | met |",
+        "|---|---|---:|---:|---|",
+    ]
+    for case, shape, least in TARGETS:
+        ratio = found.get((case, shape))
+        measured = "not measured" if ratio is None else f"{ratio:.2f}"
+        met = "" if ratio is None else ("yes" if ratio >= least else f"no ({ratio - least:+.2f})")
+        lines.append(f"| {case} | {shape} | {least:.2f} | {measured} | {met} |")
+    return "\n".join(lines) + "\n"
+
+
+def _rate(work: float, seconds: float) -> float:
+    return work / seconds / 1e12
+
+
+def table(result: Mapping[str, object]) -> str:
+    rows = result["rows"]
+    assert isinstance(rows, list)
+    unit = rows[0]["unit"] if rows else ""
+    lines = [
+        f"## {result['family']}",
+        "",
+        f"`{result['command']}` on {result['device']}, torch {result['torch']}",
+        "",
+        f"| case | shape | ours ({unit}) | torch ({unit}) | ratio | our config | check |",
+        "|---|---|---:|---:|---:|---|---|",
+    ]
+    for row in rows:
+        ours = _rate(row["work"], row["ours_s"])
+        theirs = _rate(row["work"], row["torch_s"])
+        ok = "ok" if row["max_error"] <= row["tolerance"] else f"MISMATCH {row['max_error']:.3g}"
+        lines.append(
+            f"| {row['case']} | {row['shape']} | {ours:.2f} | {theirs:.2f} | "
+            f"{row['torch_s'] / row['ours_s']:.2f} | {row['config']} | {ok} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render(results: Sequence[Mapping[str, object]]) -> str:
+    ranked = sorted(
+        results, key=lambda r: ORDER.index(r["family"]) if r["family"] in ORDER else len(ORDER)
+    )
+    return HEADER + "\n" + targets(ranked) + "".join("\n" + table(r) for r in ranked)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path)
+    parser.add_argument("-o", "--out", type=Path, default=Path("BENCHMARKS.md"))
+    args = parser.parse_args(argv)
+    results = [json.loads(p.read_text()) for p in sorted(args.results.glob("*.json"))]
+    if not results:
+        parser.error(f"no *.json results in {args.results}")
+    args.out.write_text(render(results))
+    print(f"wrote {args.out} ({len(results)} tables)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,36 @@
+"""benchmarks/build_bundle.py: one cutile-compile job per (entry, facts) group, and every
+declared configuration names a real entry whose generics bind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks import configs
+from benchmarks.build_bundle import EXAMPLES, compile_jobs
+from lowering.pipeline import CompileRequest, Stage, compile_kernel
+from parser.spans import SourceFile
+from service.facts_arg import parse_facts
+
+
+def test_each_group_compiles_its_general_and_facts_variants(tmp_path: Path) -> None:
+    jobs = list(compile_jobs(tmp_path))
+    expected = sum(int(g.general) + int(g.facts is not None) for g in configs.GROUPS)
+    assert len(jobs) == expected
+    for job in jobs:
+        assert job[-4:] == ["--arch", "sm_90", "-o", str(tmp_path)]
+        facts = [job[i + 1] for i, arg in enumerate(job) if arg == "--facts"]
+        entry = job[job.index("--entry") + 1]
+        assert all(parse_facts(f)[0] == entry for f in facts)
+    softmax = [j for j in jobs if "softmax" in j]
+    assert len(softmax) == 1 and "--facts" in softmax[0]  # facts variant only
+
+
+@pytest.mark.parametrize("group", configs.GROUPS, ids=lambda g: g.entry)
+def test_the_first_and_last_configs_of_each_group_lower(group: configs.Group) -> None:
+    source = SourceFile(group.file, (EXAMPLES / group.file).read_text())
+    for config in {0: group.configs[0], 1: group.configs[-1]}.values():
+        request = CompileRequest((source,), group.entry, tuple(config.items()))
+        result = compile_kernel(request, stop_after=Stage.IR)
+        assert result.ok, [d.message for d in result.diagnostics]

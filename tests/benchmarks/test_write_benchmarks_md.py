@@ -1,0 +1,100 @@
+"""benchmarks/write_benchmarks_md.py: tables from the family scripts' JSON, in family order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.write_benchmarks_md import main, render
+
+
+def _result(family: str, unit: str, rows: list[dict]) -> dict:
+    return {
+        "family": family,
+        "command": f"PYTHONPATH=. python3 -m benchmarks.x B --json {family}.json",
+        "device": "NVIDIA H200",
+        "torch": "2.11",
+        "rows": [{"unit": unit, "tried": {}, **row} for row in rows],
+    }
+
+
+GEMM = _result(
+    "GEMM",
+    "TFLOP/s",
+    [
+        {
+            "case": "gemm f16",
+            "shape": "8192x8192x8192",
+            "work": 2 * 8192**3,
+            "ours_s": 2 * 8192**3 / 700e12,
+            "torch_s": 2 * 8192**3 / 770e12,
+            "config": "persistent 256x128x64",
+            "max_error": 0.1,
+            "tolerance": 1.0,
+        },
+        {
+            "case": "gemm bf16",
+            "shape": "1024x1024x1024",
+            "work": 2.0,
+            "ours_s": 1e-12,
+            "torch_s": 2e-12,
+            "config": "aligned",
+            "max_error": 3.0,
+            "tolerance": 1.0,
+        },
+    ],
+)
+ADD = _result(
+    "element-wise add",
+    "TB/s",
+    [
+        {
+            "case": "add f32",
+            "shape": "2^28",
+            "work": 4.3e12,
+            "ours_s": 1.0,
+            "torch_s": 1.0,
+            "config": "B=1024",
+            "max_error": 0.0,
+            "tolerance": 0.0,
+        }
+    ],
+)
+
+
+def test_rows_become_table_lines_with_rates_ratio_and_check() -> None:
+    text = render([GEMM, ADD])
+    assert text.index("## element-wise add") < text.index("## GEMM")  # family order
+    assert "`PYTHONPATH=. python3 -m benchmarks.x B --json GEMM.json` on NVIDIA H200" in text
+    assert (
+        "| case | shape | ours (TFLOP/s) | torch (TFLOP/s) | ratio | our config | check |" in text
+    )
+    assert (
+        "| gemm f16 | 8192x8192x8192 | 700.00 | 770.00 | 0.91 | persistent 256x128x64 | ok |"
+        in (text)
+    )
+    assert "| gemm bf16 | 1024x1024x1024 | 2.00 | 1.00 | 2.00 | aligned | MISMATCH 3 |" in text
+    assert "| add f32 | 2^28 | 4.30 | 4.30 | 1.00 | B=1024 | ok |" in text
+
+
+def test_targets_show_the_measured_ratio_and_the_gap() -> None:
+    text = render([GEMM, ADD])
+    assert "| gemm f16 | 8192x8192x8192 | 0.95 | 0.91 | no (-0.04) |" in text
+    assert "| add f32 | 2^28 | 1.00 | 1.00 | yes |" in text
+    assert "| gemm bf16 | 4096x4096x4096 | 0.90 | not measured |  |" in text
+
+
+def test_main_reads_every_json_in_the_folder(tmp_path: Path) -> None:
+    for name, result in (("gemm", GEMM), ("add", ADD)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(result))
+    out = tmp_path / "BENCHMARKS.md"
+    assert main([str(tmp_path), "-o", str(out)]) == 0
+    assert out.read_text() == render([ADD, GEMM])
+
+
+def test_an_empty_folder_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([str(tmp_path)])
+    assert exited.value.code == 2
