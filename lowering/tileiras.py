@@ -21,20 +21,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from parser.optimization_hints import KNOWN_ARCHS
+
 ENV_VAR = "CUTILE_TILEIRAS"
-SUPPORTED_SMS = (
-    "sm_80",
-    "sm_86",
-    "sm_87",
-    "sm_88",
-    "sm_89",
-    "sm_90",
-    "sm_100",
-    "sm_103",
-    "sm_110",
-    "sm_120",
-    "sm_121",
-)
+SUPPORTED_SMS = KNOWN_ARCHS  # what tileiras accepts as --gpu-name
 HOST_ARCHES = ("x86_64", "aarch64")
 OUTPUT_CAP = 64 * 1024  # bytes of stdout/stderr kept per stream
 ADDRESS_SPACE_CAP = 8 << 30

@@ -19,7 +19,7 @@ from parser import codes
 from parser.diagnostics import DiagnosticSink, error
 from parser.type_eval import eval_const
 
-# The architectures tileiras accepts as `--gpu-name` (lowering.tileiras.SUPPORTED_SMS).
+# The architectures tileiras accepts as `--gpu-name` (the compile targets too).
 KNOWN_ARCHS = (
     "sm_80",
     "sm_86",

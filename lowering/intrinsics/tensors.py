@@ -150,21 +150,21 @@ def _partition_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
     return PartitionValue(handle, view, part_type.tile, mutable=True, offsets=tuple(offsets))
 
 
-def _partition_arg(ctx: KernelLowering, expr: A.Expr) -> PartitionValue:
+def partition_operand(ctx: KernelLowering, expr: A.Expr) -> PartitionValue:
     value = ctx.expr(expr)
     assert isinstance(value, PartitionValue)
     return value
 
 
-def _index(ctx: KernelLowering, expr: A.Expr) -> tuple[Value, ...]:
+def index_operands(ctx: KernelLowering, expr: A.Expr) -> tuple[Value, ...]:
     value = ctx.expr(expr)
     assert isinstance(value, tuple)
     return tuple(ctx.scalar(v, expr.span) for v in value)
 
 
 def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    part = _partition_arg(ctx, args[0])
-    index = _index(ctx, args[1])
+    part = partition_operand(ctx, args[0])
+    index = index_operands(ctx, args[1])
     place_checks(
         ctx,
         index,
@@ -214,9 +214,9 @@ def _tile_counts(ctx: KernelLowering, part: PartitionValue, span: A.Span):
 
 
 def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    part = _partition_arg(ctx, args[0])
+    part = partition_operand(ctx, args[0])
     tile = ctx.expr(args[1])
-    local = _index(ctx, args[2])
+    local = index_operands(ctx, args[2])
     check_output_index(ctx, part, ctx.type_of(args[0]), local, "partition_mut store", call.span)
     store_to_output(ctx, part, tile, local, call.span)
     return None
@@ -281,7 +281,7 @@ def _mapped_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple)
     mapped = ctx.type_of(args[0])
     assert isinstance(mapped, MappedTy)
     tile = ctx.expr(args[1])
-    index = _index(ctx, args[2])
+    index = index_operands(ctx, args[2])
     view = ctx.partition(handle, mapped.tile, None, call.span)
     op = ctx.builder.emit(
         StoreViewTko,
@@ -311,7 +311,7 @@ def _num_tiles(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
             GetIndexSpaceShape, counts=(I32,) * view_type.rank, view=view, span=call.span
         )
         return op.counts[axis]
-    part = _partition_arg(ctx, args[0])
+    part = partition_operand(ctx, args[0])
     part_type = view_type
     assert isinstance(part_type, PartitionTy)
     if part.mutable and not part_type.full:

@@ -8,10 +8,11 @@ from lowering.element_types import ir_tile_type
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.intrinsics.tensors import (
     check_output_index,
+    index_operands,
     output_index,
+    partition_operand,
     store_to_output,
 )
-from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
 from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
@@ -20,18 +21,6 @@ from parser.types import PartitionTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
-
-
-def _partition(ctx: KernelLowering, expr: A.Expr) -> PartitionValue:
-    value = ctx.expr(expr)
-    assert isinstance(value, PartitionValue)
-    return value
-
-
-def _index(ctx: KernelLowering, expr: A.Expr) -> tuple[Value, ...]:
-    value = ctx.expr(expr)
-    assert isinstance(value, tuple)
-    return tuple(ctx.scalar(v, expr.span) for v in value)
 
 
 def _partition_full_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
@@ -47,8 +36,8 @@ def _partition_full_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: 
 def _load_from_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """Bounds-checked like a store, and on the output's token chain: it reads this
     block's earlier stores; other blocks' stores are unordered (the caller's promise)."""
-    part = _partition(ctx, args[0])
-    local = _index(ctx, args[1])
+    part = partition_operand(ctx, args[0])
+    local = index_operands(ctx, args[1])
     check_output_index(ctx, part, ctx.type_of(args[0]), local, "PartitionMut load", call.span)
     op = ctx.builder.emit(
         LoadViewTko,
@@ -64,9 +53,9 @@ def _load_from_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tu
 
 
 def _store_unchecked(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    part = _partition(ctx, args[0])
+    part = partition_operand(ctx, args[0])
     tile = ctx.expr(args[1])
-    store_to_output(ctx, part, tile, _index(ctx, args[2]), call.span)
+    store_to_output(ctx, part, tile, index_operands(ctx, args[2]), call.span)
     return None
 
 
