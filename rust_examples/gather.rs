@@ -21,4 +21,22 @@ mod kernel {
         let tiles = x.partition(const_shape![B]);
         z.store(tiles.load([source]));
     }
+
+    /// Every tile of `z` gets the sum of the first `count` tiles of `x`. The index walks a
+    /// unit-step loop up to a runtime scalar, so its check is hoisted to the loop's
+    /// preheader: one assert before the loop covers every iteration, and a `count` past the
+    /// end of `x` traps there before the first load.
+    #[cutile::entry()]
+    fn sum_leading_tiles<const B: i32>(
+        z: &mut Tensor<f32, { [B] }>,
+        x: &Tensor<f32, { [-1] }>,
+        count: i32,
+    ) {
+        let tiles = x.partition(const_shape![B]);
+        let mut total = constant(0.0f32, const_shape![B]);
+        for j in 0i32..count {
+            total = total + tiles.load([j]);
+        }
+        z.store(total);
+    }
 }

@@ -4,7 +4,8 @@ compute-sanitizer memcheck.
 
 Needs a CUDA device and `CUTILE_GPU_ARTIFACTS` = a bundle built by
 `python -m tests.gpu.build_artifacts` (it holds `gather_tiles`, whose tile index is read from
-a tensor, so its check stays in the kernel); skipped otherwise. The trapping launch kills its
+a tensor, so its check stays in the kernel, and `sum_leading_tiles`, whose check sits in a loop
+preheader); skipped otherwise. The trapping launch kills its
 CUDA context, so it runs in a subprocess (`tests.gpu.trap_launch`) that writes into this
 process's buffer through CUDA IPC (cupy); this process then reads the buffer back. The
 memcheck test needs the `compute-sanitizer` binary.
@@ -99,11 +100,14 @@ def test_a_hoisted_check_refuses_the_launch_before_the_gpu(gather: Kernel) -> No
 
 
 def _launch_elsewhere(
-    root: str, full: DeviceTensor, order: str
+    root: str, full: DeviceTensor, argument: str, entry: str = "gather_tiles"
 ) -> subprocess.CompletedProcess[str]:
     cupy = pytest.importorskip("cupy")
     handle = cupy.cuda.runtime.ipcGetMemHandle(full.ptr).hex()
-    command = [sys.executable, "-m", "tests.gpu.trap_launch", root, handle, str(TILES), order]
+    command = [
+        *(sys.executable, "-m", "tests.gpu.trap_launch"),
+        *(root, handle, str(TILES), entry, argument),
+    ]
     return subprocess.run(
         command,
         cwd=REPO,
@@ -136,6 +140,25 @@ def test_out_of_bounds_tile_index_traps_and_leaves_memory_alone(
     host = full.to_numpy()
     assert np.all(host[2 * tile : 3 * tile] == SENTINEL), "the trapped block wrote its tile"
     assert np.all(host[TILES * tile :] == SENTINEL), "the guard region after z was written"
+
+
+def test_a_preheader_check_traps_before_the_loop_runs(bundle_root: str) -> None:
+    kernel = Bundle.open(bundle_root).kernel("sum_leading_tiles")
+    assert kernel.contract.safety.checks_hoisted_to_preheader == 1
+    assert kernel.contract.safety.checks_in_place == 0
+    tile = _tile(kernel)
+    x = _source(tile).reshape(SOURCE_TILES, tile)
+    full, _ = _guarded(tile)
+    control = _launch_elsewhere(bundle_root, full, str(SOURCE_TILES), "sum_leading_tiles")
+    assert control.returncode == 0, control.stderr
+    np.testing.assert_array_equal(full.to_numpy()[: TILES * tile], np.tile(x.sum(axis=0), TILES))
+
+    full, _ = _guarded(tile)
+    trapped = _launch_elsewhere(bundle_root, full, str(SOURCE_TILES + 1), "sum_leading_tiles")
+    assert trapped.returncode == TRAPPED, (trapped.returncode, trapped.stdout, trapped.stderr)
+    error = trapped.stderr.strip().splitlines()[-1].removeprefix(FAILED)
+    assert error in TRAP_ERRORS, (trapped.stderr, trapped.stdout)
+    assert np.all(full.to_numpy() == SENTINEL), "a block stored although its loop would overrun"
 
 
 # ---- compute-sanitizer ------------------------------------------------------------------
