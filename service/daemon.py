@@ -1,6 +1,7 @@
 """`cutile-serve`: the gRPC compile daemon.
 
     cutile-serve [--host 127.0.0.1] [--port 50051] [--cache-dir DIR | --no-cache]
+                 [--cache redis://[USER:PASSWORD@]HOST:PORT/DB] [--cache-ttl SECONDS]
                  [--cache-max-bytes N[K|M|G]] [--workers N] [--max-queued N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
@@ -11,6 +12,11 @@ and the compile service; NOT_SERVING when tileiras is missing) and server reflec
 Prints `cutile-serve listening on HOST:PORT` once bound (`--port 0` picks a free port).
 SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, in-flight ones get
 `--grace` seconds, then the process exits 0.
+
+`--cache redis://…` shares artifacts between replicas through Redis (see
+`service.redis_cache`: TTL, the compile lease, why the database must be writable only by
+the service); the disk cache stays in front of it as a local layer. Redis being down
+never fails a compile: it is counted in `cutile_serve_cache_errors_total{layer="redis"}`.
 
 `--metrics-port` serves Prometheus metrics (see `service.metrics`) over HTTP on the same
 host and prints `cutile-serve metrics on HOST:PORT` after the listening line (0 = any free
@@ -40,7 +46,9 @@ from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
 from service.convert import DEFAULT_LIMITS, Limits
 from service.engine import CompileEngine
+from service.layered_cache import LayeredCache
 from service.metrics import MetricsInterceptor, ServiceMetrics
+from service.redis_cache import DEFAULT_TTL_S, RedisCache
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
 from service.toolchain import locate_assembler
 
@@ -125,17 +133,23 @@ def build_engine(
     use_cache: bool = True,
     tileiras: str | None = None,
     cache_max_bytes: int | None = DEFAULT_MAX_BYTES,
+    redis_url: str | None = None,
+    redis_ttl_s: int = DEFAULT_TTL_S,
 ) -> CompileEngine | None:
-    """The engine over the located tileiras and the disk cache; None without tileiras."""
+    """The engine over the located tileiras and the disk cache (in front of Redis when
+    `redis_url` is given); None without tileiras."""
     assembler = locate_assembler(tileiras)
     if assembler is None:
         return None
-    cache = (
-        DiskCache(cache_dir or default_cache_dir(), max_bytes=cache_max_bytes)
-        if use_cache
-        else None
-    )
-    return CompileEngine(assembler, cache=cache)
+    if not use_cache:
+        return CompileEngine(assembler)
+    disk = DiskCache(cache_dir or default_cache_dir(), max_bytes=cache_max_bytes)
+    if redis_url is None:
+        return CompileEngine(assembler, cache=disk)
+    shared = RedisCache(redis_url, ttl_s=redis_ttl_s)
+    if not shared.ping():
+        log.warning("%s does not answer; compiling without it until it does", shared.where)
+    return CompileEngine(assembler, cache=LayeredCache(disk, shared))
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -149,6 +163,8 @@ async def serve(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         tileiras=args.tileiras,
         cache_max_bytes=args.cache_max_bytes or None,
+        redis_url=args.cache,
+        redis_ttl_s=args.cache_ttl,
     )
     health_servicer = health.aio.HealthServicer()
     host = _host_for_address(args.host)
@@ -208,6 +224,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     cache.add_argument("--no-cache", action="store_true", help="do not cache artifacts")
     parser.add_argument(
+        "--cache",
+        metavar="URL",
+        type=_redis_url,
+        help="share artifacts with other replicas through Redis: redis://[USER:PASSWORD@]"
+        "HOST:PORT/DB (rediss:// for TLS); the disk cache stays in front of it",
+    )
+    parser.add_argument(
+        "--cache-ttl",
+        type=_positive_int,
+        default=DEFAULT_TTL_S,
+        metavar="SECONDS",
+        help="Redis entries unused this long expire (default %(default)s)",
+    )
+    parser.add_argument(
         "--cache-max-bytes",
         type=_byte_size,
         default=DEFAULT_MAX_BYTES,
@@ -266,6 +296,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--port must be 0..65535")
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         parser.error("--metrics-port must be 0..65535")
+    if args.cache is not None and args.no_cache:
+        parser.error("--cache and --no-cache exclude each other")
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
     return args
@@ -299,6 +331,12 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be at least 0")
     return value
+
+
+def _redis_url(text: str) -> str:
+    if not text.startswith(("redis://", "rediss://", "unix://")):
+        raise argparse.ArgumentTypeError("must be a redis://, rediss:// or unix:// URL")
+    return text
 
 
 _SIZE_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -19,11 +19,15 @@ Metrics (all prefixed `cutile_serve_`):
     CompileService RPCs now being handled.
 ``cutile_serve_cache_results_total{layer, result}`` (counter)
     How each compile (a Compile or one CompileBatch item) was resolved, per layer:
-    layer="disk" (the artifact cache) counts result="hit" / "miss" per lookup (a request
+    layer="disk" (the local artifact cache) and, with `--cache redis://…`, layer="redis"
+    (looked up after a disk miss) count result="hit" / "miss" per lookup (a request
     with `skip_cache` does no lookup; a compile that finds the artifact stored by a run
     that finished since its first lookup counts a second, late hit); layer="flight" (the
     single-flight table) counts result="joined" (shared a run already in flight) or
     "miss" (started a run).
+``cutile_serve_cache_errors_total{layer}`` (counter)
+    Cache I/O errors by layer (disk, redis); each turned into a miss or a skipped write,
+    never a failed compile.
 ``cutile_serve_tileiras_failures_total`` (counter)
     Compiles that failed in tileiras (a TILEIRAS_FAILED diagnostic).
 ``cutile_serve_compile_stage_seconds{stage}`` (histogram)
@@ -116,6 +120,9 @@ class ServiceMetrics:
             ("layer", "result"),
             registry=r,
         )
+        self.cache_errors = Counter(
+            f"{PREFIX}_cache_errors", "Cache I/O errors by layer", ("layer",), registry=r
+        )
         self.tileiras_failures = Counter(
             f"{PREFIX}_tileiras_failures", "Compiles that failed in tileiras", registry=r
         )
@@ -151,6 +158,9 @@ class ServiceMetrics:
 
     def cache(self, layer: str, result: str) -> None:
         self.cache_results.labels(layer, result).inc()
+
+    def cache_error(self, layer: str) -> None:
+        self.cache_errors.labels(layer).inc()
 
     def compiled(self, timings: Timings, diagnostics: tuple[Diagnostic, ...]) -> None:
         """One run of the compiler (a miss) finished."""

@@ -272,7 +272,7 @@ class Capabilities(_message.Message):
     def __init__(self, service_version: _Optional[str] = ..., compiler_version: _Optional[str] = ..., targets: _Optional[_Iterable[str]] = ..., default_target: _Optional[str] = ..., bytecode_versions: _Optional[_Iterable[str]] = ..., tileiras_version: _Optional[str] = ..., tileiras_available: _Optional[bool] = ..., host_arches: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ...) -> None: ...
 
 class Limits(_message.Message):
-    __slots__ = ("max_source_bytes", "max_files", "max_file_name_chars", "max_entry_chars", "max_generics", "max_generic_value_chars", "max_opt_level", "max_batch_items", "max_find_missing_keys", "max_inline_cubin_bytes", "artifact_chunk_bytes", "max_receive_message_bytes", "workers", "max_queued")
+    __slots__ = ("max_source_bytes", "max_files", "max_file_name_chars", "max_entry_chars", "max_generics", "max_generic_value_chars", "max_opt_level", "max_batch_items", "max_find_missing_keys", "max_inline_cubin_bytes", "artifact_chunk_bytes", "max_receive_message_bytes", "workers", "max_queued", "max_nesting_depth", "max_parse_ms", "tileiras_timeout_ms", "tileiras_memory_bytes", "tileiras_output_bytes")
     MAX_SOURCE_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_FILES_FIELD_NUMBER: _ClassVar[int]
     MAX_FILE_NAME_CHARS_FIELD_NUMBER: _ClassVar[int]
@@ -287,6 +287,11 @@ class Limits(_message.Message):
     MAX_RECEIVE_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     MAX_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    MAX_NESTING_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_PARSE_MS_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_OUTPUT_BYTES_FIELD_NUMBER: _ClassVar[int]
     max_source_bytes: int
     max_files: int
     max_file_name_chars: int
@@ -301,4 +306,9 @@ class Limits(_message.Message):
     max_receive_message_bytes: int
     workers: int
     max_queued: int
-    def __init__(self, max_source_bytes: _Optional[int] = ..., max_files: _Optional[int] = ..., max_file_name_chars: _Optional[int] = ..., max_entry_chars: _Optional[int] = ..., max_generics: _Optional[int] = ..., max_generic_value_chars: _Optional[int] = ..., max_opt_level: _Optional[int] = ..., max_batch_items: _Optional[int] = ..., max_find_missing_keys: _Optional[int] = ..., max_inline_cubin_bytes: _Optional[int] = ..., artifact_chunk_bytes: _Optional[int] = ..., max_receive_message_bytes: _Optional[int] = ..., workers: _Optional[int] = ..., max_queued: _Optional[int] = ...) -> None: ...
+    max_nesting_depth: int
+    max_parse_ms: int
+    tileiras_timeout_ms: int
+    tileiras_memory_bytes: int
+    tileiras_output_bytes: int
+    def __init__(self, max_source_bytes: _Optional[int] = ..., max_files: _Optional[int] = ..., max_file_name_chars: _Optional[int] = ..., max_entry_chars: _Optional[int] = ..., max_generics: _Optional[int] = ..., max_generic_value_chars: _Optional[int] = ..., max_opt_level: _Optional[int] = ..., max_batch_items: _Optional[int] = ..., max_find_missing_keys: _Optional[int] = ..., max_inline_cubin_bytes: _Optional[int] = ..., artifact_chunk_bytes: _Optional[int] = ..., max_receive_message_bytes: _Optional[int] = ..., workers: _Optional[int] = ..., max_queued: _Optional[int] = ..., max_nesting_depth: _Optional[int] = ..., max_parse_ms: _Optional[int] = ..., tileiras_timeout_ms: _Optional[int] = ..., tileiras_memory_bytes: _Optional[int] = ..., tileiras_output_bytes: _Optional[int] = ...) -> None: ...
