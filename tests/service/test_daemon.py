@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -133,3 +134,51 @@ def test_busy_port_exits_1_with_a_message() -> None:
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_shutdown_past_grace_kills_tileiras(add_rs: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "tileiras.pid"
+    script = tmp_path / "tileiras"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.5, V13.5.37";'
+        " exit 0; fi\n"
+        f"echo $$ > {pid_file}\n"
+        "exec sleep 60\n"
+    )
+    script.chmod(0o755)
+    cache_dir = tmp_path / "cache"
+    proc, port = _start_daemon(
+        "--port", "0", "--tileiras", str(script), "--grace", "0.5", "--cache-dir", str(cache_dir)
+    )
+    request = compile_pb2.CompileRequest(
+        sources=[compile_pb2.SourceFile(name="add.rs", text=add_rs.read_text())],
+        entry="add",
+        generics={"B": "128"},
+        target="sm_90",
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = compile_pb2_grpc.CompileServiceStub(channel).Compile.future(request, timeout=60)
+        end = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert time.monotonic() < end, "tileiras never started"
+            time.sleep(0.02)
+        pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+        with pytest.raises(grpc.RpcError):
+            call.result(timeout=20)  # answered (cancelled by the shutdown), not left hanging
+    assert proc.returncode == 0, stderr
+    assert "killed 1 tileiras process group" in stderr
+    end = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and "State:\tZ" not in _status(pid):
+        assert time.monotonic() < end, "tileiras outlived the daemon"
+        time.sleep(0.02)
+    assert not list(cache_dir.rglob("*.artifact"))
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "State:\tZ"
