@@ -55,6 +55,11 @@ FROZEN_FIELDS = {
     ("Limits", "artifact_chunk_bytes"): 11,
     ("Limits", "workers"): 13,
     ("Limits", "max_queued"): 14,
+    ("Limits", "max_nesting_depth"): 15,
+    ("Limits", "max_parse_ms"): 16,
+    ("Limits", "tileiras_timeout_ms"): 17,
+    ("Limits", "tileiras_memory_bytes"): 18,
+    ("Limits", "tileiras_output_bytes"): 19,
 }
 
 
