@@ -451,6 +451,7 @@ def _item_request(
         generic_args=item.generic_args,
         target=item.target,
         options=options,
+        specialization=item.specialization,
     )
 
 

@@ -34,6 +34,7 @@ FROZEN_FIELDS = {
     ("BatchItem", "generic_args"): 4,
     ("BatchItem", "target"): 5,
     ("BatchItem", "options"): 6,
+    ("BatchItem", "specialization"): 7,
     ("CompileBatchResult", "index"): 1,
     ("CompileBatchResult", "status"): 2,
     ("CompileBatchResult", "response"): 3,

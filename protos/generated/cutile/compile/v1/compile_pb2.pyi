@@ -183,7 +183,7 @@ class CompileBatchRequest(_message.Message):
     def __init__(self, sources: _Optional[_Iterable[_Union[SourceFile, _Mapping]]] = ..., items: _Optional[_Iterable[_Union[BatchItem, _Mapping]]] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
 
 class BatchItem(_message.Message):
-    __slots__ = ("source_indices", "entry", "generics", "generic_args", "target", "options")
+    __slots__ = ("source_indices", "entry", "generics", "generic_args", "target", "options", "specialization")
     class GenericsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -197,13 +197,15 @@ class BatchItem(_message.Message):
     GENERIC_ARGS_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SPECIALIZATION_FIELD_NUMBER: _ClassVar[int]
     source_indices: _containers.RepeatedScalarFieldContainer[int]
     entry: str
     generics: _containers.ScalarMap[str, str]
     generic_args: _containers.RepeatedScalarFieldContainer[str]
     target: str
     options: CompileOptions
-    def __init__(self, source_indices: _Optional[_Iterable[int]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
+    specialization: _containers.RepeatedCompositeFieldContainer[TensorFacts]
+    def __init__(self, source_indices: _Optional[_Iterable[int]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ..., specialization: _Optional[_Iterable[_Union[TensorFacts, _Mapping]]] = ...) -> None: ...
 
 class CompileBatchResult(_message.Message):
     __slots__ = ("index", "status", "response")
