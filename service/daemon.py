@@ -2,7 +2,8 @@
 
     cutile-serve [--host 127.0.0.1] [--port 50051] [--cache-dir DIR | --no-cache]
                  [--cache redis://[USER:PASSWORD@]HOST:PORT/DB] [--cache-ttl SECONDS]
-                 [--cache-max-bytes N[K|M|G]] [--workers N] [--max-queued N]
+                 [--cache-max-bytes N[K|M|G]] [--memory-cache-bytes N[K|M|G]]
+                 [--workers N] [--max-queued N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
                  [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
@@ -47,6 +48,7 @@ from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
 from service.convert import DEFAULT_LIMITS, Limits
 from service.engine import CompileEngine
 from service.layered_cache import LayeredCache
+from service.memory_cache import DEFAULT_MEMORY_BYTES, MemoryCache
 from service.metrics import MetricsInterceptor, ServiceMetrics
 from service.redis_cache import DEFAULT_TTL_S, RedisCache
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
@@ -135,6 +137,7 @@ def build_engine(
     cache_max_bytes: int | None = DEFAULT_MAX_BYTES,
     redis_url: str | None = None,
     redis_ttl_s: int = DEFAULT_TTL_S,
+    memory_bytes: int = DEFAULT_MEMORY_BYTES,
 ) -> CompileEngine | None:
     """The engine over the located tileiras and the disk cache (in front of Redis when
     `redis_url` is given); None without tileiras."""
@@ -144,12 +147,13 @@ def build_engine(
     if not use_cache:
         return CompileEngine(assembler)
     disk = DiskCache(cache_dir or default_cache_dir(), max_bytes=cache_max_bytes)
+    memory = MemoryCache(memory_bytes) if memory_bytes > 0 else None
     if redis_url is None:
-        return CompileEngine(assembler, cache=disk)
+        return CompileEngine(assembler, cache=disk, memory=memory)
     shared = RedisCache(redis_url, ttl_s=redis_ttl_s)
     if not shared.ping():
         log.warning("%s does not answer; compiling without it until it does", shared.where)
-    return CompileEngine(assembler, cache=LayeredCache(disk, shared))
+    return CompileEngine(assembler, cache=LayeredCache(disk, shared), memory=memory)
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -165,6 +169,7 @@ async def serve(args: argparse.Namespace) -> int:
         cache_max_bytes=args.cache_max_bytes or None,
         redis_url=args.cache,
         redis_ttl_s=args.cache_ttl,
+        memory_bytes=args.memory_cache_bytes,
     )
     health_servicer = health.aio.HealthServicer()
     host = _host_for_address(args.host)
@@ -243,6 +248,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=DEFAULT_MAX_BYTES,
         help="evict least-recently-used artifacts past this size, e.g. 512M (default 2G; 0 = "
         "unbounded)",
+    )
+    parser.add_argument(
+        "--memory-cache-bytes",
+        type=_byte_size,
+        default=DEFAULT_MEMORY_BYTES,
+        help="keep recently used artifacts in memory up to this size (default 64M; 0 = off)",
     )
     parser.add_argument(
         "--tileiras",

@@ -12,6 +12,7 @@ replica compile a key while the others wait for its result (see `service.redis_c
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
@@ -30,9 +31,10 @@ from lowering.pipeline import (
 from lowering.tileiras import Tileiras, TileirasError
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Severity
-from protos.generated.cutile.compile.v1 import contract_pb2
+from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
-from service.convert import contract_to_proto
+from service.convert import contract_to_proto, digest
+from service.memory_cache import MemoryCache
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,11 @@ LEASE_POLL_S = 0.05  # how often a replica waiting on another's lease looks for 
 class Artifact:
     cubin: bytes
     contract: contract_pb2.LaunchContract
+
+    @functools.cached_property
+    def cubin_digest(self) -> compile_pb2.Digest:
+        """The cubin's digest (computed once: hits from memory reuse it)."""
+        return digest(self.cubin)
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,8 @@ class CompileEngine:
     """The compiler plus the cache, for one located tileiras (`assembler`).
 
     `compile_fn` defaults to `lowering.pipeline.compile_kernel`; tests inject their own.
-    `cache=None` disables caching.
+    `cache=None` disables caching. `memory` (the server's) keeps recent artifacts in
+    process in front of `cache` (layer "memory"; see `service.memory_cache`).
     """
 
     def __init__(
@@ -76,9 +84,11 @@ class CompileEngine:
         cache: ArtifactCache | None = None,
         compile_fn: CompileFn | None = None,
         compiler_version: str = COMPILER_VERSION,
+        memory: MemoryCache | None = None,
     ) -> None:
         self.assembler = assembler
         self.cache = cache
+        self.memory = memory if cache is not None else None
         self.compile_fn = compile_fn if compile_fn is not None else compile_kernel
         self.compiler_version = compiler_version
         self.tileiras_fingerprint = assembler.fingerprint
@@ -86,7 +96,18 @@ class CompileEngine:
     @property
     def cache_layers(self) -> tuple[str, ...]:
         """The cache's layers, in lookup order (none without a cache)."""
-        return () if self.cache is None else tuple(self.cache.layers)
+        if self.cache is None:
+            return ()
+        return (*(("memory",) if self.memory is not None else ()), *self.cache.layers)
+
+    def lookup_memory(self, key: RequestKey) -> Outcome | None:
+        """The outcome of `key` from the memory layer only (never blocks on I/O)."""
+        if self.memory is None:
+            return None
+        artifact = self.memory.get(key.sha256)
+        if artifact is None:
+            return None
+        return Outcome(key, (), artifact, cache_hit=True, cache_layer="memory")
 
     def key(self, request: CompileRequest) -> RequestKey:
         return request_key(
@@ -108,10 +129,15 @@ class CompileEngine:
     def lookup(self, key: RequestKey, *, start: float | None = None) -> Outcome | None:
         """The cached outcome of `key`, or None."""
         start = time.perf_counter() if start is None else start
+        remembered = self.lookup_memory(key)
+        if remembered is not None:
+            return remembered
         found = self._lookup(key)
         if found is None:
             return None
         artifact, layer = found
+        if self.memory is not None:
+            self.memory.put(key.sha256, artifact)
         return Outcome(key, (), artifact, cache_hit=True, timings=_since(start), cache_layer=layer)
 
     def compile_leased(
@@ -214,6 +240,8 @@ class CompileEngine:
     def _store(self, key: RequestKey, artifact: Artifact) -> None:
         if self.cache is None:
             return
+        if self.memory is not None:
+            self.memory.put(key.sha256, artifact)
         entry = CacheEntry(artifact.cubin, artifact.contract.SerializeToString(deterministic=True))
         self.cache.put(key.sha256, entry)
 

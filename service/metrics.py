@@ -19,8 +19,9 @@ Metrics (all prefixed `cutile_serve_`):
     CompileService RPCs now being handled.
 ``cutile_serve_cache_results_total{layer, result}`` (counter)
     How each compile (a Compile or one CompileBatch item) was resolved, per layer:
-    layer="disk" (the local artifact cache) and, with `--cache redis://…`, layer="redis"
-    (looked up after a disk miss) count result="hit" / "miss" per lookup (a request
+    layer="memory" (recent artifacts kept in process), layer="disk" (the local artifact
+    cache) and, with `--cache redis://…`, layer="redis", each looked up after a miss in
+    the one before, count result="hit" / "miss" per lookup (a request
     with `skip_cache` does no lookup; a compile that finds the artifact stored by a run
     that finished since its first lookup counts a second, late hit); layer="flight" (the
     single-flight table) counts result="joined" (shared a run already in flight) or

@@ -45,6 +45,7 @@ from parser.codes import INTERNAL_ERROR
 from parser.cst_to_ast import MAX_NESTING_DEPTH
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
+from service.cache import RequestKey
 from service.convert import (
     DEFAULT_LIMITS,
     MAX_OPT_LEVEL,
@@ -60,6 +61,7 @@ from service.engine import CompileEngine, Outcome
 from service.flight import Flight, Overloaded, Scheduler
 from service.metrics import ServiceMetrics
 from service.parse_limit import ParseTooSlow, check_parse_time
+from service.source_pool import SourcePool
 from service.tileiras_runs import KillableTileiras
 
 log = logging.getLogger(__name__)
@@ -111,6 +113,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         if engine is not None and engine.cache is not None:
             engine.cache.observe_errors(self.metrics.cache_error)
         self._tileiras_version: str | None = None
+        self.sources = SourcePool()
 
     def abandon_all(self) -> int:
         """Abandon every compile run (shutdown past grace): kill its tileiras, store nothing."""
@@ -123,23 +126,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> compile_pb2.CompileResponse:
         start = time.perf_counter()
         result = await self._compile(request, context.time_remaining())
-        fields = {
-            "rpc": "Compile",
-            "entry": request.entry[:80],
-            "target": (request.target or DEFAULT_TARGET)[:16],
-            "outcome": _outcome_name(result),
-            "ms": round((time.perf_counter() - start) * 1000.0, 1),
-            "key": _short_key(result),
-        }
-        log.info(
-            "compile entry=%r target=%r outcome=%s ms=%.1f key=%s",
-            fields["entry"],
-            fields["target"],
-            fields["outcome"],
-            fields["ms"],
-            fields["key"],
-            extra=fields,
-        )
+        if log.isEnabledFor(logging.INFO):
+            _log_compile(request, result, start)
         if not isinstance(result, Response):
             await context.abort_with_status(result)
         return result
@@ -149,7 +137,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> Response | grpc.Status:
         """The response, or the status that ends the RPC."""
         try:
-            domain = request_from_proto(request, self.limits)
+            domain = request_from_proto(request, self.limits, self.sources.get)
         except InvalidRequest as exc:
             return errors.invalid_argument(exc.violations)
         return await self._compile_domain(
@@ -171,8 +159,14 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.deadline_exceeded()
         deadline = None if remaining is None else time.monotonic() + remaining
         try:
+            key = engine.key(domain)
+            if not skip_cache and engine.cache is not None:
+                remembered = engine.lookup_memory(key)  # the fast path: no task, no thread
+                if remembered is not None:
+                    self._count_lookup(engine, remembered)
+                    return response_from_outcome(remembered)
             outcome, joined = await asyncio.wait_for(
-                self._outcome(engine, domain, skip_cache, deadline), timeout=remaining
+                self._outcome(engine, domain, key, skip_cache, deadline), timeout=remaining
             )
         except (asyncio.TimeoutError, TimeoutError):
             return errors.deadline_exceeded()
@@ -194,11 +188,11 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         self,
         engine: CompileEngine,
         domain: DomainRequest,
+        key: RequestKey,
         skip_cache: bool,
         deadline: float | None,
     ) -> tuple[Outcome, bool]:
-        """(outcome, joined another caller's compile)."""
-        key = engine.key(domain)
+        """(outcome, joined another caller's compile); the memory layer was looked at."""
         metrics = self.metrics
         cached = not skip_cache and engine.cache is not None
         if cached:
@@ -306,7 +300,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         result = compile_pb2.CompileBatchResult(index=index)
         try:
             message = _item_request(request, index, item)
-            domain = request_from_proto(message, self.limits)
+            domain = request_from_proto(message, self.limits, self.sources.get)
         except InvalidRequest as exc:
             prefixed = [
                 FieldViolation(f"items[{index}].{v.field}", v.description) for v in exc.violations
@@ -483,7 +477,7 @@ def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response
         response.artifact.CopyFrom(
             compile_pb2.Artifact(
                 cubin=outcome.artifact.cubin,
-                cubin_digest=digest(outcome.artifact.cubin),
+                cubin_digest=outcome.artifact.cubin_digest,
                 contract=outcome.artifact.contract,
                 request_key=compile_pb2.Digest(sha256=outcome.key.sha256, size=outcome.key.size),
             )
@@ -498,6 +492,29 @@ _FAILED_RPC = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: "overloaded",
     grpc.StatusCode.DEADLINE_EXCEEDED: "deadline",
 }
+
+
+def _log_compile(
+    request: compile_pb2.CompileRequest, result: Response | grpc.Status, start: float
+) -> None:
+    """The one log line of a Compile RPC (fields also as `extra` for JSON logs)."""
+    fields = {
+        "rpc": "Compile",
+        "entry": request.entry[:80],
+        "target": (request.target or DEFAULT_TARGET)[:16],
+        "outcome": _outcome_name(result),
+        "ms": round((time.perf_counter() - start) * 1000.0, 1),
+        "key": _short_key(result),
+    }
+    log.info(
+        "compile entry=%r target=%r outcome=%s ms=%.1f key=%s",
+        fields["entry"],
+        fields["target"],
+        fields["outcome"],
+        fields["ms"],
+        fields["key"],
+        extra=fields,
+    )
 
 
 def _short_key(result: Response | grpc.Status) -> str:

@@ -30,6 +30,7 @@ from service.cache import DiskCache
 from service.convert import Limits
 from service.engine import CompileEngine
 from service.layered_cache import LayeredCache
+from service.memory_cache import MemoryCache
 from service.metrics import ServiceMetrics
 from service.redis_cache import RedisCache
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
@@ -410,3 +411,27 @@ def test_unreachable_redis_still_compiles_and_counts_errors(
     assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_HIT  # the disk layer
     assert len(fake_compiler.calls) == 1
     assert _sample(metrics, "cache_errors_total", layer="redis") >= 1
+
+
+def test_repeated_hits_come_from_memory(
+    start_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    engine = CompileEngine(
+        fake_assembler,
+        cache=DiskCache(tmp_path / "cache"),
+        compile_fn=fake_compiler,
+        memory=MemoryCache(),
+    )
+    metrics = ServiceMetrics()
+    server = start_server(engine, metrics=metrics)
+    first = _call(server, _request())
+    second = _call(server, _request())
+    assert second.cache == compile_pb2.CACHE_OUTCOME_HIT
+    assert second.artifact == first.artifact
+    assert _sample(metrics, "cache_results_total", layer="memory", result="hit") == 1
+    assert _sample(metrics, "cache_results_total", layer="memory", result="miss") == 1
+    assert _sample(metrics, "cache_results_total", layer="disk", result="miss") == 1
+    engine.memory.discard(first.artifact.request_key.sha256)  # e.g. evicted: disk still has it
+    assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_HIT
+    assert _sample(metrics, "cache_results_total", layer="disk", result="hit") == 1
+    assert len(fake_compiler.calls) == 1
