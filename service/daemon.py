@@ -41,7 +41,6 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from protos.generated.cutile.compile.v1 import compile_pb2_grpc
 from service import logs
 from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
@@ -51,6 +50,7 @@ from service.layered_cache import LayeredCache
 from service.memory_cache import DEFAULT_MEMORY_BYTES, MemoryCache
 from service.metrics import MetricsInterceptor, ServiceMetrics
 from service.redis_cache import DEFAULT_TTL_S, RedisCache
+from service.registration import add_compile_service
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
 from service.toolchain import locate_assembler
 
@@ -103,7 +103,7 @@ async def create_server(
         retry_delay_s=retry_delay_s,
         metrics=metrics,
     )
-    compile_pb2_grpc.add_CompileServiceServicer_to_server(servicer, server)
+    add_compile_service(servicer, server)
 
     health_servicer = health_servicer or health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

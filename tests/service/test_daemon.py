@@ -182,3 +182,35 @@ def _status(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return "State:\tZ"
+
+
+def test_sigterm_during_50_in_flight_compiles_answers_them_all(tileiras, add_rs: Path) -> None:
+    proc, port = _start_daemon(
+        "--port", "0", "--no-cache", "--workers", "2", "--max-queued", "60", "--grace", "120"
+    )
+    text = add_rs.read_text()
+    sizes = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+    targets = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100")
+    requests = [
+        compile_pb2.CompileRequest(
+            sources=[compile_pb2.SourceFile(name="add.rs", text=text)],
+            entry="add",
+            generics={"B": str(size)},
+            target=target,
+        )
+        for size in sizes
+        for target in targets
+    ]
+    assert len(requests) == 50
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = compile_pb2_grpc.CompileServiceStub(channel)
+            calls = [stub.Compile.future(r, timeout=300) for r in requests]
+            time.sleep(0.5)  # all sent; a few compiling, the rest queued
+            proc.send_signal(signal.SIGTERM)
+            responses = [call.result(timeout=300) for call in calls]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=300)
+    assert all(r.ok for r in responses), [r.diagnostics for r in responses if not r.ok][:1]
+    assert proc.returncode == 0, stderr

@@ -435,3 +435,45 @@ def test_repeated_hits_come_from_memory(
     assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_HIT
     assert _sample(metrics, "cache_results_total", layer="disk", result="hit") == 1
     assert len(fake_compiler.calls) == 1
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.fixture
+def frontend_server(start_server, fake_assembler):
+    """The real front end (tileiras is never reached by these requests)."""
+    return start_server(CompileEngine(fake_assembler))
+
+
+def test_ten_thousand_deep_nesting_is_a_diagnostic(frontend_server) -> None:
+    nested = "(" * 10_000 + "1" + ")" * 10_000
+    text = (
+        "#[cutile::module]\nmod kernel {\n    use cutile::core::*;\n"
+        "    #[cutile::entry()]\n"
+        f"    fn add(z: &mut Tensor<f32, {{ [128] }}>) {{ let a = {nested}; }}\n}}\n"
+    )
+    response = _call(frontend_server, _request(text=text))
+    assert not response.ok
+    assert response.diagnostics[0].code == "CT0005"
+    assert "nests deeper" in response.diagnostics[0].message
+    # still serving
+    assert not _call(frontend_server, _request(text="")).ok
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"entry": "not an identifier!"}, "entry"),
+        ({"entry": "add; rm -rf /"}, "entry"),
+        ({"target": "sm_42"}, "target"),
+        ({"name": "../etc/passwd"}, "sources[0].name"),
+        ({"generics": {"B-1": "128"}}, "generics"),
+    ],
+)
+def test_bad_fields_name_the_field(frontend_server, fields: dict, field: str) -> None:
+    error = _rpc_error(frontend_server, _request(**fields))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    violations, reasons = _details(error)
+    assert any(f.startswith(field) for f, _ in violations), violations
+    assert reasons == ["INVALID_REQUEST"]
