@@ -66,6 +66,13 @@ SERVER_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.max_send_message_length", MAX_SEND_BYTES),
     ("grpc.so_reuseport", 0),  # a busy port must fail the bind, not be shared
+    # keepalive: ping idle connections every 60 s and drop them after 20 s without an
+    # answer; clients may ping every 10 s at most (more often earns a GOAWAY)
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 2),
 )
 
 

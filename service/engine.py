@@ -1,10 +1,11 @@
 """Compile one domain request through the cache: the step the server and the CLI share.
 
 `CompileEngine.compile` looks the request key up in the cache, runs the compiler on a
-miss, and stores only successful results. A kernel that fails to compile, in the front
-end or in tileiras, is an `Outcome` with error diagnostics, not an exception; anything
-else the compiler raises propagates (the server turns it into INTERNAL). It blocks: the
-server calls it from worker threads.
+miss, and stores only successful results. On a miss tileiras itself is skipped when the
+bytecode's cubin is cached under its content key (`service.content_cache`). A kernel that
+fails to compile, in the front end or in tileiras, is an `Outcome` with error
+diagnostics, not an exception; anything else the compiler raises propagates (the server
+turns it into INTERNAL). It blocks: the server calls it from worker threads.
 
 With a shared store that offers a compile lease (Redis), `compile_leased` makes one
 replica compile a key while the others wait for its result (see `service.redis_cache`).
@@ -33,6 +34,7 @@ from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
+from service.content_cache import ContentCachedAssembler
 from service.convert import contract_to_proto, digest
 from service.memory_cache import MemoryCache
 
@@ -194,7 +196,10 @@ class CompileEngine:
         """Run the compiler (with `assembler`, default ours); store a success unless
         `may_store()` says no (a passed deadline, every caller gone)."""
         start = time.perf_counter() if start is None else start
-        result = self._run_compiler(request, assembler or self.assembler)
+        tool = assembler or self.assembler
+        if self.cache is not None:  # the bytecode's cubin may be cached under its content key
+            tool = ContentCachedAssembler(tool, self.cache)
+        result = self._run_compiler(request, tool)
         timings = _since(start, result.timings)
         if not result.ok:
             return Outcome(key, result.diagnostics, timings=timings)
@@ -215,7 +220,9 @@ class CompileEngine:
         found = self._lookup(RequestKey(key, 0))
         return None if found is None else found[0]
 
-    def _run_compiler(self, request: CompileRequest, assembler: Tileiras) -> CompileResult:
+    def _run_compiler(
+        self, request: CompileRequest, assembler: Tileiras | ContentCachedAssembler
+    ) -> CompileResult:
         try:
             return self.compile_fn(request, assembler=assembler)
         except TileirasError as exc:  # compile_kernel reports these itself; a compile_fn may not

@@ -209,8 +209,10 @@ def test_sigterm_during_50_in_flight_compiles_answers_them_all(tileiras, add_rs:
             time.sleep(0.5)  # all sent; a few compiling, the rest queued
             proc.send_signal(signal.SIGTERM)
             responses = [call.result(timeout=300) for call in calls]
-    finally:
-        proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert all(r.ok for r in responses), [r.diagnostics for r in responses if not r.ok][:1]
     assert proc.returncode == 0, stderr
