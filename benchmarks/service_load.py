@@ -12,16 +12,19 @@ folder, metrics on a free port) and stops them with SIGTERM afterwards:
 2. hit throughput: `--clients` concurrent clients (grpc.aio) calling for
    `--throughput-seconds`; requests/s and the latency percentiles under load.
 3. 100 identical concurrent cold requests: the compile-stage histogram count read from the
-   metrics endpoint must be 1 (exactly one tileiras run).
+   metrics endpoint must be 1 (exactly one compiler run, so one tileiras run: the cache
+   starts empty).
 4. mixed load for `--mixed-seconds` (default 60): `--mixed-clients` closed-loop clients,
-   90% cache hits, 10% `skip_cache` recompiles; errors by status and the server's RSS
-   before and after.
+   90% cache hits, 10% `skip_cache` recompiles of one of 54 kernels (the front end runs
+   each time; tileiras only for a bytecode not yet under its content key); errors by
+   status and the server's RSS before and after.
 5. two replicas sharing one private redis-server (skipped without `redis-server` or with
    `--skip-redis`): every client asks both replicas for `--replica-kernels` distinct
    kernels at once; the compile counts of both metrics endpoints must add up to the
    number of kernels.
 
 Every loop is bounded by a request count or a duration; all traffic stays on 127.0.0.1.
+The daemons log at WARNING (one INFO line per request is the default).
 """
 
 from __future__ import annotations
@@ -246,7 +249,7 @@ def identical_cold(daemon: Daemon, count: int = 100) -> None:
     verdict = "OK" if runs == 1 else "FAILED"
     print(
         f"  {count} identical concurrent cold requests: {ok} ok in {elapsed:.0f} ms, "
-        f"tileiras runs (metrics) = {runs} [{verdict}], outcomes {dict(outcomes)}"
+        f"compiler runs (metrics) = {runs} [{verdict}], outcomes {dict(outcomes)}"
     )
 
 
@@ -289,7 +292,7 @@ def replicas_with_redis(kernels: int) -> None:
     try:
         time.sleep(0.3)
         url = f"redis://127.0.0.1:{port}/0"
-        with daemons(2, "--cache", url) as (a, b):
+        with daemons(2, "--cache", url, "--max-queued", "64") as (a, b):
             wanted = [(size, target) for target in TARGETS for size in TILE_SIZES][:kernels]
 
             async def run() -> list[compile_pb2.CompileResponse]:
