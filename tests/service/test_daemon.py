@@ -108,7 +108,20 @@ def test_arguments() -> None:
     )
     args = parse_args(["--port", "0", "--cache-dir", "/tmp/c", "--workers", "3"])
     assert (args.port, str(args.cache_dir), args.workers) == (0, "/tmp/c", 3)
-    for bad in (["--port", "70000"], ["--workers", "0"], ["--cache-dir", "x", "--no-cache"]):
+    args = parse_args(["--cache", "redis://u:p@127.0.0.1:6379/2", "--cache-ttl", "60"])
+    assert (args.cache, args.cache_ttl, args.memory_cache_bytes) == (
+        "redis://u:p@127.0.0.1:6379/2",
+        60,
+        64 << 20,
+    )
+    bad_arguments = (
+        ["--port", "70000"],
+        ["--workers", "0"],
+        ["--cache-dir", "x", "--no-cache"],
+        ["--cache", "http://127.0.0.1:6379"],
+        ["--cache", "redis://127.0.0.1:6379/0", "--no-cache"],
+    )
+    for bad in bad_arguments:
         with pytest.raises(SystemExit) as caught:
             parse_args(bad)
         assert caught.value.code == 2
@@ -216,3 +229,32 @@ def test_sigterm_during_50_in_flight_compiles_answers_them_all(tileiras, add_rs:
             proc.communicate()
     assert all(r.ok for r in responses), [r.diagnostics for r in responses if not r.ok][:1]
     assert proc.returncode == 0, stderr
+
+
+def test_daemon_with_redis_shares_compiles(tileiras, add_rs: Path, redis_server, tmp_path) -> None:
+    url = redis_server.url
+    first, port_a = _start_daemon("--port", "0", "--cache-dir", str(tmp_path / "a"), "--cache", url)
+    second, port_b = _start_daemon(
+        "--port", "0", "--cache-dir", str(tmp_path / "b"), "--cache", url
+    )
+    request = compile_pb2.CompileRequest(
+        sources=[compile_pb2.SourceFile(name="add.rs", text=add_rs.read_text())],
+        entry="add",
+        generics={"B": "128"},
+        target="sm_90",
+    )
+    try:
+        replies = []
+        for port in (port_a, port_b):
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = compile_pb2_grpc.CompileServiceStub(channel)
+                replies.append(stub.Compile(request, timeout=60))
+    finally:
+        for proc in (first, second):
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=20)
+    assert [r.cache for r in replies] == [
+        compile_pb2.CACHE_OUTCOME_MISS,
+        compile_pb2.CACHE_OUTCOME_HIT,
+    ]
+    assert replies[1].artifact.cubin == replies[0].artifact.cubin
