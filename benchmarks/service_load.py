@@ -11,17 +11,16 @@ folder, metrics on a free port) and stops them with SIGTERM afterwards:
    channel; p50/p99/max (targets: p50 <= 1 ms, p99 <= 5 ms).
 2. hit throughput: `--clients` concurrent clients (grpc.aio) calling for
    `--throughput-seconds`; requests/s and the latency percentiles under load.
-3. 100 identical concurrent cold requests: the compile-stage histogram count read from the
-   metrics endpoint must be 1 (exactly one compiler run, so one tileiras run: the cache
-   starts empty).
+3. 100 identical concurrent cold requests: `cutile_serve_tileiras_runs_total` and the
+   compile-stage histogram count read from the metrics endpoint must both grow by 1.
 4. mixed load for `--mixed-seconds` (default 60): `--mixed-clients` closed-loop clients,
    90% cache hits, 10% `skip_cache` recompiles of one of 54 kernels (the front end runs
    each time; tileiras only for a bytecode not yet under its content key); errors by
    status and the server's RSS before and after.
 5. two replicas sharing one private redis-server (skipped without `redis-server` or with
    `--skip-redis`): every client asks both replicas for `--replica-kernels` distinct
-   kernels at once; the compile counts of both metrics endpoints must add up to the
-   number of kernels.
+   kernels at once; the compile and tileiras-run counts of both metrics endpoints must
+   each add up to the number of kernels.
 
 Every loop is bounded by a request count or a duration; all traffic stays on 127.0.0.1.
 The daemons log at WARNING (one INFO line per request is the default).
@@ -104,6 +103,9 @@ class Daemon:
     def compiler_runs(self) -> int:
         key = ("cutile_serve_compile_stage_seconds_count", (("stage", "total"),))
         return int(self.metrics().get(key, 0))
+
+    def tileiras_runs(self) -> int:
+        return int(self.metrics().get(("cutile_serve_tileiras_runs_total", ()), 0))
 
 
 @contextmanager
@@ -239,17 +241,19 @@ def identical_cold(daemon: Daemon, count: int = 100) -> None:
             calls = [stub.Compile(cold, timeout=RPC_TIMEOUT_S) for _ in range(count)]
             return await asyncio.gather(*calls)
 
-    before = daemon.compiler_runs()
+    before = daemon.compiler_runs(), daemon.tileiras_runs()
     start = time.perf_counter()
     replies = asyncio.run(run())
     elapsed = (time.perf_counter() - start) * 1000.0
-    runs = daemon.compiler_runs() - before
+    runs = daemon.compiler_runs() - before[0]
+    tileiras_runs = daemon.tileiras_runs() - before[1]
     outcomes = Counter(compile_pb2.CacheOutcome.Name(r.cache) for r in replies)
     ok = sum(r.ok for r in replies)
-    verdict = "OK" if runs == 1 else "FAILED"
+    verdict = "OK" if runs == tileiras_runs == 1 else "FAILED"
     print(
         f"  {count} identical concurrent cold requests: {ok} ok in {elapsed:.0f} ms, "
-        f"compiler runs (metrics) = {runs} [{verdict}], outcomes {dict(outcomes)}"
+        f"tileiras runs = {tileiras_runs}, compiler runs = {runs} (metrics) [{verdict}], "
+        f"outcomes {dict(outcomes)}"
     )
 
 
@@ -264,14 +268,15 @@ def mixed_load(daemon: Daemon, clients: int, seconds: float) -> None:
     with grpc.insecure_channel(daemon.target) as channel:  # the hit kernel is cached
         compile_pb2_grpc.CompileServiceStub(channel).Compile(request(), timeout=RPC_TIMEOUT_S)
     rss_before = daemon.rss_mib()
-    runs_before = daemon.compiler_runs()
+    runs_before = daemon.compiler_runs(), daemon.tileiras_runs()
     latencies, errors, total = asyncio.run(_closed_loop(daemon.target, clients, seconds, make))
     rss_after = daemon.rss_mib()
-    runs = daemon.compiler_runs() - runs_before
+    runs = daemon.compiler_runs() - runs_before[0]
+    tileiras_runs = daemon.tileiras_runs() - runs_before[1]
     print(
         f"  mixed load (90% hits), {clients} clients, {seconds:.0f} s: {total} requests "
-        f"({total / seconds:.0f}/s), {runs} compiles, errors {sum(errors.values())} "
-        f"{dict(errors) or ''}"
+        f"({total / seconds:.0f}/s), {runs} compiles ({tileiras_runs} ran tileiras), "
+        f"errors {sum(errors.values())} {dict(errors) or ''}"
     )
     print(f"  latency: {percentiles(latencies)}")
     print(f"  server RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after")
@@ -312,12 +317,14 @@ def replicas_with_redis(kernels: int) -> None:
             replies = asyncio.run(run())
             elapsed = (time.perf_counter() - start) * 1000.0
             runs = a.compiler_runs() + b.compiler_runs()
+            tileiras_runs = a.tileiras_runs() + b.tileiras_runs()
             ok = sum(r.ok for r in replies)
-            verdict = "OK" if runs == len(wanted) else "FAILED"
+            verdict = "OK" if runs == tileiras_runs == len(wanted) else "FAILED"
             print(
                 f"  two replicas, one redis: {len(wanted)} kernels asked of both at once, "
-                f"{ok}/{len(replies)} ok in {elapsed:.0f} ms, compiles across both = {runs} "
-                f"[{verdict}] (a: {a.compiler_runs()}, b: {b.compiler_runs()})"
+                f"{ok}/{len(replies)} ok in {elapsed:.0f} ms, compiles across both = {runs}, "
+                f"tileiras runs = {tileiras_runs} [{verdict}] "
+                f"(a: {a.compiler_runs()}, b: {b.compiler_runs()})"
             )
     finally:
         redis.terminate()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import struct
+from collections.abc import Callable
 from typing import Protocol
 
 from service.cache import ArtifactCache, CacheEntry
@@ -64,9 +65,15 @@ def content_key(
 class ContentCachedAssembler:
     """`inner` with the content-key cache in front; `runs` and `hits` count assembles."""
 
-    def __init__(self, inner: Assembler, cache: ArtifactCache) -> None:
+    def __init__(
+        self,
+        inner: Assembler,
+        cache: ArtifactCache,
+        observer: Callable[[str], None] | None = None,
+    ) -> None:
         self.inner = inner
         self.cache = cache
+        self.observer = observer  # called with "hit" or "miss" (a tileiras run) per assemble
         self.runs = 0
         self.hits = 0
 
@@ -99,10 +106,16 @@ class ContentCachedAssembler:
         if found is not None and found.cubin and not found.contract:
             self.hits += 1
             log.debug("content key %s: cubin from the cache", key[:8])
+            self._observe("hit")
             return found.cubin
         self.runs += 1
+        self._observe("miss")
         cubin = self.inner.assemble(
             bytecode, sm=sm, opt_level=opt_level, host_arch=host_arch, lineinfo=lineinfo
         )
         self.cache.put(key, CacheEntry(cubin, b""))
         return cubin
+
+    def _observe(self, result: str) -> None:
+        if self.observer is not None:
+            self.observer(result)

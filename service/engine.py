@@ -91,6 +91,8 @@ class CompileEngine:
         self.assembler = assembler
         self.cache = cache
         self.memory = memory if cache is not None else None
+        # told "hit" / "miss" for each content-key lookup before tileiras (the server's metrics)
+        self.content_observer: Callable[[str], None] | None = None
         self.compile_fn = compile_fn if compile_fn is not None else compile_kernel
         self.compiler_version = compiler_version
         self.tileiras_fingerprint = assembler.fingerprint
@@ -198,7 +200,7 @@ class CompileEngine:
         start = time.perf_counter() if start is None else start
         tool = assembler or self.assembler
         if self.cache is not None:  # the bytecode's cubin may be cached under its content key
-            tool = ContentCachedAssembler(tool, self.cache)
+            tool = ContentCachedAssembler(tool, self.cache, self.content_observer)
         result = self._run_compiler(request, tool)
         timings = _since(start, result.timings)
         if not result.ok:

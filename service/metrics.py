@@ -26,6 +26,11 @@ Metrics (all prefixed `cutile_serve_`):
     that finished since its first lookup counts a second, late hit); layer="flight" (the
     single-flight table) counts result="joined" (shared a run already in flight) or
     "miss" (started a run).
+    layer="content" counts, per compiler run that reached tileiras, whether the bytecode's
+    cubin was cached under its content key (result="hit": tileiras skipped) or not
+    (result="miss").
+``cutile_serve_tileiras_runs_total`` (counter)
+    tileiras runs started: each content-key miss (a server with `--no-cache` counts none).
 ``cutile_serve_cache_errors_total{layer}`` (counter)
     Cache I/O errors by layer (disk, redis); each turned into a miss or a skipped write,
     never a failed compile.
@@ -124,6 +129,7 @@ class ServiceMetrics:
         self.cache_errors = Counter(
             f"{PREFIX}_cache_errors", "Cache I/O errors by layer", ("layer",), registry=r
         )
+        self.tileiras_runs = Counter(f"{PREFIX}_tileiras_runs", "tileiras runs started", registry=r)
         self.tileiras_failures = Counter(
             f"{PREFIX}_tileiras_failures", "Compiles that failed in tileiras", registry=r
         )
@@ -159,6 +165,12 @@ class ServiceMetrics:
 
     def cache(self, layer: str, result: str) -> None:
         self.cache_results.labels(layer, result).inc()
+
+    def content_lookup(self, result: str) -> None:
+        """One content-key lookup before tileiras; a miss runs tileiras."""
+        self.cache_results.labels("content", result).inc()
+        if result == "miss":
+            self.tileiras_runs.inc()
 
     def cache_error(self, layer: str) -> None:
         self.cache_errors.labels(layer).inc()

@@ -7,7 +7,7 @@ reported as a miss. Keys are `<prefix>a:<hex key>`.
 Policy. Every entry is written with a TTL (`ttl_s`, default 7 days) that a hit renews
 (GETEX), so entries nobody reads expire; entries over `max_entry_bytes` (default 64 MiB)
 are not stored. The total size is Redis's to bound: run it with `maxmemory` and
-`maxmemory-policy allkeys-lru` (or `volatile-lru`).
+`maxmemory-policy allkeys-lru` (or `volatile-lru`). Needs Redis 6.2 or later (GETEX).
 
 Lease. `acquire_lease(key, owner)` is `SET <prefix>lease:<key> owner NX PX lease_ms`: the
 replica that gets it compiles, the others poll the store until the result appears or the

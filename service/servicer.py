@@ -112,6 +112,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         self.metrics.watch_scheduler(self.scheduler)
         if engine is not None and engine.cache is not None:
             engine.cache.observe_errors(self.metrics.cache_error)
+            engine.content_observer = self.metrics.content_lookup
         self._tileiras_version: str | None = None
         self.sources = SourcePool()
 
