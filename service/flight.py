@@ -8,7 +8,7 @@ detaches without cancelling the run the others wait on. When the last caller lea
 run still waiting for a worker is cancelled; one already running cannot be interrupted
 (it is a thread), but `flight.may_store()` turns false, so its result is not cached, and
 the callbacks it registered with `flight.when_abandoned` run (the server's kill its
-tileiras). `abandon_all()` (shutdown past the grace period) abandons every run.
+tileiras). A server stopping past its grace period cancels every caller, so every run.
 `may_store()` is also false once the latest deadline of its callers has passed.
 
 Admission is bounded: at most `workers + max_queued` distinct runs exist at once (joining
@@ -181,13 +181,6 @@ class Scheduler:
         failed = task is not None and not task.cancelled() and task.exception() is not None
         if failed and flight.waiters == 0:
             log.warning("abandoned compile failed: %r", task.exception())
-
-    def abandon_all(self) -> int:
-        """Abandon every run (their results are not stored, their callbacks run); how many."""
-        flights = list(self._flights.values())
-        for flight in flights:
-            flight.abandon()
-        return len(flights)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

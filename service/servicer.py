@@ -8,10 +8,10 @@ with `ok=false` and diagnostics; a server without tileiras answers UNAVAILABLE; 
 bug (an exception, or compile_kernel's CT0999 diagnostic) is logged and answered INTERNAL
 without details. The client's deadline bounds the wait (DEADLINE_EXCEEDED) and a compile
 whose callers are all gone or past their deadline is not cached; when every caller is gone
-(or `abandon_all` on shutdown) its tileiras is killed (`service.tileiras_runs`). On a miss
-the sources must parse within `max_parse_ms` (`service.parse_limit`), else
-INVALID_ARGUMENT. With a shared cache (Redis) the compile runs under its lease, so one
-replica compiles a key while the others wait for the result.
+(a server stopping past its grace period cancels them all) its tileiras is killed
+(`service.tileiras_runs`). On a miss the sources must parse within `max_parse_ms`
+(`service.parse_limit`), else INVALID_ARGUMENT. With a shared cache (Redis) the compile
+runs under its lease, so one replica compiles a key while the others wait for the result.
 
 CompileBatch runs every item through the same path, at most `workers` at a time per
 batch, and streams one result per item in completion order with its own google.rpc.Status.
@@ -115,10 +115,6 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             engine.content_observer = self.metrics.content_lookup
         self._tileiras_version: str | None = None
         self.sources = SourcePool()
-
-    def abandon_all(self) -> int:
-        """Abandon every compile run (shutdown past grace): kill its tileiras, store nothing."""
-        return self.scheduler.abandon_all()
 
     # ----------------------------------------------------------------------- Compile
 
