@@ -24,18 +24,25 @@ PROTO_FILES = sorted((PROTO_ROOT / "cutile" / "compile" / "v1").glob("*.proto"))
 _IMPORT = re.compile(r"^from cutile\.compile\.v1 import", re.MULTILINE)
 
 
-def generate(out_dir: Path) -> None:
+def import_dirs() -> list[Path]:
+    """Where protoc finds the imported protos: google/rpc (googleapis-common-protos) and
+    google/protobuf (grpc_tools)."""
     import google.rpc.status_pb2  # googleapis-common-protos ships google/rpc/*.proto
     from grpc_tools import protoc  # dev dependency: only needed to regenerate
 
     well_known = Path(protoc.__file__).resolve().parent / "_proto"  # google/protobuf/*.proto
     googleapis = Path(google.rpc.status_pb2.__file__).resolve().parents[2]
+    return [googleapis, well_known]
+
+
+def generate(out_dir: Path) -> None:
+    from grpc_tools import protoc
+
     out_dir.mkdir(parents=True, exist_ok=True)
     args = [
         "protoc",
         f"-I{PROTO_ROOT}",
-        f"-I{googleapis}",
-        f"-I{well_known}",
+        *(f"-I{folder}" for folder in import_dirs()),
         f"--python_out={out_dir}",
         f"--pyi_out={out_dir}",
         f"--grpc_python_out={out_dir}",

@@ -1,4 +1,4 @@
-"""`cutile-compile`: compile kernel files to cubins + launch contracts, without a server.
+"""`cutile-compile`: compile kernel files to cubins + launch contracts, here or on a server.
 
     cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
@@ -6,6 +6,7 @@
                    [--message-format human|json] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..] ...]
+                   [--server HOST:PORT [--auth-token-file PATH] [--tls-ca PEM]]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
 `service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
@@ -20,6 +21,13 @@ its variants sit next to the general one in the manifest (field `facts`).
 
 The artifact cache is on by default and shared with `cutile-serve` (the same folder and
 keys): `--cache-dir` moves it, `--no-cache` turns it off.
+
+`--server HOST:PORT` compiles through a running `cutile-serve` instead (one streaming
+`CompileBatch`, see `service.remote_compiler`): no local tileiras or cache is used, and
+the bundle, diagnostics, summary and exit status are the same as locally (kernels are
+recorded in request order whatever order the server finishes them in). A server that
+cannot be reached fails every kernel with a `CTS-UNAVAILABLE` error.
+`--auth-token-file` sends its bearer token; `--tls-ca` connects over TLS, trusting PEM.
 
 Diagnostics go to stderr, rustc-style or one JSON object per line
 (`--message-format json`), each printed once even when several kernels report it.
@@ -44,7 +52,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -55,12 +63,14 @@ from lowering.pipeline import (
     SUPPORTED_TARGETS,
     CompileRequest,
     Stage,
+    compile_kernel,
     list_entries,
 )
 from parser.codes import INTERNAL_ERROR
 from parser.diagnostics import Diagnostic, Severity
 from parser.render import render, to_json
 from parser.spans import SourceFile
+from service.auth import TokenError, read_token
 from service.cache import DiskCache, default_cache_dir
 from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
 from service.engine import CompileEngine, Outcome
@@ -72,6 +82,7 @@ from service.facts_arg import (
     same_entry,
 )
 from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
+from service.remote_compiler import NO_KEY, RemoteCompiler
 from service.toolchain import locate_assembler
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -204,12 +215,31 @@ class Report:
             print(text, file=sys.stderr)
 
 
+class LocalCompiler:
+    """Compiles here, one kernel after the other, through the engine (and its cache)."""
+
+    def __init__(self, engine: CompileEngine) -> None:
+        self.engine = engine
+
+    def compile_all(self, requests: Sequence[CompileRequest]) -> Iterator[tuple[int, Outcome]]:
+        for index, request in enumerate(requests):
+            try:
+                yield index, self.engine.compile(request)
+            except Exception as exc:  # a bug: reported like rustc's ICE, without a traceback
+                message = f"internal compiler error: {type(exc).__name__}: {exc}"
+                diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
+                yield index, Outcome(NO_KEY, (diagnostic,))
+
+
+Compiler = LocalCompiler | RemoteCompiler
+
+
 @dataclass
 class Batch:
     """One `cutile-compile` run: every file x entry x generics set x arch."""
 
     args: argparse.Namespace
-    engine: CompileEngine
+    compiler: Compiler
     report: Report
     records: list[KernelRecord] = field(default_factory=list)
     sources: tuple[SourceFile, ...] = ()
@@ -232,15 +262,18 @@ class Batch:
             self.total = sum(len(generics_for(e, sets)) for e in self.args.entry) * len(
                 self.args.arch
             )
+        kernels: list[Kernel] = []
         for entry in self.args.entry:
             home = next(
                 (s for s in self.sources if any(names_entry(q, entry) for q in defined[s.name])),
                 None,
             )
+            if home is None and self.sources:  # compiling reports the unknown entry
+                home = self.sources[0]
             if home is not None:
-                self._compile_entry(home, entry)
-            elif self.sources:  # compiling reports the unknown entry with the available ones
-                self._compile_entry(self.sources[0], entry)
+                sets = generics_for(entry, self.args.generics)
+                kernels += [Kernel(home, entry, g, a) for g, a in product(sets, self.args.arch)]
+        self._compile_kernels(kernels)
         kept = [r for r in read_manifest(self.args.out) if _still_valid(r, self.records)]
         write_manifest(self.args.out, _unique(kept + self.records))
         if self.report.failed:
@@ -252,8 +285,7 @@ class Batch:
     def _parses(self, source: SourceFile) -> bool:
         """Parse `source` once: a file that does not parse fails once, not once per kernel."""
         request = CompileRequest(sources=(source,), entry="_")
-        engine = self.engine
-        result = engine.compile_fn(request, stop_after=Stage.PARSE, assembler=engine.assembler)
+        result = compile_kernel(request, stop_after=Stage.PARSE)
         if not result.ok:
             self.report.diagnostics(result.diagnostics)
             self.report.failure(source.name)
@@ -262,15 +294,17 @@ class Batch:
             )
         return result.ok
 
-    def _compile_entry(self, source: SourceFile, entry: str) -> None:
-        """Every generics set x arch of `entry`, unless `source` does not define it."""
+    def _compile_kernels(self, kernels: Sequence[Kernel]) -> None:
+        """Compile every kernel (in completion order); record them in request order."""
         args = self.args
-        sets = generics_for(entry, args.generics)
-        kernels = [Kernel(source, entry, g, a) for g, a in product(sets, args.arch)]
-        for kernel in kernels:
-            start = time.perf_counter()
-            outcome = self._compile(kernel)
+        records: dict[int, KernelRecord] = {}
+        summaries: dict[int, dict[str, object]] = {}
+        requests = [self._request(kernel) for kernel in kernels]
+        start = time.perf_counter()
+        for index, outcome in self.compiler.compile_all(requests):
+            kernel = kernels[index]
             ms = (time.perf_counter() - start) * 1000.0
+            start = time.perf_counter()
             self._progress(kernel, outcome.ok, ms)
             self.report.diagnostics(outcome.diagnostics)
             record = None
@@ -278,9 +312,14 @@ class Batch:
                 self.report.failure(kernel.describe())
             else:
                 facts = facts_for_entry(kernel.entry, args.facts)
-                record = write_kernel(args.out, outcome.artifact, outcome.key, source.name, facts)
-                self.records.append(record)
-            self.summary.append(_kernel_summary(kernel, outcome, record, ms))
+                record = write_kernel(
+                    args.out, outcome.artifact, outcome.key, kernel.source.name, facts
+                )
+                records[index] = record
+            summaries[index] = _kernel_summary(kernel, outcome, record, ms)
+            self.summary.append(summaries[index])
+        self.records = [records[i] for i in sorted(records)]
+        self.summary = [summaries[i] for i in sorted(summaries)]
 
     def _progress(self, kernel: Kernel, ok: bool, ms: float) -> None:
         """`[3/12] compiled add (sm_90) 212 ms` on stderr, only when it is a terminal."""
@@ -308,8 +347,8 @@ class Batch:
         except OSError as exc:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
 
-    def _compile(self, kernel: Kernel) -> Outcome:
-        request = CompileRequest(
+    def _request(self, kernel: Kernel) -> CompileRequest:
+        return CompileRequest(
             # the entry's file first; every other file is linked for device functions
             sources=(kernel.source, *(s for s in self.sources if s is not kernel.source)),
             entry=kernel.entry,
@@ -321,12 +360,6 @@ class Batch:
             lineinfo=self.args.lineinfo,
             specialization=facts_for_entry(kernel.entry, self.args.facts),
         )
-        try:
-            return self.engine.compile(request)
-        except Exception as exc:  # a bug: reported like rustc's ICE, without a traceback
-            message = f"internal compiler error: {type(exc).__name__}: {exc}"
-            diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
-            return Outcome(self.engine.key(request), (diagnostic,))
 
 
 def _kernel_summary(
@@ -413,6 +446,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "these powers of two (1..16); the host checks them before every launch",
     )
     parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="compile through this cutile-serve instead of locally",
+    )
+    parser.add_argument(
+        "--auth-token-file",
+        type=Path,
+        metavar="PATH",
+        help="with --server: send the token in this file as `authorization: Bearer`",
+    )
+    parser.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="PEM",
+        help="with --server: connect over TLS, trusting these root certificates",
+    )
+    parser.add_argument(
         "--summary-json",
         type=Path,
         metavar="PATH",
@@ -424,6 +474,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.facts = [parse_facts(text) for text in args.facts or []]
     except (UsageError, FactsError) as exc:
         parser.error(str(exc))
+    if args.server is None and (args.auth_token_file or args.tls_ca):
+        parser.error("--auth-token-file and --tls-ca go with --server")
+    if args.server is not None and (args.tileiras or args.cache_dir or args.no_cache):
+        parser.error("--server compiles on the server: --tileiras and the cache flags do not apply")
     args.arch = list(dict.fromkeys(args.arch or [DEFAULT_TARGET]))
     args.entry = list(dict.fromkeys(args.entry))
     for entry in args.entry:
@@ -478,13 +532,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.server is not None:
+        return _run_remote(args, sources)
     assembler = locate_assembler(args.tileiras)
     if assembler is None:
         print("error: tileiras not found or not working (see above)", file=sys.stderr)
         return EXIT_FAILED
     cache = None if args.no_cache else DiskCache(args.cache_dir or default_cache_dir())
-    engine = CompileEngine(assembler, cache=cache)
-    return Batch(args, engine, Report(args.message_format)).run(sources)
+    compiler = LocalCompiler(CompileEngine(assembler, cache=cache))
+    return Batch(args, compiler, Report(args.message_format)).run(sources)
+
+
+def _run_remote(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:
+    try:
+        token = None if args.auth_token_file is None else read_token(args.auth_token_file)
+        roots = None if args.tls_ca is None else args.tls_ca.read_bytes()
+    except (TokenError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    compiler = RemoteCompiler(args.server, token=token, root_certificates=roots)
+    try:
+        return Batch(args, compiler, Report(args.message_format)).run(sources)
+    finally:
+        compiler.close()
 
 
 if __name__ == "__main__":

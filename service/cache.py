@@ -9,7 +9,8 @@ the generics, target, opt level, host arch, lineinfo and the tileiras fingerprin
 (temp file in the same folder, fsync, `os.replace`). Each file starts with a header holding
 a magic, the payload length and the payload's SHA-256, re-checked on every read; an entry
 that fails the check is removed and reported as a miss. Cache I/O never fails a compile:
-errors are logged and turn into misses or skipped writes.
+errors are logged, reported to the observer set by `observe_errors` (the server counts
+them in its metrics) and turn into misses or skipped writes.
 
 The store is bounded: `max_bytes` (default 2 GiB; None = unbounded). Every hit touches its
 file's mtime, so mtime is the last use; a write that takes the running total past the bound
@@ -17,8 +18,9 @@ rescans the root and deletes least-recently-used entries until the total is at m
 `LOW_WATER` of the bound. A single entry larger than the bound is not stored.
 
 A hit is executable device code, so the root is private (0700) and a root that other users
-can write is refused (the cache then stays disabled). `ArtifactCache` is the interface a
-shared store (Redis, S3) will implement.
+can write is refused (the cache then stays disabled). `ArtifactCache` is the interface
+every store implements: `service.redis_cache` (shared by replicas) and
+`service.layered_cache` (a disk layer in front of Redis) are the others.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import struct
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -121,14 +124,27 @@ class CacheEntry:
     contract: bytes
 
 
+ErrorObserver = Callable[[str], None]  # called with the layer name on every I/O error
+
+
 class ArtifactCache(Protocol):
+    """A store of `CacheEntry`s by hex key; `layers` names its layers, fastest first."""
+
+    layers: tuple[str, ...]
+
     def get(self, key: str) -> CacheEntry | None: ...
+
+    def find(self, key: str) -> tuple[CacheEntry, str] | None:
+        """The entry and the name of the layer that held it."""
+        ...
 
     def put(self, key: str, entry: CacheEntry) -> bool: ...
 
     def delete(self, key: str) -> None: ...
 
     def contains(self, key: str) -> bool: ...
+
+    def observe_errors(self, observer: ErrorObserver) -> None: ...
 
 
 def default_cache_dir() -> Path:
@@ -141,6 +157,8 @@ def default_cache_dir() -> Path:
 class DiskCache:
     """One checksummed file per key under a private root; see the module docstring."""
 
+    layers = ("disk",)
+
     def __init__(
         self, root: Path | str | None = None, *, max_bytes: int | None = DEFAULT_MAX_BYTES
     ) -> None:
@@ -149,6 +167,18 @@ class DiskCache:
         self._usable: bool | None = None
         self._lock = threading.Lock()
         self._total: int | None = None  # bytes on disk; None until the first scan
+        self._observer: ErrorObserver | None = None
+
+    def observe_errors(self, observer: ErrorObserver) -> None:
+        self._observer = observer
+
+    def _error(self) -> None:
+        if self._observer is not None:
+            self._observer("disk")
+
+    def find(self, key: str) -> tuple[CacheEntry, str] | None:
+        entry = self.get(key)
+        return None if entry is None else (entry, "disk")
 
     def get(self, key: str) -> CacheEntry | None:
         path = self._path(key)
@@ -160,8 +190,9 @@ class DiskCache:
             return None
         except OSError as exc:
             log.warning("cache read failed for %s: %s", key[:8], exc)
+            self._error()
             return None
-        entry = _decode(data, key)
+        entry = decode_entry(data, key)
         if entry is None:
             log.warning("cache entry %s is corrupt; removing it", key[:8])
             self.delete(key)
@@ -179,7 +210,7 @@ class DiskCache:
         path = self._path(key)
         if path is None:
             return False
-        data = _encode(key, entry)
+        data = encode_entry(key, entry)
         if self.max_bytes is not None and len(data) > self.max_bytes:
             log.warning("cache entry %s (%d bytes) exceeds the cache bound", key[:8], len(data))
             return False
@@ -188,6 +219,7 @@ class DiskCache:
             _write_atomically(path, data)
         except OSError as exc:
             log.warning("cache write failed for %s: %s", key[:8], exc)
+            self._error()
             return False
         self._account(len(data))
         return True
@@ -267,8 +299,7 @@ class DiskCache:
 
     def _path(self, key: str) -> Path | None:
         """The file of `key`; None for a malformed key or an unusable root."""
-        if not _KEY.fullmatch(key):
-            raise ValueError(f"not a sha256 hex key: {key!r}")
+        check_key(key)
         if not self._root_usable():
             return None
         return self.root / key[:2] / f"{key}.artifact"
@@ -294,12 +325,19 @@ class DiskCache:
         return True
 
 
-def _encode(key: str, entry: CacheEntry) -> bytes:
+def check_key(key: str) -> None:
+    """ValueError unless `key` is 64 lowercase hex digits."""
+    if not _KEY.fullmatch(key):
+        raise ValueError(f"not a sha256 hex key: {key!r}")
+
+
+def encode_entry(key: str, entry: CacheEntry) -> bytes:
+    """The stored form of `entry`: a header with its checksum, then key, cubin, contract."""
     payload = b"".join(_field(part) for part in (key.encode("ascii"), entry.cubin, entry.contract))
     return _HEADER.pack(_MAGIC, hashlib.sha256(payload).digest(), len(payload)) + payload
 
 
-def _decode(data: bytes, key: str) -> CacheEntry | None:
+def decode_entry(data: bytes, key: str) -> CacheEntry | None:
     """The entry in `data` if its header, checksum and key all check out."""
     if len(data) < _HEADER.size:
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from lowering.contract import AssumptionKind, LaunchContract, ParamKind, Quantity, SlotRole
@@ -73,15 +73,18 @@ class InvalidRequest(ValueError):
 
 
 def request_from_proto(
-    message: compile_pb2.CompileRequest, limits: Limits = DEFAULT_LIMITS
+    message: compile_pb2.CompileRequest,
+    limits: Limits = DEFAULT_LIMITS,
+    make_source: Callable[[str, str], SourceFile] = SourceFile,
 ) -> CompileRequest:
-    """The domain request for `message`, or `InvalidRequest` listing every problem."""
+    """The domain request for `message`, or `InvalidRequest` listing every problem.
+    `make_source(name, text)` builds the source files (the server reuses recent ones)."""
     violations = validate(message, limits)
     if violations:
         raise InvalidRequest(violations)
     options = message.options
     return CompileRequest(
-        sources=tuple(SourceFile(s.name, s.text) for s in message.sources),
+        sources=tuple(make_source(s.name, s.text) for s in message.sources),
         entry=message.entry,
         generics=tuple(sorted(message.generics.items())),
         generic_args=tuple(message.generic_args),

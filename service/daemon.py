@@ -1,7 +1,9 @@
 """`cutile-serve`: the gRPC compile daemon.
 
     cutile-serve [--host 127.0.0.1] [--port 50051] [--cache-dir DIR | --no-cache]
-                 [--cache-max-bytes N[K|M|G]] [--workers N] [--max-queued N]
+                 [--cache redis://[USER:PASSWORD@]HOST:PORT/DB] [--cache-ttl SECONDS]
+                 [--cache-max-bytes N[K|M|G]] [--memory-cache-bytes N[K|M|G]]
+                 [--workers N] [--max-queued N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
                  [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
@@ -11,6 +13,11 @@ and the compile service; NOT_SERVING when tileiras is missing) and server reflec
 Prints `cutile-serve listening on HOST:PORT` once bound (`--port 0` picks a free port).
 SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, in-flight ones get
 `--grace` seconds, then the process exits 0.
+
+`--cache redis://…` shares artifacts between replicas through Redis (see
+`service.redis_cache`: TTL, the compile lease, why the database must be writable only by
+the service); the disk cache stays in front of it as a local layer. Redis being down
+never fails a compile: it is counted in `cutile_serve_cache_errors_total{layer="redis"}`.
 
 `--metrics-port` serves Prometheus metrics (see `service.metrics`) over HTTP on the same
 host and prints `cutile-serve metrics on HOST:PORT` after the listening line (0 = any free
@@ -34,13 +41,16 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from protos.generated.cutile.compile.v1 import compile_pb2_grpc
 from service import logs
 from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
 from service.convert import DEFAULT_LIMITS, Limits
 from service.engine import CompileEngine
+from service.layered_cache import LayeredCache
+from service.memory_cache import DEFAULT_MEMORY_BYTES, MemoryCache
 from service.metrics import MetricsInterceptor, ServiceMetrics
+from service.redis_cache import DEFAULT_TTL_S, RedisCache
+from service.registration import add_compile_service
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
 from service.toolchain import locate_assembler
 
@@ -56,6 +66,13 @@ SERVER_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
     ("grpc.max_send_message_length", MAX_SEND_BYTES),
     ("grpc.so_reuseport", 0),  # a busy port must fail the bind, not be shared
+    # keepalive: ping idle connections every 60 s and drop them after 20 s without an
+    # answer; clients may ping every 10 s at most (more often earns a GOAWAY)
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 2),
 )
 
 
@@ -93,7 +110,7 @@ async def create_server(
         retry_delay_s=retry_delay_s,
         metrics=metrics,
     )
-    compile_pb2_grpc.add_CompileServiceServicer_to_server(servicer, server)
+    add_compile_service(servicer, server)
 
     health_servicer = health_servicer or health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -125,17 +142,25 @@ def build_engine(
     use_cache: bool = True,
     tileiras: str | None = None,
     cache_max_bytes: int | None = DEFAULT_MAX_BYTES,
+    redis_url: str | None = None,
+    redis_ttl_s: int = DEFAULT_TTL_S,
+    memory_bytes: int = DEFAULT_MEMORY_BYTES,
 ) -> CompileEngine | None:
-    """The engine over the located tileiras and the disk cache; None without tileiras."""
+    """The engine over the located tileiras and the disk cache (in front of Redis when
+    `redis_url` is given); None without tileiras."""
     assembler = locate_assembler(tileiras)
     if assembler is None:
         return None
-    cache = (
-        DiskCache(cache_dir or default_cache_dir(), max_bytes=cache_max_bytes)
-        if use_cache
-        else None
-    )
-    return CompileEngine(assembler, cache=cache)
+    if not use_cache:
+        return CompileEngine(assembler)
+    disk = DiskCache(cache_dir or default_cache_dir(), max_bytes=cache_max_bytes)
+    memory = MemoryCache(memory_bytes) if memory_bytes > 0 else None
+    if redis_url is None:
+        return CompileEngine(assembler, cache=disk, memory=memory)
+    shared = RedisCache(redis_url, ttl_s=redis_ttl_s)
+    if not shared.ping():
+        log.warning("%s does not answer; compiling without it until it does", shared.where)
+    return CompileEngine(assembler, cache=LayeredCache(disk, shared), memory=memory)
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -149,6 +174,9 @@ async def serve(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         tileiras=args.tileiras,
         cache_max_bytes=args.cache_max_bytes or None,
+        redis_url=args.cache,
+        redis_ttl_s=args.cache_ttl,
+        memory_bytes=args.memory_cache_bytes,
     )
     health_servicer = health.aio.HealthServicer()
     host = _host_for_address(args.host)
@@ -208,11 +236,31 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     cache.add_argument("--no-cache", action="store_true", help="do not cache artifacts")
     parser.add_argument(
+        "--cache",
+        metavar="URL",
+        type=_redis_url,
+        help="share artifacts with other replicas through Redis: redis://[USER:PASSWORD@]"
+        "HOST:PORT/DB (rediss:// for TLS); the disk cache stays in front of it",
+    )
+    parser.add_argument(
+        "--cache-ttl",
+        type=_positive_int,
+        default=DEFAULT_TTL_S,
+        metavar="SECONDS",
+        help="Redis entries unused this long expire (default %(default)s)",
+    )
+    parser.add_argument(
         "--cache-max-bytes",
         type=_byte_size,
         default=DEFAULT_MAX_BYTES,
         help="evict least-recently-used artifacts past this size, e.g. 512M (default 2G; 0 = "
         "unbounded)",
+    )
+    parser.add_argument(
+        "--memory-cache-bytes",
+        type=_byte_size,
+        default=DEFAULT_MEMORY_BYTES,
+        help="keep recently used artifacts in memory up to this size (default 64M; 0 = off)",
     )
     parser.add_argument(
         "--tileiras",
@@ -266,6 +314,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--port must be 0..65535")
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         parser.error("--metrics-port must be 0..65535")
+    if args.cache is not None and args.no_cache:
+        parser.error("--cache and --no-cache exclude each other")
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
     return args
@@ -299,6 +349,12 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be at least 0")
     return value
+
+
+def _redis_url(text: str) -> str:
+    if not text.startswith(("redis://", "rediss://", "unix://")):
+        raise argparse.ArgumentTypeError("must be a redis://, rediss:// or unix:// URL")
+    return text
 
 
 _SIZE_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -1,16 +1,22 @@
 """Compile one domain request through the cache: the step the server and the CLI share.
 
 `CompileEngine.compile` looks the request key up in the cache, runs the compiler on a
-miss, and stores only successful results. A kernel that fails to compile, in the front
-end or in tileiras, is an `Outcome` with error diagnostics, not an exception; anything
-else the compiler raises propagates (the server turns it into INTERNAL). It blocks: the
-server calls it from worker threads.
+miss, and stores only successful results. On a miss tileiras itself is skipped when the
+bytecode's cubin is cached under its content key (`service.content_cache`). A kernel that
+fails to compile, in the front end or in tileiras, is an `Outcome` with error
+diagnostics, not an exception; anything else the compiler raises propagates (the server
+turns it into INTERNAL). It blocks: the server calls it from worker threads.
+
+With a shared store that offers a compile lease (Redis), `compile_leased` makes one
+replica compile a key while the others wait for its result (see `service.redis_cache`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,21 +32,29 @@ from lowering.pipeline import (
 from lowering.tileiras import Tileiras, TileirasError
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Severity
-from protos.generated.cutile.compile.v1 import contract_pb2
+from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
-from service.convert import contract_to_proto
+from service.content_cache import ContentCachedAssembler
+from service.convert import contract_to_proto, digest
+from service.memory_cache import MemoryCache
 
 log = logging.getLogger(__name__)
 
 CompileFn = Callable[..., CompileResult]  # compile_kernel(request, *, assembler=...)
 
 _MAX_NOTE_CHARS = 4000
+LEASE_POLL_S = 0.05  # how often a replica waiting on another's lease looks for the result
 
 
 @dataclass(frozen=True)
 class Artifact:
     cubin: bytes
     contract: contract_pb2.LaunchContract
+
+    @functools.cached_property
+    def cubin_digest(self) -> compile_pb2.Digest:
+        """The cubin's digest (computed once: hits from memory reuse it)."""
+        return digest(self.cubin)
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,7 @@ class Outcome:
     artifact: Artifact | None = None
     cache_hit: bool = False
     timings: Timings = field(default_factory=Timings)
+    cache_layer: str | None = None  # the layer that held a hit ("disk", "redis")
 
     @property
     def ok(self) -> bool:
@@ -60,7 +75,8 @@ class CompileEngine:
     """The compiler plus the cache, for one located tileiras (`assembler`).
 
     `compile_fn` defaults to `lowering.pipeline.compile_kernel`; tests inject their own.
-    `cache=None` disables caching.
+    `cache=None` disables caching. `memory` (the server's) keeps recent artifacts in
+    process in front of `cache` (layer "memory"; see `service.memory_cache`).
     """
 
     def __init__(
@@ -70,12 +86,32 @@ class CompileEngine:
         cache: ArtifactCache | None = None,
         compile_fn: CompileFn | None = None,
         compiler_version: str = COMPILER_VERSION,
+        memory: MemoryCache | None = None,
     ) -> None:
         self.assembler = assembler
         self.cache = cache
+        self.memory = memory if cache is not None else None
+        # told "hit" / "miss" for each content-key lookup before tileiras (the server's metrics)
+        self.content_observer: Callable[[str], None] | None = None
         self.compile_fn = compile_fn if compile_fn is not None else compile_kernel
         self.compiler_version = compiler_version
         self.tileiras_fingerprint = assembler.fingerprint
+
+    @property
+    def cache_layers(self) -> tuple[str, ...]:
+        """The cache's layers, in lookup order (none without a cache)."""
+        if self.cache is None:
+            return ()
+        return (*(("memory",) if self.memory is not None else ()), *self.cache.layers)
+
+    def lookup_memory(self, key: RequestKey) -> Outcome | None:
+        """The outcome of `key` from the memory layer only (never blocks on I/O)."""
+        if self.memory is None:
+            return None
+        artifact = self.memory.get(key.sha256)
+        if artifact is None:
+            return None
+        return Outcome(key, (), artifact, cache_hit=True, cache_layer="memory")
 
     def key(self, request: CompileRequest) -> RequestKey:
         return request_key(
@@ -97,10 +133,58 @@ class CompileEngine:
     def lookup(self, key: RequestKey, *, start: float | None = None) -> Outcome | None:
         """The cached outcome of `key`, or None."""
         start = time.perf_counter() if start is None else start
-        artifact = self._lookup(key)
-        if artifact is None:
+        remembered = self.lookup_memory(key)
+        if remembered is not None:
+            return remembered
+        found = self._lookup(key)
+        if found is None:
             return None
-        return Outcome(key, (), artifact, cache_hit=True, timings=_since(start))
+        artifact, layer = found
+        if self.memory is not None:
+            self.memory.put(key.sha256, artifact)
+        return Outcome(key, (), artifact, cache_hit=True, timings=_since(start), cache_layer=layer)
+
+    def compile_leased(
+        self,
+        request: CompileRequest,
+        key: RequestKey,
+        *,
+        start: float | None = None,
+        may_store: Callable[[], bool] | None = None,
+        assembler: Tileiras | None = None,
+        poll_s: float = LEASE_POLL_S,
+    ) -> Outcome:
+        """Compile under the shared store's lease: when another replica holds it, wait
+        for its result (or for the lease to go) instead of compiling the same key too.
+        Without a leasing store this is `compile_uncached`."""
+        cache = self.cache
+        if cache is None or not hasattr(cache, "acquire_lease"):
+            return self.compile_uncached(
+                request, key, start=start, may_store=may_store, assembler=assembler
+            )
+        owner = uuid.uuid4().hex
+        while True:
+            if cache.acquire_lease(key.sha256, owner):
+                try:
+                    hit = self.lookup(key, start=start)  # stored while we waited?
+                    if hit is not None:
+                        return hit
+                    return self.compile_uncached(
+                        request, key, start=start, may_store=may_store, assembler=assembler
+                    )
+                finally:
+                    cache.release_lease(key.sha256, owner)
+            while cache.lease_held(key.sha256):
+                if may_store is not None and not may_store():
+                    break  # our callers are gone: stop waiting, compile (and not store)
+                time.sleep(poll_s)
+            hit = self.lookup(key, start=start)
+            if hit is not None:
+                return hit
+            if may_store is not None and not may_store():
+                return self.compile_uncached(
+                    request, key, start=start, may_store=may_store, assembler=assembler
+                )
 
     def compile_uncached(
         self,
@@ -109,11 +193,15 @@ class CompileEngine:
         *,
         start: float | None = None,
         may_store: Callable[[], bool] | None = None,
+        assembler: Tileiras | None = None,
     ) -> Outcome:
-        """Run the compiler; store a success unless `may_store()` says no (a passed
-        deadline, every caller gone)."""
+        """Run the compiler (with `assembler`, default ours); store a success unless
+        `may_store()` says no (a passed deadline, every caller gone)."""
         start = time.perf_counter() if start is None else start
-        result = self._run_compiler(request)
+        tool = assembler or self.assembler
+        if self.cache is not None:  # the bytecode's cubin may be cached under its content key
+            tool = ContentCachedAssembler(tool, self.cache, self.content_observer)
+        result = self._run_compiler(request, tool)
         timings = _since(start, result.timings)
         if not result.ok:
             return Outcome(key, result.diagnostics, timings=timings)
@@ -131,31 +219,38 @@ class CompileEngine:
 
     def artifact(self, key: str) -> Artifact | None:
         """The verified cached artifact of the hex `key`, or None."""
-        return self._lookup(RequestKey(key, 0))
+        found = self._lookup(RequestKey(key, 0))
+        return None if found is None else found[0]
 
-    def _run_compiler(self, request: CompileRequest) -> CompileResult:
+    def _run_compiler(
+        self, request: CompileRequest, assembler: Tileiras | ContentCachedAssembler
+    ) -> CompileResult:
         try:
-            return self.compile_fn(request, assembler=self.assembler)
+            return self.compile_fn(request, assembler=assembler)
         except TileirasError as exc:  # compile_kernel reports these itself; a compile_fn may not
             return CompileResult(diagnostics=(tileiras_diagnostic(exc),))
 
-    def _lookup(self, key: RequestKey) -> Artifact | None:
+    def _lookup(self, key: RequestKey) -> tuple[Artifact, str] | None:
+        """The verified artifact of `key` and the cache layer that held it."""
         if self.cache is None:
             return None
-        entry = self.cache.get(key.sha256)
-        if entry is None:
+        found = self.cache.find(key.sha256)
+        if found is None:
             return None
+        entry, layer = found
         try:
             contract = contract_pb2.LaunchContract.FromString(entry.contract)
         except DecodeError:
             log.warning("cache entry %s holds an unreadable contract; removing it", key.short)
             self.cache.delete(key.sha256)
             return None
-        return Artifact(entry.cubin, contract)
+        return Artifact(entry.cubin, contract), layer
 
     def _store(self, key: RequestKey, artifact: Artifact) -> None:
         if self.cache is None:
             return
+        if self.memory is not None:
+            self.memory.put(key.sha256, artifact)
         entry = CacheEntry(artifact.cubin, artifact.contract.SerializeToString(deterministic=True))
         self.cache.put(key.sha256, entry)
 

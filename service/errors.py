@@ -28,6 +28,7 @@ DEADLINE = "DEADLINE_EXCEEDED"
 ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
 COMPILE_ERROR = "COMPILE_ERROR"
 UNAUTHENTICATED = "UNAUTHENTICATED"
+PARSE_TIME_LIMIT = "PARSE_TIME_LIMIT"
 
 
 def invalid_argument(violations: Iterable[FieldViolation]) -> grpc.Status:
@@ -47,6 +48,22 @@ def invalid_argument_proto(violations: Iterable[FieldViolation]) -> status_pb2.S
     if len(violations) > 1:
         message += f" (and {len(violations) - 1} more)"
     return rich(code_pb2.INVALID_ARGUMENT, message, INVALID_REQUEST, bad_request)
+
+
+def parse_too_slow(index: int, limit_ms: int) -> grpc.Status:
+    """Source `index` did not parse within the limit: INVALID_ARGUMENT, not worth a retry."""
+    violation = error_details_pb2.BadRequest.FieldViolation(
+        field=f"sources[{index}].text",
+        description=f"parsing took longer than the limit of {limit_ms} ms",
+    )
+    return to_grpc(
+        rich(
+            code_pb2.INVALID_ARGUMENT,
+            f"invalid request: sources[{index}] does not parse within {limit_ms} ms",
+            PARSE_TIME_LIMIT,
+            error_details_pb2.BadRequest(field_violations=[violation]),
+        )
+    )
 
 
 def unavailable(message: str, reason: str = TOOLCHAIN_UNAVAILABLE) -> grpc.Status:

@@ -5,8 +5,10 @@
 share one run: the first caller starts it as its own task and every caller awaits it
 through `asyncio.shield`, so a caller that is cancelled (client gone, deadline passed)
 detaches without cancelling the run the others wait on. When the last caller leaves, a
-run still waiting for a worker is cancelled; one already running finishes (a thread
-cannot be interrupted) but `flight.may_store()` turns false, so its result is not cached.
+run still waiting for a worker is cancelled; one already running cannot be interrupted
+(it is a thread), but `flight.may_store()` turns false, so its result is not cached, and
+the callbacks it registered with `flight.when_abandoned` run (the server's kill its
+tileiras). A server stopping past its grace period cancels every caller, so every run.
 `may_store()` is also false once the latest deadline of its callers has passed.
 
 Admission is bounded: at most `workers + max_queued` distinct runs exist at once (joining
@@ -57,6 +59,8 @@ class Flight(Generic[T]):
         self.deadline = deadline  # time.monotonic(); None = some caller has none
         self.started = False
         self._abandoned = threading.Event()
+        self._on_abandon: list[Callable[[], object]] = []
+        self._callbacks_lock = threading.Lock()
 
     def join(self, deadline: float | None) -> None:
         self.waiters += 1
@@ -68,7 +72,22 @@ class Flight(Generic[T]):
         return self._abandoned.is_set()
 
     def abandon(self) -> None:
-        self._abandoned.set()
+        with self._callbacks_lock:
+            self._abandoned.set()
+            callbacks, self._on_abandon = self._on_abandon, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("an abandon callback failed")
+
+    def when_abandoned(self, callback: Callable[[], object]) -> None:
+        """Call `callback` (from any thread) once the run is abandoned; now if it is."""
+        with self._callbacks_lock:
+            if not self._abandoned.is_set():
+                self._on_abandon.append(callback)
+                return
+        callback()
 
     def may_store(self) -> bool:
         """Whether the result may be cached: someone still waits, within a deadline."""

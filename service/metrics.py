@@ -19,11 +19,21 @@ Metrics (all prefixed `cutile_serve_`):
     CompileService RPCs now being handled.
 ``cutile_serve_cache_results_total{layer, result}`` (counter)
     How each compile (a Compile or one CompileBatch item) was resolved, per layer:
-    layer="disk" (the artifact cache) counts result="hit" / "miss" per lookup (a request
+    layer="memory" (recent artifacts kept in process), layer="disk" (the local artifact
+    cache) and, with `--cache redis://…`, layer="redis", each looked up after a miss in
+    the one before, count result="hit" / "miss" per lookup (a request
     with `skip_cache` does no lookup; a compile that finds the artifact stored by a run
     that finished since its first lookup counts a second, late hit); layer="flight" (the
     single-flight table) counts result="joined" (shared a run already in flight) or
     "miss" (started a run).
+    layer="content" counts, per compiler run that reached tileiras, whether the bytecode's
+    cubin was cached under its content key (result="hit": tileiras skipped) or not
+    (result="miss").
+``cutile_serve_tileiras_runs_total`` (counter)
+    tileiras runs started: each content-key miss (a server with `--no-cache` counts none).
+``cutile_serve_cache_errors_total{layer}`` (counter)
+    Cache I/O errors by layer (disk, redis); each turned into a miss or a skipped write,
+    never a failed compile.
 ``cutile_serve_tileiras_failures_total`` (counter)
     Compiles that failed in tileiras (a TILEIRAS_FAILED diagnostic).
 ``cutile_serve_compile_stage_seconds{stage}`` (histogram)
@@ -116,6 +126,10 @@ class ServiceMetrics:
             ("layer", "result"),
             registry=r,
         )
+        self.cache_errors = Counter(
+            f"{PREFIX}_cache_errors", "Cache I/O errors by layer", ("layer",), registry=r
+        )
+        self.tileiras_runs = Counter(f"{PREFIX}_tileiras_runs", "tileiras runs started", registry=r)
         self.tileiras_failures = Counter(
             f"{PREFIX}_tileiras_failures", "Compiles that failed in tileiras", registry=r
         )
@@ -137,6 +151,7 @@ class ServiceMetrics:
             f"{PREFIX}_compile_max_queued", "Compile runs that may wait for a worker", registry=r
         )
         self._http: WSGIServer | None = None
+        self._children: dict[tuple[int, tuple[str, ...]], object] = {}
 
     # ------------------------------------------------------------------ recording
 
@@ -150,7 +165,27 @@ class ServiceMetrics:
         )
 
     def cache(self, layer: str, result: str) -> None:
-        self.cache_results.labels(layer, result).inc()
+        self._child(self.cache_results, layer, result).inc()
+
+    def content_lookup(self, result: str) -> None:
+        """One content-key lookup before tileiras; a miss runs tileiras."""
+        self._child(self.cache_results, "content", result).inc()
+        if result == "miss":
+            self.tileiras_runs.inc()
+
+    def in_flight(self, rpc: str) -> Gauge:
+        return self._child(self.requests_in_flight, rpc)
+
+    def _child(self, metric, *labels: str):
+        """`metric.labels(*labels)`, looked up once (labels() locks and validates)."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
+    def cache_error(self, layer: str) -> None:
+        self.cache_errors.labels(layer).inc()
 
     def compiled(self, timings: Timings, diagnostics: tuple[Diagnostic, ...]) -> None:
         """One run of the compiler (a miss) finished."""
@@ -164,7 +199,7 @@ class ServiceMetrics:
             self.tileiras_failures.inc()
 
     def request(self, rpc: str, outcome: str) -> None:
-        self.requests.labels(rpc, outcome).inc()
+        self._child(self.requests, rpc, outcome).inc()
 
     # ------------------------------------------------------------------ exposition
 
@@ -206,6 +241,9 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
 
     def __init__(self, metrics: ServiceMetrics) -> None:
         self.metrics = metrics
+        # wrapped handlers by (method, original handler): the registered handlers do not
+        # change, so wrapping once per method keeps closures off the per-call path
+        self._wrapped: dict[tuple[str, int], tuple[grpc.RpcMethodHandler, ...]] = {}
 
     async def intercept_service(
         self,
@@ -213,8 +251,21 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        service, _, rpc = handler_call_details.method.lstrip("/").partition("/")
-        if handler is None or service != SERVICE_NAME:
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        cache_key = (method, id(handler))
+        wrapped = self._wrapped.get(cache_key)
+        if wrapped is not None and wrapped[0] is handler:
+            return wrapped[1]
+        result = self._wrap(method, handler)
+        if len(self._wrapped) < 256:  # auth rejections make fresh handlers: do not grow
+            self._wrapped[cache_key] = (handler, result)
+        return result
+
+    def _wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        service, _, rpc = method.lstrip("/").partition("/")
+        if service != SERVICE_NAME:
             return handler
         if handler.unary_unary is not None:
             return _replace(handler, unary_unary=self._unary(rpc, handler.unary_unary))
@@ -226,7 +277,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         metrics = self.metrics
 
         async def wrapped(request, context: grpc.aio.ServicerContext):
-            gauge = metrics.requests_in_flight.labels(rpc)
+            gauge = metrics.in_flight(rpc)
             gauge.inc()
             outcome = "internal"
             try:
@@ -251,7 +302,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         metrics = self.metrics
 
         async def wrapped(request, context: grpc.aio.ServicerContext) -> AsyncIterator:
-            gauge = metrics.requests_in_flight.labels(rpc)
+            gauge = metrics.in_flight(rpc)
             gauge.inc()
             outcome = "internal"
             try:

@@ -7,7 +7,11 @@ RESOURCE_EXHAUSTED with RetryInfo) → response. A kernel that does not compile 
 with `ok=false` and diagnostics; a server without tileiras answers UNAVAILABLE; a compiler
 bug (an exception, or compile_kernel's CT0999 diagnostic) is logged and answered INTERNAL
 without details. The client's deadline bounds the wait (DEADLINE_EXCEEDED) and a compile
-whose callers are all gone or past their deadline is not cached.
+whose callers are all gone or past their deadline is not cached; when every caller is gone
+(a server stopping past its grace period cancels them all) its tileiras is killed
+(`service.tileiras_runs`). On a miss the sources must parse within `max_parse_ms`
+(`service.parse_limit`), else INVALID_ARGUMENT. With a shared cache (Redis) the compile
+runs under its lease, so one replica compiles a key while the others wait for the result.
 
 CompileBatch runs every item through the same path, at most `workers` at a time per
 batch, and streams one result per item in completion order with its own google.rpc.Status.
@@ -18,6 +22,7 @@ GetCapabilities advertises targets, versions and limits.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import re
 import time
@@ -35,9 +40,12 @@ from lowering.pipeline import (
     SUPPORTED_TARGETS,
 )
 from lowering.pipeline import CompileRequest as DomainRequest
+from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, Tileiras
 from parser.codes import INTERNAL_ERROR
+from parser.cst_to_ast import MAX_NESTING_DEPTH
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
+from service.cache import RequestKey
 from service.convert import (
     DEFAULT_LIMITS,
     MAX_OPT_LEVEL,
@@ -50,8 +58,11 @@ from service.convert import (
     validate,
 )
 from service.engine import CompileEngine, Outcome
-from service.flight import Overloaded, Scheduler
+from service.flight import Flight, Overloaded, Scheduler
 from service.metrics import ServiceMetrics
+from service.parse_limit import ParseTooSlow, check_parse_time
+from service.source_pool import SourcePool
+from service.tileiras_runs import KillableTileiras
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +70,8 @@ SERVICE_NAME = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].full_na
 SERVICE_VERSION = "0.2.0"
 Response = compile_pb2.CompileResponse
 _HEX_KEY = re.compile(r"[0-9a-f]{64}")
+# the wall-time limit compile_kernel gives each tileiras run (Tileiras.assemble's default)
+TILEIRAS_TIMEOUT_S: float = inspect.signature(Tileiras.assemble).parameters["timeout_s"].default
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,7 @@ class ServiceLimits:
     max_inline_cubin_bytes: int = 4 << 20  # CompileBatch: larger cubins go by GetArtifact
     artifact_chunk_bytes: int = 1 << 20
     max_receive_message_bytes: int = 8 << 20
+    max_parse_ms: int = 2000  # all sources of one compile (a 1 MiB source parses in ~0.4 s)
 
 
 DEFAULT_SERVICE_LIMITS = ServiceLimits()
@@ -96,7 +110,11 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         self.workers = self.scheduler.workers
         self.metrics = metrics if metrics is not None else ServiceMetrics()
         self.metrics.watch_scheduler(self.scheduler)
+        if engine is not None and engine.cache is not None:
+            engine.cache.observe_errors(self.metrics.cache_error)
+            engine.content_observer = self.metrics.content_lookup
         self._tileiras_version: str | None = None
+        self.sources = SourcePool()
 
     # ----------------------------------------------------------------------- Compile
 
@@ -105,23 +123,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> compile_pb2.CompileResponse:
         start = time.perf_counter()
         result = await self._compile(request, context.time_remaining())
-        fields = {
-            "rpc": "Compile",
-            "entry": request.entry[:80],
-            "target": (request.target or DEFAULT_TARGET)[:16],
-            "outcome": _outcome_name(result),
-            "ms": round((time.perf_counter() - start) * 1000.0, 1),
-            "key": _short_key(result),
-        }
-        log.info(
-            "compile entry=%r target=%r outcome=%s ms=%.1f key=%s",
-            fields["entry"],
-            fields["target"],
-            fields["outcome"],
-            fields["ms"],
-            fields["key"],
-            extra=fields,
-        )
+        if log.isEnabledFor(logging.INFO):
+            _log_compile(request, result, start)
         if not isinstance(result, Response):
             await context.abort_with_status(result)
         return result
@@ -131,7 +134,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> Response | grpc.Status:
         """The response, or the status that ends the RPC."""
         try:
-            domain = request_from_proto(request, self.limits)
+            domain = request_from_proto(request, self.limits, self.sources.get)
         except InvalidRequest as exc:
             return errors.invalid_argument(exc.violations)
         return await self._compile_domain(
@@ -153,13 +156,21 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.deadline_exceeded()
         deadline = None if remaining is None else time.monotonic() + remaining
         try:
+            key = engine.key(domain)
+            if not skip_cache and engine.cache is not None:
+                remembered = engine.lookup_memory(key)  # the fast path: no task, no thread
+                if remembered is not None:
+                    self._count_lookup(engine, remembered)
+                    return response_from_outcome(remembered)
             outcome, joined = await asyncio.wait_for(
-                self._outcome(engine, domain, skip_cache, deadline), timeout=remaining
+                self._outcome(engine, domain, key, skip_cache, deadline), timeout=remaining
             )
         except (asyncio.TimeoutError, TimeoutError):
             return errors.deadline_exceeded()
         except Overloaded as exc:
             return errors.resource_exhausted(exc.retry_after_s)
+        except ParseTooSlow as exc:
+            return errors.parse_too_slow(exc.index, exc.limit_ms)
         except Exception:
             log.exception("internal error compiling entry %r", entry)
             return errors.internal()
@@ -174,35 +185,57 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         self,
         engine: CompileEngine,
         domain: DomainRequest,
+        key: RequestKey,
         skip_cache: bool,
         deadline: float | None,
     ) -> tuple[Outcome, bool]:
-        """(outcome, joined another caller's compile)."""
-        key = engine.key(domain)
+        """(outcome, joined another caller's compile); the memory layer was looked at."""
         metrics = self.metrics
         cached = not skip_cache and engine.cache is not None
         if cached:
             hit = await asyncio.to_thread(engine.lookup, key)
-            metrics.cache("disk", "miss" if hit is None else "hit")
+            self._count_lookup(engine, hit)
             if hit is not None:
                 return hit, False
         flight_key = (key.sha256, skip_cache)
         joined = self.scheduler.in_flight(flight_key)
         metrics.cache("flight", "joined" if joined else "miss")
+        parse_limit_ms = self.service_limits.max_parse_ms
 
-        def work(flight) -> Outcome:
+        def work(flight: Flight) -> Outcome:
             start = time.perf_counter()
             if cached:  # a run that finished since our lookup may have stored it
                 hit = engine.lookup(key, start=start)
                 if hit is not None:
-                    metrics.cache("disk", "hit")
+                    self._count_lookup(engine, hit)
                     return hit
-            outcome = engine.compile_uncached(domain, key, start=start, may_store=flight.may_store)
-            metrics.compiled(outcome.timings, outcome.diagnostics)
+            check_parse_time(domain.sources, parse_limit_ms)
+            runner = _killable(engine.assembler)
+            if runner is not None:
+                flight.when_abandoned(runner.kill)
+            try:
+                outcome = engine.compile_leased(
+                    domain, key, start=start, may_store=flight.may_store, assembler=runner
+                )
+            finally:
+                if runner is not None:
+                    runner.cleanup()
+            if outcome.cache_hit:  # another replica compiled it while we held off
+                self._count_lookup(engine, outcome)
+            else:
+                metrics.compiled(outcome.timings, outcome.diagnostics)
             return outcome
 
         outcome = await self.scheduler.run(flight_key, work, deadline=deadline)
         return outcome, joined
+
+    def _count_lookup(self, engine: CompileEngine, hit: Outcome | None) -> None:
+        """One cache lookup: a miss in every layer before the one that hit (or all)."""
+        for layer in engine.cache_layers:
+            if hit is not None and hit.cache_layer == layer:
+                self.metrics.cache(layer, "hit")
+                return
+            self.metrics.cache(layer, "miss")
 
     # ----------------------------------------------------------------------- CompileBatch
 
@@ -264,7 +297,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         result = compile_pb2.CompileBatchResult(index=index)
         try:
             message = _item_request(request, index, item)
-            domain = request_from_proto(message, self.limits)
+            domain = request_from_proto(message, self.limits, self.sources.get)
         except InvalidRequest as exc:
             prefixed = [
                 FieldViolation(f"items[{index}].{v.field}", v.description) for v in exc.violations
@@ -360,6 +393,11 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 max_receive_message_bytes=service.max_receive_message_bytes,
                 workers=self.scheduler.workers,
                 max_queued=self.scheduler.max_queued,
+                max_nesting_depth=MAX_NESTING_DEPTH,
+                max_parse_ms=service.max_parse_ms,
+                tileiras_timeout_ms=int(TILEIRAS_TIMEOUT_S * 1000),
+                tileiras_memory_bytes=ADDRESS_SPACE_CAP,
+                tileiras_output_bytes=FILE_SIZE_CAP,
             ),
         )
 
@@ -374,6 +412,11 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 log.warning("cannot read the tileiras version: %s", exc)
                 return ""
         return self._tileiras_version
+
+
+def _killable(assembler: object) -> KillableTileiras | None:
+    """A per-run tileiras the server can kill (None for a test's fake assembler)."""
+    return KillableTileiras(assembler) if isinstance(assembler, Tileiras) else None
 
 
 def _item_request(
@@ -399,6 +442,7 @@ def _item_request(
         generic_args=item.generic_args,
         target=item.target,
         options=options,
+        specialization=item.specialization,
     )
 
 
@@ -430,7 +474,7 @@ def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response
         response.artifact.CopyFrom(
             compile_pb2.Artifact(
                 cubin=outcome.artifact.cubin,
-                cubin_digest=digest(outcome.artifact.cubin),
+                cubin_digest=outcome.artifact.cubin_digest,
                 contract=outcome.artifact.contract,
                 request_key=compile_pb2.Digest(sha256=outcome.key.sha256, size=outcome.key.size),
             )
@@ -445,6 +489,29 @@ _FAILED_RPC = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: "overloaded",
     grpc.StatusCode.DEADLINE_EXCEEDED: "deadline",
 }
+
+
+def _log_compile(
+    request: compile_pb2.CompileRequest, result: Response | grpc.Status, start: float
+) -> None:
+    """The one log line of a Compile RPC (fields also as `extra` for JSON logs)."""
+    fields = {
+        "rpc": "Compile",
+        "entry": request.entry[:80],
+        "target": (request.target or DEFAULT_TARGET)[:16],
+        "outcome": _outcome_name(result),
+        "ms": round((time.perf_counter() - start) * 1000.0, 1),
+        "key": _short_key(result),
+    }
+    log.info(
+        "compile entry=%r target=%r outcome=%s ms=%.1f key=%s",
+        fields["entry"],
+        fields["target"],
+        fields["outcome"],
+        fields["ms"],
+        fields["key"],
+        extra=fields,
+    )
 
 
 def _short_key(result: Response | grpc.Status) -> str:

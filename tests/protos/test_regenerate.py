@@ -34,6 +34,7 @@ FROZEN_FIELDS = {
     ("BatchItem", "generic_args"): 4,
     ("BatchItem", "target"): 5,
     ("BatchItem", "options"): 6,
+    ("BatchItem", "specialization"): 7,
     ("CompileBatchResult", "index"): 1,
     ("CompileBatchResult", "status"): 2,
     ("CompileBatchResult", "response"): 3,
@@ -55,6 +56,11 @@ FROZEN_FIELDS = {
     ("Limits", "artifact_chunk_bytes"): 11,
     ("Limits", "workers"): 13,
     ("Limits", "max_queued"): 14,
+    ("Limits", "max_nesting_depth"): 15,
+    ("Limits", "max_parse_ms"): 16,
+    ("Limits", "tileiras_timeout_ms"): 17,
+    ("Limits", "tileiras_memory_bytes"): 18,
+    ("Limits", "tileiras_output_bytes"): 19,
 }
 
 

@@ -8,7 +8,13 @@ skip only when tileiras is not installed; they are marked `tileiras`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,3 +216,85 @@ def start_server() -> Iterator[Callable[..., ServerThread]]:
     yield start
     for server in started:
         server.stop()
+
+
+# --------------------------------------------------------------------------- redis
+
+
+class RedisServer:
+    """A private `redis-server` on a free loopback port (no persistence)."""
+
+    def __init__(self, binary: str, workdir: Path) -> None:
+        self.port = _free_port()
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self._wait_ready()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.process.returncode}")
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn,
+            ):
+                conn.sendall(b"PING\r\n")
+                if conn.recv(16).startswith(b"+PONG"):
+                    return
+            time.sleep(0.02)
+        raise RuntimeError("redis-server did not start within 10 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private redis-server; skips where the binary is absent, except in CI (fails)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is not installed; .ci/run installs it")
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    workdir = tmp_path / "redis"
+    workdir.mkdir()
+    server = RedisServer(binary, workdir)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def unused_redis_url() -> str:
+    """A Redis URL where nothing listens."""
+    return f"redis://127.0.0.1:{_free_port()}/0"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ from google.protobuf import json_format
 from lowering.cubin_info import ELF_MAGIC, function_symbols
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.batch_cli import GenericsSet, UsageError, main, parse_generics
+from service.cache import DiskCache
+from service.engine import CompileEngine
 from service.manifest import MANIFEST_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -241,7 +244,8 @@ def test_json_diagnostics(tileiras, tmp_path, capsys) -> None:
 def test_cache_is_used_and_can_be_turned_off(tileiras, add_rs, tmp_path) -> None:
     argv = [str(add_rs), "--entry", "add", "--generics", "B=128"]
     assert _compile(tmp_path, *argv) == 0
-    assert len(list((tmp_path / "cache").rglob("*.artifact"))) == 1
+    # the result under its request key, the cubin under its content key
+    assert len(list((tmp_path / "cache").rglob("*.artifact"))) == 2
     out = tmp_path / "uncached"
     assert main([*argv, "-o", str(out), "--no-cache"]) == 0
     assert json.loads((out / MANIFEST_NAME).read_text())["kernels"]
@@ -312,3 +316,74 @@ def test_fact_variants_sit_next_to_the_general_kernel_and_the_client_picks(
 
     assert chosen(4096) == special["cubin"]  # 4096 % 16 == 0: the specialized variant
     assert chosen(4097) != special["cubin"]  # the general one
+
+
+# --------------------------------------------------------------------------- --server
+
+
+def _bundle(out: Path) -> list[tuple]:
+    """Each kernel of a bundle: what identifies it, its source and its cubin's bytes (file
+    names hold the request key, which covers the file names the server saw)."""
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    return [
+        (k["function"], k["sm"], k["generics"], k["source"], (out / k["cubin"]).read_bytes())
+        for k in manifest["kernels"]
+    ]
+
+
+def test_server_builds_the_same_bundle(
+    tileiras, start_server, add_rs, tmp_path: Path, capsys
+) -> None:
+    sub_rs = tmp_path / "sub.rs"
+    sub_rs.write_text(SUB_RS)
+    kernels = [str(add_rs), str(sub_rs), "--entry", "add", "--entry", "sub"]
+    kernels += ["--generics", "B=128", "--generics", "B=256", "--arch", "sm_90", "--arch", "sm_80"]
+    local_out, remote_out = tmp_path / "local", tmp_path / "remote"
+    assert main([*kernels, "-o", str(local_out), "--no-cache"]) == 0
+    server = start_server(CompileEngine(tileiras, cache=DiskCache(tmp_path / "server-cache")))
+    summary = tmp_path / "summary.json"
+    argv = [*kernels, "-o", str(remote_out), "--server", server.target]
+    assert main([*argv, "--summary-json", str(summary)]) == 0
+    assert "wrote 8 kernel(s)" in capsys.readouterr().err
+    assert _bundle(remote_out) == _bundle(local_out)
+    report = json.loads(summary.read_text())
+    assert (report["ok"], report["failed"]) == (8, 0)
+    assert [(k["entry"], k["arch"]) for k in report["kernels"]][:2] == [
+        ("add", "sm_90"),
+        ("add", "sm_80"),
+    ]
+
+
+def test_server_reports_compile_errors_like_local(
+    tileiras, start_server, bad_kernel_source: str, tmp_path: Path, capsys
+) -> None:
+    bad = tmp_path / "bad.rs"
+    bad.write_text(bad_kernel_source)
+    argv = [str(bad), "--entry", "bad", "--generics", "B=128", "--message-format", "json"]
+    assert main([*argv, "-o", str(tmp_path / "local"), "--no-cache"]) == 1
+    local = capsys.readouterr().err
+    server = start_server(CompileEngine(tileiras))
+    assert main([*argv, "-o", str(tmp_path / "remote"), "--server", server.target]) == 1
+    remote = capsys.readouterr().err
+    local_json = [json.loads(line) for line in local.splitlines() if line.startswith("{")]
+    remote_json = [json.loads(line) for line in remote.splitlines() if line.startswith("{")]
+    assert remote_json == local_json
+    assert local_json[0]["code"] == "E0596"
+
+
+def test_unreachable_server_fails_every_kernel(add_rs, tmp_path: Path, capsys) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--arch", "sm_90"]
+    argv += ["--arch", "sm_80", "-o", str(tmp_path / "out"), "--server", f"127.0.0.1:{port}"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "CTS-UNAVAILABLE" in err
+    assert "2 compile(s) failed" in err
+
+
+def test_server_flags_that_do_not_mix(add_rs, tmp_path: Path) -> None:
+    base = [str(add_rs), "--entry", "add", "-o", str(tmp_path / "o")]
+    assert main([*base, "--server", "h:1", "--no-cache"]) == 2
+    assert main([*base, "--auth-token-file", str(tmp_path / "t")]) == 2

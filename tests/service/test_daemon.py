@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -107,7 +108,20 @@ def test_arguments() -> None:
     )
     args = parse_args(["--port", "0", "--cache-dir", "/tmp/c", "--workers", "3"])
     assert (args.port, str(args.cache_dir), args.workers) == (0, "/tmp/c", 3)
-    for bad in (["--port", "70000"], ["--workers", "0"], ["--cache-dir", "x", "--no-cache"]):
+    args = parse_args(["--cache", "redis://u:p@127.0.0.1:6379/2", "--cache-ttl", "60"])
+    assert (args.cache, args.cache_ttl, args.memory_cache_bytes) == (
+        "redis://u:p@127.0.0.1:6379/2",
+        60,
+        64 << 20,
+    )
+    bad_arguments = (
+        ["--port", "70000"],
+        ["--workers", "0"],
+        ["--cache-dir", "x", "--no-cache"],
+        ["--cache", "http://127.0.0.1:6379"],
+        ["--cache", "redis://127.0.0.1:6379/0", "--no-cache"],
+    )
+    for bad in bad_arguments:
         with pytest.raises(SystemExit) as caught:
             parse_args(bad)
         assert caught.value.code == 2
@@ -133,3 +147,114 @@ def test_busy_port_exits_1_with_a_message() -> None:
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_shutdown_past_grace_kills_tileiras(add_rs: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "tileiras.pid"
+    script = tmp_path / "tileiras"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.5, V13.5.37";'
+        " exit 0; fi\n"
+        f"echo $$ > {pid_file}\n"
+        "exec sleep 60\n"
+    )
+    script.chmod(0o755)
+    cache_dir = tmp_path / "cache"
+    proc, port = _start_daemon(
+        "--port", "0", "--tileiras", str(script), "--grace", "0.5", "--cache-dir", str(cache_dir)
+    )
+    request = compile_pb2.CompileRequest(
+        sources=[compile_pb2.SourceFile(name="add.rs", text=add_rs.read_text())],
+        entry="add",
+        generics={"B": "128"},
+        target="sm_90",
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = compile_pb2_grpc.CompileServiceStub(channel).Compile.future(request, timeout=60)
+        end = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert time.monotonic() < end, "tileiras never started"
+            time.sleep(0.02)
+        pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+        with pytest.raises(grpc.RpcError):
+            call.result(timeout=20)  # answered (cancelled by the shutdown), not left hanging
+    assert proc.returncode == 0, stderr
+    assert "killed 1 tileiras process group" in stderr
+    end = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and "State:\tZ" not in _status(pid):
+        assert time.monotonic() < end, "tileiras outlived the daemon"
+        time.sleep(0.02)
+    assert not list(cache_dir.rglob("*.artifact"))
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "State:\tZ"
+
+
+def test_sigterm_during_50_in_flight_compiles_answers_them_all(tileiras, add_rs: Path) -> None:
+    proc, port = _start_daemon(
+        "--port", "0", "--no-cache", "--workers", "2", "--max-queued", "60", "--grace", "120"
+    )
+    text = add_rs.read_text()
+    sizes = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+    targets = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100")
+    requests = [
+        compile_pb2.CompileRequest(
+            sources=[compile_pb2.SourceFile(name="add.rs", text=text)],
+            entry="add",
+            generics={"B": str(size)},
+            target=target,
+        )
+        for size in sizes
+        for target in targets
+    ]
+    assert len(requests) == 50
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = compile_pb2_grpc.CompileServiceStub(channel)
+            calls = [stub.Compile.future(r, timeout=300) for r in requests]
+            time.sleep(0.5)  # all sent; a few compiling, the rest queued
+            proc.send_signal(signal.SIGTERM)
+            responses = [call.result(timeout=300) for call in calls]
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert all(r.ok for r in responses), [r.diagnostics for r in responses if not r.ok][:1]
+    assert proc.returncode == 0, stderr
+
+
+def test_daemon_with_redis_shares_compiles(tileiras, add_rs: Path, redis_server, tmp_path) -> None:
+    url = redis_server.url
+    first, port_a = _start_daemon("--port", "0", "--cache-dir", str(tmp_path / "a"), "--cache", url)
+    second, port_b = _start_daemon(
+        "--port", "0", "--cache-dir", str(tmp_path / "b"), "--cache", url
+    )
+    request = compile_pb2.CompileRequest(
+        sources=[compile_pb2.SourceFile(name="add.rs", text=add_rs.read_text())],
+        entry="add",
+        generics={"B": "128"},
+        target="sm_90",
+    )
+    try:
+        replies = []
+        for port in (port_a, port_b):
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = compile_pb2_grpc.CompileServiceStub(channel)
+                replies.append(stub.Compile(request, timeout=60))
+    finally:
+        for proc in (first, second):
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=20)
+    assert [r.cache for r in replies] == [
+        compile_pb2.CACHE_OUTCOME_MISS,
+        compile_pb2.CACHE_OUTCOME_HIT,
+    ]
+    assert replies[1].artifact.cubin == replies[0].artifact.cubin

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from lowering.tileiras import TileirasError, TileirasTimeout
 from parser.spans import SourceFile
 from service.cache import CacheEntry, DiskCache
 from service.engine import CompileEngine, tileiras_diagnostic
+from service.layered_cache import LayeredCache
+from service.redis_cache import RedisCache
 
 REQUEST = CompileRequest(sources=(SourceFile("add.rs", "mod k {}"),), entry="add")
 
@@ -110,3 +113,65 @@ def test_tileiras_diagnostic_without_detail() -> None:
     diagnostic = tileiras_diagnostic(RuntimeError(""))
     assert diagnostic.message == "tileiras failed: RuntimeError"
     assert diagnostic.notes == ()
+
+
+# --------------------------------------------------------------------------- the lease
+
+
+def _shared(redis_server, tmp_path: Path, name: str):
+    return LayeredCache(DiskCache(tmp_path / name), RedisCache(redis_server.url))
+
+
+def test_a_replica_waits_for_the_lease_holders_result(
+    redis_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    holder = CompileEngine(
+        fake_assembler, cache=_shared(redis_server, tmp_path, "a"), compile_fn=fake_compiler
+    )
+    waiter = CompileEngine(
+        fake_assembler, cache=_shared(redis_server, tmp_path, "b"), compile_fn=fake_compiler
+    )
+    key = holder.key(REQUEST)
+    assert holder.cache.acquire_lease(key.sha256, "holder")
+    results = []
+    thread = threading.Thread(
+        target=lambda: results.append(waiter.compile_leased(REQUEST, key, poll_s=0.01))
+    )
+    thread.start()
+    thread.join(0.3)
+    assert thread.is_alive() and not fake_compiler.calls  # waiting, not compiling
+    stored = holder.compile_uncached(REQUEST, key)
+    holder.cache.release_lease(key.sha256, "holder")
+    thread.join(10)
+    (outcome,) = results
+    assert outcome.cache_hit and outcome.cache_layer == "redis"
+    assert outcome.artifact == stored.artifact
+    assert len(fake_compiler.calls) == 1
+
+
+def test_a_released_lease_without_a_result_lets_the_waiter_compile(
+    redis_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    cache = _shared(redis_server, tmp_path, "a")
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    key = engine.key(REQUEST)
+    assert cache.acquire_lease(key.sha256, "a failing replica")
+    results = []
+    thread = threading.Thread(
+        target=lambda: results.append(engine.compile_leased(REQUEST, key, poll_s=0.01))
+    )
+    thread.start()
+    thread.join(0.2)
+    cache.release_lease(key.sha256, "a failing replica")  # its compile failed: no result
+    thread.join(10)
+    (outcome,) = results
+    assert outcome.ok and not outcome.cache_hit
+    assert len(fake_compiler.calls) == 1
+    assert not cache.lease_held(key.sha256)  # released after compiling
+
+
+def test_the_lease_is_skipped_without_a_shared_store(fake_compiler, fake_assembler, cache) -> None:
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    outcome = engine.compile_leased(REQUEST, engine.key(REQUEST))
+    assert outcome.ok and len(fake_compiler.calls) == 1
+    assert engine.lookup(engine.key(REQUEST)).cache_layer == "disk"

@@ -22,7 +22,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 from prometheus_client.parser import text_string_to_metric_families
 
+from lowering.pipeline import CompileRequest
 from lowering.tileiras import TileirasError
+from parser.spans import SourceFile
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DiskCache
@@ -30,6 +32,7 @@ from service.daemon import parse_args
 from service.engine import CompileEngine
 from service.logs import JsonFormatter
 from service.metrics import ServiceMetrics
+from service.servicer import CompileServicer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 30
@@ -427,3 +430,17 @@ def test_unreadable_token_file_exits_1(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "cannot read the auth token file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_tileiras_runs_and_content_hits_are_counted(tileiras, add_rs, tmp_path: Path) -> None:
+    metrics = ServiceMetrics()
+    engine = CompileEngine(tileiras, cache=DiskCache(tmp_path / "cache"))
+    CompileServicer(engine, metrics=metrics)  # wires the engine's observers
+    text = add_rs.read_text()
+    for name in ("a.rs", "b.rs"):  # the same bytecode under two request keys
+        request = CompileRequest((SourceFile(name, text),), "add", (("B", "128"),))
+        assert engine.compile(request).ok
+    sample = metrics.registry.get_sample_value
+    assert sample("cutile_serve_tileiras_runs_total") == 1
+    assert sample("cutile_serve_cache_results_total", {"layer": "content", "result": "miss"}) == 1
+    assert sample("cutile_serve_cache_results_total", {"layer": "content", "result": "hit"}) == 1

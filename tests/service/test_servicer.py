@@ -7,6 +7,9 @@ rust_examples/add.rs with the real compiler and the real tileiras.
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -18,14 +21,19 @@ from grpc_status import rpc_status
 
 from lowering.cubin_info import ELF_MAGIC, function_symbols
 from lowering.pipeline import CompileResult
-from lowering.tileiras import TileirasError
+from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, TileirasError
 from parser.codes import INTERNAL_ERROR
+from parser.cst_to_ast import MAX_NESTING_DEPTH
 from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc, contract_pb2
 from service.cache import DiskCache
 from service.convert import Limits
 from service.engine import CompileEngine
-from service.servicer import SERVICE_NAME
+from service.layered_cache import LayeredCache
+from service.memory_cache import MemoryCache
+from service.metrics import ServiceMetrics
+from service.redis_cache import RedisCache
+from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
 
 TIMEOUT_S = 60
 
@@ -290,3 +298,182 @@ def test_real_compiler_with_failing_tileiras(start_server, tileiras, add_rs, tmp
     assert "exit code 1" in diagnostic.message
     assert "unsupported op" in diagnostic.rendered
     assert not any(cache.root.rglob("*.artifact"))  # nothing cached
+
+
+# --------------------------------------------------------------------------- limits
+
+
+def test_capabilities_advertise_every_limit(fake_server) -> None:
+    with grpc.insecure_channel(fake_server.target) as channel:
+        stub = compile_pb2_grpc.CompileServiceStub(channel)
+        caps = stub.GetCapabilities(compile_pb2.GetCapabilitiesRequest(), timeout=TIMEOUT_S)
+    limits = caps.limits
+    assert limits.max_nesting_depth == MAX_NESTING_DEPTH
+    assert limits.max_parse_ms == DEFAULT_SERVICE_LIMITS.max_parse_ms
+    assert limits.tileiras_timeout_ms == 120_000
+    assert limits.tileiras_memory_bytes == ADDRESS_SPACE_CAP
+    assert limits.tileiras_output_bytes == FILE_SIZE_CAP
+
+
+def test_parse_time_limit(start_server, fake_compiler, fake_assembler, tmp_path: Path) -> None:
+    engine = CompileEngine(
+        fake_assembler, cache=DiskCache(tmp_path / "cache"), compile_fn=fake_compiler
+    )
+    server = start_server(engine, service_limits=ServiceLimits(max_parse_ms=1))
+    slow = "fn f() { let x = (1 + 2) * 3; }\n" * 30_000  # ~1 MB: far more than 1 ms
+    error = _rpc_error(server, _request(text=slow))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    violations, reasons = _details(error)
+    assert [field for field, _ in violations] == ["sources[0].text"]
+    assert "1 ms" in violations[0][1]
+    assert reasons == ["PARSE_TIME_LIMIT"]
+    assert not fake_compiler.calls
+    assert _call(server, _request()).ok  # small sources still compile
+
+
+# --------------------------------------------------------------------------- redis
+
+
+def _replica(start_server, assembler, compile_fn, redis_url: str, folder: Path, metrics=None):
+    cache = LayeredCache(DiskCache(folder), RedisCache(redis_url))
+    engine = CompileEngine(assembler, cache=cache, compile_fn=compile_fn)
+    return start_server(engine, metrics=metrics)
+
+
+def _sample(metrics: ServiceMetrics, name: str, **labels: str) -> float:
+    return metrics.registry.get_sample_value(f"cutile_serve_{name}", labels) or 0.0
+
+
+def test_replicas_sharing_redis_compile_once(
+    start_server, fake_compiler, fake_assembler, redis_server, tmp_path: Path
+) -> None:
+    metrics_a, metrics_b = ServiceMetrics(), ServiceMetrics()
+    a = _replica(
+        start_server, fake_assembler, fake_compiler, redis_server.url, tmp_path / "a", metrics_a
+    )
+    b = _replica(
+        start_server, fake_assembler, fake_compiler, redis_server.url, tmp_path / "b", metrics_b
+    )
+    first = _call(a, _request())
+    second = _call(b, _request())
+    third = _call(b, _request())
+    assert first.cache == compile_pb2.CACHE_OUTCOME_MISS
+    assert second.cache == third.cache == compile_pb2.CACHE_OUTCOME_HIT
+    assert second.artifact.cubin == first.artifact.cubin
+    assert len(fake_compiler.calls) == 1
+    assert _sample(metrics_b, "cache_results_total", layer="disk", result="miss") == 1
+    assert _sample(metrics_b, "cache_results_total", layer="redis", result="hit") == 1
+    assert _sample(metrics_b, "cache_results_total", layer="disk", result="hit") == 1
+
+
+def test_concurrent_cold_requests_on_two_replicas_compile_once(
+    start_server, fake_compiler, fake_assembler, redis_server, tmp_path: Path
+) -> None:
+    gate = threading.Event()
+    calls = []
+
+    def slow_compile(request, **kwargs):
+        calls.append(request)
+        gate.wait(10)
+        return fake_compiler(request, **kwargs)
+
+    servers = [
+        _replica(
+            start_server,
+            fake_assembler,
+            slow_compile,
+            redis_server.url,
+            tmp_path / n,
+            ServiceMetrics(),
+        )
+        for n in "ab"
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(_call, servers[i % 2], _request()) for i in range(8)]
+        deadline = time.monotonic() + 10
+        while not calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # every request has reached its replica; only one compiles
+        gate.set()
+        responses = [f.result(timeout=30) for f in futures]
+    assert all(r.ok for r in responses)
+    assert len(calls) == 1
+
+
+def test_unreachable_redis_still_compiles_and_counts_errors(
+    start_server, fake_compiler, fake_assembler, unused_redis_url, tmp_path: Path
+) -> None:
+    metrics = ServiceMetrics()
+    server = _replica(
+        start_server, fake_assembler, fake_compiler, unused_redis_url, tmp_path / "a", metrics
+    )
+    assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_MISS
+    assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_HIT  # the disk layer
+    assert len(fake_compiler.calls) == 1
+    assert _sample(metrics, "cache_errors_total", layer="redis") >= 1
+
+
+def test_repeated_hits_come_from_memory(
+    start_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    engine = CompileEngine(
+        fake_assembler,
+        cache=DiskCache(tmp_path / "cache"),
+        compile_fn=fake_compiler,
+        memory=MemoryCache(),
+    )
+    metrics = ServiceMetrics()
+    server = start_server(engine, metrics=metrics)
+    first = _call(server, _request())
+    second = _call(server, _request())
+    assert second.cache == compile_pb2.CACHE_OUTCOME_HIT
+    assert second.artifact == first.artifact
+    assert _sample(metrics, "cache_results_total", layer="memory", result="hit") == 1
+    assert _sample(metrics, "cache_results_total", layer="memory", result="miss") == 1
+    assert _sample(metrics, "cache_results_total", layer="disk", result="miss") == 1
+    engine.memory.discard(first.artifact.request_key.sha256)  # e.g. evicted: disk still has it
+    assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_HIT
+    assert _sample(metrics, "cache_results_total", layer="disk", result="hit") == 1
+    assert len(fake_compiler.calls) == 1
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.fixture
+def frontend_server(start_server, fake_assembler):
+    """The real front end (tileiras is never reached by these requests)."""
+    return start_server(CompileEngine(fake_assembler))
+
+
+def test_ten_thousand_deep_nesting_is_a_diagnostic(frontend_server) -> None:
+    nested = "(" * 10_000 + "1" + ")" * 10_000
+    text = (
+        "#[cutile::module]\nmod kernel {\n    use cutile::core::*;\n"
+        "    #[cutile::entry()]\n"
+        f"    fn add(z: &mut Tensor<f32, {{ [128] }}>) {{ let a = {nested}; }}\n}}\n"
+    )
+    response = _call(frontend_server, _request(text=text))
+    assert not response.ok
+    assert response.diagnostics[0].code == "CT0005"
+    assert "nests deeper" in response.diagnostics[0].message
+    # still serving
+    assert not _call(frontend_server, _request(text="")).ok
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"entry": "not an identifier!"}, "entry"),
+        ({"entry": "add; rm -rf /"}, "entry"),
+        ({"target": "sm_42"}, "target"),
+        ({"name": "../etc/passwd"}, "sources[0].name"),
+        ({"generics": {"B-1": "128"}}, "generics"),
+    ],
+)
+def test_bad_fields_name_the_field(frontend_server, fields: dict, field: str) -> None:
+    error = _rpc_error(frontend_server, _request(**fields))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    violations, reasons = _details(error)
+    assert any(f.startswith(field) for f, _ in violations), violations
+    assert reasons == ["INVALID_REQUEST"]

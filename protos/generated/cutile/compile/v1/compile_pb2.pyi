@@ -183,7 +183,7 @@ class CompileBatchRequest(_message.Message):
     def __init__(self, sources: _Optional[_Iterable[_Union[SourceFile, _Mapping]]] = ..., items: _Optional[_Iterable[_Union[BatchItem, _Mapping]]] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
 
 class BatchItem(_message.Message):
-    __slots__ = ("source_indices", "entry", "generics", "generic_args", "target", "options")
+    __slots__ = ("source_indices", "entry", "generics", "generic_args", "target", "options", "specialization")
     class GenericsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -197,13 +197,15 @@ class BatchItem(_message.Message):
     GENERIC_ARGS_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SPECIALIZATION_FIELD_NUMBER: _ClassVar[int]
     source_indices: _containers.RepeatedScalarFieldContainer[int]
     entry: str
     generics: _containers.ScalarMap[str, str]
     generic_args: _containers.RepeatedScalarFieldContainer[str]
     target: str
     options: CompileOptions
-    def __init__(self, source_indices: _Optional[_Iterable[int]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ...) -> None: ...
+    specialization: _containers.RepeatedCompositeFieldContainer[TensorFacts]
+    def __init__(self, source_indices: _Optional[_Iterable[int]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ..., specialization: _Optional[_Iterable[_Union[TensorFacts, _Mapping]]] = ...) -> None: ...
 
 class CompileBatchResult(_message.Message):
     __slots__ = ("index", "status", "response")
@@ -272,7 +274,7 @@ class Capabilities(_message.Message):
     def __init__(self, service_version: _Optional[str] = ..., compiler_version: _Optional[str] = ..., targets: _Optional[_Iterable[str]] = ..., default_target: _Optional[str] = ..., bytecode_versions: _Optional[_Iterable[str]] = ..., tileiras_version: _Optional[str] = ..., tileiras_available: _Optional[bool] = ..., host_arches: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ...) -> None: ...
 
 class Limits(_message.Message):
-    __slots__ = ("max_source_bytes", "max_files", "max_file_name_chars", "max_entry_chars", "max_generics", "max_generic_value_chars", "max_opt_level", "max_batch_items", "max_find_missing_keys", "max_inline_cubin_bytes", "artifact_chunk_bytes", "max_receive_message_bytes", "workers", "max_queued")
+    __slots__ = ("max_source_bytes", "max_files", "max_file_name_chars", "max_entry_chars", "max_generics", "max_generic_value_chars", "max_opt_level", "max_batch_items", "max_find_missing_keys", "max_inline_cubin_bytes", "artifact_chunk_bytes", "max_receive_message_bytes", "workers", "max_queued", "max_nesting_depth", "max_parse_ms", "tileiras_timeout_ms", "tileiras_memory_bytes", "tileiras_output_bytes")
     MAX_SOURCE_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_FILES_FIELD_NUMBER: _ClassVar[int]
     MAX_FILE_NAME_CHARS_FIELD_NUMBER: _ClassVar[int]
@@ -287,6 +289,11 @@ class Limits(_message.Message):
     MAX_RECEIVE_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
     MAX_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    MAX_NESTING_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_PARSE_MS_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TILEIRAS_OUTPUT_BYTES_FIELD_NUMBER: _ClassVar[int]
     max_source_bytes: int
     max_files: int
     max_file_name_chars: int
@@ -301,4 +308,9 @@ class Limits(_message.Message):
     max_receive_message_bytes: int
     workers: int
     max_queued: int
-    def __init__(self, max_source_bytes: _Optional[int] = ..., max_files: _Optional[int] = ..., max_file_name_chars: _Optional[int] = ..., max_entry_chars: _Optional[int] = ..., max_generics: _Optional[int] = ..., max_generic_value_chars: _Optional[int] = ..., max_opt_level: _Optional[int] = ..., max_batch_items: _Optional[int] = ..., max_find_missing_keys: _Optional[int] = ..., max_inline_cubin_bytes: _Optional[int] = ..., artifact_chunk_bytes: _Optional[int] = ..., max_receive_message_bytes: _Optional[int] = ..., workers: _Optional[int] = ..., max_queued: _Optional[int] = ...) -> None: ...
+    max_nesting_depth: int
+    max_parse_ms: int
+    tileiras_timeout_ms: int
+    tileiras_memory_bytes: int
+    tileiras_output_bytes: int
+    def __init__(self, max_source_bytes: _Optional[int] = ..., max_files: _Optional[int] = ..., max_file_name_chars: _Optional[int] = ..., max_entry_chars: _Optional[int] = ..., max_generics: _Optional[int] = ..., max_generic_value_chars: _Optional[int] = ..., max_opt_level: _Optional[int] = ..., max_batch_items: _Optional[int] = ..., max_find_missing_keys: _Optional[int] = ..., max_inline_cubin_bytes: _Optional[int] = ..., artifact_chunk_bytes: _Optional[int] = ..., max_receive_message_bytes: _Optional[int] = ..., workers: _Optional[int] = ..., max_queued: _Optional[int] = ..., max_nesting_depth: _Optional[int] = ..., max_parse_ms: _Optional[int] = ..., tileiras_timeout_ms: _Optional[int] = ..., tileiras_memory_bytes: _Optional[int] = ..., tileiras_output_bytes: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,92 @@
+"""service.content_cache: the cubin of a bytecode, cached under its content key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from lowering.pipeline import CompileRequest
+from parser.spans import SourceFile
+from service.cache import DiskCache
+from service.content_cache import ContentCachedAssembler, content_key
+from service.engine import CompileEngine
+
+BASE = dict(sm="sm_90", opt_level=3, host_arch="x86_64", lineinfo=False, tileiras_fingerprint="f")
+
+
+@dataclass
+class CountingAssembler:
+    """Wraps an assembler and records each bytecode it assembles."""
+
+    inner: object
+    assembled: list[bytes] = field(default_factory=list)
+
+    @property
+    def version(self) -> str:
+        return self.inner.version
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    def assemble(self, bytecode: bytes, **options: object) -> bytes:
+        self.assembled.append(bytecode)
+        return self.inner.assemble(bytecode, **options)
+
+
+@dataclass(frozen=True)
+class EchoAssembler:
+    version: str = "fake"
+    fingerprint: str = "fake-fp"
+
+    def assemble(self, bytecode: bytes, **options: object) -> bytes:
+        return b"\x7fELF" + bytecode + repr(sorted(options.items())).encode()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"sm": "sm_80"},
+        {"opt_level": 2},
+        {"host_arch": "aarch64"},
+        {"lineinfo": True},
+        {"tileiras_fingerprint": "g"},
+    ],
+)
+def test_every_input_changes_the_key(change: dict) -> None:
+    assert content_key(b"bc", **{**BASE, **change}) != content_key(b"bc", **BASE)
+
+
+def test_the_bytecode_changes_the_key() -> None:
+    assert content_key(b"bc", **BASE) != content_key(b"bd", **BASE)
+    assert len(content_key(b"bc", **BASE)) == 64
+
+
+def test_a_cached_bytecode_is_not_assembled_again(tmp_path: Path) -> None:
+    inner = CountingAssembler(EchoAssembler())
+    cache = DiskCache(tmp_path)
+    first = ContentCachedAssembler(inner, cache).assemble(b"bytecode", sm="sm_90")
+    again = ContentCachedAssembler(inner, cache)
+    assert again.assemble(b"bytecode", sm="sm_90") == first
+    assert (again.hits, again.runs) == (1, 0)
+    assert again.assemble(b"bytecode", sm="sm_80") != first
+    assert len(inner.assembled) == 2
+
+
+def test_renamed_sources_share_one_tileiras_run(tileiras, add_rs: Path, tmp_path: Path) -> None:
+    counting = CountingAssembler(tileiras)
+    engine = CompileEngine(counting, cache=DiskCache(tmp_path))
+    text = add_rs.read_text()
+    first = engine.compile(
+        CompileRequest((SourceFile("a.rs", text),), "add", (("B", "128"),), target="sm_90")
+    )
+    renamed = engine.compile(
+        CompileRequest((SourceFile("b.rs", text),), "add", (("B", "128"),), target="sm_90")
+    )
+    assert first.ok and renamed.ok
+    assert first.key != renamed.key  # different requests ...
+    assert not renamed.cache_hit
+    assert renamed.artifact.cubin == first.artifact.cubin  # ... one cubin
+    assert len(counting.assembled) == 1
