@@ -168,15 +168,21 @@ def load_function(cubin: bytes, sha256: str, symbol: str, ctx: Any) -> Any:
         return function
 
 
-def param_layout(function: Any, limit: int = 4096) -> list[ParamInfo] | None:
-    """The kernel's parameter offsets and sizes (cuFuncGetParamInfo), or None if unsupported."""
+def param_layout(function: Any, expected_count: int) -> list[ParamInfo] | None:
+    """The kernel's parameter offsets and sizes (cuFuncGetParamInfo), or None if unsupported.
+
+    With cuFuncGetParamCount (newer drivers) every parameter is read. Without it, the first
+    `expected_count` are: probing past the last parameter is a failing driver call, which
+    compute-sanitizer counts as an error in every launch of a clean program. A cubin with
+    more parameters than its contract then goes unnoticed here, but the contract already
+    names the cubin by its SHA-256, so only a tampered bundle could have one."""
     driver = cu()
     query = getattr(driver, "cuFuncGetParamInfo", None)
     if query is None:
         return None
     count = _param_count(function)
     layout: list[ParamInfo] = []
-    for index in range(limit if count is None else count):
+    for index in range(expected_count if count is None else count):
         result = query(function, index)
         if int(result[0]) != 0:
             if index == 0 and result[0].name == "CUDA_ERROR_NOT_SUPPORTED":
@@ -187,9 +193,7 @@ def param_layout(function: Any, limit: int = 4096) -> list[ParamInfo] | None:
 
 
 def _param_count(function: Any) -> int | None:
-    """cuFuncGetParamCount where the bindings and driver have it (CUDA 13), else None: the
-    caller then probes cuFuncGetParamInfo until it fails, an API error that
-    compute-sanitizer reports, hence the count first."""
+    """cuFuncGetParamCount where the bindings and the driver have it, else None."""
     query = getattr(cu(), "cuFuncGetParamCount", None)
     if query is None:
         return None
@@ -202,7 +206,7 @@ def _param_count(function: Any) -> int | None:
 
 def verify_param_layout(function: Any, expected: Sequence[tuple[int, int]], kernel: str) -> None:
     """Raise `ContractError` when the cubin's parameters differ from the contract's ABI slots."""
-    layout = param_layout(function)
+    layout = param_layout(function, len(expected))
     if layout is None:
         return
     actual = [(p.offset, p.size) for p in layout]

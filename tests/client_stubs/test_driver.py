@@ -1,4 +1,4 @@
-"""client_stubs.driver: the parameter-layout query asks for the count before probing."""
+"""client_stubs.driver: the parameter-layout check reads no parameter past the last one."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from client_stubs import driver
+from client_stubs.errors import ContractError
 
 
 class _Status(enum.IntEnum):
@@ -40,7 +41,22 @@ def test_param_layout_reads_every_parameter(
 ) -> None:
     fake, probed = _fake_driver(with_count)
     monkeypatch.setitem(driver._state, "cu", fake)
-    layout = driver.param_layout(object())
+    layout = driver.param_layout(object(), len(_PARAMS))
     assert [(p.offset, p.size) for p in layout or []] == _PARAMS
-    # with the count, no query runs past the last parameter (an API error under memcheck)
-    assert probed == ([0, 1, 2] if with_count else [0, 1, 2, 3])
+    # no query runs past the last parameter (a failing driver call, an error under memcheck)
+    assert probed == [0, 1, 2]
+
+
+@pytest.mark.parametrize("with_count", [True, False])
+@pytest.mark.parametrize("expected", [_PARAMS[:2], [*_PARAMS, (16, 8)]])
+def test_a_contract_with_other_parameters_is_refused(
+    monkeypatch: pytest.MonkeyPatch, with_count: bool, expected: list[tuple[int, int]]
+) -> None:
+    fake, _ = _fake_driver(with_count)
+    monkeypatch.setitem(driver._state, "cu", fake)
+    if expected == _PARAMS[:2] and not with_count:
+        # without a count, only the contract's parameters are read: the prefix matches
+        driver.verify_param_layout(object(), expected, "k")
+        return
+    with pytest.raises(ContractError, match="parameter layout"):
+        driver.verify_param_layout(object(), expected, "k")
