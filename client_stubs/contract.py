@@ -181,6 +181,7 @@ class ContractSpec:
     generics: tuple[tuple[str, str], ...]
     grid_mode: str = FROM_OUTPUTS  # PERSISTENT: grid = (num_tile_blocks, 1, 1) from the host
     launch_checks: tuple[LaunchCheckSpec, ...] = ()  # each must hold before every launch
+    cluster_blocks: int = 1  # grid axis 0 must be a multiple of it
 
     @property
     def persistent(self) -> bool:
@@ -245,6 +246,7 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         unchecked_accesses=contract.safety.unchecked_accesses,
         generics=tuple((g.name, g.value) for g in contract.specialization.generics),
         grid_mode=grid_mode,
+        cluster_blocks=max(1, contract.launch.cluster_blocks),
         launch_checks=tuple(
             _launch_check(name, params, position, check)
             for position, check in enumerate(contract.launch_checks)

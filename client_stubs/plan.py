@@ -111,6 +111,13 @@ def plan_launch(
     _check_exclusive_outputs(kernel, bound)
     grid_params = [bound[i] for i in spec.grid_outputs]
     grid = _persistent_grid(kernel, grid_params) if spec.persistent else _grid(kernel, grid_params)
+    if grid[0] % spec.cluster_blocks:
+        raise GridLimitError(
+            kernel,
+            grid_params[0].param.name,
+            f"grid axis 0 a multiple of the cubin's cluster of {spec.cluster_blocks} tile blocks",
+            grid[0],
+        )
     if spec.launch_checks:
         _check_launch(kernel, spec, bound, grid)
     return LaunchPlan(

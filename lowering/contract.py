@@ -130,6 +130,7 @@ class LaunchContract:
     launch_checks: tuple[LaunchCheck, ...] = ()
     block: tuple[int, int, int] = (1, 1, 1)
     shared_mem_bytes: int = 0
+    cluster_blocks: int = 1  # tile blocks per cluster (grid axis 0 must be a multiple)
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -107,7 +107,14 @@ def build_contract(
         ),
         launch_checks=(*_precondition_checks(signature), *bounds.launch_checks),
         generics=tuple((name, format_generic(value)) for name, value in generics),
+        cluster_blocks=_cluster_blocks(signature, sm),
     )
+
+
+def _cluster_blocks(signature: EntrySignature, sm: str) -> int:
+    """The `num_cta_in_cga` hint the cubin for `sm` was compiled with (1: none)."""
+    hints = (h for h in signature.options.optimization_hints if h.arch == sm)
+    return next((h.num_cta_in_cga or 1 for h in hints), 1)
 
 
 def _precondition_checks(signature: EntrySignature) -> tuple[LaunchCheck, ...]:

@@ -358,6 +358,7 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
             block=contract.block,
             shared_mem_bytes=contract.shared_mem_bytes,
             param_buffer_bytes=contract.param_buffer_bytes,
+            cluster_blocks=contract.cluster_blocks,
         ),
         assumptions=[
             pb.Assumption(param=a.param, kind=_ASSUMPTION_KIND[a.kind], axis=a.axis, value=a.value)

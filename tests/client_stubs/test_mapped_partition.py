@@ -16,6 +16,7 @@ from client_stubs import (
     DeviceTensor,
     DTypeMismatchError,
     EmptyOutputError,
+    GridLimitError,
     GridMismatchError,
     HostArgumentError,
     Kernel,
@@ -217,6 +218,16 @@ def test_two_mapped_outputs_must_agree_on_the_grid(kit) -> None:
 
 
 # ----------------------------------------------------------------------------- rejected launches
+
+
+@pytest.mark.parametrize("blocks", [2, 6, 8])
+def test_a_clustered_cubin_launches_whole_clusters_only(persistent, blocks: int) -> None:
+    persistent.launch.cluster_blocks = 2
+    assert plan_launch(persistent, [mapped(blocks=blocks), fake(X)]).grid == (blocks, 1, 1)
+    with pytest.raises(GridLimitError) as info:
+        plan_launch(persistent, [mapped(blocks=blocks + 1), fake(X)])
+    assert info.value.param == "z" and info.value.actual == blocks + 1
+    assert "multiple of the cubin's cluster of 2 tile blocks" in str(info.value)
 
 
 @pytest.mark.parametrize("blocks", [TILES + 1, 132, 10_000])

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from client_stubs import AssumptionError, BundleEntry, DeviceTensor
+from client_stubs import AssumptionError, BundleEntry, DeviceTensor, GridLimitError
 from tests.gpu.test_examples_gpu import _check, _dtype, _entries, _inputs, _kernel, torch
 
 pytestmark = pytest.mark.gpu
@@ -52,15 +52,15 @@ def test_gemm_tuned_refuses_arguments_that_break_its_facts(entry: BundleEntry, t
 
 @pytest.mark.parametrize("entry", _entries("gemm_tuned"))
 def test_gemm_tuned_clusters_need_a_grid_they_divide(entry: BundleEntry, torch) -> None:
-    """Known limitation: the contract does not carry the cluster size, so the host does not
-    check it; the driver refuses a grid the cluster does not divide."""
+    """The contract carries the cubin's cluster size: the host refuses a grid it does not
+    divide before anything reaches the driver."""
     if entry.generics_dict["CTA"] == "1":
         pytest.skip("one CTA per tile block")
     kernel = _kernel(entry)
     dtype = entry.generics_dict["E"]
     x, y = _inputs(torch, dtype, (512, 256), (256, 512), seed=12)
     z = torch.zeros((512, 512), device="cuda", dtype=_dtype(torch, dtype))
-    with pytest.raises(Exception, match=r"(?i)cluster|invalid"):
+    with pytest.raises(GridLimitError, match="multiple of the cubin's cluster"):
         kernel(*_gemm_args(entry, z, x, y, 3), sync=True)
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kernel
+from lowering.pipeline import (
+    DEFAULT_TARGET,
+    CompileRequest,
+    CompileResult,
+    Stage,
+    compile_kernel,
+)
 from parser.spans import SourceFile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "rust_examples"
@@ -30,6 +36,9 @@ def compile_text(
     entry: str = "f",
     generics: dict[str, str] | None = None,
     stop_after: Stage = Stage.CUBIN,
+    target: str = DEFAULT_TARGET,
 ) -> CompileResult:
-    request = CompileRequest((SourceFile("k.rs", text),), entry, tuple((generics or {}).items()))
+    request = CompileRequest(
+        (SourceFile("k.rs", text),), entry, tuple((generics or {}).items()), target=target
+    )
     return compile_kernel(request, stop_after=stop_after)

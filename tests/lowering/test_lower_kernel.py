@@ -165,3 +165,11 @@ def test_optimization_hints_reach_the_bytecode_and_assemble(
         "sm_90 = {num_cta_in_cga = 2, occupancy = 1}>"
     ) in text, text
     assert result.cubin
+
+
+@pytest.mark.tileiras
+def test_the_contract_carries_the_targets_cluster_size() -> None:
+    for target, cluster in (("sm_90", 2), ("sm_100", 1)):
+        result = compile_text(HINTED, generics={"OCC": "1"}, target=target)
+        assert result.ok, result.diagnostics
+        assert result.contract.cluster_blocks == cluster
