@@ -36,6 +36,7 @@ from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
 from service.content_cache import ContentCachedAssembler
 from service.convert import contract_to_proto, digest
+from service.lease_keeper import LeaseKeeper
 from service.memory_cache import MemoryCache
 
 log = logging.getLogger(__name__)
@@ -165,13 +166,15 @@ class CompileEngine:
         owner = uuid.uuid4().hex
         while True:
             if cache.acquire_lease(key.sha256, owner):
+                renew = functools.partial(cache.renew_lease, key.sha256, owner)
                 try:
                     hit = self.lookup(key, start=start)  # stored while we waited?
                     if hit is not None:
                         return hit
-                    return self.compile_uncached(
-                        request, key, start=start, may_store=may_store, assembler=assembler
-                    )
+                    with LeaseKeeper(renew, cache.lease_ms / 1000 / 3):
+                        return self.compile_uncached(
+                            request, key, start=start, may_store=may_store, assembler=assembler
+                        )
                 finally:
                     cache.release_lease(key.sha256, owner)
             while cache.lease_held(key.sha256):

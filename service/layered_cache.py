@@ -52,8 +52,15 @@ class LayeredCache:
     def lease_held(self, key: str) -> bool:
         return self.shared.lease_held(key)
 
+    def renew_lease(self, key: str, owner: str) -> bool:
+        return self.shared.renew_lease(key, owner)
+
     def release_lease(self, key: str, owner: str) -> None:
         self.shared.release_lease(key, owner)
+
+    @property
+    def lease_ms(self) -> int:
+        return self.shared.lease_ms
 
     def close(self) -> None:
         self.shared.close()

@@ -13,7 +13,9 @@ Lease. `acquire_lease(key, owner)` is `SET <prefix>lease:<key> owner NX PX lease
 replica that gets it compiles, the others poll the store until the result appears or the
 lease is gone (released after a failed compile, or expired because its owner died), then
 try for the lease themselves. `release_lease` deletes it only while `owner` still holds
-it (a compare-and-delete script).
+it (a compare-and-delete script); `renew_lease` extends it the same way, which the engine
+does every third of `lease_ms` while a compile runs (`service.lease_keeper`), so a compile
+longer than the lease still runs once.
 
 Faults. Redis errors never fail a compile: each one is logged, reported to the error
 observer (the server's `cutile_serve_cache_errors_total{layer="redis"}`) and read as a miss,
@@ -50,6 +52,10 @@ _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
 
 
 class RedisCache:
@@ -78,6 +84,7 @@ class RedisCache:
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
         )
         self._release = self._client.register_script(_RELEASE)
+        self._renew = self._client.register_script(_RENEW)
         self._observer: ErrorObserver | None = None
         self._lock = threading.Lock()
         self._resume_at = 0.0  # time.monotonic() before which Redis is left alone
@@ -139,6 +146,15 @@ class RedisCache:
         """Whether some replica holds the lease of `key` (False when Redis is down)."""
         check_key(key)
         return bool(self._call("lease", 0, lambda c: c.exists(self._lease(key))))
+
+    def renew_lease(self, key: str, owner: str) -> bool:
+        """Extend `owner`'s lease of `key` by `lease_ms`; False when it no longer holds it
+        (or Redis is down)."""
+        check_key(key)
+        renewed = self._call(
+            "lease", 0, lambda c: self._renew(keys=[self._lease(key)], args=[owner, self.lease_ms])
+        )
+        return bool(renewed)
 
     def release_lease(self, key: str, owner: str) -> None:
         check_key(key)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,25 @@ def test_a_released_lease_without_a_result_lets_the_waiter_compile(
     assert outcome.ok and not outcome.cache_hit
     assert len(fake_compiler.calls) == 1
     assert not cache.lease_held(key.sha256)  # released after compiling
+
+
+def test_a_compile_longer_than_the_lease_keeps_it(
+    redis_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    shared = LayeredCache(DiskCache(tmp_path / "a"), RedisCache(redis_server.url, lease_ms=150))
+    other = RedisCache(redis_server.url, lease_ms=150)
+    key_box: list[str] = []
+
+    def slow_compile(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        time.sleep(0.5)  # over three leases long
+        assert other.lease_held(key_box[0]), "the lease expired while the compile ran"
+        return fake_compiler(*args, **kwargs)
+
+    engine = CompileEngine(fake_assembler, cache=shared, compile_fn=slow_compile)
+    key = engine.key(REQUEST)
+    key_box.append(key.sha256)
+    assert engine.compile_leased(REQUEST, key).ok
+    assert not other.lease_held(key.sha256)  # released at the end
 
 
 def test_the_lease_is_skipped_without_a_shared_store(fake_compiler, fake_assembler, cache) -> None:

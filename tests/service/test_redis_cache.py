@@ -65,6 +65,20 @@ def test_the_lease_goes_to_one_owner_at_a_time(redis_server) -> None:
     assert first.lease_held(KEY)
     first.release_lease(KEY, "replica-a")
     assert not second.lease_held(KEY)
+
+
+def test_only_the_owner_renews_a_lease(redis_server) -> None:
+    first = RedisCache(redis_server.url, lease_ms=300)
+    second = RedisCache(redis_server.url, lease_ms=300)
+    assert first.acquire_lease(KEY, "replica-a")
+    assert not second.renew_lease(KEY, "replica-b")
+    for _ in range(4):  # 0.6 s in all: twice the lease, kept alive by renewals
+        time.sleep(0.15)
+        assert first.renew_lease(KEY, "replica-a")
+    assert second.lease_held(KEY)
+    time.sleep(0.45)  # no more renewals: it expires
+    assert not second.lease_held(KEY)
+    assert not first.renew_lease(KEY, "replica-a")
     assert second.acquire_lease(KEY, "replica-b")
 
 
