@@ -10,8 +10,10 @@ issued and tracked (a generator, for `__await__`). In order:
    completion, for at most `spin_ns` (`SPIN_NS`, 20 µs by default; 0 asks once). A tiny
    kernel finishes within a few µs of its launch: noticing that here costs what
    `cuStreamSynchronize` costs `.sync()` (the driver spins there too), where a host function
-   costs two thread wake-ups. The spin is bounded, so a long kernel costs at most `spin_ns`
-   of one core before parking.
+   costs two thread wake-ups (about 35 µs on the H200). The spin is bounded, so a long kernel
+   costs at most `spin_ns` of one core before parking. The first question goes to the newest
+   work on the batch's stream: when that finished, so did everything queued before it, and
+   one query (about 1.5 µs on the H200) answers for every task sharing the stream.
 3. **Park.** Wait on an asyncio future, resolved by a CUDA host function (`cuLaunchHostFunc`)
    behind the work. Coalesced: the tasks that park on one stream during one loop iteration
    share one host function, enqueued at the end of that iteration (it fires after all their
@@ -36,7 +38,7 @@ from collections.abc import Generator
 from typing import Any
 
 from client_stubs import driver
-from client_stubs.pending import Batch
+from client_stubs.pending import PENDING, Batch
 
 SPIN_NS = 20_000
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -61,8 +63,9 @@ def others_ready(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 def spin_until_finished(batch: Batch, spin_ns: int) -> bool:
-    """Ask `batch` until it finished, for at most `spin_ns`; whether it finished."""
-    if batch.finished():
+    """Ask until `batch` finished, for at most `spin_ns`; whether it finished. The first
+    question goes to the newest work on its stream (`PENDING.finished_in_order`)."""
+    if PENDING.finished_in_order(batch):
         return True
     if spin_ns <= 0:
         return False

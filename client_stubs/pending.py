@@ -195,7 +195,6 @@ class PendingWork:
         with self._lock:
             queue = self._streams.pop(stream, None)
             for batch in queue or ():
-                batch.done = True
                 self._release(batch)
 
     def retire(self, batch: Batch) -> None:
@@ -211,20 +210,35 @@ class PendingWork:
             if queue and queue[-1] is batch:  # the newest (an awaited op): the whole stream
                 del self._streams[stream]
                 for front in queue:
-                    front.done = True
                     self._release(front)
                 return
             if batch in queue:
                 while queue:
                     front = queue.popleft()
-                    front.done = True
                     self._release(front)
                     if front is batch:
                         break
             if not queue:
                 del self._streams[stream]
 
+    def finished_in_order(self, batch: Batch) -> bool:
+        """Whether `batch` finished, asking the newest batch of its stream first: a stream
+        completes in order, so one query then answers (and retires) every batch queued on it;
+        the tasks of a pipeline that share a stream ask once per round, not once each."""
+        if batch.done:
+            return True
+        queue = self._streams.get(batch.stream)
+        try:
+            newest = queue[-1] if queue else None
+        except IndexError:  # emptied meanwhile by another thread
+            newest = None
+        if newest is not None and newest is not batch and newest.finished():
+            self.retire(newest)  # `batch` was queued before it (or already retired)
+            return True
+        return batch.finished()
+
     def _release(self, batch: Batch) -> None:
+        batch.done = True
         batch.owners = ()
         if batch.event is not None:
             self._events.append(batch.event)

@@ -57,6 +57,32 @@ def test_the_spin_asks_until_the_event_fires_and_gives_up_at_its_bound(monkeypat
     assert not spin_until_finished(batch, 0)
 
 
+def test_one_question_to_the_newest_work_answers_for_its_whole_stream(add, busy, monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(
+        driver, "event_done", lambda event: asked.append(event) or event in busy.done
+    )
+    kernel = Kernel(CUBIN, add)
+    first, second, newest = (op.start(stream=5) for op in ops(kernel, 3))
+    other = ops(kernel, 1)[0].start(stream=6)
+    assert not PENDING.finished_in_order(first.batch)  # the newest is not done: ask `first` itself
+    assert asked == [newest.batch.event, first.batch.event]
+    newest_event = newest.batch.event
+    busy.done.add(newest_event)  # (a real GPU finishes `first` before `newest`)
+    asked.clear()
+    assert PENDING.finished_in_order(first.batch) and asked == [newest_event]
+    assert first.batch.done and second.batch.done and newest.batch.done
+    assert len(PENDING) == 1 and not other.done()  # stream 6 is not stream 5's business
+
+
+def test_the_newest_batch_asks_for_itself(add, busy, monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(driver, "event_done", lambda event: asked.append(event) or False)
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    pending = op.start(stream=5)
+    assert not PENDING.finished_in_order(pending.batch) and asked == [pending.batch.event]
+
+
 def test_work_done_by_the_time_it_is_awaited_needs_no_host_function(add, fake_driver):
     (op,) = ops(Kernel(CUBIN, add), 1)
     results = asyncio.run(asyncio.wait_for(op.on(3), 5))
@@ -198,6 +224,8 @@ def test_a_host_function_firing_after_its_loop_closed_is_harmless(monkeypatch):
     task = loop.create_task(_drive(completions.wait(batch, 0)))
     loop.run_until_complete(asyncio.sleep(0.01))
     assert not task.done()
+    task.cancel()  # (the host function stays in flight)
+    loop.run_until_complete(asyncio.sleep(0))
     loop.close()
     HOST_FN(completions.address)(queued[0][2])  # must not raise on the driver's thread
     assert batch.done and len(completions) == 0
