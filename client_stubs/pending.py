@@ -209,8 +209,13 @@ class PendingWork:
                 return
             if queue and queue[-1] is batch:  # the newest (an awaited op): the whole stream
                 del self._streams[stream]
-                for front in queue:
-                    self._release(front)
+                events = self._events
+                for front in queue:  # _release, inlined: on every await
+                    front.done = True
+                    front.owners = ()
+                    if front.event is not None:
+                        events.append(front.event)
+                        front.event = None
                 return
             if batch in queue:
                 while queue:
