@@ -7,7 +7,9 @@ A `DeviceOp` does nothing until it runs. Running issues every launch of the op o
 in parameter order, come back only once the GPU finished:
 
     op.sync(stream=None)       issue, wait on the host, return the results
-    await op                   issue on the next pooled stream, resolve via a host function
+    await op                   issue on the next pooled stream, wait without blocking the
+                               loop (completion.py: let other tasks run once, a bounded
+                               cuEventQuery spin, then a host function)
     await op.on(stream)        the same on a given stream
     pending = op.start(stream) issue now; pending.sync() / await pending / pending.done()
 
