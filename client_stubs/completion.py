@@ -93,8 +93,7 @@ class Completions:
     def wait(self, batch: Batch, stream: int) -> Generator[Any, None, None]:
         """Return once `batch` (issued on `stream`) finished; see the module docstring."""
         loop = asyncio.get_running_loop()
-        ready = getattr(loop, "_ready", None)  # others_ready(loop), inlined: the hot path
-        if ready is None or ready:
+        if others_ready(loop):
             yield  # a bare yield: the task runs again on the loop's next iteration
         if not spin_until_finished(batch, self.spin_ns):
             yield from self.park(batch, stream, loop)

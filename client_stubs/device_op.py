@@ -118,7 +118,7 @@ class DeviceOp:
             results = self._issue(run)
         finally:
             batch = run.track()
-        if batch is not None:  # COMPLETIONS.wait, inlined: the hot path
+        if batch is not None:  # COMPLETIONS.wait, inlined (others_ready too): the hot path
             if not batch.done:
                 loop = asyncio.get_running_loop()
                 ready = getattr(loop, "_ready", None)

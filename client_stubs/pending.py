@@ -14,8 +14,10 @@ stream; it is decided from the completion signal, so it never races with the GPU
 another stream that touches memory in use by unfinished work waits for that work on the device
 (`cuStreamWaitEvent`) instead of racing it.
 
-Batches of one stream finish in order, so each stream's batches sit in a FIFO; events go back
-to a pool. Retiring is housekeeping, never a safety decision (every check asks the completion
+Batches of one stream finish in order, so each stream's batches sit in a FIFO (an event is
+recorded and queued under one lock, so that the FIFO's order is the stream's order even when
+threads share a stream: a batch known complete vouches for every batch before it); events go
+back to a pool. Retiring is housekeeping, never a safety decision (every check asks the completion
 signal itself), so it is batched to keep driver calls off the launch path: every
 `RETIRE_EVERY`-th batch of a stream looks at its newest predecessor first (finished: the whole
 FIFO retires on one `cuEventQuery`) and otherwise retires finished batches from the front.
@@ -167,9 +169,9 @@ class PendingWork:
             event = self._events.pop()  # atomic: no lock needed
         except IndexError:
             event = driver.create_event()
-        driver.event_record(event, stream)
         batch = Batch(stream, accesses, owners, event)
-        with self._lock:
+        with self._lock:  # record and queue together: a FIFO's order is its stream's order
+            driver.event_record(event, stream)
             queue = self._streams.get(stream)
             if queue is None:
                 self._streams[stream] = deque((batch,))

@@ -193,3 +193,17 @@ def test_access_overlap_is_per_device_and_half_open():
     access = Access(100, 200, 0, True, "k", "z")
     assert access.overlaps(0, 199, 300) and not access.overlaps(0, 200, 300)
     assert not access.overlaps(1, 100, 200)
+
+
+def test_events_are_recorded_under_the_registry_lock(add, busy, monkeypatch):
+    """Recording and queueing are one step, so a stream's FIFO order is its stream order
+    (retiring a batch retires the ones queued before it without asking the GPU)."""
+    held: list[bool] = []
+
+    def event_record(event: str, stream: int) -> None:
+        held.append(PENDING._lock._is_owned())  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(driver, "event_record", event_record)
+    z, x, y = tensors()
+    Kernel(CUBIN, add)(z.partition([128]), x, y, stream=3)
+    assert held == [True]
