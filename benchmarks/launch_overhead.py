@@ -1,7 +1,7 @@
 """Host overhead per launch of a tiny kernel, in every execution mode, next to the raw driver
 call and torch (on the H200).
 
-    PYTHONPATH=. python3 -m benchmarks.launch_overhead BUNDLE
+    PYTHONPATH=. python3 -m benchmarks.launch_overhead BUNDLE [--profile]
 
 The kernel is the bundle's `add<B=1024>` on 1024 f32 elements (one tile block). Figures are
 medians over rounds (µs per launch); "issue" figures time only the host loop (the GPU drains
@@ -15,6 +15,12 @@ the queue afterwards, untimed), "round trip" figures include waiting for the GPU
   sync / asyncio one `kernel.op(...)` per round trip: `.sync()` against `await`
   pipeline       16 asyncio tasks on 4 streams, each awaiting 16 launches in turn (16 in
                  flight at once), per launch, against the same launches run with .sync()
+  spin budget    `await op` and the pipeline again with other bounds on the spin before a
+                 task parks (completion.COMPLETIONS.spin_ns; 0: ask once, then park on a
+                 host function, the path every await took before the spin existed)
+
+`--profile` adds where one round trip's time goes: per-phase medians (perf_counter_ns probes
+around the steps `op.sync()` and `await op` take) and a cProfile of 2000 awaits.
 
 Targets (from issue 6): chained <= 1.2x raw, asyncio within 10% of sync, graph replay
 <= 1 µs per kernel.
@@ -33,7 +39,9 @@ from collections.abc import Callable
 import numpy as np
 
 from client_stubs import Bundle, DeviceTensor, Graph, Kernel, driver, synchronize
-from client_stubs.device_op import DeviceOp
+from client_stubs.completion import COMPLETIONS
+from client_stubs.device_op import DeviceOp, Run
+from client_stubs.pending import PENDING
 
 N = 1024
 CHAIN = 100
@@ -41,6 +49,7 @@ ROUNDS = 30
 PER_ROUND = 200
 TASKS = 16
 ROUNDS_PER_TASK = 16
+SPIN_BUDGETS_NS = (0, 5_000, 50_000)  # besides the default (COMPLETIONS.spin_ns)
 
 
 def median_us(run_round: Callable[[], float], launches: int, rounds: int = ROUNDS) -> float:
@@ -112,7 +121,135 @@ def verdict(name: str, ratio: float, limit: float, unit: str = "x") -> None:
     print(f"  {name:<34} {ratio:8.2f} {unit:<9} target <= {limit}   {state}")
 
 
+def await_round_trip_us(kernel: Kernel, args: tuple[object, ...]) -> float:
+    """`await kernel.op(...)` one at a time on the legacy stream, µs per round trip."""
+
+    async def awaited(count: int) -> float:
+        start = time.perf_counter()
+        for _ in range(count):
+            await kernel.op(*args).on(0)
+        return time.perf_counter() - start
+
+    return median_us(lambda: asyncio.run(awaited(50)), 50)
+
+
+class Pipeline:
+    """The seed's asyncio pipeline: TASKS tasks on 4 streams, each awaiting ROUNDS_PER_TASK
+    launches in turn (each task its own output), against the same launches one by one."""
+
+    def __init__(self, kernel: Kernel, x: DeviceTensor, y: DeviceTensor) -> None:
+        self.kernel, self.x, self.y = kernel, x, y
+        self.streams = [driver.create_stream() for _ in range(4)]
+        self.outputs = [DeviceTensor.zeros(N).partition([1024]) for _ in range(TASKS)]
+        self.total = TASKS * ROUNDS_PER_TASK
+
+    async def _worker(self, out: object, stream: int) -> None:
+        for _ in range(ROUNDS_PER_TASK):
+            await self.kernel.op(out, self.x, self.y).on(stream)
+
+    async def _all(self) -> float:
+        start = time.perf_counter()
+        tasks = (self._worker(o, self.streams[i % 4]) for i, o in enumerate(self.outputs))
+        await asyncio.gather(*tasks)
+        return time.perf_counter() - start
+
+    def _serial(self) -> float:
+        start = time.perf_counter()
+        for _ in range(ROUNDS_PER_TASK):
+            for out in self.outputs:
+                self.kernel.op(out, self.x, self.y).sync()
+        return time.perf_counter() - start
+
+    def awaited_us(self) -> float:
+        return median_us(lambda: asyncio.run(self._all()), self.total, rounds=10)
+
+    def synced_us(self) -> float:
+        return median_us(self._serial, self.total, rounds=10)
+
+
+def spin_sweep(kernel: Kernel, args: tuple[object, ...], pipeline: Pipeline) -> None:
+    """`await op` and the pipeline under other spin budgets than the default."""
+    default_spin = COMPLETIONS.spin_ns
+    print(f"spin budget before parking (default {default_spin / 1e3:g} µs):")
+    try:
+        for spin_ns in SPIN_BUDGETS_NS:
+            COMPLETIONS.spin_ns = spin_ns
+            label = f"spin {spin_ns / 1e3:g} µs"
+            report(f"await op, {label}", await_round_trip_us(kernel, args))
+            report(f"pipeline, {label}", pipeline.awaited_us())
+    finally:
+        COMPLETIONS.spin_ns = default_spin
+
+
+def phase_medians(
+    kernel: Kernel, args: tuple[object, ...], count: int = 2000
+) -> tuple[list[float], list[float]]:
+    """Per-phase medians (µs) of one round trip: sync (issue, cuStreamSynchronize, release)
+    and await's steps without the event loop (issue, record + track, spin until the event
+    fired, retire)."""
+    clock = time.perf_counter_ns
+    sync_phases: list[list[int]] = [[], [], []]
+    await_phases: list[list[int]] = [[], [], [], []]
+    for _ in range(count):
+        t0 = clock()
+        run = Run(0)
+        kernel.op(*args)._issue(run)
+        t1 = clock()
+        driver.synchronize(0)
+        t2 = clock()
+        PENDING.completed(0)
+        t3 = clock()
+        for phase, (a, b) in zip(sync_phases, ((t0, t1), (t1, t2), (t2, t3)), strict=True):
+            phase.append(b - a)
+        t0 = clock()
+        run = Run(0)
+        kernel.op(*args)._issue(run)
+        t1 = clock()
+        batch = run.track()
+        t2 = clock()
+        while batch is not None and not batch.finished():
+            pass
+        t3 = clock()
+        if batch is not None:
+            PENDING.retire(batch)
+        t4 = clock()
+        spans = ((t0, t1), (t1, t2), (t2, t3), (t3, t4))
+        for phase, (a, b) in zip(await_phases, spans, strict=True):
+            phase.append(b - a)
+    return (
+        [statistics.median(p) / 1e3 for p in sync_phases],
+        [statistics.median(p) / 1e3 for p in await_phases],
+    )
+
+
+def profile(kernel: Kernel, args: tuple[object, ...]) -> None:
+    import cProfile
+    import pstats
+
+    sync_phases, await_phases = phase_medians(kernel, args)
+    print("where a round trip goes (median µs per phase, perf_counter_ns probes):")
+    print("  sync:  issue {:.2f}  cuStreamSynchronize {:.2f}  release {:.2f}".format(*sync_phases))
+    print(
+        "  await: issue {:.2f}  record+track {:.2f}  spin until done {:.2f}  retire {:.2f}".format(
+            *await_phases
+        )
+    )
+
+    async def awaits(count: int) -> None:
+        for _ in range(count):
+            await kernel.op(*args).on(0)
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    asyncio.run(awaits(2000))
+    profiler.disable()
+    print("cProfile of 2000 `await op` (top 14 by own time):")
+    pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(14)
+
+
 def main(argv: list[str]) -> int:
+    with_profile = "--profile" in argv
+    argv = [a for a in argv if a != "--profile"]
     if len(argv) != 1:
         print(__doc__)
         return 2
@@ -162,13 +299,7 @@ def main(argv: list[str]) -> int:
     sync_us = median_us(lambda: timed_loop(lambda: kernel.op(*args).sync(), 50, nothing), 50)
     report("op.sync()", sync_us)
 
-    async def awaited(count: int) -> float:
-        start = time.perf_counter()
-        for _ in range(count):
-            await kernel.op(*args).on(0)
-        return time.perf_counter() - start
-
-    async_us = median_us(lambda: asyncio.run(awaited(50)), 50)
+    async_us = await_round_trip_us(kernel, args)
     report("await op", async_us)
     chain_sync_us = median_us(lambda: timed_loop(lambda: chain.sync(), 1, nothing), CHAIN)
     report(f"chain of {CHAIN}: .sync()", chain_sync_us)
@@ -186,34 +317,20 @@ def main(argv: list[str]) -> int:
     report(f"graph of {CHAIN}: replay(sync=True)", replay_sync_us, "per kernel")
 
     print(f"asyncio pipeline ({TASKS} tasks on 4 streams, {ROUNDS_PER_TASK} awaits each):")
-    streams = [driver.create_stream() for _ in range(4)]
-    outputs = [DeviceTensor.zeros(N).partition([1024]) for _ in range(TASKS)]
-    total = TASKS * ROUNDS_PER_TASK
-
-    async def worker(out: object, stream: int) -> None:
-        for _ in range(ROUNDS_PER_TASK):
-            await kernel.op(out, x, y).on(stream)
-
-    async def pipeline() -> float:
-        start = time.perf_counter()
-        await asyncio.gather(*(worker(o, streams[i % 4]) for i, o in enumerate(outputs)))
-        return time.perf_counter() - start
-
-    report("in flight at once", median_us(lambda: asyncio.run(pipeline()), total, rounds=10))
-
-    def serial() -> float:
-        start = time.perf_counter()
-        for _ in range(ROUNDS_PER_TASK):
-            for out in outputs:
-                kernel.op(out, x, y).sync()
-        return time.perf_counter() - start
-
-    report("the same launches, op.sync() each", median_us(serial, total, rounds=10))
+    pipeline = Pipeline(kernel, x, y)
+    pipeline_us = pipeline.awaited_us()
+    report("in flight at once", pipeline_us)
+    serial_us = pipeline.synced_us()
+    report("the same launches, op.sync() each", serial_us)
+    spin_sweep(kernel, args, pipeline)
+    if with_profile:
+        profile(kernel, args)
 
     print("targets:")
     verdict("chained / raw", chained_us / raw_us, 1.2)
     verdict("await / sync (one op)", async_us / sync_us, 1.1)
     verdict(f"await / sync (chain of {CHAIN})", chain_async_us / chain_sync_us, 1.1)
+    verdict("asyncio pipeline / sync each", pipeline_us / serial_us, 1.0)
     verdict("graph replay per kernel (issue)", replay_us, 1.0, "µs")
     verdict("graph replay per kernel (round trip)", replay_sync_us, 1.0, "µs")
     graph.close()

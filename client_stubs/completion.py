@@ -1,72 +1,164 @@
-"""Event-driven completion for asyncio: a CUDA host function resolves an asyncio future.
+"""Completion of awaited GPU work on asyncio: the cheapest signal that is already there wins.
 
-`future_for(batch, stream, loop)` enqueues one `cuLaunchHostFunc` behind the work on `stream`.
-When the GPU reaches it, the driver calls one shared C callback (a ctypes trampoline) on its
-own callback thread; the callback marks the batch done and hands the future's result to the
-loop with `call_soon_threadsafe`. No thread per operation, no polling: the event loop sleeps in
-its selector until the driver wakes it. The callback makes no CUDA call (the driver forbids
-it in host functions).
+`COMPLETIONS.wait(batch, stream)` is what `await op` and `await pending` run once the work is
+issued and tracked (a generator, for `__await__`). In order:
+
+1. **Overlap.** When other tasks of the loop are ready to run, yield to the loop once: they
+   issue their own work meanwhile (many small kernels in flight on several streams), and by
+   the time this task resumes its kernel has usually finished.
+2. **Check, then a bounded spin.** Ask the batch's event (`cuEventQuery`) until it reports
+   completion, for at most `spin_ns` (`SPIN_NS`, 20 µs by default; 0 asks once). A tiny
+   kernel finishes within a few µs of its launch: noticing that here costs what
+   `cuStreamSynchronize` costs `.sync()` (the driver spins there too), where a host function
+   costs two thread wake-ups (about 35 µs on the H200). The spin is bounded, so a long kernel
+   costs at most `spin_ns` of one core before parking. The first question goes to the newest
+   work on the batch's stream: when that finished, so did everything queued before it, and
+   one query (about 1.5 µs on the H200) answers for every task sharing the stream.
+3. **Park.** Wait on an asyncio future, resolved by a CUDA host function (`cuLaunchHostFunc`)
+   behind the work. Coalesced: the tasks that park on one stream during one loop iteration
+   share one host function, enqueued at the end of that iteration (it fires after all their
+   work); and the host functions that fire while the loop has not yet woken share one
+   `call_soon_threadsafe`. No thread per operation and no polling: the loop sleeps in its
+   selector until the driver's callback thread wakes it. The callback, one shared ctypes
+   trampoline, makes no CUDA call (the driver forbids it in host functions).
+
+Whether other tasks are ready is read from the asyncio event loop's ready queue (`_ready`, a
+CPython implementation detail); a loop without one (e.g. uvloop) is treated as busy, so step 1
+always yields once there.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import itertools
 import threading
+import time
+from collections.abc import Generator
 from typing import Any
 
 from client_stubs import driver
-from client_stubs.pending import Batch
+from client_stubs.pending import PENDING, Batch
 
+SPIN_NS = 20_000
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+class ParkedGroup:
+    """Waiters parked on one stream of one loop, released by one host function."""
+
+    __slots__ = ("batches", "futures", "loop", "stream")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, stream: int) -> None:
+        self.loop = loop
+        self.stream = stream
+        self.batches: list[Batch] = []
+        self.futures: list[asyncio.Future[None]] = []
+
+
+def others_ready(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the loop has other callbacks ready to run (True when it cannot tell)."""
+    ready = getattr(loop, "_ready", None)
+    return True if ready is None else len(ready) > 0
+
+
+def spin_until_finished(batch: Batch, spin_ns: int) -> bool:
+    """Ask until `batch` finished, for at most `spin_ns`; whether it finished. The first
+    question goes to the newest work on its stream (`PENDING.finished_in_order`)."""
+    if PENDING.finished_in_order(batch):
+        return True
+    if spin_ns <= 0:
+        return False
+    clock = time.perf_counter_ns
+    deadline = clock() + spin_ns
+    while clock() < deadline:
+        if batch.finished():
+            return True
+    return False
 
 
 class Completions:
-    """Futures waiting for host functions, by token (the host function's user data)."""
+    """Parked waiters by loop and stream, and host functions in flight by token."""
 
-    def __init__(self) -> None:
+    def __init__(self, spin_ns: int = SPIN_NS) -> None:
+        self.spin_ns = spin_ns
         self._lock = threading.Lock()
         self._tokens = itertools.count(1)
-        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[None], Batch]] = {}
+        self._open: dict[tuple[asyncio.AbstractEventLoop, int], ParkedGroup] = {}
+        self._in_flight: dict[int, ParkedGroup] = {}  # token -> group, until its host fn ran
+        self._woken: dict[asyncio.AbstractEventLoop, list[ParkedGroup]] = {}
         self._trampoline = _HOST_FN(self._fire)  # kept alive as long as this object
         self.address = int(ctypes.cast(self._trampoline, ctypes.c_void_p).value or 0)
 
-    def future_for(
+    def wait(self, batch: Batch, stream: int) -> Generator[Any, None, None]:
+        """Return once `batch` (issued on `stream`) finished; see the module docstring."""
+        loop = asyncio.get_running_loop()
+        if others_ready(loop):
+            yield  # a bare yield: the task runs again on the loop's next iteration
+        if not spin_until_finished(batch, self.spin_ns):
+            yield from self.park(batch, stream, loop)
+
+    def park(
         self, batch: Batch, stream: int, loop: asyncio.AbstractEventLoop
-    ) -> asyncio.Future[None]:
-        """A future of `loop` that completes when the work queued on `stream` so far has."""
+    ) -> Generator[Any, None, None]:
+        """Wait on a future that the host function behind `stream`'s work resolves."""
         future: asyncio.Future[None] = loop.create_future()
+        key = (loop, stream)
+        group = self._open.get(key)
+        if group is None:
+            group = self._open[key] = ParkedGroup(loop, stream)
+            loop.call_soon(self._enqueue, key)
+        group.batches.append(batch)
+        group.futures.append(future)
+        yield from future
+
+    def _enqueue(self, key: tuple[asyncio.AbstractEventLoop, int]) -> None:
+        """End of the loop iteration: one host function behind the group's stream."""
+        group = self._open.pop(key)
         token = next(self._tokens)
         with self._lock:
-            self._waiting[token] = (loop, future, batch)
+            self._in_flight[token] = group
         try:
-            driver.launch_host_func(stream, self.address, token)
-        except BaseException:
+            driver.launch_host_func(group.stream, self.address, token)
+        except BaseException as exc:
             with self._lock:
-                self._waiting.pop(token, None)
-            raise
-        return future
+                self._in_flight.pop(token, None)
+            for future in group.futures:
+                if not future.done():
+                    future.set_exception(exc)
 
     def _fire(self, token: Any) -> None:
         """Runs on the driver's callback thread: no CUDA calls here."""
         with self._lock:
-            entry = self._waiting.pop(int(token or 0), None)
-        if entry is None:
-            return
-        loop, future, batch = entry
-        batch.done = True
-        with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
-            loop.call_soon_threadsafe(_resolve, future)
+            group = self._in_flight.pop(int(token or 0), None)
+            if group is None:
+                return
+            for batch in group.batches:
+                batch.done = True
+            loop = group.loop
+            woken = self._woken.get(loop)
+            if woken is not None:  # the loop has a wake-up coming: ride along
+                woken.append(group)
+                return
+            self._woken[loop] = [group]
+        try:
+            loop.call_soon_threadsafe(self._resolve, loop)
+        except RuntimeError:  # the loop was closed meanwhile
+            with self._lock:
+                self._woken.pop(loop, None)
+
+    def _resolve(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the loop: resolve every future whose host function fired since the last call."""
+        with self._lock:
+            groups = self._woken.pop(loop, ())
+        for group in groups:
+            for future in group.futures:
+                if not future.done():  # a cancelled waiter
+                    future.set_result(None)
 
     def __len__(self) -> int:
-        return len(self._waiting)
+        """Host functions enqueued that have not run yet."""
+        return len(self._in_flight)
 
 
 COMPLETIONS = Completions()

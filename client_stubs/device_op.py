@@ -7,7 +7,9 @@ A `DeviceOp` does nothing until it runs. Running issues every launch of the op o
 in parameter order, come back only once the GPU finished:
 
     op.sync(stream=None)       issue, wait on the host, return the results
-    await op                   issue on the next pooled stream, resolve via a host function
+    await op                   issue on the next pooled stream, wait without blocking the
+                               loop (completion.py: let other tasks run once, a bounded
+                               cuEventQuery spin, then a host function)
     await op.on(stream)        the same on a given stream
     pending = op.start(stream) issue now; pending.sync() / await pending / pending.done()
 
@@ -23,6 +25,7 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from client_stubs import driver
+from client_stubs.completion import COMPLETIONS, spin_until_finished
 from client_stubs.pending import PENDING, Access, Batch
 
 if TYPE_CHECKING:
@@ -35,13 +38,22 @@ POOL_STREAMS = 4
 class Run:
     """One execution of an op: its stream, the contexts made current, what it touched."""
 
-    __slots__ = ("accesses", "capturing", "contexts", "launches", "owners", "stream")
+    __slots__ = (
+        "accesses",
+        "capturing",
+        "contexts",
+        "last_accesses",
+        "launches",
+        "owners",
+        "stream",
+    )
 
     def __init__(self, stream: int, *, capturing: bool = False) -> None:
         self.stream = stream
         self.capturing = capturing
         self.contexts: dict[int, int] = {}
         self.accesses: list[Access] = []
+        self.last_accesses: tuple[Access, ...] = ()  # the last launch's, as its plan has them
         self.owners: list[object] = []
         self.launches: list[str] = []
 
@@ -49,7 +61,9 @@ class Run:
         """Record the run's completion event and register what it touched (None if empty)."""
         if not self.owners:
             return None
-        return PENDING.record(self.stream, self.accesses, tuple(self.owners))
+        # one launch: its plan's own tuple, which the hazard checks recognize by identity
+        accesses = self.last_accesses if len(self.launches) == 1 else self.accesses
+        return PENDING.record(self.stream, accesses, tuple(self.owners))
 
 
 class DeviceOp:
@@ -91,13 +105,29 @@ class DeviceOp:
             batch = run.track()
         return Pending(batch, results, handle)
 
-    async def run_async(self, stream: object = None) -> Results:
-        """Issue on `stream` (None: the next pooled stream), await completion, return results."""
-        handle = STREAMS.next() if stream is None else driver.stream_handle(stream)
-        return await self.start(handle)
-
     def __await__(self) -> Generator[Any, None, Results]:
-        return self.run_async().__await__()
+        return self._awaited(None)
+
+    def _awaited(self, stream: object) -> Generator[Any, None, Results]:
+        """`await` on `stream` (None: the next pooled stream), without a coroutine frame:
+        issue when first iterated, then wait as `Pending` does (minus asking the GPU about
+        work it just got)."""
+        handle = STREAMS.next() if stream is None else driver.stream_handle(stream)
+        run = Run(handle)
+        try:
+            results = self._issue(run)
+        finally:
+            batch = run.track()
+        if batch is not None:  # COMPLETIONS.wait, inlined (others_ready too): the hot path
+            if not batch.done:
+                loop = asyncio.get_running_loop()
+                ready = getattr(loop, "_ready", None)
+                if ready is None or ready:
+                    yield  # let the other tasks issue their work first
+                if not spin_until_finished(batch, COMPLETIONS.spin_ns):
+                    yield from COMPLETIONS.park(batch, handle, loop)
+            PENDING.retire(batch)
+        return results
 
 
 class LaunchOp(DeviceOp):
@@ -114,6 +144,7 @@ class LaunchOp(DeviceOp):
         args = self.args
         prepared = self.kernel.issue(args, run.stream, run.contexts, run.capturing)
         run.accesses.extend(prepared.accesses)
+        run.last_accesses = prepared.accesses
         run.owners.append(args)
         if prepared.keep_alive:
             run.owners.append(prepared.keep_alive)
@@ -163,8 +194,8 @@ class StreamBound(DeviceOp):
     def _issue(self, run: Run) -> Results:
         return self.op._issue(run)
 
-    async def run_async(self, stream: object = None) -> Results:
-        return await self.op.run_async(self.stream if stream is None else stream)
+    def _awaited(self, stream: object) -> Generator[Any, None, Results]:
+        return self.op._awaited(self.stream if stream is None else stream)
 
 
 class Pending:
@@ -190,16 +221,12 @@ class Pending:
         return self.results
 
     def __await__(self) -> Generator[Any, None, Results]:
-        return self._wait().__await__()
-
-    async def _wait(self) -> Results:
-        from client_stubs.completion import COMPLETIONS
-
+        """Wait without blocking the loop (`completion.COMPLETIONS.wait`), retire, give the
+        results back. The event is asked first: the work may have finished meanwhile."""
         batch = self.batch
-        if batch is not None and not batch.finished():
-            loop = asyncio.get_running_loop()
-            await COMPLETIONS.future_for(batch, self.stream, loop)
         if batch is not None:
+            if not batch.finished():
+                yield from COMPLETIONS.wait(batch, self.stream)
             PENDING.retire(batch)
         return self.results
 

@@ -21,6 +21,7 @@ _state: dict[str, Any] = {}
 _primary: dict[int, Any] = {}  # device ordinal -> retained primary CUcontext
 _modules: dict[tuple[int, str], Any] = {}  # (context handle, cubin sha256) -> CUmodule
 _functions: dict[tuple[int, str, str], Any] = {}  # (context, sha256, symbol) -> CUfunction
+_CUDA_ERROR_NOT_READY = 600
 
 
 def cu() -> Any:
@@ -104,9 +105,15 @@ def current_context() -> Any | None:
 
 
 def current_device() -> int:
-    """Ordinal of the current context's device (0 when no context is current)."""
-    if current_context() is None:
+    """Ordinal of the current context's device (0 when no context is current); one driver
+    call when it is a primary context we retained."""
+    ctx = current_context()
+    if ctx is None:
         return 0
+    handle = int(ctx)
+    for ordinal, primary in _primary.items():
+        if int(primary) == handle:
+            return ordinal
     return int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice"))
 
 
@@ -128,7 +135,15 @@ def ensure_context(ordinal: int) -> Any:
 
     Keeps the caller's current context when it is on that device (torch and cupy use the
     primary context, so this is usually the same one); otherwise makes the primary context current.
+    The common case, our retained primary context already current, costs one driver call
+    (`cuCtxGetCurrent`): a retained primary context is never destroyed, so its handle cannot
+    come to name a context of another device.
     """
+    primary = _primary.get(ordinal)
+    if primary is not None:
+        current = check(cu().cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if current is not None and int(current) == int(primary):
+            return current
     ctx = current_context()
     if ctx is not None and int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice")) == ordinal:
         return ctx
@@ -296,10 +311,13 @@ def pointer_device(ptr: int) -> int | None:
 
 
 def event_done(event: Any) -> bool:
-    """True once all work captured by `event` completed (cuEventQuery)."""
+    """True once all work captured by `event` completed (cuEventQuery). On the hot path of
+    `await` (the bounded spin), so the two expected answers are decided on the bare code."""
     result = cu().cuEventQuery(event)
     err = result[0] if isinstance(result, tuple) else result
-    if getattr(err, "name", "") == "CUDA_ERROR_NOT_READY":
+    if not err:  # CUDA_SUCCESS
+        return True
+    if int(err) == _CUDA_ERROR_NOT_READY:
         return False
     check(result, "cuEventQuery")
     return True
@@ -318,7 +336,9 @@ def create_event() -> Any:
 
 
 def event_record(event: Any, stream: int) -> None:
-    check(cu().cuEventRecord(event, stream), "cuEventRecord")
+    result = cu().cuEventRecord(event, stream)
+    if result[0]:  # on every tracked launch: no unwrapping on success
+        check(result, "cuEventRecord")
 
 
 def event_synchronize(event: Any) -> None:

@@ -28,7 +28,7 @@ from client_stubs.errors import (
     PendingWorkError,
     TargetMismatchError,
 )
-from client_stubs.pending import PENDING, wait_for_conflicts
+from client_stubs.pending import PENDING
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
@@ -177,8 +177,9 @@ class Kernel:
         if PENDING.others_pending(stream):
             if capturing:
                 _refuse_pending_in_capture(stream, prepared.plan)
-            else:
-                wait_for_conflicts(stream, prepared.accesses)
+            else:  # wait_for_conflicts, minus its repeated others_pending
+                for batch in PENDING.conflicts(stream, prepared.accesses):
+                    driver.stream_wait_event(stream, batch.event)
         if packed:
             plan = prepared.plan
             driver.launch_packed(

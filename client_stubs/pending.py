@@ -14,8 +14,13 @@ stream; it is decided from the completion signal, so it never races with the GPU
 another stream that touches memory in use by unfinished work waits for that work on the device
 (`cuStreamWaitEvent`) instead of racing it.
 
-Batches of one stream finish in order, so each stream's batches sit in a FIFO and are retired
-from the front; events go back to a pool.
+Batches of one stream finish in order, so each stream's batches sit in a FIFO (an event is
+recorded and queued under one lock, so that the FIFO's order is the stream's order even when
+threads share a stream: a batch known complete vouches for every batch before it); events go
+back to a pool. Retiring is housekeeping, never a safety decision (every check asks the completion
+signal itself), so it is batched to keep driver calls off the launch path: every
+`RETIRE_EVERY`-th batch of a stream looks at its newest predecessor first (finished: the whole
+FIFO retires on one `cuEventQuery`) and otherwise retires finished batches from the front.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any, Protocol
 from client_stubs import driver
 from client_stubs.errors import GraphCapturedError, PendingWorkError
 
-_RETIRE_PER_ADD = 2  # front batches tested per new batch: keeps retirement amortized O(1)
+RETIRE_EVERY = 8  # a stream's FIFO is tidied at every 8th new batch (amortized O(1) queries)
 
 
 class Span(Protocol):
@@ -57,10 +62,63 @@ class Access:
         return self.device == device and self.lo < hi and lo < self.hi
 
 
+class HazardSpans:
+    """Accesses as bare (device, lo, hi) tuples, writes and reads apart: the question "must
+    this launch wait for that work" is asked per pending batch on every launch while other
+    streams are busy, so it compares plain integers."""
+
+    __slots__ = ("_verdicts", "reads", "touched", "writes")
+
+    def __init__(self, accesses: Iterable[Access]) -> None:
+        accesses = tuple(accesses)
+        self.writes = tuple((a.device, a.lo, a.hi) for a in accesses if a.writes)
+        self.reads = tuple((a.device, a.lo, a.hi) for a in accesses if not a.writes)
+        self.touched = self.writes + self.reads
+        self._verdicts: dict[HazardSpans, bool] = {}
+
+    def must_wait_for(self, pending: HazardSpans) -> bool:
+        """Whether work with these accesses races `pending` (a byte both touch, one writes).
+        Remembered per `pending` object: repeated launches share theirs (`hazard_spans`)."""
+        verdict = self._verdicts.get(pending)
+        if verdict is None:
+            if len(self._verdicts) >= _VERDICTS:
+                self._verdicts.clear()
+            verdict = _overlap(self.writes, pending.touched) or _overlap(self.reads, pending.writes)
+            self._verdicts[pending] = verdict
+        return verdict
+
+
+def _overlap(
+    ours: tuple[tuple[int, int, int], ...], theirs: tuple[tuple[int, int, int], ...]
+) -> bool:
+    for device, lo, hi in ours:
+        for other_device, other_lo, other_hi in theirs:
+            if lo < other_hi and other_lo < hi and device == other_device:
+                return True
+    return False
+
+
+_VERDICTS = 64  # remembered verdicts per HazardSpans
+_SPANS_BY_ID: dict[int, tuple[object, HazardSpans]] = {}
+
+
+def hazard_spans(accesses: Sequence[Access]) -> HazardSpans:
+    """`HazardSpans` of a launch's accesses, remembered per accesses object (a repeated launch
+    passes the same tuple, from its memoized plan)."""
+    entry = _SPANS_BY_ID.get(id(accesses))
+    if entry is not None and entry[0] is accesses:
+        return entry[1]
+    spans = HazardSpans(accesses)
+    if len(_SPANS_BY_ID) >= 512:
+        _SPANS_BY_ID.clear()
+    _SPANS_BY_ID[id(accesses)] = (accesses, spans)  # holding `accesses` keeps its id unique
+    return spans
+
+
 class Batch:
     """GPU work issued on one stream whose completion is not yet known on the host."""
 
-    __slots__ = ("accesses", "done", "event", "owners", "stream")
+    __slots__ = ("_spans", "accesses", "done", "event", "owners", "stream")
 
     def __init__(
         self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...], event: Any
@@ -70,6 +128,14 @@ class Batch:
         self.owners = owners
         self.event = event
         self.done = False
+        self._spans: HazardSpans | None = None
+
+    @property
+    def spans(self) -> HazardSpans:
+        spans = self._spans
+        if spans is None:
+            spans = self._spans = hazard_spans(self.accesses)
+        return spans
 
     def finished(self) -> bool:
         """True once the GPU completed the work (a host function said so, or the event fired)."""
@@ -99,43 +165,87 @@ class PendingWork:
 
     def record(self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> Batch:
         """Record an event on `stream` after the work just issued and track it."""
-        with self._lock:
-            event = self._events.pop() if self._events else driver.create_event()
-        driver.event_record(event, stream)
+        try:
+            event = self._events.pop()  # atomic: no lock needed
+        except IndexError:
+            event = driver.create_event()
         batch = Batch(stream, accesses, owners, event)
-        self.add(batch)
+        with self._lock:  # record and queue together: a FIFO's order is its stream's order
+            driver.event_record(event, stream)
+            queue = self._streams.get(stream)
+            if queue is None:
+                self._streams[stream] = deque((batch,))
+                return batch
+            if queue and len(queue) % RETIRE_EVERY == 0:
+                self._tidy(queue)
+            queue.append(batch)
         return batch
 
-    def add(self, batch: Batch) -> None:
-        with self._lock:
-            queue = self._streams.get(batch.stream)
-            if queue is None:
-                queue = self._streams[batch.stream] = deque()
-            for _ in range(min(_RETIRE_PER_ADD, len(queue))):
-                if not queue[0].finished():
-                    break
+    def _tidy(self, queue: deque[Batch]) -> None:
+        """Retire the finished front of `queue`: all of it when its newest batch finished."""
+        if queue[-1].finished():
+            while queue:
                 self._release(queue.popleft())
-            queue.append(batch)
+            return
+        for _ in range(RETIRE_EVERY):
+            if not queue or not queue[0].finished():
+                return
+            self._release(queue.popleft())
 
     def completed(self, stream: int) -> None:
         """The host waited for all of `stream`'s work: retire every batch on it."""
         with self._lock:
             queue = self._streams.pop(stream, None)
             for batch in queue or ():
-                batch.done = True
                 self._release(batch)
 
     def retire(self, batch: Batch) -> None:
-        """`batch` is known complete (its event or stream was synchronized)."""
+        """`batch` is known complete (its event or stream was synchronized, or a host function
+        ran behind it): it and every batch issued before it on its stream retire, with no
+        driver call (a stream completes its work in order)."""
         with self._lock:
             batch.done = True
-            queue = self._streams.get(batch.stream)
-            while queue and queue[0].finished():
-                self._release(queue.popleft())
-            if queue is not None and not queue:
-                del self._streams[batch.stream]
+            stream = batch.stream
+            queue = self._streams.get(stream)
+            if queue is None:
+                return
+            if queue and queue[-1] is batch:  # the newest (an awaited op): the whole stream
+                del self._streams[stream]
+                events = self._events
+                for front in queue:  # _release, inlined: on every await
+                    front.done = True
+                    front.owners = ()
+                    if front.event is not None:
+                        events.append(front.event)
+                        front.event = None
+                return
+            if batch in queue:
+                while queue:
+                    front = queue.popleft()
+                    self._release(front)
+                    if front is batch:
+                        break
+            if not queue:
+                del self._streams[stream]
+
+    def finished_in_order(self, batch: Batch) -> bool:
+        """Whether `batch` finished, asking the newest batch of its stream first: a stream
+        completes in order, so one query then answers (and retires) every batch queued on it;
+        the tasks of a pipeline that share a stream ask once per round, not once each."""
+        if batch.done:
+            return True
+        queue = self._streams.get(batch.stream)
+        try:
+            newest = queue[-1] if queue else None
+        except IndexError:  # emptied meanwhile by another thread
+            newest = None
+        if newest is not None and newest is not batch and newest.finished():
+            self.retire(newest)  # `batch` was queued before it (or already retired)
+            return True
+        return batch.finished()
 
     def _release(self, batch: Batch) -> None:
+        batch.done = True
         batch.owners = ()
         if batch.event is not None:
             self._events.append(batch.event)
@@ -167,18 +277,22 @@ class PendingWork:
             return False
         return len(streams) > 1 or stream not in streams
 
-    def conflicts(self, stream: int, accesses: Iterable[Access]) -> list[Batch]:
+    def conflicts(self, stream: int, accesses: Sequence[Access]) -> list[Batch]:
         """Unfinished batches on other streams that write what `accesses` touch, or touch
         what they write: a launch on `stream` must wait for them."""
+        ours = hazard_spans(accesses)
+        verdicts = ours._verdicts  # must_wait_for's memo, read inline: once per pending batch
         found: list[Batch] = []
         with self._lock:
-            for other, queue in list(self._streams.items()):
+            for other, queue in self._streams.items():
                 if other == stream:
                     continue
                 for batch in queue:
-                    if batch in found or not _hazard(batch.accesses, accesses):
-                        continue
-                    if not batch.finished():
+                    spans = batch._spans or batch.spans
+                    verdict = verdicts.get(spans)
+                    if verdict is None:
+                        verdict = ours.must_wait_for(spans)
+                    if verdict and not batch.finished():
                         found.append(batch)
         return found
 
@@ -220,14 +334,6 @@ class PendingWork:
         """Freeing or moving: no unfinished work may touch it and no live graph hold it."""
         self.check_host(span, action, reads_only=False)
         self.check_pinned(span, action)
-
-
-def _hazard(pending: Sequence[Access], new: Iterable[Access]) -> bool:
-    for a in new:
-        for b in pending:
-            if (a.writes or b.writes) and b.overlaps(a.device, a.lo, a.hi):
-                return True
-    return False
 
 
 def _pending_message(span: Span, action: str, access: Access, batch: Batch) -> str:

@@ -1,61 +1,241 @@
-"""Completions: a host function firing on a foreign thread resolves an asyncio future."""
+"""Completions: finished work completes without a host function; a bounded spin; parked
+waiters on one stream share one host function, and host functions that fire before the loop
+wakes share one wake-up (fake driver, real ctypes trampoline)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import threading
 
-from client_stubs import driver
-from client_stubs.completion import Completions
-from client_stubs.pending import Batch
+import pytest
+
+from client_stubs import DeviceTensor, Kernel, driver
+from client_stubs.completion import COMPLETIONS, Completions, others_ready, spin_until_finished
+from client_stubs.pending import PENDING, Batch
+from tests.client_stubs.fake_driver import CUBIN
 
 HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+N = 4096
 
 
-def test_the_trampoline_resolves_the_future_from_another_thread(monkeypatch):
+@pytest.fixture
+def busy(fake_driver):
+    """The fake GPU: recorded work stays unfinished until `complete()`; no spinning."""
+    fake_driver.auto_complete = False
+    return fake_driver
+
+
+@pytest.fixture(autouse=True)
+def no_spin(monkeypatch):
+    monkeypatch.setattr(COMPLETIONS, "spin_ns", 0)
+
+
+def ops(kernel: Kernel, count: int) -> list:
+    x, y = DeviceTensor.empty(N), DeviceTensor.empty(N)
+    return [kernel.op(DeviceTensor.empty(N).partition([128]), x, y) for _ in range(count)]
+
+
+def test_others_ready_reads_the_loops_ready_queue():
+    loop = asyncio.new_event_loop()
+    try:
+        assert not others_ready(loop)
+        loop.call_soon(lambda: None)
+        assert others_ready(loop)
+        assert others_ready(object())  # type: ignore[arg-type]  # a loop it cannot read: busy
+    finally:
+        loop.close()
+
+
+def test_the_spin_asks_until_the_event_fires_and_gives_up_at_its_bound(monkeypatch):
+    answers = iter([False, False, True])
+    monkeypatch.setattr(driver, "event_done", lambda event: next(answers))
+    assert spin_until_finished(Batch(0, (), (), "E"), 10**9)
+    monkeypatch.setattr(driver, "event_done", lambda event: False)
+    batch = Batch(0, (), (), "E")
+    assert not spin_until_finished(batch, 50_000) and not batch.done
+    assert not spin_until_finished(batch, 0)
+
+
+def test_one_question_to_the_newest_work_answers_for_its_whole_stream(add, busy, monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(
+        driver, "event_done", lambda event: asked.append(event) or event in busy.done
+    )
+    kernel = Kernel(CUBIN, add)
+    first, second, newest = (op.start(stream=5) for op in ops(kernel, 3))
+    other = ops(kernel, 1)[0].start(stream=6)
+    assert not PENDING.finished_in_order(first.batch)  # the newest is not done: ask `first` itself
+    assert asked == [newest.batch.event, first.batch.event]
+    newest_event = newest.batch.event
+    busy.done.add(newest_event)  # (a real GPU finishes `first` before `newest`)
+    asked.clear()
+    assert PENDING.finished_in_order(first.batch) and asked == [newest_event]
+    assert first.batch.done and second.batch.done and newest.batch.done
+    assert len(PENDING) == 1 and not other.done()  # stream 6 is not stream 5's business
+
+
+def test_the_newest_batch_asks_for_itself(add, busy, monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(driver, "event_done", lambda event: asked.append(event) or False)
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    pending = op.start(stream=5)
+    assert not PENDING.finished_in_order(pending.batch) and asked == [pending.batch.event]
+
+
+def test_work_done_by_the_time_it_is_awaited_needs_no_host_function(add, fake_driver):
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    results = asyncio.run(asyncio.wait_for(op.on(3), 5))
+    assert results == op.args
+    assert "launch_host_func" not in fake_driver.names() and len(PENDING) == 0
+
+
+def test_awaiting_a_finished_pending_asks_first_and_does_not_yield(add, fake_driver):
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    pending = op.start(stream=3)
+    steps = pending.__await__()
+    with pytest.raises(StopIteration) as stop:
+        next(steps)  # no loop needed: the event already fired
+    assert stop.value.value == op.args and len(PENDING) == 0
+
+
+def test_gathered_ops_overlap_and_finish_without_parking(add, busy, monkeypatch):
+    """Each task yields once while others are ready; the GPU finishes the work the others
+    issued meanwhile, so no task parks."""
+    kernel = Kernel(CUBIN, add)
+    batch_of = ops(kernel, 6)
+
+    def event_done(event: str) -> bool:  # the GPU drains once every op was issued
+        return len([c for c in busy.names() if c == "launch"]) == len(batch_of)
+
+    monkeypatch.setattr(driver, "event_done", event_done)
+
+    async def main() -> list[tuple[object, ...]]:
+        return await asyncio.gather(*(op.on(2 + i % 2) for i, op in enumerate(batch_of)))
+
+    results = asyncio.run(asyncio.wait_for(main(), 5))
+    assert results == [op.args for op in batch_of]
+    assert "launch_host_func" not in busy.names() and len(PENDING) == 0
+
+
+def test_waiters_parked_on_one_stream_share_one_host_function(add, busy):
+    batch_of = ops(Kernel(CUBIN, add), 3)
+
+    async def main() -> list[tuple[object, ...]]:
+        tasks = [asyncio.ensure_future(op.on(7)) for op in batch_of]
+        await asyncio.sleep(0.01)
+        assert not any(t.done() for t in tasks)  # parked: nothing polls
+        assert busy.names().count("launch_host_func") == 1 and len(COMPLETIONS) == 1
+        threading.Timer(0.01, lambda: busy.complete(on_thread=True)).start()
+        return await asyncio.gather(*tasks)
+
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == [op.args for op in batch_of]
+    assert len(COMPLETIONS) == 0 and len(PENDING) == 0
+
+
+def test_host_functions_firing_before_the_loop_wakes_share_one_wake_up(add, busy, monkeypatch):
+    batch_of = ops(Kernel(CUBIN, add), 2)
+    wake_ups: list[object] = []
+
+    async def main() -> list[tuple[object, ...]]:
+        loop = asyncio.get_running_loop()
+        plain = loop.call_soon_threadsafe
+
+        def counted(callback, *args):  # type: ignore[no-untyped-def]
+            wake_ups.append(callback)
+            return plain(callback, *args)
+
+        monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+        tasks = [
+            asyncio.ensure_future(op.on(stream))
+            for op, stream in zip(batch_of, (1, 2), strict=True)
+        ]
+        await asyncio.sleep(0.01)
+        assert busy.names().count("launch_host_func") == 2  # one per stream
+        busy.complete()  # both host functions run before the loop gets back
+        return await asyncio.gather(*tasks)
+
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == [op.args for op in batch_of]
+    assert len(wake_ups) == 1
+
+
+def test_cancelling_one_parked_waiter_leaves_the_others_waiting(add, busy):
+    batch_of = ops(Kernel(CUBIN, add), 2)
+
+    async def main() -> tuple[object, ...]:
+        first, second = (asyncio.ensure_future(op.on(4)) for op in batch_of)
+        await asyncio.sleep(0.01)
+        first.cancel()
+        await asyncio.sleep(0.01)
+        assert first.cancelled() and not second.done()
+        busy.complete(on_thread=True)
+        return await second
+
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == batch_of[1].args
+
+
+def test_a_failed_host_function_enqueue_fails_every_waiter_of_the_group(add, busy, monkeypatch):
+    batch_of = ops(Kernel(CUBIN, add), 2)
+
+    def fail(*args: object) -> None:
+        raise RuntimeError("no host functions today")
+
+    monkeypatch.setattr(driver, "launch_host_func", fail)
+
+    async def main() -> list[object]:
+        return await asyncio.gather(*(op.on(4) for op in batch_of), return_exceptions=True)
+
+    errors = asyncio.run(asyncio.wait_for(main(), 5))
+    assert [str(e) for e in errors] == ["no host functions today"] * 2
+    assert len(COMPLETIONS) == 0
+    busy.complete()
+    assert all(b.finished() for queue in PENDING._streams.values() for b in queue)
+
+
+def test_the_trampoline_resolves_from_another_thread_and_ignores_strangers(monkeypatch):
     queued: list[tuple[int, int, int]] = []
     monkeypatch.setattr(driver, "launch_host_func", lambda *a: queued.append(a))
-    completions = Completions()
-    batch = Batch(3, (), (), None)
+    monkeypatch.setattr(driver, "event_done", lambda event: False)
+    completions = Completions(spin_ns=0)
+    HOST_FN(completions.address)(12345)  # nobody waits for it
+    batch = Batch(3, (), (), "E")
 
     async def main() -> None:
-        future = completions.future_for(batch, 3, asyncio.get_running_loop())
+        waiting = asyncio.ensure_future(_drive(completions.wait(batch, 3)))
+        await asyncio.sleep(0.01)
         ((stream, address, token),) = queued
         assert stream == 3 and address == completions.address and len(completions) == 1
         thread = threading.Thread(target=lambda: HOST_FN(address)(token))
         thread.start()
-        await asyncio.wait_for(future, 5)
+        await waiting
         thread.join()
 
-    asyncio.run(main())
+    asyncio.run(asyncio.wait_for(main(), 5))
     assert batch.done and len(completions) == 0
 
 
-def test_unknown_tokens_and_closed_loops_are_ignored(monkeypatch):
+def test_a_host_function_firing_after_its_loop_closed_is_harmless(monkeypatch):
     queued: list[tuple[int, int, int]] = []
     monkeypatch.setattr(driver, "launch_host_func", lambda *a: queued.append(a))
-    completions = Completions()
-    HOST_FN(completions.address)(12345)  # nobody waits for it
+    monkeypatch.setattr(driver, "event_done", lambda event: False)
+    completions = Completions(spin_ns=0)
+    batch = Batch(0, (), (), "E")
     loop = asyncio.new_event_loop()
-    batch = Batch(0, (), (), None)
-    completions.future_for(batch, 0, loop)
+    task = loop.create_task(_drive(completions.wait(batch, 0)))
+    loop.run_until_complete(asyncio.sleep(0.01))
+    assert not task.done()
+    task.cancel()  # (the host function stays in flight)
+    loop.run_until_complete(asyncio.sleep(0))
     loop.close()
     HOST_FN(completions.address)(queued[0][2])  # must not raise on the driver's thread
-    assert batch.done
+    assert batch.done and len(completions) == 0
 
 
-def test_a_failed_enqueue_forgets_the_future(monkeypatch):
-    def fail(*args: object) -> None:
-        raise RuntimeError("no driver")
+async def _drive(steps) -> None:  # type: ignore[no-untyped-def]
+    """Await a bare generator (what `__await__` returns)."""
 
-    monkeypatch.setattr(driver, "launch_host_func", fail)
-    completions = Completions()
-    loop = asyncio.new_event_loop()
-    try:
-        with contextlib.suppress(RuntimeError):
-            completions.future_for(Batch(0, (), (), None), 0, loop)
-        assert len(completions) == 0
-    finally:
-        loop.close()
+    class Awaitable:
+        def __await__(self):  # type: ignore[no-untyped-def]
+            return steps
+
+    await Awaitable()

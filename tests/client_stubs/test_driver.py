@@ -1,4 +1,5 @@
-"""client_stubs.driver: the parameter-layout check reads no parameter past the last one."""
+"""client_stubs.driver: the parameter-layout check reads no parameter past the last one; the
+context helpers take one driver call when our primary context is current; event queries."""
 
 from __future__ import annotations
 
@@ -60,3 +61,79 @@ def test_a_contract_with_other_parameters_is_refused(
         return
     with pytest.raises(ContractError, match="parameter layout"):
         driver.verify_param_layout(object(), expected, "k")
+
+
+class _Context(int):
+    """A CUcontext stand-in (the bindings' handles convert with int())."""
+
+
+def _context_driver(current: int, device_of: dict[int, int]) -> tuple[SimpleNamespace, list[str]]:
+    calls: list[str] = []
+    state = {"current": current}
+
+    def record(name: str, value: object) -> object:
+        calls.append(name)
+        return value
+
+    fake = SimpleNamespace(
+        cuCtxGetCurrent=lambda: record("get", (_Status.CUDA_SUCCESS, _Context(state["current"]))),
+        cuCtxGetDevice=lambda: record(
+            "device", (_Status.CUDA_SUCCESS, device_of.get(state["current"], 0))
+        ),
+        cuCtxSetCurrent=lambda ctx: (
+            record("set", state.update(current=int(ctx))) or (_Status.CUDA_SUCCESS,)
+        ),
+    )
+    return fake, calls
+
+
+@pytest.fixture
+def contexts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(driver._state, "initialized", True)
+    monkeypatch.setattr(driver, "_primary", {0: _Context(100), 1: _Context(200)})
+
+
+@pytest.mark.usefixtures("contexts")
+def test_our_current_primary_context_costs_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, calls = _context_driver(100, {100: 0, 200: 1})
+    monkeypatch.setitem(driver._state, "cu", fake)
+    assert int(driver.ensure_context(0)) == 100 and calls == ["get"]
+    calls.clear()
+    assert driver.current_device() == 0 and calls == ["get"]
+
+
+@pytest.mark.usefixtures("contexts")
+def test_another_devices_context_is_replaced_by_the_primary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake, calls = _context_driver(200, {100: 0, 200: 1})
+    monkeypatch.setitem(driver._state, "cu", fake)
+    assert int(driver.ensure_context(0)) == 100
+    assert calls == ["get", "get", "device", "set"]
+    assert driver.current_device() == 0
+
+
+@pytest.mark.usefixtures("contexts")
+def test_a_foreign_context_on_the_device_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake, calls = _context_driver(300, {300: 1})  # e.g. a library's own context on device 1
+    monkeypatch.setitem(driver._state, "cu", fake)
+    assert int(driver.ensure_context(1)) == 300 and "set" not in calls
+    calls.clear()
+    assert driver.current_device() == 1 and calls == ["get", "device"]
+
+
+@pytest.mark.parametrize(
+    ("status", "done"), [(_Status.CUDA_SUCCESS, True), (600, False)], ids=["done", "not-ready"]
+)
+def test_event_done_reads_the_two_expected_answers(
+    monkeypatch: pytest.MonkeyPatch, status: int, done: bool
+) -> None:
+    monkeypatch.setitem(driver._state, "cu", SimpleNamespace(cuEventQuery=lambda e: (status,)))
+    assert driver.event_done(object()) is done
+
+
+def test_event_done_raises_on_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = SimpleNamespace(cuEventQuery=lambda e: (_Status.CUDA_ERROR_INVALID_VALUE,))
+    monkeypatch.setitem(driver._state, "cu", failing)
+    with pytest.raises(driver.CudaError, match="cuEventQuery"):
+        driver.event_done(object())

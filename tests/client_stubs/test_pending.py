@@ -9,8 +9,8 @@ import weakref
 import numpy as np
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, PendingWorkError, synchronize
-from client_stubs.pending import PENDING, Access
+from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver, synchronize
+from client_stubs.pending import PENDING, RETIRE_EVERY, Access
 from tests.client_stubs.fake_driver import CUBIN
 
 N = 4096
@@ -62,7 +62,7 @@ def test_freeing_a_tensor_in_use_raises_until_the_work_finished(add, busy):
     Kernel(CUBIN, add)(z.partition([128]), x, y)
     with pytest.raises(PendingWorkError, match=r"cannot free.*parameter `x`"):
         x.free()
-    assert "mem_free" not in busy.names()
+    assert ("mem_free", (x.ptr,)) not in busy.calls  # (a collected earlier test may free)
     busy.complete()
     x.free()
     assert ("mem_free", (x.ptr,)) in busy.calls
@@ -133,12 +133,77 @@ def test_finished_batches_are_retired_as_new_ones_arrive(add, fake_driver):
     part = z.partition([128])
     for _ in range(50):
         kernel(part, x, y)
-    assert len(PENDING) <= 2
+    assert len(PENDING) <= RETIRE_EVERY
     events = {a[0] for name, a in fake_driver.calls if name == "event_record"}
-    assert len(events) <= 3  # recycled
+    assert len(events) <= RETIRE_EVERY + 1  # recycled
+
+
+def count_queries(monkeypatch, busy) -> list[str]:
+    asked: list[str] = []
+
+    def event_done(event: str) -> bool:
+        asked.append(event)
+        return event in busy.done
+
+    monkeypatch.setattr(driver, "event_done", event_done)
+    return asked
+
+
+def test_retiring_is_batched_and_one_query_clears_a_finished_stream(add, busy, monkeypatch):
+    asked = count_queries(monkeypatch, busy)
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    for _ in range(RETIRE_EVERY):
+        kernel(part, x, y, stream=3)
+    assert asked == [] and len(PENDING) == RETIRE_EVERY  # no query on the launch path
+    busy.complete()
+    kernel(part, x, y, stream=3)
+    assert len(asked) == 1 and len(PENDING) == 1  # the newest finished: all of them retire
+
+
+def test_an_unfinished_front_stops_the_tidy_after_one_query_each(add, busy, monkeypatch):
+    asked = count_queries(monkeypatch, busy)
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    for _ in range(RETIRE_EVERY + 1):
+        kernel(part, x, y, stream=3)
+    assert len(asked) == 2 and len(PENDING) == RETIRE_EVERY + 1  # newest, then the front
+    with pytest.raises(PendingWorkError):
+        part.to_numpy()  # unretired work still protects its memory
+
+
+def test_retiring_a_batch_retires_its_stream_predecessors_without_asking(add, busy, monkeypatch):
+    asked = count_queries(monkeypatch, busy)
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    kernel(part, x, y, stream=4)
+    kernel(part, x, y, stream=4)
+    other = kernel.op(DeviceTensor.empty(N).partition([128]), x, y).start(stream=5)
+    last = kernel.op(part, x, y).start(stream=4)
+    assert last.sync() == (part, x, y)
+    assert asked == [] and len(PENDING) == 1  # stream 5's work is not stream 4's business
+    assert not other.done()
+    part.to_numpy()
 
 
 def test_access_overlap_is_per_device_and_half_open():
     access = Access(100, 200, 0, True, "k", "z")
     assert access.overlaps(0, 199, 300) and not access.overlaps(0, 200, 300)
     assert not access.overlaps(1, 100, 200)
+
+
+def test_events_are_recorded_under_the_registry_lock(add, busy, monkeypatch):
+    """Recording and queueing are one step, so a stream's FIFO order is its stream order
+    (retiring a batch retires the ones queued before it without asking the GPU)."""
+    held: list[bool] = []
+
+    def event_record(event: str, stream: int) -> None:
+        held.append(PENDING._lock._is_owned())  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(driver, "event_record", event_record)
+    z, x, y = tensors()
+    Kernel(CUBIN, add)(z.partition([128]), x, y, stream=3)
+    assert held == [True]
