@@ -52,7 +52,8 @@ mod kernel {
         }
         // the maximum of the raw scores, scaled: the same as the maximum of the scaled ones
         let row_max: Tile<f32, { [BM] }> = reduce_max(s, 1);
-        let scaled_max = row_max.reshape(const_shape![BM, 1]) * qk_scale.broadcast(const_shape![BM, 1]);
+        let scaled_max =
+            row_max.reshape(const_shape![BM, 1]) * qk_scale.broadcast(const_shape![BM, 1]);
         let m_new = max_tile(m_prev, scaled_max);
         let exponent = fma(
             s,
