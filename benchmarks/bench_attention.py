@@ -55,9 +55,9 @@ def candidates(bundle: Bundle, d: int, causal: bool, out, q, k, v) -> dict[str, 
         f"BM={bm},BN={bn}": prepare("flash_attention", {**common, "BM": bm, "BN": bn})
         for bm, bn in configs.ATTENTION_TILES[d]
     }
-    for bm, bn, lat, occ in configs.ATTENTION_TUNED_TILES[d]:
-        generics = {**common, "BM": bm, "BN": bn, "LAT": lat, "OCC": occ}
-        found[f"tuned BM={bm},BN={bn} lat{lat} occ{occ}"] = prepare(
+    for bm, bn, lat, occ, warps in configs.ATTENTION_TUNED_TILES[d]:
+        generics = {**common, "BM": bm, "BN": bn, "LAT": lat, "OCC": occ, "WARPS": warps}
+        found[f"tuned BM={bm},BN={bn} lat{lat} occ{occ} w{warps}"] = prepare(
             "flash_attention_tuned", generics
         )
     return found

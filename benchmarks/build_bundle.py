@@ -2,6 +2,7 @@
 machine, which has tileiras); copy the folder to the GPU host along with the repository.
 
     python -m benchmarks.build_bundle [OUT]        # default OUT: gpu_artifacts/bench
+    python -m benchmarks.build_bundle OUT --family attention   # one family's kernels only
 
 Each family compiles its declared configurations (benchmarks/configs.py) twice where tensor
 facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
@@ -11,6 +12,7 @@ for_args=...)` picks.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -31,9 +33,11 @@ def _facts(entry: str, facts: Mapping[str, str]) -> list[str]:
     return [arg for param, fact in facts.items() for arg in ("--facts", f"{entry}:{param}:{fact}")]
 
 
-def compile_jobs(out: Path) -> Iterator[list[str]]:
+def compile_jobs(
+    out: Path, groups: Sequence[configs.Group] = configs.GROUPS
+) -> Iterator[list[str]]:
     """One cutile-compile command line per (entry, facts) group."""
-    for group in configs.GROUPS:
+    for group in groups:
         generics = [arg for c in group.configs for arg in ("--generics", _generics(c))]
         base = [str(EXAMPLES / group.file), "--entry", group.entry, *generics]
         tail = ["--arch", "sm_90", "-o", str(out)]
@@ -44,9 +48,14 @@ def compile_jobs(out: Path) -> Iterator[list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    out = Path(args[0]) if args else DEFAULT_OUT
-    for job in compile_jobs(out):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--family", choices=sorted(configs.FAMILIES), help="compile only this family's kernels"
+    )
+    args = parser.parse_args(argv)
+    groups = configs.FAMILIES[args.family] if args.family else configs.GROUPS
+    for job in compile_jobs(args.out, groups):
         status = cutile_compile(job)
         if status:
             return status

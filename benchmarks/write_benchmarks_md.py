@@ -19,9 +19,9 @@ HEADER = """# Benchmarks
 Our kernels (compiled by cutile-serve from `rust_examples/`, the fastest of the declared
 configurations in `benchmarks/configs.py` per shape, picked by `client_stubs/autotune.py`)
 next to torch in the same run. Times are medians of timed reps after warm-up
-(`benchmarks/timing.py`, rows and reports in `benchmarks/family.py`); torch is timed
-before and after ours and the faster time counts;
-"ratio" is torch time / our time (above 1: we are faster).
+(`benchmarks/timing.py`, rows and reports in `benchmarks/family.py`); torch is timed before
+and after ours and the faster time counts; "ratio" is torch time / our time (above 1: we are
+faster).
 Regenerate: `python -m benchmarks.build_bundle` on the CPU machine, then on the GPU host
 `PYTHONPATH=. python3 -m benchmarks.run_all gpu_artifacts/bench bench_results`
 (which ends by rewriting this file).

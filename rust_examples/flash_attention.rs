@@ -1,6 +1,8 @@
 // Flash attention forward: out = softmax(q @ k^T * scale) @ v, one [BM, D] query tile per
 // block, keys and values streamed in BN blocks with an online (base-2) softmax.
-// q, k, v, out: [B * H, L, D]. `qk_scale` = softmax scale * log2(e).
+// q, k, v, out: [B * H, L, D]. `qk_scale` = softmax scale * log2(e), positive: the running
+// row maximum is taken on the raw q . k scores and scaled afterwards, and the exponent
+// `s * qk_scale - m` is one fused multiply-add (exp2 flushes subnormals to zero).
 //
 // CAUSAL is a compile-time switch: with CAUSAL = 1, key blocks entirely before the query
 // tile run unmasked, only the blocks that cross the diagonal are masked, and blocks after
@@ -28,14 +30,14 @@ mod kernel {
         k: Tile<E, { [BN, D] }>,
         v: Tile<E, { [BN, D] }>,
         state: (Tile<f32, { [BM, 1] }>, Tile<f32, { [BM, 1] }>, Tile<f32, { [BM, D] }>),
-        scale: Tile<f32, { [BM, BN] }>,
+        qk_scale: f32,
         first_row: i32,
         first_col: i32,
         kv_len: i32,
     ) -> (Tile<f32, { [BM, 1] }>, Tile<f32, { [BM, 1] }>, Tile<f32, { [BM, D] }>) {
         let (m_prev, l_prev, acc_prev) = state;
         let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, const_shape![BM, BN]);
-        let mut s: Tile<f32, { [BM, BN] }> = mma(q, transpose(k), zero) * scale;
+        let mut s: Tile<f32, { [BM, BN] }> = mma(q, transpose(k), zero);
         if MASK == 1 {
             let row_ids: Tile<i32, { [BM] }> = iota(const_shape![BM]);
             let col_ids: Tile<i32, { [BN] }> = iota(const_shape![BN]);
@@ -48,11 +50,21 @@ mod kernel {
             let visible = if CAUSAL == 1 { ge_tile(rows, cols) & real_key } else { real_key };
             s = select(visible, s, hidden);
         }
+        // the maximum of the raw scores, scaled: the same as the maximum of the scaled ones
         let row_max: Tile<f32, { [BM] }> = reduce_max(s, 1);
-        let m_new = max_tile(m_prev, row_max.reshape(const_shape![BM, 1]));
-        let p = exp2(s - m_new.broadcast(const_shape![BM, BN]), ftz::Disabled);
+        let scaled_max =
+            row_max.reshape(const_shape![BM, 1]) * qk_scale.broadcast(const_shape![BM, 1]);
+        let m_new = max_tile(m_prev, scaled_max);
+        let exponent = fma(
+            s,
+            qk_scale.broadcast(const_shape![BM, BN]),
+            negf(m_new).broadcast(const_shape![BM, BN]),
+            rounding::NearestEven,
+            ftz::Enabled,
+        );
+        let p = exp2(exponent, ftz::Enabled);
         let row_sum: Tile<f32, { [BM] }> = reduce_sum(p, 1);
-        let alpha = exp2(m_prev - m_new, ftz::Disabled);
+        let alpha = exp2(m_prev - m_new, ftz::Enabled);
         let l_new = l_prev * alpha + row_sum.reshape(const_shape![BM, 1]);
         let p_e: Tile<E, { [BM, BN] }> = convert_tile(p);
         let acc = mma(p_e, v, acc_prev * alpha.broadcast(const_shape![BM, D]));
@@ -81,7 +93,6 @@ mod kernel {
         let part_k = k.partition(const_shape![1, BN, D]);
         let part_v = v.partition(const_shape![1, BN, D]);
         let tq: Tile<E, { [BM, D] }> = part_q.load([bh, mb, 0i32]).reshape(const_shape![BM, D]);
-        let scale: Tile<f32, { [BM, BN] }> = qk_scale.broadcast(const_shape![BM, BN]);
         let mut state = (
             constant(f32::NEG_INFINITY, const_shape![BM, 1]),
             constant(0.0f32, const_shape![BM, 1]),
@@ -100,7 +111,7 @@ mod kernel {
             };
             let tk: Tile<E, { [BN, D] }> = tk.reshape(const_shape![BN, D]);
             let tv: Tile<E, { [BN, D] }> = tv.reshape(const_shape![BN, D]);
-            state = attend::<E, 0, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
+            state = attend::<E, 0, CAUSAL>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
         }
         // the blocks crossing the diagonal (causal) and a partial last block
         let all_blocks = ceil_div(kv_len, BN);
@@ -109,7 +120,7 @@ mod kernel {
         for j in unmasked_end..masked_end {
             let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
             let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
-            state = attend::<E, 1, CAUSAL>(tq, tk, tv, state, scale, first_row, j * BN, kv_len);
+            state = attend::<E, 1, CAUSAL>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
         }
         let (_, l_final, acc) = state;
         let normalized = true_div(acc, l_final.broadcast(const_shape![BM, D]));
@@ -153,10 +164,16 @@ mod kernel {
         attention_forward::<E, BM, BN, D, CAUSAL, 0>(out, q, k, v, qk_scale);
     }
 
-    /// The tuned form: the same loops with the key and value loads marked with latency `LAT`
-    /// and `occupancy = OCC` tile blocks per SM on sm_90. Compile it with `--facts` for
-    /// 16-element multiples (benchmarks/configs.py) so the loads use TMA.
-    #[cutile::entry(optimization_hints = (sm_90 = (occupancy = OCC)))]
+    /// The tuned form: the same loops with the key and value loads marked with latency `LAT`,
+    /// `occupancy = OCC` tile blocks per SM and `WARPS` worker warps per block on sm_90.
+    /// WARPS = 8 with BM = 128 gives two math warpgroups of 64 query rows each (tileiras adds
+    /// a TMA producer warpgroup and moves registers to the math ones); the default, 4, puts all
+    /// BM rows on one warpgroup, which holds a [128, D] f32 accumulator and the [128, BN]
+    /// scores at once. Compile it with `--facts` for 16-element multiples
+    /// (benchmarks/configs.py) so the loads use TMA.
+    #[cutile::entry(
+        optimization_hints = (sm_90 = (occupancy = OCC, num_worker_warps_per_cta = WARPS))
+    )]
     fn flash_attention_tuned<
         E: ElementType,
         const BM: i32,
@@ -165,6 +182,7 @@ mod kernel {
         const CAUSAL: i32,
         const LAT: i32,
         const OCC: i32,
+        const WARPS: i32,
     >(
         out: &mut Tensor<E, { [1, BM, D] }>,
         q: &Tensor<E, { [-1, -1, D] }>,

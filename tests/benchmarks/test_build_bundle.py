@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import configs
-from benchmarks.build_bundle import EXAMPLES, compile_jobs
+from benchmarks.build_bundle import EXAMPLES, compile_jobs, main
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.spans import SourceFile
 from service.facts_arg import parse_facts
@@ -25,6 +25,26 @@ def test_each_group_compiles_its_general_and_facts_variants(tmp_path: Path) -> N
         assert all(parse_facts(f)[0] == entry for f in facts)
     softmax = [j for j in jobs if "softmax" in j]
     assert len(softmax) == 1 and "--facts" in softmax[0]  # facts variant only
+
+
+def test_families_partition_the_groups() -> None:
+    grouped = [group for groups in configs.FAMILIES.values() for group in groups]
+    assert grouped == list(configs.GROUPS)
+
+
+def test_a_family_compiles_only_its_own_entries(tmp_path: Path) -> None:
+    jobs = list(compile_jobs(tmp_path, configs.FAMILIES["attention"]))
+    entries = {job[job.index("--entry") + 1] for job in jobs}
+    assert entries == {"flash_attention", "flash_attention_tuned"}
+    assert all(any(arg.endswith("flash_attention.rs") for arg in job) for job in jobs)
+
+
+def test_an_unknown_family_is_a_usage_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as raised:
+        main([str(tmp_path), "--family", "convolution"])
+    assert raised.value.code == 2
+    assert "invalid choice: 'convolution'" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing compiled
 
 
 @pytest.mark.parametrize("group", configs.GROUPS, ids=lambda g: g.entry)
