@@ -263,7 +263,11 @@ def _relaxation(facts: list[object], where: str) -> int:
     for fact in facts:
         assert isinstance(fact, dict)  # _specificity checked
         align = fact.get("base_align", DEFAULT_BASE_ALIGN)
-        if not isinstance(align, int) or align < 1 or align > DEFAULT_BASE_ALIGN or align & (align - 1):
+        if (
+            not isinstance(align, int)
+            or not 1 <= align <= DEFAULT_BASE_ALIGN
+            or align & (align - 1)
+        ):
             raise BundleError(f"{where}: `facts[].base_align` must be a power of two up to 16")
         unit = fact.get("unit_last_stride", True)
         if not isinstance(unit, bool):

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from client_stubs import driver
-from client_stubs.cache import ArtifactCache
 from client_stubs.artifacts import Bundle
+from client_stubs.cache import ArtifactCache
 from client_stubs.errors import (
     AmbiguousKernelError,
     AssumptionError,

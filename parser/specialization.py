@@ -27,7 +27,6 @@ from parser.preconditions import (
 )
 from parser.typed_kernel import TypedKernel
 
-
 DEFAULT_BASE_ALIGN = 16  # bytes a tensor's base address is assumed aligned to, with no facts
 MAX_BASE_ALIGN = 16
 
@@ -99,9 +98,7 @@ def specialize(
             if divisor > 1
         ]
         extents = static_extents(param)
-        checked = [
-            c for c in conditions if fact.unit_last_stride or not _on_last_stride(c, rank)
-        ]
+        checked = [c for c in conditions if fact.unit_last_stride or not _on_last_stride(c, rank)]
         problems = [p for p in (contradiction(c, extents) for c in checked) if p]
         if problems:
             _reject(sink, f"facts for `{fact.param}` can never hold: {problems[0]}")

@@ -302,7 +302,8 @@ def test_kernel_for_args_prefers_a_fitting_bundled_variant(service, kit, tmp_pat
     fake.respond = facts_response(kit)
     contract = kit.add(block=128)
     for param in range(3):
-        contract.assumptions.add(param=param, kind=contract_pb2.ASSUMPTION_KIND_BASE_ALIGN, value=16)
+        kind = contract_pb2.ASSUMPTION_KIND_BASE_ALIGN
+        contract.assumptions.add(param=param, kind=kind, value=16)
     bundle_dir = tmp_path / "bundle"
     bundle_dir.mkdir()
     (bundle_dir / "add.cubin").write_bytes(CUBIN)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache import RequestKey
 from service.convert import contract_to_proto
 from service.engine import Artifact
-from parser.specialization import TensorFacts
 from service.manifest import MANIFEST_NAME, facts_record, write_kernel, write_manifest
 
 CLIENT_FIELDS = {
