@@ -11,7 +11,9 @@ Layout of a bundle folder::
 when a GPU is present), verifies the cubin's sha256 and returns a launchable `Kernel`.
 A kernel compiled in several variants that differ only in their tensor facts
 (`cutile-compile --facts`) needs `for_args=`: the most specialized variant whose contract
-assumptions those arguments meet is chosen.
+assumptions those arguments meet is chosen. Variants whose facts relax the default view
+assumptions (a base aligned to less than 16 bytes, a strided last axis) rank below every
+variant that keeps them, so they are chosen only for the views that need them.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from client_stubs.plan import plan_launch
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 MANIFEST = "manifest.json"
+DEFAULT_BASE_ALIGN = 16  # what a kernel assumes of a base address without facts (bytes)
 SUPPORTED_SCHEMAS = frozenset({1})
 
 
@@ -63,6 +66,9 @@ class BundleEntry:
     cubin_sha256: str
     # how much this variant was specialized: the sum of log2(divisor) over its tensor facts
     specificity: int = 0
+    # how much its facts relax the default views: log2(16 / base_align) per tensor, plus one
+    # per tensor whose last stride may be anything
+    relaxation: int = 0
 
     @property
     def generics_dict(self) -> dict[str, str]:
@@ -75,6 +81,7 @@ class BundleEntry:
     def label(self) -> str:
         generics = ", ".join(f"{k}={v}" for k, v in self.generics)
         facts = f" specialized ({self.specificity})" if self.specificity else ""
+        facts += f" relaxed ({self.relaxation})" if self.relaxation else ""
         return f"{self.module}::{self.function}<{generics}> for {self.sm}{facts}"
 
 
@@ -142,7 +149,7 @@ class Bundle:
         if len(candidates) > 1:
             listed = "; ".join(e.label() for e in candidates)
             hint = "give more generics or sm"
-            if any(e.specificity for e in candidates) and for_args is None:
+            if any(e.specificity or e.relaxation for e in candidates) and for_args is None:
                 hint += ", or for_args= to choose among variants by their tensor facts"
             raise AmbiguousKernelError(
                 f"{self.root}: {len(candidates)} kernels match {request}: {listed}; {hint}"
@@ -150,7 +157,8 @@ class Bundle:
         return candidates[0]
 
     def _best_for(self, candidates: list[BundleEntry], args: Sequence[object]) -> list[BundleEntry]:
-        """The candidates whose assumptions `args` meet, most facts first; ties stay."""
+        """The candidates whose assumptions `args` meet, least relaxed first, then most
+        specialized; ties stay."""
         fitting = []
         for entry in candidates:
             try:
@@ -160,8 +168,8 @@ class Bundle:
             fitting.append(entry)
         if not fitting:
             return candidates  # nothing fits: the caller reports them all
-        most = max(e.specificity for e in fitting)
-        return [e for e in fitting if e.specificity == most]
+        best = max(_rank(e) for e in fitting)
+        return [e for e in fitting if _rank(e) == best]
 
     def kernel(
         self,
@@ -226,7 +234,12 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
         ),
         cubin_sha256=raw["cubin_sha256"],
         specificity=_specificity(facts, where),
+        relaxation=_relaxation(facts, where),
     )
+
+
+def _rank(entry: BundleEntry) -> tuple[int, int]:
+    return (-entry.relaxation, entry.specificity)
 
 
 def _specificity(facts: list[object], where: str) -> int:
@@ -241,6 +254,25 @@ def _specificity(facts: list[object], where: str) -> int:
             ):
                 raise BundleError(f"{where}: `facts[].{key}` must be positive integers")
             total += sum(d.bit_length() - 1 for d in divisors)
+    return total
+
+
+def _relaxation(facts: list[object], where: str) -> int:
+    """Absent view facts are the defaults (16-byte aligned base, unit last stride)."""
+    total = 0
+    for fact in facts:
+        assert isinstance(fact, dict)  # _specificity checked
+        align = fact.get("base_align", DEFAULT_BASE_ALIGN)
+        if (
+            not isinstance(align, int)
+            or not 1 <= align <= DEFAULT_BASE_ALIGN
+            or align & (align - 1)
+        ):
+            raise BundleError(f"{where}: `facts[].base_align` must be a power of two up to 16")
+        unit = fact.get("unit_last_stride", True)
+        if not isinstance(unit, bool):
+            raise BundleError(f"{where}: `facts[].unit_last_stride` must be a boolean")
+        total += (DEFAULT_BASE_ALIGN // align).bit_length() - 1 + (0 if unit else 1)
     return total
 
 

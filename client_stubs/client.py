@@ -19,9 +19,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from client_stubs import driver
+from client_stubs.artifacts import Bundle
 from client_stubs.cache import ArtifactCache
-from client_stubs.errors import CompileError, IntegrityError
+from client_stubs.errors import (
+    AmbiguousKernelError,
+    AssumptionError,
+    CompileError,
+    IntegrityError,
+    KernelNotFoundError,
+)
 from client_stubs.launcher import Kernel, host_arch
+from client_stubs.plan import plan_launch
 from client_stubs.retry import RetryPolicy, call_with_retries
 from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
@@ -188,6 +196,44 @@ class CompileClient:
                 self.cache.put(server_key, blob)
         return artifact
 
+    def kernel_for_args(
+        self,
+        source_text: str,
+        entry: str,
+        args: Sequence[object],
+        generics: Mapping[str, object] | None = None,
+        target: str | None = None,
+        file_name: str = "kernel.rs",
+        *,
+        bundle: Bundle | None = None,
+        allow_unchecked: bool = False,
+        **options: Any,
+    ) -> Kernel:
+        """A kernel whose assumptions `args` (the launch arguments, in parameter order) meet:
+        `bundle`'s most specialized fitting variant when it has one, else the general kernel
+        when the arguments meet its assumptions (a 16-byte aligned base, a unit last stride),
+        else the service's specialization for the arguments' measured facts (a misaligned
+        `x[1:]` or a strided `x[:, ::2]` gets a kernel that assumes only what they have).
+        Both compiles go through the local cache. Arguments that fit no variant in any other
+        way (a wrong dtype, say) raise that `LaunchError`."""
+        if bundle is not None:
+            fitting = _bundled_fit(bundle, entry, generics, target, args, allow_unchecked)
+            if fitting is not None:
+                return fitting
+        compile_args = (source_text, entry, generics, target, file_name)
+        general = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
+        if _fits(general, args):
+            return general
+        tensors = {
+            p.name: arg
+            for p, arg in zip(general.spec.params, args, strict=True)
+            if p.kind.startswith("TENSOR")
+        }
+        options["specialize_for"] = tensors
+        special = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
+        plan_launch(special.spec, args)  # raises what still does not fit
+        return special
+
     # ---- artifacts by key -----------------------------------------------------------------
 
     def kernel_for_key(self, key: str, *, allow_unchecked: bool = False) -> Kernel:
@@ -336,6 +382,33 @@ class CompileClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _fits(kernel: Kernel, args: Sequence[object]) -> bool:
+    """Whether `args` meet `kernel`'s assumptions; other launch errors propagate."""
+    try:
+        plan_launch(kernel.spec, args)
+    except AssumptionError:
+        return False
+    return True
+
+
+def _bundled_fit(
+    bundle: Bundle,
+    entry: str,
+    generics: Mapping[str, object] | None,
+    target: str | None,
+    args: Sequence[object],
+    allow_unchecked: bool,
+) -> Kernel | None:
+    """`bundle`'s best variant of `entry` for `args`, or None when none fits them."""
+    module, _, function = entry.rpartition("::")
+    try:
+        found = bundle.find(function, generics, target or None, module or None, for_args=args)
+    except (KernelNotFoundError, AmbiguousKernelError):
+        return None
+    kernel = bundle.load(found, allow_unchecked=allow_unchecked)
+    return kernel if _fits(kernel, args) else None
 
 
 def _digest_ok(artifact: compile_pb2.Artifact) -> bool:

@@ -1,8 +1,11 @@
 """Measure tensor arguments into `TensorFacts` for a specialized compile request.
 
 Per axis, the largest power of two up to 16 that divides the extent and the stride (in
-elements). A kernel compiled with these facts assumes them (aligned, vectorised, TMA paths)
-and its contract lists them, so every later launch is checked against them on the host.
+elements); the largest power of two up to 16 dividing the base address (bytes); whether the
+last stride is 1. A kernel compiled with these facts assumes them (aligned, vectorised, TMA
+paths) and its contract lists them, so every later launch is checked against them on the host.
+The view facts are sent only where they relax the service's default (a 16-byte aligned base,
+a unit last stride), so requests for ordinary tensors stay as they were.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from client_stubs.tensor import DeviceTensor
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 MAX_DIVISOR = 16
+DEFAULT_BASE_ALIGN = 16  # what the service assumes of a base address without facts (bytes)
 
 
 def largest_divisor(value: int, limit: int = MAX_DIVISOR) -> int:
@@ -28,10 +32,13 @@ def tensor_facts(name: str, tensor: object) -> compile_pb2.TensorFacts:
     `DeviceTensor.wrap` takes: torch, cupy, `__cuda_array_interface__`) as parameter `name`."""
     held = tensor if hasattr(tensor, "layout") else DeviceTensor.wrap(tensor)
     layout = held.layout  # type: ignore[attr-defined]
+    align = largest_divisor(layout.ptr, DEFAULT_BASE_ALIGN)
     return compile_pb2.TensorFacts(
         param=name,
         dim_divisors=[largest_divisor(d) for d in layout.shape],
         stride_divisors=[largest_divisor(s) for s in layout.strides],
+        base_align=0 if align == DEFAULT_BASE_ALIGN else align,
+        any_last_stride=bool(layout.strides) and layout.strides[-1] != 1,
     )
 
 

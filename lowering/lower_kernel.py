@@ -32,10 +32,10 @@ from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.optimization_hints import ArchHints
 from parser.preconditions import ExtentDivisible, SameExtent
+from parser.specialization import ViewLayout
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import DYNAMIC, ArrayTy, Elem, MarkerTy, ScalarTy, SemType, ShapeTy
 
-BASE_ALIGN_BYTES = 16
 I32_SCALAR = ScalarTy(Elem.I32)
 
 
@@ -47,9 +47,15 @@ class LoweredKernel:
 
 
 class KernelLowering:
-    def __init__(self, kernel: TypedKernel, abi: tuple[SlotLayout, ...]) -> None:
+    def __init__(
+        self,
+        kernel: TypedKernel,
+        abi: tuple[SlotLayout, ...],
+        layouts: dict[int, ViewLayout] | None = None,
+    ) -> None:
         self.kernel = kernel
         self.abi = abi
+        self.layouts = layouts or {}  # param index -> relaxed view layout (request facts)
         self.body: TypedBody = kernel.body  # switched while lowering inlined calls
         self.builder = Builder()
         self.values: dict[int, Lowered] = {}  # LocalVar.id -> current value
@@ -112,8 +118,11 @@ class KernelLowering:
         by_role = {(layout.slot.role, layout.slot.axis): value for layout, value in slots}
         tensor = param.tensor
         rank = tensor.rank
-        aligned = self._assume(by_role[(SlotRole.PTR, 0)], DivBy(BASE_ALIGN_BYTES), span)
-        self._record(param, AssumptionKind.BASE_ALIGN, 0, BASE_ALIGN_BYTES)
+        layout = self.layouts.get(param.index, ViewLayout())
+        base = by_role[(SlotRole.PTR, 0)]
+        if layout.base_align > 1:
+            base = self._assume(base, DivBy(layout.base_align), span)
+            self._record(param, AssumptionKind.BASE_ALIGN, 0, layout.base_align)
         self._record(param, AssumptionKind.NONNEG, 0, 0)
         self._record(param, AssumptionKind.FITS_I32, 0, 0)
         is_output = param.role.is_output
@@ -124,8 +133,10 @@ class KernelLowering:
         for axis, extent in enumerate(shape):
             if extent is not None:
                 self._record(param, AssumptionKind.STATIC_DIM, axis, extent)
-        strides = (*([None] * (rank - 1)), 1)
-        self._record(param, AssumptionKind.STRIDE_ONE, rank - 1, 1)
+        strides: tuple[int | None, ...] = (None,) * rank
+        if layout.unit_last_stride:
+            strides = (*strides[:-1], 1)
+            self._record(param, AssumptionKind.STRIDE_ONE, rank - 1, 1)
         dims: list[int | Value] = []
         dim_divisors, stride_divisors = self._declared_divisors(param)
         for axis in range(rank):
@@ -149,7 +160,7 @@ class KernelLowering:
         view = self.builder.emit(
             MakeTensorView,
             result=view_type,
-            base=aligned,
+            base=base,
             dynamic_shape=dyn_dims,
             dynamic_strides=tuple(dyn_strides),
             span=span,

@@ -34,7 +34,7 @@ from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
 from parser.program import find_entry, link
 from parser.spans import SourceFile, Span
-from parser.specialization import TensorFacts, specialize
+from parser.specialization import TensorFacts, specialize, view_layouts
 from parser.typecheck import typecheck_entry
 
 _log = logging.getLogger(__name__)
@@ -161,7 +161,8 @@ def _compile(
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
     symbol = entry_symbol(kernel.function.module_path, kernel.function.name, specialization)
     try:
-        lowered = KernelLowering(kernel, abi).lower(symbol)
+        layouts = view_layouts(kernel, request.specialization)
+        lowered = KernelLowering(kernel, abi, layouts).lower(symbol)
     except InKernelCheckDenied as denied:
         sink.add(_denied_check(denied, kernel.function))
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)

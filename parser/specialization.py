@@ -5,6 +5,11 @@ for a kernel that may assume so; tileiras then picks aligned, vectorised and TMA
 facts become preconditions exactly like a declared `preconditions = (stride(x, 0) % 8 == 0)`:
 `assume div_by` in the kernel and assumptions in the contract, which the host verifies before
 every launch. They are part of the request, hence of its cache key.
+
+Two facts are about the view itself rather than its extents: the base address's alignment and
+whether the last axis is unit-stride. With no facts a kernel assumes the fast common case (16-byte
+aligned base, unit last stride); facts may relax either (a `x[1:]` view of an f32 tensor is only
+4-byte aligned, `x[:, ::2]` has last stride 2), and the kernel then assumes only what they say.
 """
 
 from __future__ import annotations
@@ -22,15 +27,41 @@ from parser.preconditions import (
 )
 from parser.typed_kernel import TypedKernel
 
+DEFAULT_BASE_ALIGN = 16  # bytes a tensor's base address is assumed aligned to, with no facts
+MAX_BASE_ALIGN = 16
+
 
 @dataclass(frozen=True)
 class TensorFacts:
     """Per axis of tensor parameter `param`, a number that divides its extent / stride
-    (1: nothing known). Empty tuples: no facts of that kind."""
+    (1: nothing known; empty tuples: no facts of that kind), a power of two dividing its base
+    address (bytes) and whether its last axis has stride 1."""
 
     param: str
     dim_divisors: tuple[int, ...] = ()
     stride_divisors: tuple[int, ...] = ()
+    base_align: int = DEFAULT_BASE_ALIGN
+    unit_last_stride: bool = True
+
+
+@dataclass(frozen=True)
+class ViewLayout:
+    """What the kernel assumes about one tensor view: base alignment (bytes) and whether the
+    last stride is the constant 1 (else it is read from the ABI's stride slot)."""
+
+    base_align: int = DEFAULT_BASE_ALIGN
+    unit_last_stride: bool = True
+
+
+def view_layouts(kernel: TypedKernel, facts: tuple[TensorFacts, ...]) -> dict[int, ViewLayout]:
+    """Parameter index -> the view layout its facts relax to; tensors without facts (and
+    facts naming no tensor, which `specialize` reports) keep the default."""
+    index = {p.name: p.index for p in kernel.signature.params if p.role is not ParamRole.SCALAR}
+    return {
+        index[f.param]: ViewLayout(f.base_align, f.unit_last_stride)
+        for f in facts
+        if f.param in index
+    }
 
 
 def specialize(
@@ -51,6 +82,10 @@ def specialize(
         if any(len(d) not in (0, rank) for d in (fact.dim_divisors, fact.stride_divisors)):
             _reject(sink, f"facts for `{fact.param}` must give 0 or {rank} axes")
             continue
+        layout_problem = _layout_problem(fact, param.tensor.elem.size_bytes)
+        if layout_problem:
+            _reject(sink, f"facts for `{fact.param}`: {layout_problem}")
+            continue
         text = f"request facts for `{fact.param}`"
         conditions: list[Precondition] = [
             ExtentDivisible(param.index, axis, divisor, text)
@@ -63,7 +98,8 @@ def specialize(
             if divisor > 1
         ]
         extents = static_extents(param)
-        problems = [p for p in (contradiction(c, extents) for c in conditions) if p]
+        checked = [c for c in conditions if fact.unit_last_stride or not _on_last_stride(c, rank)]
+        problems = [p for p in (contradiction(c, extents) for c in checked) if p]
         if problems:
             _reject(sink, f"facts for `{fact.param}` can never hold: {problems[0]}")
             continue
@@ -71,6 +107,20 @@ def specialize(
     options = kernel.signature.options
     options = replace(options, preconditions=(*options.preconditions, *added))
     return replace(kernel, signature=replace(kernel.signature, options=options))
+
+
+def _layout_problem(fact: TensorFacts, element_bytes: int) -> str | None:
+    align = fact.base_align
+    if align < 1 or align > MAX_BASE_ALIGN or align & (align - 1):
+        return f"base alignment {align} is not a power of two up to {MAX_BASE_ALIGN}"
+    if align < element_bytes:
+        return f"base alignment {align} is below the element size ({element_bytes} bytes)"
+    return None
+
+
+def _on_last_stride(condition: Precondition, rank: int) -> bool:
+    """A divisor of the last axis's stride: meaningful only when that stride is not 1."""
+    return isinstance(condition, StrideDivisible) and condition.axis == rank - 1
 
 
 def _reject(sink: DiagnosticSink, message: str) -> None:

@@ -5,7 +5,7 @@
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo]
                    [--message-format human|json] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
-                   [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..] ...]
+                   [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
                    [--server HOST:PORT [--auth-token-file PATH] [--tls-ca PEM]]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
@@ -441,9 +441,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--facts",
         action="append",
-        metavar="ENTRY:PARAM[:dims=..][:strides=..]",
+        metavar="ENTRY:PARAM[:dims=..][:strides=..][:align=A][:last_stride=any]",
         help="specialize ENTRY for tensors PARAM whose extents / strides are multiples of "
-        "these powers of two (1..16); the host checks them before every launch",
+        "these powers of two (1..16); align=A (bytes) and last_stride=any relax the default "
+        "16-byte aligned base and unit last stride; the host checks them before every launch",
     )
     parser.add_argument(
         "--server",

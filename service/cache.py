@@ -43,7 +43,7 @@ from lowering.pipeline import COMPILER_VERSION, CompileRequest
 
 log = logging.getLogger(__name__)
 
-KEY_DOMAIN = "cutile-serve-request-v2"
+KEY_DOMAIN = "cutile-serve-request-v3"
 APP_DIR = "cutile-serve"
 
 _MAGIC = b"CTSVART1"
@@ -102,6 +102,7 @@ def canonical_encoding(
     ]
     for facts in sorted(request.specialization, key=lambda f: f.param):
         fields += [facts.param, _axes(facts.dim_divisors), _axes(facts.stride_divisors)]
+        fields += [str(facts.base_align), "1" if facts.unit_last_stride else "*"]
     return b"".join(_field(text.encode("utf-8")) for text in fields)
 
 

@@ -14,6 +14,7 @@ from lowering.pipeline import CompileRequest
 from parser.codes import ALL_CODES, DiagnosticCode
 from parser.diagnostics import Diagnostic, Label, Severity
 from parser.spans import SourceFile, Span
+from parser.specialization import DEFAULT_BASE_ALIGN
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 _SEVERITY = {
@@ -42,6 +43,8 @@ def batch_item(request: CompileRequest, source_indices: list[int]) -> compile_pb
                 param=facts.param,
                 dim_divisors=facts.dim_divisors,
                 stride_divisors=facts.stride_divisors,
+                base_align=0 if facts.base_align == DEFAULT_BASE_ALIGN else facts.base_align,
+                any_last_stride=not facts.unit_last_stride,
             )
             for facts in request.specialization
         ],

@@ -27,13 +27,14 @@ from lowering.pipeline import (
 from parser.diagnostics import Diagnostic, Label, Severity
 from parser.render import render
 from parser.spans import SourceFile
-from parser.specialization import TensorFacts
+from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 
 DEFAULT_OPT_LEVEL = 3
 MAX_OPT_LEVEL = 3
 FACT_DIVISORS = frozenset({1, 2, 4, 8, 16})  # powers of two up to 16 elements
 MAX_FACT_AXES = 8  # per list: one entry per tensor axis
+BASE_ALIGNS = frozenset({1, 2, 4, 8, 16})  # bytes dividing a base address (0 in a request: 16)
 DEFAULT_HOST_ARCH = HOST_ARCHES[0]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -94,13 +95,21 @@ def request_from_proto(
         lineinfo=options.lineinfo,
         specialization=tuple(
             sorted(
-                (
-                    TensorFacts(f.param, tuple(f.dim_divisors), tuple(f.stride_divisors))
-                    for f in message.specialization
-                ),
+                (facts_from_proto(f) for f in message.specialization),
                 key=lambda facts: facts.param,
             )
         ),
+    )
+
+
+def facts_from_proto(message: compile_pb2.TensorFacts) -> TensorFacts:
+    """The domain facts; an unset `base_align` (0) is the default alignment."""
+    return TensorFacts(
+        message.param,
+        tuple(message.dim_divisors),
+        tuple(message.stride_divisors),
+        base_align=message.base_align or DEFAULT_BASE_ALIGN,
+        unit_last_stride=not message.any_last_stride,
     )
 
 
@@ -234,6 +243,10 @@ def _check_specialization(
             if any(d not in FACT_DIVISORS for d in divisors):
                 allowed = sorted(FACT_DIVISORS)
                 found.append(FieldViolation(f"{where}.{name}", f"each must be one of {allowed}"))
+        if facts.base_align and facts.base_align not in BASE_ALIGNS:
+            allowed = sorted(BASE_ALIGNS)
+            message = f"{facts.base_align} is not one of {allowed} (0: the default, 16)"
+            found.append(FieldViolation(f"{where}.base_align", message))
     return found
 
 

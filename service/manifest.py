@@ -5,7 +5,8 @@
     OUT/<function>-<8 hex of request key>-<sm>.contract.json   the same, as proto JSON
     OUT/manifest.json   {"schema": 1, "kernels": [{module, function, generics, sm, cubin,
                          contract, contract_json, cubin_sha256, source, request_key,
-                         facts: [{param, dim_divisors, stride_divisors}]}]}
+                         facts: [{param, dim_divisors, stride_divisors,
+                                 base_align?, unit_last_stride?}]}]}
 
 Paths in the manifest are relative to OUT. The Python client reads these fields; only add
 to them. Files are written to a temporary name and renamed, so a reader never sees half.
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from parser.specialization import TensorFacts
+from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
 from service.cache import RequestKey
 from service.engine import Artifact
 
@@ -48,14 +49,21 @@ class KernelRecord:
 
 
 def facts_record(facts: Iterable[TensorFacts]) -> list[dict[str, object]]:
-    return [
-        {
-            "param": f.param,
-            "dim_divisors": list(f.dim_divisors),
-            "stride_divisors": list(f.stride_divisors),
-        }
-        for f in facts
-    ]
+    """The manifest's `facts`; the view facts appear only where they relax the default."""
+    return [_fact_record(f) for f in facts]
+
+
+def _fact_record(facts: TensorFacts) -> dict[str, object]:
+    record: dict[str, object] = {
+        "param": facts.param,
+        "dim_divisors": list(facts.dim_divisors),
+        "stride_divisors": list(facts.stride_divisors),
+    }
+    if facts.base_align != DEFAULT_BASE_ALIGN:
+        record["base_align"] = facts.base_align
+    if not facts.unit_last_stride:
+        record["unit_last_stride"] = False
+    return record
 
 
 def write_kernel(

@@ -13,11 +13,13 @@ from client_stubs import (
     AmbiguousKernelError,
     Bundle,
     BundleError,
+    DeviceTensor,
     IntegrityError,
     Kernel,
     KernelNotFoundError,
     driver,
 )
+from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 
 
 @pytest.fixture(autouse=True)
@@ -163,6 +165,9 @@ def test_contract_must_agree_with_manifest(tmp_path, kit):
                 ({"param": "x"}, "`facts` must be a list"),
                 (["x"], "must be an object"),
                 ([{"param": "x", "dim_divisors": [0]}], "positive integers"),
+                ([{"param": "x", "base_align": 3}], "power of two up to 16"),
+                ([{"param": "x", "base_align": 32}], "power of two up to 16"),
+                ([{"param": "x", "unit_last_stride": 0}], "must be a boolean"),
             )
         ),
     ],
@@ -183,3 +188,60 @@ def test_corrupt_contract(tmp_path, kit):
     (tmp_path / "add_B128_sm_90.contract.pb").write_bytes(b"\xff\xff\xff")
     with pytest.raises(BundleError, match="not a LaunchContract"):
         Bundle.open(tmp_path).kernel("add")
+
+
+def _add_variant(root: Path, kit, stem: str, facts: list[dict]) -> dict:
+    """An add<B=128> whose contract assumes what `facts` say of x (param 1): BASE_ALIGN 16 and
+    STRIDE_ONE unless relaxed, DIM_DIV for `dim_divisors`; z and y keep the defaults."""
+    contract = kit.add(block=128)
+    x = next((f for f in facts if f["param"] == "x"), {})
+    for param in (0, 1, 2):
+        align = x.get("base_align", 16) if param == 1 else 16
+        contract.assumptions.add(param=param, kind=pb.ASSUMPTION_KIND_BASE_ALIGN, value=align)
+        if param != 1 or x.get("unit_last_stride", True):
+            contract.assumptions.add(param=param, kind=pb.ASSUMPTION_KIND_STRIDE_ONE, value=1)
+    for axis, divisor in enumerate(x.get("dim_divisors", [])):
+        contract.assumptions.add(param=1, kind=pb.ASSUMPTION_KIND_DIM_DIV, axis=axis, value=divisor)
+    cubin = f"{stem} cubin bytes".encode()
+    (root / f"{stem}.cubin").write_bytes(cubin)
+    (root / f"{stem}.contract.pb").write_bytes(contract.SerializeToString())
+    return {
+        "module": "kernel",
+        "function": "add",
+        "generics": {"B": "128"},
+        "sm": "sm_90",
+        "cubin": f"{stem}.cubin",
+        "contract": f"{stem}.contract.pb",
+        "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
+        "facts": facts,
+    }
+
+
+def test_relaxed_variants_rank_below_every_default_view_variant(tmp_path, kit):
+    variants = {
+        "general": [],
+        "dims16": [{"param": "x", "dim_divisors": [16], "stride_divisors": []}],
+        "relaxed": [{"param": "x", "base_align": 4, "unit_last_stride": False}],
+        "relaxed_dims16": [{"param": "x", "dim_divisors": [16], "base_align": 4}],
+    }
+    kernels = [_add_variant(tmp_path, kit, stem, facts) for stem, facts in variants.items()]
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": kernels}))
+    bundle = Bundle.open(tmp_path)
+    base = 0x7F10_0000_0000
+
+    def chosen(n: int, offset: int = 0, stride: int = 1) -> str:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+        x = DeviceTensor(base + offset, (n,), strides=(stride,))
+        y = DeviceTensor(0x7F20_0000_0000, (n,))
+        return bundle.find("add", for_args=(z, x, y)).cubin.stem
+
+    assert chosen(4097) == "general"
+    assert chosen(4096) == "dims16"  # not relaxed_dims16, though as specialized
+    assert chosen(4096, offset=4) == "relaxed_dims16"  # x[1:]: only relaxed variants fit
+    assert chosen(4097, offset=4) == "relaxed"
+    assert chosen(4096, stride=2) == "relaxed"  # x[::2]
+    labels = {e.cubin.stem: e.label() for e in bundle}
+    assert labels["relaxed"].endswith("relaxed (3)")  # log2(16 / 4) + a strided last axis
+    assert labels["relaxed_dims16"].endswith("specialized (4) relaxed (2)")
+    with pytest.raises(AmbiguousKernelError, match="for_args="):
+        bundle.find("add")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
@@ -14,6 +15,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from client_stubs import (
     ArtifactCache,
+    Bundle,
     CompileClient,
     CompileError,
     DeviceTensor,
@@ -27,7 +29,7 @@ from client_stubs.client import (
     FIND_MISSING_METHOD,
     GET_ARTIFACT_METHOD,
 )
-from protos.generated.cutile.compile.v1 import compile_pb2
+from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 
 SOURCE = "#[cutile::module] mod kernel { /* ... */ }"
 CUBIN = b"\x7fELF compiled cubin"
@@ -220,6 +222,120 @@ def test_specialize_for_measures_the_tensors_into_the_request_and_its_key():
         [16, 1],
     )
     assert request_key(plain) != request_key(special)
+
+
+def test_specialize_for_sends_view_facts_only_where_they_relax_the_default():
+    base = 0x7F00_0000_0000
+    aligned = DeviceTensor(base, (1024,))
+    request = CompileClient.build_request(
+        SOURCE,
+        "add",
+        {"B": 1},
+        "sm_90",
+        specialize_for={"x": aligned, "y": DeviceTensor(base + 4, (1024,)), "z": aligned},
+    )
+    x, y, _ = request.specialization
+    assert (x.base_align, x.any_last_stride) == (0, False)  # the default: unset
+    assert (y.base_align, y.any_last_stride) == (4, False)
+    plain = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90")
+    assert request_key(plain) != request_key(request)
+
+
+def facts_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]:
+    """Like the service: the contract assumes a 16-byte aligned base and a unit last stride of
+    every tensor unless the request's facts relax them."""
+    plain = ok_response(kit)
+
+    def respond(request: compile_pb2.CompileRequest) -> compile_pb2.CompileResponse:
+        response = plain(request)
+        contract = response.artifact.contract
+        facts = {f.param: f for f in request.specialization}
+        for param in contract.params:
+            fact = facts.get(param.name, compile_pb2.TensorFacts())
+            align = fact.base_align or 16
+            contract.assumptions.add(
+                param=param.index, kind=contract_pb2.ASSUMPTION_KIND_BASE_ALIGN, value=align
+            )
+            if not fact.any_last_stride:
+                contract.assumptions.add(
+                    param=param.index, kind=contract_pb2.ASSUMPTION_KIND_STRIDE_ONE, value=1
+                )
+        response.artifact.request_key.sha256 = request_key(request)
+        return response
+
+    return respond
+
+
+def test_kernel_for_args_asks_for_a_relaxed_variant_only_when_the_general_one_does_not_fit(
+    service, kit, tmp_path
+):
+    fake, target = service
+    fake.respond = facts_response(kit)
+    client = make_client(target, tmp_path)
+    base, n = 0x7F10_0000_0000, 4096
+    z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+    y = DeviceTensor(0x7F20_0000_0000, (n,))
+
+    def kernel_for(x: DeviceTensor) -> Kernel:
+        return client.kernel_for_args(SOURCE, "add", (z, x, y), {"B": 128}, target="sm_90")
+
+    general = kernel_for(DeviceTensor(base, (n,)))
+    assert [list(r.specialization) for r in fake.requests] == [[]]
+    misaligned = kernel_for(DeviceTensor(base + 4, (n - 1,)))  # x[1:]
+    assert len(fake.requests) == 2  # the general kernel came from the local cache
+    facts = {f.param: f for f in fake.requests[-1].specialization}
+    assert sorted(facts) == ["x", "y", "z"]
+    assert (facts["x"].base_align, facts["x"].any_last_stride) == (4, False)
+    assert (facts["y"].base_align, facts["z"].base_align) == (0, 0)
+    assert misaligned.contract != general.contract
+    misaligned.plan(z, DeviceTensor(base + 4, (n - 1,)), y)  # it fits
+    strided = kernel_for(DeviceTensor(base, (n,), strides=(2,)))  # x[::2]
+    x_facts = fake.requests[-1].specialization[0]
+    assert (x_facts.param, x_facts.base_align, x_facts.any_last_stride) == ("x", 0, True)
+    strided.plan(z, DeviceTensor(base, (n,), strides=(2,)), y)
+    kernel_for(DeviceTensor(base + 4, (n - 1,)))
+    assert len(fake.requests) == 3  # both variants are cached locally now
+
+
+def test_kernel_for_args_prefers_a_fitting_bundled_variant(service, kit, tmp_path):
+    fake, target = service
+    fake.respond = facts_response(kit)
+    contract = kit.add(block=128)
+    for param in range(3):
+        kind = contract_pb2.ASSUMPTION_KIND_BASE_ALIGN
+        contract.assumptions.add(param=param, kind=kind, value=16)
+    bundle_dir = tmp_path / "bundle"
+    bundle_dir.mkdir()
+    (bundle_dir / "add.cubin").write_bytes(CUBIN)
+    (bundle_dir / "add.contract.pb").write_bytes(contract.SerializeToString())
+    kernel_record = {
+        "module": "kernel",
+        "function": "add",
+        "generics": {"B": "128"},
+        "sm": "sm_90",
+        "cubin": "add.cubin",
+        "contract": "add.contract.pb",
+        "cubin_sha256": hashlib.sha256(CUBIN).hexdigest(),
+    }
+    (bundle_dir / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [kernel_record]}))
+    bundle = Bundle.open(bundle_dir)
+    client = make_client(target, tmp_path)
+    z = DeviceTensor(0x7F00_0000_0000, (256,)).partition((128,))
+    y = DeviceTensor(0x7F20_0000_0000, (256,))
+
+    def kernel_for(x: DeviceTensor) -> Kernel:
+        return client.kernel_for_args(
+            SOURCE, "add", (z, x, y), {"B": 128}, target="sm_90", bundle=bundle
+        )
+
+    assert kernel_for(DeviceTensor(0x7F10_0000_0000, (256,))).contract == contract
+    assert fake.requests == []
+    kernel_for(DeviceTensor(0x7F10_0000_0004, (255,)))  # x[1:]: the bundle's does not fit
+    assert [(f.param, f.base_align) for f in fake.requests[-1].specialization] == [
+        ("x", 4),
+        ("y", 0),
+        ("z", 0),
+    ]
 
 
 def test_failed_compile_raises_with_rendered_diagnostics(service, tmp_path):

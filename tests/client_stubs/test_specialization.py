@@ -44,3 +44,17 @@ def test_foreign_arrays_are_measured_through_the_cuda_array_interface() -> None:
 
     facts = tensor_facts("x", Foreign())
     assert (list(facts.dim_divisors), list(facts.stride_divisors)) == ([8, 8], [8, 1])
+
+
+def test_view_facts_are_measured_and_sent_only_where_they_relax_the_default() -> None:
+    base = 0x7F00_0000_0000
+    plain = tensor_facts("x", DeviceTensor(base, (64, 64)))
+    assert (plain.base_align, plain.any_last_stride) == (0, False)  # 16-byte aligned, unit
+    shifted = tensor_facts("x", DeviceTensor(base + 4, (64, 63), (64, 1)))  # x[:, 1:] of f32
+    assert (shifted.base_align, shifted.any_last_stride) == (4, False)
+    half = tensor_facts("x", DeviceTensor(base + 2, (10,), dtype="f16"))
+    assert half.base_align == 2
+    strided = tensor_facts("x", DeviceTensor(base + 8, (64, 32), (64, 2)))  # x[:, ::2]
+    assert (strided.base_align, strided.any_last_stride) == (8, True)
+    assert list(strided.stride_divisors) == [16, 2]
+    assert tensor_facts("x", DeviceTensor(base + 48, (4,))).base_align == 0  # 16 or more

@@ -63,9 +63,43 @@ def facts_argv(out: Path) -> list[str]:
     ]
 
 
+# `add` at B=256 (no other test asks for it by generics) in three variants: the general one, one
+# relaxed for views whose base is only 4-byte aligned (`x[1:]`) and one for views whose last
+# axis is strided (`x[::2]`); tests/gpu/test_relaxed_views_gpu.py launches them.
+RELAXED_ADD = {
+    "misaligned": [f"add:{param}:align=4" for param in ("z", "x", "y")],
+    "strided": [f"add:{param}:last_stride=any" for param in ("z", "x", "y")],
+}
+
+
+def relaxed_add_argv(out: Path, facts: list[str]) -> list[str]:
+    return [
+        str(EXAMPLES / "add.rs"),
+        "--entry",
+        "add",
+        "--generics",
+        "B=256",
+        *(arg for fact in facts for arg in ("--facts", fact)),
+        "--arch",
+        "sm_90",
+        "-o",
+        str(out),
+    ]
+
+
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    return cutile_compile(argv(out)) or cutile_compile(facts_argv(out))
+    runs = [
+        argv(out),
+        facts_argv(out),
+        relaxed_add_argv(out, []),
+        *(relaxed_add_argv(out, facts) for facts in RELAXED_ADD.values()),
+    ]
+    for run in runs:
+        status = cutile_compile(run)
+        if status:
+            return status
+    return 0
 
 
 if __name__ == "__main__":

@@ -13,10 +13,12 @@ from lowering.ir import ops_core as core
 from lowering.ir import ops_memory as memory
 from lowering.ir.attributes import Bounded, DivBy, EntryHints
 from lowering.ir.core import walk
+from lowering.ir.printer import print_module
 from lowering.ir.types import PaddingValue, TensorViewType, TileType
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering
 from lowering.pipeline import Stage
+from parser.specialization import TensorFacts
 from tests.lowering.kernels import compile_example, compile_text
 
 
@@ -57,6 +59,57 @@ def test_prologue_assumes_alignment_and_nonnegative_extents() -> None:
     assert predicates.count(Bounded(0, None)) == 3
     views = [op.result.type for op in ops if isinstance(op, memory.MakeTensorView)]
     assert all(isinstance(v, TensorViewType) and v.strides == (1,) for v in views)
+
+
+# x (param 1) is a `x[1:]` view of f32 data with a strided last axis: 4-byte aligned, stride 2
+RELAXED_X = TensorFacts("x", (), (2,), base_align=4, unit_last_stride=False)
+
+
+def test_relaxed_facts_assume_only_what_they_say() -> None:
+    result = compile_example("add.rs", "add", {"B": "128"}, Stage.IR, specialization=(RELAXED_X,))
+    ops = _ops(result)
+    z_view, x_view, y_view = [op for op in ops if isinstance(op, memory.MakeTensorView)]
+    assert z_view.result.type.strides == y_view.result.type.strides == (1,)
+    assert x_view.result.type.strides == (None,)  # read from x's stride slot at launch
+    assumes = {op.result: op for op in ops if isinstance(op, core.Assume)}
+    (x_stride,) = x_view.dynamic_strides
+    assert assumes[x_stride].predicate == DivBy(2)
+    x_stride_slot = result.ir.functions[0].params[7]  # z: ptr, dim, stride, part dim/stride
+    assert assumes[assumes[x_stride].value].value is x_stride_slot
+    assert assumes[x_view.base].predicate == DivBy(4)
+    assert assumes[z_view.base].predicate == assumes[y_view.base].predicate == DivBy(16)
+    printed = print_module(result.ir)
+    assert "{predicate = div_by<4>} : tile<ptr<f32>>" in printed
+    assert "tensor_view<?xf32, strides=[?]>" in printed
+
+
+@pytest.mark.tileiras
+def test_a_relaxed_variant_assembles_and_its_contract_says_exactly_that(
+    disassemble: Callable[[bytes], str],
+) -> None:
+    plain = compile_example("add.rs", "add", {"B": "128"})
+    relaxed = compile_example("add.rs", "add", {"B": "128"}, specialization=(RELAXED_X,))
+    assert plain.ok and relaxed.ok, relaxed.diagnostics
+    text = disassemble(relaxed.bytecode)
+    assert "assume div_by<4>" in text, text
+    assert "strides=[?]" in text, text
+    assert relaxed.cubin and relaxed.cubin != plain.cubin
+
+    def facts(result) -> set[tuple[int, AssumptionKind, int, int]]:  # type: ignore[no-untyped-def]
+        return {(a.param, a.kind, a.axis, a.value) for a in result.contract.assumptions}
+
+    x = 1
+    assert (x, AssumptionKind.BASE_ALIGN, 0, 4) in facts(relaxed)
+    assert (x, AssumptionKind.STRIDE_DIV, 0, 2) in facts(relaxed)
+    assert {f for f in facts(relaxed) if f[0] == x} - {f for f in facts(plain) if f[0] == x} == {
+        (x, AssumptionKind.BASE_ALIGN, 0, 4),
+        (x, AssumptionKind.STRIDE_DIV, 0, 2),
+    }
+    assert {f for f in facts(plain) if f[0] == x} - {f for f in facts(relaxed) if f[0] == x} == {
+        (x, AssumptionKind.BASE_ALIGN, 0, 16),
+        (x, AssumptionKind.STRIDE_ONE, 0, 1),
+    }
+    assert {f for f in facts(relaxed) if f[0] != x} == {f for f in facts(plain) if f[0] != x}
 
 
 def test_output_load_then_store_is_ordered_by_tokens() -> None:

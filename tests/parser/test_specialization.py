@@ -1,5 +1,6 @@
 """Request facts (`TensorFacts`) become entry preconditions: assume ops and contract
-assumptions; facts that do not fit the entry are CT0104."""
+assumptions; view facts (base alignment, last stride) relax the default views; facts that do
+not fit the entry are CT0104."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from lowering.ir.ops_core import Assume
 from lowering.pipeline import Stage
 from parser import codes
 from parser.preconditions import ExtentDivisible, StrideDivisible
-from parser.specialization import TensorFacts
+from parser.specialization import TensorFacts, ViewLayout, view_layouts
 from tests.lowering.kernels import compile_example
 
 GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
@@ -63,3 +64,38 @@ def test_facts_that_do_not_fit_are_rejected() -> None:
     messages = [d.message for d in result.diagnostics]
     assert "no tensor parameter `w` in `gemm`" in messages[0]
     assert "facts for `x` must give 0 or 2 axes" in messages[1]
+
+
+def test_view_facts_relax_the_default_layout_of_their_tensor_only() -> None:
+    facts = (
+        TensorFacts("x", base_align=4, unit_last_stride=False),
+        TensorFacts("y", (16, 8)),
+    )
+    result = _gemm(*facts, stop_after=Stage.CHECK)
+    assert result.ok, result.diagnostics
+    assert view_layouts(result.kernel, facts) == {
+        1: ViewLayout(base_align=4, unit_last_stride=False),
+        2: ViewLayout(),  # the default: 16-byte aligned, unit last stride
+    }
+    assert ViewLayout() == ViewLayout(16, True)
+
+
+def test_a_strided_last_axis_may_carry_a_stride_divisor() -> None:
+    result = _gemm(TensorFacts("x", (), (8, 2), unit_last_stride=False), stop_after=Stage.CHECK)
+    assert result.ok, result.diagnostics
+    assert StrideDivisible(1, 1, 2, "request facts for `x`") in (
+        result.kernel.signature.options.preconditions
+    )
+
+
+def test_bad_alignments_are_rejected() -> None:
+    for align, reason in (
+        (3, "base alignment 3 is not a power of two up to 16"),
+        (32, "base alignment 32 is not a power of two up to 16"),
+        (0, "base alignment 0 is not a power of two up to 16"),
+        (1, "base alignment 1 is below the element size (2 bytes)"),  # gemm's E is f16
+    ):
+        result = _gemm(TensorFacts("x", base_align=align))
+        assert [d.code for d in result.diagnostics] == [codes.INVALID_SPECIALIZATION]
+        assert f"facts for `x`: {reason}" in result.diagnostics[0].message
+    assert _gemm(TensorFacts("x", base_align=2)).ok

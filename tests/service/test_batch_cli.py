@@ -387,3 +387,49 @@ def test_server_flags_that_do_not_mix(add_rs, tmp_path: Path) -> None:
     base = [str(add_rs), "--entry", "add", "-o", str(tmp_path / "o")]
     assert main([*base, "--server", "h:1", "--no-cache"]) == 2
     assert main([*base, "--auth-token-file", str(tmp_path / "t")]) == 2
+
+
+def test_a_relaxed_variant_serves_misaligned_and_strided_views_only(
+    tileiras, add_rs, tmp_path
+) -> None:
+    from client_stubs import DeviceTensor
+    from client_stubs.artifacts import Bundle
+
+    general = (str(add_rs), "--entry", "add", "--generics", "B=128")
+    relaxed = ("--facts", "add:x:align=4:last_stride=any")
+    assert _compile(tmp_path, *general, *relaxed) == 0
+    assert _compile(tmp_path, *general) == 0
+    kernels = _manifest(tmp_path)["kernels"]
+    special = next(k for k in kernels if k["facts"])
+    assert special["facts"] == [
+        {
+            "param": "x",
+            "dim_divisors": [],
+            "stride_divisors": [],
+            "base_align": 4,
+            "unit_last_stride": False,
+        }
+    ]
+    contract = json_format.Parse(
+        (tmp_path / "out" / special["contract_json"]).read_text(), contract_pb2.LaunchContract()
+    )
+    x_assumptions = {
+        (contract_pb2.AssumptionKind.Name(a.kind), a.value)
+        for a in contract.assumptions
+        if a.param == 1
+    }
+    assert ("ASSUMPTION_KIND_BASE_ALIGN", 4) in x_assumptions
+    assert not any(kind == "ASSUMPTION_KIND_STRIDE_ONE" for kind, _ in x_assumptions)
+
+    bundle = Bundle.open(tmp_path / "out")
+    n = 4096
+
+    def chosen(x: DeviceTensor) -> str:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+        y = DeviceTensor(0x7F20_0000_0000, (n,))
+        return bundle.find("add", {"B": "128"}, sm="sm_90", for_args=(z, x, y)).cubin.name
+
+    base = 0x7F10_0000_0000
+    assert chosen(DeviceTensor(base, (n,))) != special["cubin"]  # the default is preferred
+    assert chosen(DeviceTensor(base + 4, (n,))) == special["cubin"]  # x[1:]
+    assert chosen(DeviceTensor(base, (n,), strides=(2,))) == special["cubin"]  # x[::2]

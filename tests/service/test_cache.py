@@ -60,6 +60,8 @@ def test_key_is_stable_and_hex() -> None:
         {"lineinfo": True},
         {"specialization": (TensorFacts("x", (16,), (1,)),)},
         {"specialization": (TensorFacts("x", (), (16,)),)},
+        {"specialization": (TensorFacts("x", base_align=4),)},
+        {"specialization": (TensorFacts("x", unit_last_stride=False),)},
     ],
 )
 def test_every_input_changes_the_key(change: dict) -> None:

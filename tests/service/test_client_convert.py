@@ -21,9 +21,14 @@ def test_a_batch_item_means_the_same_request() -> None:
         opt_level=1,
         host_arch="aarch64",
         lineinfo=True,
-        specialization=(TensorFacts("x", (16,), (1,)),),
+        specialization=(
+            TensorFacts("x", (16,), (1,)),
+            TensorFacts("y", base_align=4, unit_last_stride=False),
+        ),
     )
     item = batch_item(request, [0])
+    assert item.specialization[0].base_align == 0  # the default is left unset
+    assert (item.specialization[1].base_align, item.specialization[1].any_last_stride) == (4, True)
     message = compile_pb2.CompileRequest(
         sources=[compile_pb2.SourceFile(name="k.rs", text="mod k {}")],
         entry=item.entry,

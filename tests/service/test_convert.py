@@ -124,6 +124,14 @@ def test_explicit_options_are_kept() -> None:
             {"specialization": [compile_pb2.TensorFacts(param="x")] * 2},
             "specialization[1].param",
         ),
+        (
+            {"specialization": [compile_pb2.TensorFacts(param="x", base_align=3)]},
+            "specialization[0].base_align",
+        ),
+        (
+            {"specialization": [compile_pb2.TensorFacts(param="x", base_align=32)]},
+            "specialization[0].base_align",
+        ),
     ],
 )
 def test_each_malformed_field_is_named(fields: dict, violated: str) -> None:
@@ -142,6 +150,20 @@ def test_specialization_is_mapped_sorted_by_parameter() -> None:
     assert request.specialization == (
         TensorFacts("x", (), (4,)),
         TensorFacts("y", (16, 8), (8, 1)),
+    )
+
+
+def test_view_facts_default_to_an_aligned_unit_stride_view() -> None:
+    facts = [
+        compile_pb2.TensorFacts(param="x"),
+        compile_pb2.TensorFacts(param="y", base_align=16),
+        compile_pb2.TensorFacts(param="z", base_align=4, any_last_stride=True),
+    ]
+    request = request_from_proto(_request(specialization=facts))
+    assert request.specialization == (
+        TensorFacts("x", base_align=16, unit_last_stride=True),
+        TensorFacts("y"),
+        TensorFacts("z", base_align=4, unit_last_stride=False),
     )
 
 

@@ -1,4 +1,5 @@
-"""`--facts ENTRY:PARAM[:dims=..][:strides=..]` parsing and per-entry selection."""
+"""`--facts ENTRY:PARAM[:dims=..][:strides=..][:align=..][:last_stride=..]` parsing and per-entry
+selection."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ from service.facts_arg import FactsError, facts_for_entry, parse_facts
         ("gemm:x:dims=16,8:strides=8,1", ("gemm", TensorFacts("x", (16, 8), (8, 1)))),
         ("gemm:y:strides=16,1", ("gemm", TensorFacts("y", (), (16, 1)))),
         ("kernel::gemm:x:dims=16", ("kernel::gemm", TensorFacts("x", (16,)))),
+        ("add:x:align=4", ("add", TensorFacts("x", base_align=4))),
+        ("add:x:last_stride=any", ("add", TensorFacts("x", unit_last_stride=False))),
+        ("add:x:last_stride=1:align=16", ("add", TensorFacts("x"))),
+        (
+            "gemm:x:dims=16,8:strides=8,2:align=2:last_stride=any",
+            ("gemm", TensorFacts("x", (16, 8), (8, 2), base_align=2, unit_last_stride=False)),
+        ),
     ],
 )
 def test_parse(text: str, expected: tuple[str, TensorFacts]) -> None:
@@ -30,6 +38,13 @@ def test_parse(text: str, expected: tuple[str, TensorFacts]) -> None:
         "gemm:x:sizes=8",
         "gemm:x:dims=8:dims=8",
         "g:x:dims=a",
+        "add:x:align=3",
+        "add:x:align=32",
+        "add:x:align=4,4",
+        "add:x:align=",
+        "add:x:align=4:align=8",
+        "add:x:last_stride=2",
+        "add:x:last_stride=",
     ],
 )
 def test_parse_rejects(text: str) -> None:

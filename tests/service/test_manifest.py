@@ -8,11 +8,12 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache import RequestKey
 from service.convert import contract_to_proto
 from service.engine import Artifact
-from service.manifest import MANIFEST_NAME, write_kernel, write_manifest
+from service.manifest import MANIFEST_NAME, facts_record, write_kernel, write_manifest
 
 CLIENT_FIELDS = {
     "module",
@@ -56,3 +57,18 @@ def test_kernel_files_and_manifest(tmp_path: Path, make_contract) -> None:
 def test_empty_manifest(tmp_path: Path) -> None:
     write_manifest(tmp_path, [])
     assert json.loads((tmp_path / MANIFEST_NAME).read_text()) == {"schema": 1, "kernels": []}
+
+
+def test_facts_record_names_view_facts_only_where_they_relax_the_default() -> None:
+    record = facts_record(
+        (
+            TensorFacts("x", (16,), (1,)),
+            TensorFacts("y", base_align=4),
+            TensorFacts("z", (), (2,), unit_last_stride=False),
+        )
+    )
+    assert record == [
+        {"param": "x", "dim_divisors": [16], "stride_divisors": [1]},
+        {"param": "y", "dim_divisors": [], "stride_divisors": [], "base_align": 4},
+        {"param": "z", "dim_divisors": [], "stride_divisors": [2], "unit_last_stride": False},
+    ]

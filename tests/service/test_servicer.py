@@ -270,6 +270,39 @@ def test_unknown_generic_is_a_diagnostic(real_server, add_rs: Path) -> None:
     assert response.diagnostics[0].code == "CT0102"
 
 
+def test_a_client_gets_a_relaxed_kernel_for_a_misaligned_view(
+    real_server, add_rs: Path, tmp_path: Path
+) -> None:
+    from client_stubs import ArtifactCache, CompileClient, DeviceTensor
+
+    client = CompileClient(real_server.target, cache=ArtifactCache(tmp_path / "client"))
+    n = 4096
+    z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+    y = DeviceTensor(0x7F20_0000_0000, (n,))
+    shifted = DeviceTensor(0x7F10_0000_0004, (n - 1,))  # x[1:] of an f32 tensor
+
+    def x_assumptions(kernel) -> set[tuple[str, int]]:  # type: ignore[no-untyped-def]
+        return {
+            (contract_pb2.AssumptionKind.Name(a.kind), a.value)
+            for a in kernel.contract.assumptions
+            if a.param == 1
+        }
+
+    def kernel_for(x: DeviceTensor):  # type: ignore[no-untyped-def]
+        return client.kernel_for_args(
+            add_rs.read_text(), "add", (z, x, y), {"B": "128"}, "sm_90", "add.rs"
+        )
+
+    general = kernel_for(DeviceTensor(0x7F10_0000_0000, (n,)))
+    assert ("ASSUMPTION_KIND_BASE_ALIGN", 16) in x_assumptions(general)
+    relaxed = kernel_for(shifted)
+    assert ("ASSUMPTION_KIND_BASE_ALIGN", 4) in x_assumptions(relaxed)
+    assert ("ASSUMPTION_KIND_BASE_ALIGN", 16) not in x_assumptions(relaxed)
+    relaxed.plan(z, shifted, y)  # the host accepts the view it was compiled for
+    strided = kernel_for(DeviceTensor(0x7F10_0000_0000, (n,), strides=(2,)))
+    assert not any(kind == "ASSUMPTION_KIND_STRIDE_ONE" for kind, _ in x_assumptions(strided))
+
+
 @dataclasses.dataclass(frozen=True)
 class FailingTileiras:
     """Real version and fingerprint, but every assembly fails the way tileiras does."""

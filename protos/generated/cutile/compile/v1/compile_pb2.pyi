@@ -67,14 +67,18 @@ class CompileRequest(_message.Message):
     def __init__(self, sources: _Optional[_Iterable[_Union[SourceFile, _Mapping]]] = ..., entry: _Optional[str] = ..., generics: _Optional[_Mapping[str, str]] = ..., generic_args: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., options: _Optional[_Union[CompileOptions, _Mapping]] = ..., specialization: _Optional[_Iterable[_Union[TensorFacts, _Mapping]]] = ...) -> None: ...
 
 class TensorFacts(_message.Message):
-    __slots__ = ("param", "dim_divisors", "stride_divisors")
+    __slots__ = ("param", "dim_divisors", "stride_divisors", "base_align", "any_last_stride")
     PARAM_FIELD_NUMBER: _ClassVar[int]
     DIM_DIVISORS_FIELD_NUMBER: _ClassVar[int]
     STRIDE_DIVISORS_FIELD_NUMBER: _ClassVar[int]
+    BASE_ALIGN_FIELD_NUMBER: _ClassVar[int]
+    ANY_LAST_STRIDE_FIELD_NUMBER: _ClassVar[int]
     param: str
     dim_divisors: _containers.RepeatedScalarFieldContainer[int]
     stride_divisors: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, param: _Optional[str] = ..., dim_divisors: _Optional[_Iterable[int]] = ..., stride_divisors: _Optional[_Iterable[int]] = ...) -> None: ...
+    base_align: int
+    any_last_stride: bool
+    def __init__(self, param: _Optional[str] = ..., dim_divisors: _Optional[_Iterable[int]] = ..., stride_divisors: _Optional[_Iterable[int]] = ..., base_align: _Optional[int] = ..., any_last_stride: _Optional[bool] = ...) -> None: ...
 
 class CompileOptions(_message.Message):
     __slots__ = ("opt_level", "host_arch", "lineinfo", "skip_cache")
