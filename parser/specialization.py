@@ -40,7 +40,7 @@ def specialize(
     no tensor parameter or give the wrong number of axes."""
     if not facts:
         return kernel
-    tensors = {p.name: p for p in kernel.signature.params if p.role is not ParamRole.SCALAR}
+    tensors = {p.name: p for p in kernel.signature.params if p.role.is_tensor}
     added: list[Precondition] = []
     for fact in facts:
         param = tensors.get(fact.param)
