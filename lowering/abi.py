@@ -1,8 +1,9 @@
 """The kernel ABI: how entry parameters flatten into rank-0 tile parameters.
 
 `&Tensor` (rank r): ptr, dim[r], stride[r]; `&mut Tensor` adds partition dim[r] and
-partition stride[r]; scalars pass by value; a raw pointer `*mut E` is one address. Slots are packed with natural alignment in
-declaration order (C struct rules), which is what the cubin's parameter bank expects.
+partition stride[r]; scalars pass by value; a raw pointer `*mut E` is one address. Slots
+are packed with natural alignment in declaration order (C struct rules), which is what
+the cubin's parameter bank expects.
 """
 
 from __future__ import annotations

@@ -364,11 +364,7 @@ def _with_preconditions(
     option = next((o for o in function.entry.options if o.key == "preconditions" and o.value), None)
     if option is None or option.value is None:
         return options
-    tensors = {
-        p.name: (p.index, static_extents(p))
-        for p in params
-        if p.role.is_tensor
-    }
+    tensors = {p.name: (p.index, static_extents(p)) for p in params if p.role.is_tensor}
     parsed = parse_preconditions(option.value, tensors, sink)
     return replace(options, preconditions=parsed)
 

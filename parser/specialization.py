@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
-from parser.entry_signature import ParamRole, static_extents
+from parser.entry_signature import static_extents
 from parser.preconditions import (
     ExtentDivisible,
     Precondition,

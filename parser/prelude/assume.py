@@ -15,7 +15,7 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import error
 from parser.prelude.common import generic_args
-from parser.prelude.spec import CallTyper, Intrinsic
+from parser.prelude.spec import CallTyper, Intrinsic, TypingRule
 from parser.types import PointerTileTy, PointerTy, ScalarTy, SemType, TileTy
 
 # id -> the names of its const generic arguments after the value's type `_`
@@ -51,7 +51,7 @@ def _generic_value(call: CallTyper, arg: A.GenericArg, fn: str) -> int | None:
     return None
 
 
-def _assume_rule(fn: str):  # noqa: ANN202 - a TypingRule
+def _assume_rule(fn: str) -> TypingRule:
     names = ASSUME_GENERICS[fn]
     spelled = ", ".join(("_", *names))
 

@@ -19,6 +19,7 @@ from parser.diagnostics import error
 from parser.prelude.common import I32, marker_arg, shape_arg, shape_text
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
+    UNIT,
     Elem,
     PointerTileTy,
     PointerTy,
@@ -26,7 +27,6 @@ from parser.types import (
     SemType,
     TileTy,
 )
-from parser.types import UNIT
 
 RAW_ORDERINGS = ("Weak",)
 _ORDERING_WHY = " (raw-pointer accesses are `ordering::Weak`: ordered within this tile block)"
@@ -243,6 +243,7 @@ def _store_ptr_tko(call: CallTyper) -> SemType | None:
     if not _option_arg(call, 3, TileTy(Elem.BOOL, ptrs.shape), "mask", fn):
         return None
     return UNIT
+
 
 POINTER_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
