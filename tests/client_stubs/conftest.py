@@ -14,6 +14,7 @@ from tests.client_stubs.fake_driver import fake_driver  # noqa: F401  (a shared 
 
 IN, OUT, SCALAR = pb.PARAM_KIND_TENSOR_IN, pb.PARAM_KIND_TENSOR_OUT, pb.PARAM_KIND_SCALAR
 MAPPED = pb.PARAM_KIND_TENSOR_OUT_MAPPED
+POINTER = pb.PARAM_KIND_POINTER
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def build_contract(
         offset += size
 
     for index, p in enumerate(params):
-        rank = len(p.shape) if p.kind != SCALAR else 0
+        rank = len(p.shape) if p.kind not in (SCALAR, POINTER) else 0
         param = c.params.add(index=index, name=p.name, kind=p.kind, dtype=p.dtype, rank=rank)
         if p.kind == IN:
             param.declared_shape.extend(p.shape)
@@ -66,6 +67,8 @@ def build_contract(
             slot(index, pb.SLOT_ROLE_VALUE, 0, p.dtype)
             continue
         slot(index, pb.SLOT_ROLE_PTR, 0, "u64")
+        if p.kind == POINTER:
+            continue
         roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
         if p.kind in (OUT, MAPPED):
             roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
@@ -74,6 +77,8 @@ def build_contract(
                 slot(index, role, axis, p.index_ctype)
     persistent = any(p.kind == MAPPED for p in params)
     c.grid.mode = pb.GridRule.MODE_PERSISTENT if persistent else pb.GridRule.MODE_FROM_OUTPUTS
+    if not any(p.kind in (OUT, MAPPED) for p in params) and any(p.kind == POINTER for p in params):
+        c.grid.mode = pb.GridRule.MODE_HOST
     c.grid.output_params.extend(i for i, p in enumerate(params) if p.kind in (OUT, MAPPED))
     c.launch.block.extend([1, 1, 1])
     c.launch.shared_mem_bytes = 0
@@ -133,6 +138,15 @@ def copy_persistent_contract(
     )
 
 
+def scale_ptr_contract(block: int = 1024) -> pb.LaunchContract:
+    """`unsafe fn scale_ptr<B>(y: *mut f32, x: *const f32, a: f32, len: i32)` (host grid)."""
+    return build_contract(
+        "scale_ptr",
+        [P("y", POINTER), P("x", POINTER), P("a", SCALAR, "f32"), P("len", SCALAR, "i32")],
+        generics=[("B", str(block))],
+    )
+
+
 @pytest.fixture
 def kit() -> SimpleNamespace:
     """The builders above, for tests (fixtures work under any pytest import mode)."""
@@ -146,6 +160,8 @@ def kit() -> SimpleNamespace:
         add=add_contract,
         saxpy=saxpy_contract,
         copy_persistent=copy_persistent_contract,
+        POINTER=POINTER,
+        scale_ptr=scale_ptr_contract,
     )
 
 

@@ -271,7 +271,7 @@ def test_dump_mlir_dir_takes_a_string() -> None:
 
 
 def test_raw_pointer_params_need_an_unsafe_fn_entry() -> None:
-    diagnostic, text = single_error("y: *mut f32, n: i32")
+    diagnostic, _ = single_error("y: *mut f32, n: i32")
     assert diagnostic.code is codes.UNSAFE_REQUIRED
     assert diagnostic.message == "raw pointer parameter `y` requires an `unsafe fn` entry"
     assert diagnostic.primary_span.text == "*mut f32"  # type: ignore[union-attr]
