@@ -63,22 +63,9 @@ def build_contract(
             param.tile_shape.extend(p.shape)
         if p.kind == MAPPED:
             param.map_shape.extend(p.extra.get("map_shape", [1] * rank))  # type: ignore[arg-type]
-        if p.kind == SCALAR:
-            slot(index, pb.SLOT_ROLE_VALUE, 0, p.dtype)
-            continue
-        slot(index, pb.SLOT_ROLE_PTR, 0, "u64")
-        if p.kind == POINTER:
-            continue
-        roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
-        if p.kind in (OUT, MAPPED):
-            roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
-        for role in roles:
-            for axis in range(rank):
-                slot(index, role, axis, p.index_ctype)
-    persistent = any(p.kind == MAPPED for p in params)
-    c.grid.mode = pb.GridRule.MODE_PERSISTENT if persistent else pb.GridRule.MODE_FROM_OUTPUTS
-    if not any(p.kind in (OUT, MAPPED) for p in params) and any(p.kind == POINTER for p in params):
-        c.grid.mode = pb.GridRule.MODE_HOST
+        for role, axis, ctype in _slots(p, rank):
+            slot(index, role, axis, ctype)
+    c.grid.mode = _grid_mode(params)
     c.grid.output_params.extend(i for i, p in enumerate(params) if p.kind in (OUT, MAPPED))
     c.launch.block.extend([1, 1, 1])
     c.launch.shared_mem_bytes = 0
@@ -89,6 +76,29 @@ def build_contract(
     for name, value in generics:
         c.specialization.generics.add(name=name, value=value)
     return c
+
+
+def _slots(p: P, rank: int) -> list[tuple[int, int, str]]:
+    """(role, axis, ctype) of each ABI slot of `p`, in order."""
+    if p.kind == SCALAR:
+        return [(pb.SLOT_ROLE_VALUE, 0, p.dtype)]
+    slots = [(pb.SLOT_ROLE_PTR, 0, "u64")]
+    if p.kind == POINTER:
+        return slots
+    roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
+    if p.kind in (OUT, MAPPED):
+        roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
+    return slots + [(role, axis, p.index_ctype) for role in roles for axis in range(rank)]
+
+
+def _grid_mode(params: Sequence[P]) -> int:
+    """Persistent with a mapped output; from the host for raw pointers and no output."""
+    kinds = {p.kind for p in params}
+    if MAPPED in kinds:
+        return pb.GridRule.MODE_PERSISTENT
+    if POINTER in kinds and OUT not in kinds:
+        return pb.GridRule.MODE_HOST
+    return pb.GridRule.MODE_FROM_OUTPUTS
 
 
 def add_contract(dtype: str = "f32", block: int = 128) -> pb.LaunchContract:
