@@ -11,7 +11,7 @@ import pytest
 
 from lowering.bytecode.writer import write_bytecode
 from lowering.ir.core import walk
-from lowering.ir.ops_control import For
+from lowering.ir.ops_control import For, If, Loop
 from lowering.ir.ops_core import MakeToken
 from lowering.ir.ops_memory import LoadPtrTko, Offset, StorePtrTko
 from lowering.ir.printer import print_module
@@ -56,6 +56,30 @@ mod kernel {
 """
 
 
+BRANCHES = """
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    unsafe fn f<const B: i32>(y: *mut f32, n: i32) {
+        let idx: Tile<i32, { [B] }> = iota(const_shape![B]);
+        let ys = pointer_to_tile(y).offset_tile(idx);
+        let v = load_ptr_tko(ys, ordering::Weak, None, None);
+        if n > 3i32 {
+            store_ptr_tko(ys, v, ordering::Weak, None);
+        }
+        let mut i = 0i32;
+        while i < n {
+            store_ptr_tko(ys.offset(i), v, ordering::Weak, None);
+            i = i + 1i32;
+        }
+        store_ptr_tko(ys, v, ordering::Weak, None);
+    }
+}
+"""
+
+
 def _ops(result, kind):  # type: ignore[no-untyped-def]
     (function,) = result.ir.functions
     return [op for op in walk(function.body) if isinstance(op, kind)]
@@ -91,6 +115,17 @@ def test_the_pointer_token_is_carried_through_loops() -> None:
     carried = loop.body.blocks[0].args[-1]  # the iteration's incoming token
     assert load.token == carried and store.token == load.result_token
     assert str(loop.outputs[-1].type) == "token"
+
+
+def test_the_pointer_token_flows_out_of_ifs_and_whiles() -> None:
+    result = compile_text(BRANCHES, generics={"B": "64"}, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    (branch,) = [op for op in _ops(result, If) if op.outputs]
+    (loop,) = _ops(result, Loop)
+    stores = _ops(result, StorePtrTko)
+    assert [str(v.type) for v in branch.outputs] == ["token"]
+    assert loop.init_values[-1] == branch.outputs[0]  # the loop starts from the `if`'s token
+    assert stores[-1].token == loop.outputs[-1]  # the last store comes after the loop
 
 
 def test_scale_ptr_masks_pads_and_assumes_alignment() -> None:
