@@ -205,7 +205,21 @@ def _load_ptr_tko(call: CallTyper) -> SemType | None:
         return None
     mask_ok = _option_arg(call, 2, TileTy(Elem.BOOL, ptrs.shape), "mask", fn)
     padding_ok = _option_arg(call, 3, ScalarTy(ptrs.elem), "padding", fn)
-    return TileTy(ptrs.elem, ptrs.shape) if mask_ok and padding_ok else None
+    if not (mask_ok and padding_ok):
+        return None
+    if _is_none(call.args[2]) and not _is_none(call.args[3]):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"`{fn}`: a padding value needs a mask",
+                call.args[3].span,
+                "padding without a mask",
+                notes=("the padding is what masked-off lanes read",),
+                help=("pass `None` as the padding, or a mask with `Some(mask)`",),
+            )
+        )
+        return None
+    return TileTy(ptrs.elem, ptrs.shape)
 
 
 def _store_ptr_tko(call: CallTyper) -> SemType | None:

@@ -5,6 +5,7 @@ assembles with tileiras."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import pytest
@@ -80,6 +81,30 @@ mod kernel {
 """
 
 
+HELPER = """
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    fn copy_tile<const N: i32>(dst: *mut f32, src: *const f32, first: i32) {
+        let lanes: Tile<i32, { [N] }> = iota(const_shape![N]);
+        let idx = lanes + first.broadcast(const_shape![N]);
+        unsafe {
+            let v = load_ptr_tko(pointer_to_tile(src).offset_tile(idx), ordering::Weak, None, None);
+            store_ptr_tko(pointer_to_tile(dst).offset_tile(idx), v, ordering::Weak, None);
+        }
+    }
+
+    #[cutile::entry()]
+    unsafe fn f<const B: i32>(y: *mut f32, x: *const f32) {
+        let block = get_tile_block_id().0;
+        copy_tile::<B>(y, x, block * B);
+        copy_tile::<B>(x, y, block * B);
+    }
+}
+"""
+
+
 def _ops(result, kind):  # type: ignore[no-untyped-def]
     (function,) = result.ir.functions
     return [op for op in walk(function.body) if isinstance(op, kind)]
@@ -126,6 +151,23 @@ def test_the_pointer_token_flows_out_of_ifs_and_whiles() -> None:
     assert [str(v.type) for v in branch.outputs] == ["token"]
     assert loop.init_values[-1] == branch.outputs[0]  # the loop starts from the `if`'s token
     assert stores[-1].token == loop.outputs[-1]  # the last store comes after the loop
+
+
+def test_pointers_pass_into_device_functions_and_stay_chained() -> None:
+    """`x` is `*const` in the entry but the second call passes it as `dst: *mut`: a
+    mismatch rustc would reject, so the checker does too; `*mut` coerces to `*const`."""
+    bad = compile_text(HELPER, generics={"B": "64"}, stop_after=Stage.IR)
+    assert [d.code.id for d in bad.diagnostics if d.is_error] == ["E0308"]
+    result = compile_text(
+        HELPER.replace("copy_tile::<B>(x, y, block * B);", "copy_tile::<B>(y, y, block * B);"),
+        generics={"B": "64"},
+        stop_after=Stage.IR,
+    )
+    assert result.ok, result.diagnostics
+    accesses = [op for op in _ops(result, object) if isinstance(op, (LoadPtrTko, StorePtrTko))]
+    assert [type(op) for op in accesses] == [LoadPtrTko, StorePtrTko] * 2
+    for before, after in itertools.pairwise(accesses):  # across the inlined calls too
+        assert after.token == before.result_token
 
 
 def test_scale_ptr_masks_pads_and_assumes_alignment() -> None:

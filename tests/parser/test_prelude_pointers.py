@@ -89,6 +89,12 @@ def test_raw_loads_and_stores_inside_an_unsafe_fn() -> None:
             "mismatched types: the padding of `load_ptr_tko` is an `Option<f32>`",
         ),
         (
+            "let v = load_ptr_tko(pointer_to_tile(x).offset_tile(idx), ordering::Weak, "
+            "None, Some(0.0f32));",
+            codes.MISMATCHED_TYPES,
+            "`load_ptr_tko`: a padding value needs a mask",
+        ),
+        (
             "store_ptr_tko(pointer_to_tile(x).offset_tile(idx), "
             "constant(1.0f32, const_shape![64]), ordering::Weak, None);",
             codes.MUTATE_SHARED,
