@@ -25,19 +25,23 @@ TENSOR_IN = "TENSOR_IN"
 TENSOR_OUT = "TENSOR_OUT"
 TENSOR_OUT_MAPPED = "TENSOR_OUT_MAPPED"
 SCALAR = "SCALAR"
+POINTER = "POINTER"  # a raw device address (`*mut E` of an `unsafe fn` entry)
 OUTPUT_KINDS = frozenset({TENSOR_OUT, TENSOR_OUT_MAPPED})
 _KINDS = {
     contract_pb2.PARAM_KIND_TENSOR_IN: TENSOR_IN,
     contract_pb2.PARAM_KIND_TENSOR_OUT: TENSOR_OUT,
     contract_pb2.PARAM_KIND_SCALAR: SCALAR,
     contract_pb2.PARAM_KIND_TENSOR_OUT_MAPPED: TENSOR_OUT_MAPPED,
+    contract_pb2.PARAM_KIND_POINTER: POINTER,
 }
 # Grid modes (GridRule.Mode without the prefix).
 FROM_OUTPUTS = "FROM_OUTPUTS"
 PERSISTENT = "PERSISTENT"
+HOST = "HOST"  # no output defines the grid: the launch passes `grid=(x, y, z)`
 _GRID_MODES = {
     contract_pb2.GridRule.MODE_FROM_OUTPUTS: FROM_OUTPUTS,
     contract_pb2.GridRule.MODE_PERSISTENT: PERSISTENT,
+    contract_pb2.GridRule.MODE_HOST: HOST,
 }
 _ROLES = {
     contract_pb2.SLOT_ROLE_PTR: "PTR",
@@ -48,7 +52,7 @@ _ROLES = {
     contract_pb2.SLOT_ROLE_VALUE: "VALUE",
 }
 _ROLE_KINDS = {  # a mapped output's slots are exactly those of a partitioned output
-    "PTR": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED),
+    "PTR": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED, POINTER),
     "DIM": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED),
     "STRIDE": (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED),
     "PART_DIM": (TENSOR_OUT, TENSOR_OUT_MAPPED),
@@ -73,7 +77,7 @@ _SCALAR_ASSUMPTIONS = frozenset({"NONNEG", "FITS_I32"})
 class ParamSpec:
     index: int
     name: str
-    kind: str  # TENSOR_IN | TENSOR_OUT | TENSOR_OUT_MAPPED | SCALAR
+    kind: str  # TENSOR_IN | TENSOR_OUT | TENSOR_OUT_MAPPED | SCALAR | POINTER
     dtype: str
     rank: int
     declared_shape: tuple[int, ...]  # inputs; -1 = any extent
@@ -187,6 +191,16 @@ class ContractSpec:
     def persistent(self) -> bool:
         return self.grid_mode == PERSISTENT
 
+    @property
+    def host_grid(self) -> bool:
+        """The launch passes the grid (a raw-pointer kernel with no output)."""
+        return self.grid_mode == HOST
+
+    @property
+    def raw_pointers(self) -> tuple[str, ...]:
+        """The names of the raw-pointer params (their accesses are not bounds-checked)."""
+        return tuple(p.name for p in self.params if p.kind == POINTER)
+
     @cached_property
     def slot_offsets(self) -> tuple[int, ...]:
         return tuple(s.offset for s in self.slots)
@@ -285,7 +299,7 @@ def _check_shapes(
         if len(declared) != rank or any(d < -1 for d in declared):
             raise ContractError(f"{where}: declared shape {declared} does not fit rank {rank}")
     elif rank or declared or tiles:
-        raise ContractError(f"{where}: a scalar has no rank or shape")
+        raise ContractError(f"{where}: a {kind.lower()} has no rank or shape")
     if kind == TENSOR_OUT_MAPPED:
         if len(groups) != rank or any(g <= 0 for g in groups):
             raise ContractError(f"{where}: map shape {groups} does not fit rank {rank}")
@@ -347,6 +361,8 @@ def _grid(
     mode = _GRID_MODES.get(grid.mode)
     if mode is None:
         raise ContractError(f"contract of `{kernel}`: unsupported grid mode {grid.mode}")
+    if mode == HOST:
+        return mode, _host_grid(kernel, grid, params)
     kind = TENSOR_OUT_MAPPED if mode == PERSISTENT else TENSOR_OUT
     other = TENSOR_OUT if mode == PERSISTENT else TENSOR_OUT_MAPPED
     stray = [p.name for p in params if p.kind == other]
@@ -367,6 +383,21 @@ def _grid(
     return mode, outputs
 
 
+def _host_grid(
+    kernel: str, grid: contract_pb2.GridRule, params: tuple[ParamSpec, ...]
+) -> tuple[int, ...]:
+    """HOST: the launch passes the grid; no output may rely on one derived from it."""
+    outputs = [p.name for p in params if p.is_output]
+    if outputs or grid.output_params:
+        named = ", ".join(f"`{n}`" for n in outputs) or f"params {list(grid.output_params)}"
+        raise ContractError(
+            f"contract of `{kernel}`: grid mode HOST cannot launch the output(s) {named}"
+        )
+    if not any(p.kind == POINTER for p in params):
+        raise ContractError(f"contract of `{kernel}`: grid mode HOST without a pointer param")
+    return ()
+
+
 def _assumption(
     kernel: str, params: tuple[ParamSpec, ...], a: contract_pb2.Assumption
 ) -> AssumptionSpec:
@@ -377,6 +408,8 @@ def _assumption(
     if kind is None:
         raise ContractError(f"{where}: unknown assumption kind {a.kind}")
     param = params[a.param]
+    if param.kind == POINTER:
+        raise ContractError(f"{where}: {kind} does not apply to raw pointer `{param.name}`")
     if param.kind == SCALAR and kind not in _SCALAR_ASSUMPTIONS:
         raise ContractError(f"{where}: {kind} does not apply to scalar `{param.name}`")
     if kind in _AXIS_ASSUMPTIONS and a.axis >= param.rank:

@@ -228,3 +228,10 @@ class CompileError(ClientError):
         self.entry = entry
         self.rendered = tuple(rendered)
         self.diagnostics = tuple(diagnostics)
+
+
+class LaunchGridError(LaunchError):
+    """A raw-pointer kernel (no output defines its grid) was launched without a valid
+    `grid=(x, y, z)`, or another kernel was given one."""
+
+    what = "launch grid"

@@ -25,6 +25,7 @@ from client_stubs.device_op import LaunchOp
 from client_stubs.errors import (
     ContractError,
     IntegrityError,
+    LaunchGridError,
     PendingWorkError,
     TargetMismatchError,
 )
@@ -72,6 +73,12 @@ class Kernel:
                 f"kernel `{self.name}` was compiled with unchecked accesses; pass "
                 "allow_unchecked=True to launch it"
             )
+        if self.spec.raw_pointers and not allow_unchecked:
+            names = ", ".join(f"`{n}`" for n in self.spec.raw_pointers)
+            raise ContractError(
+                f"kernel `{self.name}` takes raw pointers ({names}) whose accesses are not "
+                "bounds-checked; pass allow_unchecked=True to launch it"
+            )
         self._verified: set[int] = set()
         self._memo = PlanMemo()
         self._device_sm: dict[int, str] = {}
@@ -107,9 +114,14 @@ class Kernel:
                 return p.map_shape
         raise KeyError(f"`{self.name}` has no parameter {param!r}")
 
-    def plan(self, *args: object, stream: object = None) -> LaunchPlan:
-        """Check and pack without launching (no GPU needed)."""
+    def plan(
+        self, *args: object, stream: object = None, grid: tuple[int, int, int] | None = None
+    ) -> LaunchPlan:
+        """Check and pack without launching (no GPU needed). `grid`: only for a kernel whose
+        grid no output defines (raw pointers; see `host_grid`)."""
         handle = driver.stream_handle(stream)
+        if self.spec.host_grid or grid is not None:
+            return plan_launch(self.spec, args, stream=handle, grid=grid)
         plan = self._memo.lookup(args)
         if plan is None:
             plan = plan_launch(self.spec, args, stream=handle)
@@ -122,8 +134,18 @@ class Kernel:
         in parameter order, once the GPU work is complete."""
         return LaunchOp(self, args)
 
+    @property
+    def host_grid(self) -> bool:
+        """No output defines the grid (a raw-pointer kernel): launch with `grid=(x, y, z)`."""
+        return self.spec.host_grid
+
     def launch(
-        self, *args: object, stream: object = None, sync: bool = False, packed: bool = False
+        self,
+        *args: object,
+        stream: object = None,
+        sync: bool = False,
+        packed: bool = False,
+        grid: tuple[int, int, int] | None = None,
     ) -> tuple[object, ...]:
         """Launch on `stream` (None: the legacy default stream) and return the arguments back
         (outputs as their `Partition` / `MappedPartition` objects; a persistent kernel's grid is
@@ -131,9 +153,14 @@ class Kernel:
         otherwise the arguments are in use by pending work until it completes (reading,
         freeing or unpartitioning them raises `PendingWorkError` meanwhile). `packed` passes
         the parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of
-        kernelParams."""
+        kernelParams. `grid` is the launch grid of a kernel whose grid no output defines
+        (`host_grid`), and refused for any other."""
         handle = driver.stream_handle(stream)
-        prepared = self.issue(args, handle, {}, False, packed)
+        if grid is not None and not self.spec.host_grid:
+            raise LaunchGridError(
+                self.name, None, "no grid argument", tuple(grid), "its outputs define the grid"
+            )
+        prepared = self.issue(args, handle, {}, False, packed, grid)
         if sync:
             driver.synchronize(handle)
             PENDING.completed(handle)
@@ -150,6 +177,7 @@ class Kernel:
         contexts: dict[int, int],
         capturing: bool = False,
         packed: bool = False,
+        grid: tuple[int, int, int] | None = None,
     ) -> PreparedLaunch:
         """Check (or reuse the checked plan), order after conflicting work on other streams,
         and call `cuLaunchKernel` on `stream`. `contexts` maps device ordinals to the context
@@ -164,7 +192,7 @@ class Kernel:
         ):
             prepared: PreparedLaunch = entry.prepared  # type: ignore[assignment]
         else:
-            prepared = self._prepare(args, stream)
+            prepared = self._prepare(args, stream, grid)
         device = prepared.device
         if device is None:
             device = driver.current_device()
@@ -191,8 +219,14 @@ class Kernel:
             )
         return prepared
 
-    def _prepare(self, args: tuple[object, ...], stream: int) -> PreparedLaunch:
-        """The checked plan with its kernelParams array, reused while the arguments repeat."""
+    def _prepare(
+        self, args: tuple[object, ...], stream: int, grid: tuple[int, int, int] | None = None
+    ) -> PreparedLaunch:
+        """The checked plan with its kernelParams array, reused while the arguments repeat
+        (a host-grid kernel's plan is not: its grid is not part of the arguments)."""
+        if self.spec.host_grid:
+            plan = plan_launch(self.spec, args, stream=stream, grid=grid)
+            return PreparedLaunch(plan, plan.keep_alive)
         entry = self._memo.find(args)
         if entry is not None and entry.prepared is not None:
             return entry.prepared  # type: ignore[return-value]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from client_stubs.contract import (
+    POINTER,
     SCALAR,
     TENSOR_OUT,
     TENSOR_OUT_MAPPED,
@@ -41,6 +42,7 @@ from client_stubs.errors import (
     GridMismatchError,
     HostArgumentError,
     LaunchCheckError,
+    LaunchGridError,
     MapShapeMismatchError,
     MovedArgumentError,
     MovedTensorError,
@@ -71,7 +73,7 @@ class BoundArg:
     param: ParamSpec
     layout: TensorLayout | None  # tensors
     tile_shape: tuple[int, ...]  # outputs
-    value: int | float | bool | None  # scalars
+    value: int | float | bool | None  # scalars; raw pointers: the address
     num_tile_blocks: int = 0  # mapped outputs: the persistent grid they ask for
 
 
@@ -97,8 +99,10 @@ def plan_launch(
     args: Sequence[object],
     *,
     stream: int | None = None,
+    grid: Sequence[int] | None = None,
 ) -> LaunchPlan:
-    """Check `args` against `contract` and compute the grid and packed parameter buffer."""
+    """Check `args` against `contract` and compute the grid and packed parameter buffer.
+    `grid` is given exactly when no output defines it (a raw-pointer kernel)."""
     spec = contract if isinstance(contract, ContractSpec) else validate_contract(contract)
     kernel = spec.function or spec.entry_symbol
     if len(args) != len(spec.params):
@@ -110,11 +114,21 @@ def plan_launch(
         _check_assumption(kernel, assumption, bound[assumption.param])
     _check_exclusive_outputs(kernel, bound)
     grid_params = [bound[i] for i in spec.grid_outputs]
-    grid = _persistent_grid(kernel, grid_params) if spec.persistent else _grid(kernel, grid_params)
+    if spec.host_grid:
+        launch_grid = _host_grid(kernel, grid)
+    elif grid is not None:
+        raise LaunchGridError(
+            kernel, None, "no grid argument", tuple(grid), "its outputs define the grid"
+        )
+    elif spec.persistent:
+        launch_grid = _persistent_grid(kernel, grid_params)
+    else:
+        launch_grid = _grid(kernel, grid_params)
+    grid = launch_grid
     if grid[0] % spec.cluster_blocks:
         raise GridLimitError(
             kernel,
-            grid_params[0].param.name,
+            grid_params[0].param.name if grid_params else None,
             f"grid axis 0 a multiple of the cubin's cluster of {spec.cluster_blocks} tile blocks",
             grid[0],
         )
@@ -142,7 +156,8 @@ def _accesses(kernel: str, bound: list[BoundArg]) -> tuple[Access, ...]:
             continue
         lo, hi = b.layout.byte_extent
         if lo != hi:
-            found.append(Access(lo, hi, b.layout.device, b.param.is_output, kernel, b.param.name))
+            writes = b.param.is_output or b.param.kind == POINTER  # a raw pointer may write
+            found.append(Access(lo, hi, b.layout.device, writes, kernel, b.param.name))
     return tuple(found)
 
 
@@ -152,6 +167,8 @@ def _accesses(kernel: str, bound: list[BoundArg]) -> tuple[Access, ...]:
 def _bind(kernel: str, param: ParamSpec, arg: object, stream: int | None) -> BoundArg:
     if param.kind == SCALAR:
         return BoundArg(param, None, (), _scalar(kernel, param, arg))
+    if param.kind == POINTER:
+        return _pointer(kernel, param, arg)
     if param.kind == TENSOR_OUT:
         layout, tiles = _output_layout(kernel, param, arg)
         _check_tensor(kernel, param, layout)
@@ -168,6 +185,28 @@ def _bind(kernel: str, param: ParamSpec, arg: object, stream: int | None) -> Bou
     _check_tensor(kernel, param, layout)
     _check_input_shape(kernel, param, layout)
     return BoundArg(param, layout, (), None)
+
+
+def _pointer(kernel: str, param: ParamSpec, arg: object) -> BoundArg:
+    """A raw pointer: a `DeviceTensor` of the pointee dtype (its base address; its memory
+    is then tracked as written by the launch) or a non-zero device address as an int."""
+    expected = f"a {param.dtype} DeviceTensor or a device address (int)"
+    if isinstance(arg, DeviceTensor):
+        if arg.moved:
+            raise MovedArgumentError(
+                kernel, param.name, expected, "a tensor moved into a Partition"
+            )
+        layout = arg.layout
+        if layout.dtype != param.dtype:
+            raise DTypeMismatchError(kernel, param.name, param.dtype, layout.dtype)
+        return BoundArg(param, layout, (), layout.ptr)
+    if isinstance(arg, numbers.Integral) and not isinstance(arg, bool):
+        address = int(arg)
+        if not 0 < address < 1 << 64:
+            raise ScalarValueError(kernel, param.name, "a device address in [1, 2^64)", address)
+        return BoundArg(param, None, (), address)
+    _reject_host(kernel, param, arg, expected)
+    raise ArgumentKindError(kernel, param.name, expected, _type_name(arg))
 
 
 def _output_layout(
@@ -535,6 +574,30 @@ def _grid(kernel: str, outputs: list[BoundArg]) -> tuple[int, int, int]:
     return grid
 
 
+def _host_grid(kernel: str, grid: Sequence[int] | None) -> tuple[int, int, int]:
+    """The grid a raw-pointer kernel is launched with: three positive ints within CUDA's
+    limits (nothing else bounds what its blocks touch: that is the caller's promise)."""
+    if grid is None:
+        raise LaunchGridError(
+            kernel,
+            None,
+            "grid=(x, y, z)",
+            "no grid",
+            "no output defines this kernel's grid; pass it to the launch",
+        )
+    axes = tuple(grid)
+    if len(axes) != 3 or not all(_is_int(a) for a in axes):
+        raise LaunchGridError(kernel, None, "three ints (x, y, z)", axes)
+    for axis, (size, limit) in enumerate(zip(axes, GRID_LIMITS, strict=True)):
+        if not 1 <= size <= limit:
+            raise LaunchGridError(kernel, None, f"1 <= grid axis {axis} <= {limit}", size)
+    return (int(axes[0]), int(axes[1]), int(axes[2]))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _persistent_grid(kernel: str, mapped: list[BoundArg]) -> tuple[int, int, int]:
     """(num_tile_blocks, 1, 1); every mapped output must ask for the same number."""
     blocks, first = mapped[0].num_tile_blocks, mapped[0].param.name
@@ -583,7 +646,7 @@ def _fail_launch_check(
 
 
 def _slot_value(role: str, axis: int, b: BoundArg) -> int | float | bool:
-    if role == "VALUE":
+    if role == "VALUE" or b.param.kind == POINTER:
         assert b.value is not None
         return b.value
     assert b.layout is not None

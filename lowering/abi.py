@@ -1,8 +1,9 @@
 """The kernel ABI: how entry parameters flatten into rank-0 tile parameters.
 
 `&Tensor` (rank r): ptr, dim[r], stride[r]; `&mut Tensor` adds partition dim[r] and
-partition stride[r]; scalars pass by value. Slots are packed with natural alignment in
-declaration order (C struct rules), which is what the cubin's parameter bank expects.
+partition stride[r]; scalars pass by value; a raw pointer `*mut E` is one address. Slots
+are packed with natural alignment in declaration order (C struct rules), which is what
+the cubin's parameter bank expects.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from lowering.contract import AbiSlot, SlotRole
 from lowering.element_types import ctype, ir_element
 from lowering.ir.types import I32, PointerType, TileType
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
-from parser.types import ScalarTy
+from parser.types import PointerTy, ScalarTy
 
 POINTER_BYTES = 8
 INDEX_BYTES = 4  # dims and strides are i32
@@ -43,6 +44,10 @@ def _param_slots(param: EntryParam) -> list[tuple[SlotRole, int, str, int, TileT
         assert isinstance(param.type, ScalarTy)
         elem = param.type.elem
         return [(SlotRole.VALUE, 0, ctype(elem), elem.size_bytes, TileType(ir_element(elem)))]
+    if param.role is ParamRole.POINTER:
+        assert isinstance(param.type, PointerTy)
+        pointer = TileType(PointerType(ir_element(param.type.elem)))
+        return [(SlotRole.PTR, 0, "u64", POINTER_BYTES, pointer)]
     return _tensor_slots(param)
 
 

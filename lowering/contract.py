@@ -17,6 +17,7 @@ class ParamKind(enum.Enum):
     TENSOR_OUT = 2
     SCALAR = 3
     TENSOR_OUT_MAPPED = 4
+    POINTER = 5  # `*mut E` of an `unsafe fn` entry: one raw device address
 
 
 class SlotRole(enum.Enum):
@@ -137,3 +138,8 @@ class LaunchContract:
     def persistent(self) -> bool:
         """A mapped output: the host chooses the grid (num_tile_blocks, 1, 1)."""
         return any(p.kind is ParamKind.TENSOR_OUT_MAPPED for p in self.params)
+
+    @property
+    def host_grid(self) -> bool:
+        """No output defines the grid (a raw-pointer kernel): the host passes it."""
+        return not self.grid_outputs and any(p.kind is ParamKind.POINTER for p in self.params)

@@ -17,13 +17,14 @@ from lowering.contract import (
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
 from parser.preconditions import ExtentDivisible, SameExtent, StrideDivisible
 from parser.type_eval import GenericValue
-from parser.types import Elem, MappedTy, ScalarTy
+from parser.types import Elem, MappedTy, PointerTy, ScalarTy
 
 _KINDS = {
     ParamRole.INPUT: ParamKind.TENSOR_IN,
     ParamRole.OUTPUT: ParamKind.TENSOR_OUT,
     ParamRole.MAPPED_OUTPUT: ParamKind.TENSOR_OUT_MAPPED,
     ParamRole.SCALAR: ParamKind.SCALAR,
+    ParamRole.POINTER: ParamKind.POINTER,
 }
 
 
@@ -41,6 +42,9 @@ def _contract_param(param: EntryParam) -> ContractParam:
     kind = _KINDS[param.role]
     if param.role is ParamRole.SCALAR:
         assert isinstance(param.type, ScalarTy)
+        return ContractParam(param.index, param.name, kind, param.type.elem.value)
+    if param.role is ParamRole.POINTER:
+        assert isinstance(param.type, PointerTy)
         return ContractParam(param.index, param.name, kind, param.type.elem.value)
     tensor = param.tensor
     if param.role is ParamRole.MAPPED_OUTPUT:

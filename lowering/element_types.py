@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lowering.ir.types import ElementType, TileType
-from parser.types import Elem, ScalarTy, SemType, TileTy
+from lowering.ir.types import ElementType, PointerType, TileType
+from parser.types import Elem, PointerTileTy, PointerTy, ScalarTy, SemType, TileTy
 
 _IR_ELEMENT = {
     Elem.BOOL: ElementType.I1,
@@ -33,6 +33,10 @@ def ir_tile_type(ty: SemType) -> TileType:
         return TileType(ir_element(ty.elem))
     if isinstance(ty, TileTy):
         return TileType(ir_element(ty.elem), ty.shape)
+    if isinstance(ty, PointerTy):
+        return TileType(PointerType(ir_element(ty.elem)))
+    if isinstance(ty, PointerTileTy):
+        return TileType(PointerType(ir_element(ty.elem)), ty.shape)
     raise TypeError(f"{ty} has no tile representation")
 
 

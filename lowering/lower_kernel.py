@@ -61,6 +61,8 @@ class KernelLowering:
         self.values: dict[int, Lowered] = {}  # LocalVar.id -> current value
         self.outputs: list[TensorHandle | TokenChain] = []  # the tokens control flow carries
         self.print_chain: TokenChain | None = None
+        # raw-pointer loads and stores, in program order (one chain: pointers may alias)
+        self.pointer_chain: TokenChain | None = None
         # set by `break` / `continue`: the rest of the current region is unreachable, and
         # the region already has its terminator
         self.terminated = False
@@ -99,7 +101,7 @@ class KernelLowering:
             assert var.param_index is not None
             entry_param = self.kernel.signature.params[var.param_index]
             param_slots = slots[var.param_index]
-            if entry_param.role is ParamRole.SCALAR:
+            if entry_param.role in (ParamRole.SCALAR, ParamRole.POINTER):
                 self.values[var.id] = param_slots[0][1]
             else:
                 self.values[var.id] = self._tensor_view(entry_param, param_slots)
@@ -110,6 +112,10 @@ class KernelLowering:
             token = self.builder.emit(MakeToken, result=TOKEN, span=span).result
             self.print_chain = TokenChain(token)
             self.outputs.append(self.print_chain)
+        if any(p.role is ParamRole.POINTER for p in self.kernel.signature.params):
+            token = self.builder.emit(MakeToken, result=TOKEN, span=span).result
+            self.pointer_chain = TokenChain(token)
+            self.outputs.append(self.pointer_chain)
 
     def _tensor_view(
         self, param: EntryParam, slots: list[tuple[SlotLayout, Value]]

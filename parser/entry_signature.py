@@ -16,7 +16,16 @@ from parser.diagnostics import DiagnosticSink, error
 from parser.optimization_hints import ArchHints, parse_optimization_hints
 from parser.preconditions import Precondition, parse_preconditions
 from parser.type_eval import TypeResolver, eval_const
-from parser.types import DYNAMIC, MappedTy, RefTy, ScalarTy, SemType, TensorTy, is_power_of_two
+from parser.types import (
+    DYNAMIC,
+    MappedTy,
+    PointerTy,
+    RefTy,
+    ScalarTy,
+    SemType,
+    TensorTy,
+    is_power_of_two,
+)
 
 MAX_OUTPUT_RANK = 3
 _BOOL_OPTIONS = ("unchecked_accesses", "deny_in_kernel_checks", "print_ir")
@@ -28,10 +37,15 @@ class ParamRole(enum.Enum):
     OUTPUT = "output"
     MAPPED_OUTPUT = "mapped_output"  # MappedPartitionMut: written through iter_indices
     SCALAR = "scalar"
+    POINTER = "pointer"  # `*mut E` in an `unsafe fn` entry: one raw address
 
     @property
     def is_output(self) -> bool:
         return self in (ParamRole.OUTPUT, ParamRole.MAPPED_OUTPUT)
+
+    @property
+    def is_tensor(self) -> bool:
+        return self not in (ParamRole.SCALAR, ParamRole.POINTER)
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,7 @@ class EntryParam:
     role: ParamRole
     type: SemType
     span: A.Span
+    type_span: A.Span | None = None  # raw pointers: where the type is written
 
     @property
     def tensor(self) -> TensorTy:
@@ -68,6 +83,11 @@ class EntrySignature:
     def outputs(self) -> tuple[EntryParam, ...]:
         return tuple(p for p in self.params if p.role.is_output)
 
+    @property
+    def host_grid(self) -> bool:
+        """No output defines the grid: a raw-pointer kernel, launched on the host's grid."""
+        return not self.outputs and any(p.role is ParamRole.POINTER for p in self.params)
+
 
 def check_entry_signature(
     function: A.Function, resolver: TypeResolver, sink: DiagnosticSink
@@ -78,6 +98,7 @@ def check_entry_signature(
         for i, param in enumerate(function.params)
         if (p := _entry_param(i, param, resolver, sink)) is not None
     )
+    _check_pointer_params(function, params, sink)
     if function.return_type is not None:
         sink.add(
             error(
@@ -90,7 +111,8 @@ def check_entry_signature(
         )
     options = _entry_options(function, resolver, sink)
     options = _with_preconditions(function, params, options, sink)
-    if not any(p.role.is_output for p in params) and len(params) == len(function.params):
+    has_grid = any(p.role.is_output or p.role is ParamRole.POINTER for p in params)
+    if not has_grid and len(params) == len(function.params):
         sink.add(
             error(
                 codes.INVALID_PARAMETER,
@@ -106,6 +128,31 @@ def check_entry_signature(
     if errors_after > errors_before:
         return None
     return EntrySignature(params, options)
+
+
+def _check_pointer_params(
+    function: A.Function, params: tuple[EntryParam, ...], sink: DiagnosticSink
+) -> None:
+    """A raw pointer reaches memory no bounds check covers: only an `unsafe fn` entry may
+    take one (cuTile Rust: "Pointers can only be used in unsafe kernel entry points")."""
+    if function.is_unsafe:
+        return
+    for param in params:
+        if param.role is ParamRole.POINTER:
+            sink.add(
+                error(
+                    codes.UNSAFE_REQUIRED,
+                    f"raw pointer parameter `{param.name}` requires an `unsafe fn` entry",
+                    param.type_span,
+                    "raw pointer parameter",
+                    secondary=((function.name_span, "this entry is not `unsafe`"),),
+                    notes=(
+                        "accesses through a raw pointer are not bounds-checked, so the caller "
+                        "must promise they stay inside the memory it passes",
+                    ),
+                    help=(f"declare the entry `unsafe fn {function.name}`",),
+                )
+            )
 
 
 def _check_single_grid(params: tuple[EntryParam, ...], sink: DiagnosticSink) -> None:
@@ -168,6 +215,8 @@ def _entry_param(
         return None
     if isinstance(ty, ScalarTy):
         return EntryParam(index, param.name, ParamRole.SCALAR, ty, param.span)
+    if isinstance(ty, PointerTy):
+        return EntryParam(index, param.name, ParamRole.POINTER, ty, param.span, param.type.span)
     if isinstance(ty, MappedTy):
         if not _check_mapped(param, ty, sink):
             return None
@@ -185,8 +234,8 @@ def _entry_param(
             param.type.span,
             "unsupported parameter",
             notes=(
-                "entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs "
-                "or scalars",
+                "entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs, "
+                "scalars or (in an `unsafe fn`) raw pointers `*mut E`",
             ),
         )
     )
@@ -315,9 +364,7 @@ def _with_preconditions(
     option = next((o for o in function.entry.options if o.key == "preconditions" and o.value), None)
     if option is None or option.value is None:
         return options
-    tensors = {
-        p.name: (p.index, static_extents(p)) for p in params if p.role is not ParamRole.SCALAR
-    }
+    tensors = {p.name: (p.index, static_extents(p)) for p in params if p.role.is_tensor}
     parsed = parse_preconditions(option.value, tensors, sink)
     return replace(options, preconditions=parsed)
 

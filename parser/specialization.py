@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from parser import codes
 from parser.diagnostics import DiagnosticSink, error
-from parser.entry_signature import ParamRole, static_extents
+from parser.entry_signature import static_extents
 from parser.preconditions import (
     ExtentDivisible,
     Precondition,
@@ -71,7 +71,7 @@ def specialize(
     no tensor parameter or give the wrong number of axes."""
     if not facts:
         return kernel
-    tensors = {p.name: p for p in kernel.signature.params if p.role is not ParamRole.SCALAR}
+    tensors = {p.name: p for p in kernel.signature.params if p.role.is_tensor}
     added: list[Precondition] = []
     for fact in facts:
         param = tensors.get(fact.param)

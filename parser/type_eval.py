@@ -19,6 +19,8 @@ from parser.types import (
     MappedTy,
     PartitionIndexTy,
     PartitionTy,
+    PointerTileTy,
+    PointerTy,
     RefTy,
     ScalarTy,
     SemType,
@@ -167,6 +169,9 @@ class TypeResolver:
             return None if any(p is None for p in parts) else TupleTy(tuple(parts))  # type: ignore[arg-type]
         if isinstance(ty, A.PathType):
             return self._path_type(ty)
+        if isinstance(ty, A.PointerType):
+            elem = self.element(ty.inner)
+            return None if elem is None else PointerTy(elem, ty.mutable)
         self._unsupported(ty)
         return None
 
@@ -317,7 +322,29 @@ def _mapped(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
     return MappedTy(parts[0], parts[1], map_shape)
 
 
+def _pointer_tile(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`PointerTile<*mut E, S>`."""
+    first = ty.args[0]
+    pointee = first.type if isinstance(first, A.TypeArg) else None
+    if not isinstance(pointee, A.PointerType):
+        resolver.sink.add(
+            error(
+                codes.GENERIC_ARGUMENT,
+                "the first argument of `PointerTile` is a raw pointer type",
+                first.span,
+                "expected `*mut E`",
+            )
+        )
+        return None
+    elem = resolver.element(pointee.inner)
+    shape = resolver.shape(ty.args[1])
+    if elem is None or shape is None:
+        return None
+    return PointerTileTy(elem, shape, pointee.mutable)
+
+
 _GENERIC_TYPES = {
+    "PointerTile": _pointer_tile,
     "Tile": _tile,
     "Tensor": _tensor,
     "Shape": _shape,

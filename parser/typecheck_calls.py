@@ -17,7 +17,7 @@ from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_
 from parser.spans import Span
 from parser.type_eval import GenericValue, TypeEnv, TypeResolver
 from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall, TypedBody
-from parser.types import DYNAMIC, UNIT, RefTy, SemType, TensorTy
+from parser.types import DYNAMIC, UNIT, PointerTy, RefTy, SemType, TensorTy
 from parser.unify import Conflict, unify
 
 if TYPE_CHECKING:
@@ -325,9 +325,12 @@ class CallRules:
 
 def _compatible(declared: SemType, actual: SemType) -> bool:
     """Exact match, except that a `-1` dimension in a declared tensor accepts any extent
-    and `&mut Tensor` may be passed where `&Tensor` is declared."""
+    and `&mut Tensor` may be passed where `&Tensor` is declared (and `*mut E` where
+    `*const E` is)."""
     if declared == actual:
         return True
+    if isinstance(declared, PointerTy) and isinstance(actual, PointerTy):
+        return declared.elem == actual.elem and not declared.mutable
     if isinstance(declared, RefTy) and isinstance(actual, RefTy):
         if declared.mutable and not actual.mutable:
             return False

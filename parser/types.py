@@ -234,6 +234,32 @@ class MarkerTy:
 
 
 @dataclass(frozen=True)
+class PointerTy:
+    """A raw device pointer `*mut E` (or `*const E`, which may only be read through).
+    Only an `unsafe fn` entry takes one; in Tile IR it is a `tile<ptr<E>>`."""
+
+    elem: Elem
+    mutable: bool = True
+
+    def __str__(self) -> str:
+        return f"*{'mut' if self.mutable else 'const'} {self.elem}"
+
+
+@dataclass(frozen=True)
+class PointerTileTy:
+    """`PointerTile<*mut E, S>`: a tile of raw pointers (`tile<S x ptr<E>>`), made with
+    `pointer_to_tile(p)` and moved with `offset_tile` / `offset` / `broadcast`."""
+
+    elem: Elem
+    shape: tuple[int, ...]
+    mutable: bool = True
+
+    def __str__(self) -> str:
+        kind = "mut" if self.mutable else "const"
+        return f"PointerTile<*{kind} {self.elem}, {{[{', '.join(map(str, self.shape))}]}}>"
+
+
+@dataclass(frozen=True)
 class ErrorTy:
     """The type of a binding whose definition already failed (suppresses follow-on errors)."""
 
@@ -255,6 +281,8 @@ SemType = Union[
     TupleTy,
     ArrayTy,
     MarkerTy,
+    PointerTy,
+    PointerTileTy,
     ErrorTy,
 ]
 

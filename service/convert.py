@@ -298,6 +298,7 @@ _PARAM_KIND = {
     ParamKind.TENSOR_OUT: contract_pb2.PARAM_KIND_TENSOR_OUT,
     ParamKind.SCALAR: contract_pb2.PARAM_KIND_SCALAR,
     ParamKind.TENSOR_OUT_MAPPED: contract_pb2.PARAM_KIND_TENSOR_OUT_MAPPED,
+    ParamKind.POINTER: contract_pb2.PARAM_KIND_POINTER,
 }
 _SLOT_ROLE = {
     SlotRole.PTR: contract_pb2.SLOT_ROLE_PTR,
@@ -364,6 +365,8 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
         grid=pb.GridRule(
             mode=pb.GridRule.MODE_PERSISTENT
             if contract.persistent
+            else pb.GridRule.MODE_HOST
+            if contract.host_grid
             else pb.GridRule.MODE_FROM_OUTPUTS,
             output_params=contract.grid_outputs,
         ),

@@ -212,6 +212,24 @@ def _store_view(op: memory.StoreViewTko, ctx: EncodeContext) -> None:
     ctx.buf += out + _counted_values(ctx, op.index) + _optional(ctx, op.token)
 
 
+def _load_ptr(op: memory.LoadPtrTko, ctx: EncodeContext) -> None:
+    """R tile, R token; F (b0 scope, b1 hints, b2 mask, b3 padding, b4 token); ordering;
+    v ptrs; [mask]; [padding]; [token] (no scope or hints: weak, unhinted)."""
+    out = uvarint(0x3D) + _each_type(ctx, (op.tile, op.result_token))
+    out += _flags(False, False, op.mask is not None, op.padding is not None, op.token is not None)
+    out += _enum(op.ordering) + uvarint(ctx.value(op.ptrs))
+    ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.padding) + _optional(ctx, op.token)
+
+
+def _store_ptr(op: memory.StorePtrTko, ctx: EncodeContext) -> None:
+    """R token; F (b0 scope, b1 hints, b2 mask, b3 token); ordering; v ptrs; v value;
+    [mask]; [token]."""
+    out = uvarint(0x65) + _type_of(ctx, op.result_token)
+    out += _flags(False, False, op.mask is not None, op.token is not None) + _enum(op.ordering)
+    out += uvarint(ctx.value(op.ptrs)) + uvarint(ctx.value(op.value))
+    ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.token)
+
+
 def _exp(op: math_ops.Exp, ctx: EncodeContext) -> None:
     rounding = _gated_enum(ctx, op, "rounding", (13, 3), RoundingMode.FULL)
     ctx.buf += uvarint(0x17) + _type_of(ctx, op.result) + rounding + uvarint(ctx.value(op.source))
@@ -340,6 +358,9 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     memory.LoadViewTko: _load_view,
     memory.StoreViewTko: _store_view,
     memory.GetIndexSpaceShape: _get_index_space_shape,
+    memory.Offset: _fixed(0x51),
+    memory.LoadPtrTko: _load_ptr,
+    memory.StorePtrTko: _store_ptr,
     # arithmetic
     arith.AddF: _float_binary(0x02),
     arith.SubF: _float_binary(0x67),

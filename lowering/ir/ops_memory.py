@@ -8,6 +8,7 @@ from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Op, Value, attribute, operand, operands, optional_operand, result
 from lowering.ir.types import (
     I32,
+    ElementType,
     PartitionViewType,
     PointerType,
     TensorViewType,
@@ -138,3 +139,93 @@ class GetIndexSpaceShape(Op):
     NAME = "get_index_space_shape"
     counts: tuple[Value, ...] = result()
     view: Value = operand()
+
+
+def _pointee(ptrs: Value) -> PointerType | None:
+    ty = ptrs.type
+    if isinstance(ty, TileType) and isinstance(ty.element, PointerType):
+        return ty.element
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Offset(Op):
+    """Advance each pointer of a pointer tile by an element count (same shape)."""
+
+    NAME = "offset"
+    result: Value = result()
+    ptrs: Value = operand()
+    offsets: Value = operand()
+
+    def verify(self) -> list[str]:
+        if _pointee(self.ptrs) is None:
+            return ["ptrs must be a tile of pointers"]
+        offsets = self.offsets.type
+        if not (isinstance(offsets, TileType) and offsets.element == I32.element):
+            return ["offsets must be an i32 tile"]
+        if self.result.type != self.ptrs.type:
+            return ["result type must equal the pointer tile's"]
+        if offsets.shape != self.ptrs.type.shape:  # type: ignore[union-attr]
+            return ["offsets and pointers differ in shape"]
+        return []
+
+
+def _mask_errors(mask: Value | None, shape: tuple[int, ...]) -> list[str]:
+    if mask is None:
+        return []
+    if mask.type != TileType(ElementType.I1, shape):
+        return [f"mask must be tile<{''.join(f'{d}x' for d in shape)}i1>"]
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadPtrTko(Op):
+    """Load through a tile of pointers; masked-off lanes read `padding` (or are undefined)."""
+
+    NAME = "load_ptr_tko"
+    tile: Value = result()
+    result_token: Value = result()
+    ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    ptrs: Value = operand()
+    mask: Value | None = optional_operand()
+    padding: Value | None = optional_operand()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        pointee = _pointee(self.ptrs)
+        if pointee is None:
+            return ["ptrs must be a tile of pointers"]
+        shape = self.ptrs.type.shape  # type: ignore[union-attr]
+        expected = TileType(pointee.pointee, shape)
+        errors = [] if self.tile.type == expected else [f"loaded tile must be {expected}"]
+        errors += _mask_errors(self.mask, shape)
+        if self.padding is not None and self.padding.type != expected:
+            errors.append(f"padding must be {expected}")
+        if self.padding is not None and self.mask is None:
+            errors.append("padding needs a mask")
+        return errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class StorePtrTko(Op):
+    """Store a tile through a tile of pointers; masked-off lanes are not written."""
+
+    NAME = "store_ptr_tko"
+    result_token: Value = result()
+    ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    ptrs: Value = operand()
+    value: Value = operand()
+    mask: Value | None = optional_operand()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        pointee = _pointee(self.ptrs)
+        if pointee is None:
+            return ["ptrs must be a tile of pointers"]
+        shape = self.ptrs.type.shape  # type: ignore[union-attr]
+        expected = TileType(pointee.pointee, shape)
+        errors = [] if self.value.type == expected else [f"stored tile must be {expected}"]
+        errors += _mask_errors(self.mask, shape)
+        if not isinstance(self.result_token.type, TokenType):
+            errors.append("result must be a token")
+        return errors

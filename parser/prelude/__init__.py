@@ -8,10 +8,12 @@ live in sibling modules; lowering has a table keyed by the same ids (`lowering.i
 
 from __future__ import annotations
 
+from parser.prelude.assume import ASSUME_INTRINSICS
 from parser.prelude.compare import COMPARE_INTRINSICS
 from parser.prelude.convert import CONVERT_INTRINSICS
 from parser.prelude.math import MATH_INTRINSICS
 from parser.prelude.mma import MMA_INTRINSICS
+from parser.prelude.pointers import POINTER_INTRINSICS
 from parser.prelude.reduce import REDUCE_INTRINSICS
 from parser.prelude.shape import SHAPE_INTRINSICS
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver, receiver_kind
@@ -29,6 +31,8 @@ PRELUDE: tuple[Intrinsic, ...] = (
     *REDUCE_INTRINSICS,
     *MMA_INTRINSICS,
     *CONVERT_INTRINSICS,
+    *POINTER_INTRINSICS,
+    *ASSUME_INTRINSICS,
 )
 
 FUNCTIONS: dict[str, Intrinsic] = {}

@@ -14,6 +14,7 @@ from parser.types import (
     MappedTy,
     PartitionIndexTy,
     PartitionTy,
+    PointerTileTy,
     RefTy,
     ScalarTy,
     SemType,
@@ -32,6 +33,7 @@ class Receiver(enum.Enum):
     PARTITION_MUT = "partition_mut"  # methods only a `PartitionMut` has (looked up first)
     MAPPED = "mapped"
     INDEX = "index"
+    POINTER_TILE = "pointer_tile"
 
 
 class CallTyper(Protocol):
@@ -85,4 +87,6 @@ def receiver_kind(ty: SemType) -> Receiver | None:
         return Receiver.MAPPED
     if isinstance(ty, PartitionIndexTy):
         return Receiver.INDEX
+    if isinstance(ty, PointerTileTy):
+        return Receiver.POINTER_TILE
     return None

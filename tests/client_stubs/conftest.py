@@ -14,6 +14,7 @@ from tests.client_stubs.fake_driver import fake_driver  # noqa: F401  (a shared 
 
 IN, OUT, SCALAR = pb.PARAM_KIND_TENSOR_IN, pb.PARAM_KIND_TENSOR_OUT, pb.PARAM_KIND_SCALAR
 MAPPED = pb.PARAM_KIND_TENSOR_OUT_MAPPED
+POINTER = pb.PARAM_KIND_POINTER
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def build_contract(
         offset += size
 
     for index, p in enumerate(params):
-        rank = len(p.shape) if p.kind != SCALAR else 0
+        rank = len(p.shape) if p.kind not in (SCALAR, POINTER) else 0
         param = c.params.add(index=index, name=p.name, kind=p.kind, dtype=p.dtype, rank=rank)
         if p.kind == IN:
             param.declared_shape.extend(p.shape)
@@ -62,18 +63,9 @@ def build_contract(
             param.tile_shape.extend(p.shape)
         if p.kind == MAPPED:
             param.map_shape.extend(p.extra.get("map_shape", [1] * rank))  # type: ignore[arg-type]
-        if p.kind == SCALAR:
-            slot(index, pb.SLOT_ROLE_VALUE, 0, p.dtype)
-            continue
-        slot(index, pb.SLOT_ROLE_PTR, 0, "u64")
-        roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
-        if p.kind in (OUT, MAPPED):
-            roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
-        for role in roles:
-            for axis in range(rank):
-                slot(index, role, axis, p.index_ctype)
-    persistent = any(p.kind == MAPPED for p in params)
-    c.grid.mode = pb.GridRule.MODE_PERSISTENT if persistent else pb.GridRule.MODE_FROM_OUTPUTS
+        for role, axis, ctype in _slots(p, rank):
+            slot(index, role, axis, ctype)
+    c.grid.mode = _grid_mode(params)
     c.grid.output_params.extend(i for i, p in enumerate(params) if p.kind in (OUT, MAPPED))
     c.launch.block.extend([1, 1, 1])
     c.launch.shared_mem_bytes = 0
@@ -84,6 +76,29 @@ def build_contract(
     for name, value in generics:
         c.specialization.generics.add(name=name, value=value)
     return c
+
+
+def _slots(p: P, rank: int) -> list[tuple[int, int, str]]:
+    """(role, axis, ctype) of each ABI slot of `p`, in order."""
+    if p.kind == SCALAR:
+        return [(pb.SLOT_ROLE_VALUE, 0, p.dtype)]
+    slots = [(pb.SLOT_ROLE_PTR, 0, "u64")]
+    if p.kind == POINTER:
+        return slots
+    roles = [pb.SLOT_ROLE_DIM, pb.SLOT_ROLE_STRIDE]
+    if p.kind in (OUT, MAPPED):
+        roles += [pb.SLOT_ROLE_PART_DIM, pb.SLOT_ROLE_PART_STRIDE]
+    return slots + [(role, axis, p.index_ctype) for role in roles for axis in range(rank)]
+
+
+def _grid_mode(params: Sequence[P]) -> int:
+    """Persistent with a mapped output; from the host for raw pointers and no output."""
+    kinds = {p.kind for p in params}
+    if MAPPED in kinds:
+        return pb.GridRule.MODE_PERSISTENT
+    if POINTER in kinds and OUT not in kinds:
+        return pb.GridRule.MODE_HOST
+    return pb.GridRule.MODE_FROM_OUTPUTS
 
 
 def add_contract(dtype: str = "f32", block: int = 128) -> pb.LaunchContract:
@@ -133,6 +148,15 @@ def copy_persistent_contract(
     )
 
 
+def scale_ptr_contract(block: int = 1024) -> pb.LaunchContract:
+    """`unsafe fn scale_ptr<B>(y: *mut f32, x: *const f32, a: f32, len: i32)` (host grid)."""
+    return build_contract(
+        "scale_ptr",
+        [P("y", POINTER), P("x", POINTER), P("a", SCALAR, "f32"), P("len", SCALAR, "i32")],
+        generics=[("B", str(block))],
+    )
+
+
 @pytest.fixture
 def kit() -> SimpleNamespace:
     """The builders above, for tests (fixtures work under any pytest import mode)."""
@@ -146,6 +170,8 @@ def kit() -> SimpleNamespace:
         add=add_contract,
         saxpy=saxpy_contract,
         copy_persistent=copy_persistent_contract,
+        POINTER=POINTER,
+        scale_ptr=scale_ptr_contract,
     )
 
 

@@ -15,15 +15,17 @@ SIG = "z: &mut Tensor<f32, { [4, 64] }>, x: &Tensor<f32, { [-1, -1] }>, n: i32, 
 PRELUDE = "let t: Tile<f32, { [4, 64] }> = load_tile_like(x, z);"
 
 
-def module(body: str, sig: str = SIG, params: str = "", prelude: str = PRELUDE) -> str:
-    """An entry `f{params}({sig})` whose body is `prelude` then `body`."""
+def module(
+    body: str, sig: str = SIG, params: str = "", prelude: str = PRELUDE, qualifier: str = ""
+) -> str:
+    """An entry `{qualifier}fn f{params}({sig})` whose body is `prelude` then `body`."""
     lines = "\n".join(f"        {line}" for line in (prelude, *body.strip().splitlines()))
     return (
         "#[cutile::module]\n"
         "mod k {\n"
         "    use cutile::core::*;\n"
         "    #[cutile::entry()]\n"
-        f"    fn f{params}({sig}) {{\n"
+        f"    {qualifier}fn f{params}({sig}) {{\n"
         f"{lines}\n"
         "    }\n"
         "}\n"

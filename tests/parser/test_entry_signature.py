@@ -8,7 +8,7 @@ from parser import codes
 from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.entry_signature import EntrySignature, ParamRole, check_entry_signature
 from parser.type_eval import TypeEnv, TypeResolver
-from parser.types import Elem, RefTy, ScalarTy, TensorTy
+from parser.types import Elem, PointerTy, RefTy, ScalarTy, TensorTy
 from tests.parser.support import check, kernel, line_of, only_function
 
 GENERICS = {"B": 128}
@@ -146,7 +146,7 @@ def test_input_extents_must_be_positive_or_dynamic(extent: str) -> None:
         ("(f32, f32)", codes.INVALID_PARAMETER),
         ("Shape<{ [4] }>", codes.INVALID_PARAMETER),
         ("i128", codes.UNSUPPORTED_TYPE),
-        ("*mut f32", codes.UNSUPPORTED_TYPE),
+        ("*mut f32", codes.UNSAFE_REQUIRED),
     ],
 )
 def test_unsupported_parameter_types(written: str, code: object) -> None:
@@ -268,3 +268,32 @@ def test_dump_mlir_dir_takes_a_string() -> None:
         )
     )
     assert result.ok, [d.message for d in result.diagnostics]
+
+
+def test_raw_pointer_params_need_an_unsafe_fn_entry() -> None:
+    diagnostic, _ = single_error("y: *mut f32, n: i32")
+    assert diagnostic.code is codes.UNSAFE_REQUIRED
+    assert diagnostic.message == "raw pointer parameter `y` requires an `unsafe fn` entry"
+    assert diagnostic.primary_span.text == "*mut f32"  # type: ignore[union-attr]
+    assert [label.span.text for label in diagnostic.labels if not label.primary] == ["f"]
+    assert diagnostic.help == ("declare the entry `unsafe fn f`",)
+
+
+def test_raw_pointer_params_of_an_unsafe_fn_entry() -> None:
+    result, diagnostics, _ = signature("y: *mut f16, x: *const f32, n: i32", fn="unsafe fn")
+    assert diagnostics == []
+    assert result is not None
+    assert [(p.name, p.role, p.type) for p in result.params] == [
+        ("y", ParamRole.POINTER, PointerTy(Elem.F16, mutable=True)),
+        ("x", ParamRole.POINTER, PointerTy(Elem.F32, mutable=False)),
+        ("n", ParamRole.SCALAR, ScalarTy(Elem.I32)),
+    ]
+    assert result.outputs == ()
+    assert result.host_grid  # no output defines the grid: the host passes it
+
+
+def test_an_output_defines_the_grid_of_a_pointer_kernel() -> None:
+    result, diagnostics, _ = signature("z: &mut Tensor<f32, { [B] }>, p: *mut f32", fn="unsafe fn")
+    assert diagnostics == []
+    assert result is not None
+    assert not result.host_grid

@@ -24,6 +24,8 @@ UNSAFE_FUNCTIONS = (
     "store_view_tko_bounded",
     "store_view_tko_mapped_mut",
     "load_tensor",
+    "load_ptr_tko",
+    "store_ptr_tko",
     "assume_div_by",
     "assume_bounds_lower",
     "assume_bounds_upper",
@@ -53,6 +55,12 @@ def test_every_unsafe_api_the_prelude_supports_requires_unsafe() -> None:
         "partition_full_mut",
         "store_unchecked",
         "partition_mut_load",
+        "load_ptr_tko",
+        "store_ptr_tko",
+        "assume_div_by",
+        "assume_bounds_lower",
+        "assume_bounds_upper",
+        "assume_bounds",
     }
     assert all(intrinsic.unsafe for intrinsic in supported)
     shared_load = find_method(Receiver.PARTITION, "load")

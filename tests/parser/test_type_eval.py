@@ -8,7 +8,17 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import DiagnosticSink
 from parser.type_eval import NotConstant, TypeEnv, TypeResolver, eval_const
-from parser.types import Elem, RefTy, ScalarTy, ShapeTy, TensorTy, TileTy, TupleTy
+from parser.types import (
+    Elem,
+    PointerTileTy,
+    PointerTy,
+    RefTy,
+    ScalarTy,
+    ShapeTy,
+    TensorTy,
+    TileTy,
+    TupleTy,
+)
 from tests.parser.support import parse
 
 ENV = TypeEnv(
@@ -144,6 +154,10 @@ def resolve(written: str, env: TypeEnv = ENV) -> tuple[object, list]:
         ("(f32, E)", TupleTy((ScalarTy(Elem.F32), ScalarTy(Elem.F16)))),
         ("()", TupleTy(())),
         ("cutile::core::Tensor<f32, { [4] }>", TensorTy(Elem.F32, (4,))),
+        ("*mut E", PointerTy(Elem.F16, mutable=True)),
+        ("*const f32", PointerTy(Elem.F32, mutable=False)),
+        ("PointerTile<*mut f32, { [B] }>", PointerTileTy(Elem.F32, (128,))),
+        ("PointerTile<*const u8, { [] }>", PointerTileTy(Elem.U8, (), mutable=False)),
     ],
 )
 def test_resolve_types(written: str, expected: object) -> None:
@@ -159,6 +173,10 @@ def test_types_print_in_rust_spelling() -> None:
     assert str(tile) == "Tile<f32, {[64, 32]}>"
     shape, _ = resolve("Shape<{ [2] }>")
     assert str(shape) == "Shape<{[2]}>"
+    pointer, _ = resolve("*const E")
+    assert str(pointer) == "*const f16"
+    pointers, _ = resolve("PointerTile<*mut f32, { [4] }>")
+    assert str(pointers) == "PointerTile<*mut f32, {[4]}>"
 
 
 @pytest.mark.parametrize(
@@ -167,7 +185,18 @@ def test_types_print_in_rust_spelling() -> None:
         ("Vec<f32>", codes.UNSUPPORTED_TYPE, "unsupported type `Vec<f32>` in a kernel", "Vec<f32>"),
         ("i128", codes.UNSUPPORTED_TYPE, "unsupported type `i128` in a kernel", "i128"),
         ("[f32; 4]", codes.UNSUPPORTED_TYPE, "unsupported type `[f32; 4]` in a kernel", "[f32; 4]"),
-        ("*mut f32", codes.UNSUPPORTED_TYPE, "unsupported type `*mut f32` in a kernel", "*mut f32"),
+        (
+            "*mut Vec<f32>",
+            codes.UNSUPPORTED_TYPE,
+            "expected an element type, found `Vec<f32>`",
+            "Vec<f32>",
+        ),
+        (
+            "PointerTile<f32, { [4] }>",
+            codes.GENERIC_ARGUMENT,
+            "the first argument of `PointerTile` is a raw pointer type",
+            "f32",
+        ),
         (
             "&Tensor<f32>",
             codes.GENERIC_ARGUMENT,

@@ -14,6 +14,7 @@ class ParamKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PARAM_KIND_TENSOR_OUT: _ClassVar[ParamKind]
     PARAM_KIND_SCALAR: _ClassVar[ParamKind]
     PARAM_KIND_TENSOR_OUT_MAPPED: _ClassVar[ParamKind]
+    PARAM_KIND_POINTER: _ClassVar[ParamKind]
 
 class SlotRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -40,6 +41,7 @@ PARAM_KIND_TENSOR_IN: ParamKind
 PARAM_KIND_TENSOR_OUT: ParamKind
 PARAM_KIND_SCALAR: ParamKind
 PARAM_KIND_TENSOR_OUT_MAPPED: ParamKind
+PARAM_KIND_POINTER: ParamKind
 SLOT_ROLE_UNSPECIFIED: SlotRole
 SLOT_ROLE_PTR: SlotRole
 SLOT_ROLE_DIM: SlotRole
@@ -193,9 +195,11 @@ class GridRule(_message.Message):
         MODE_UNSPECIFIED: _ClassVar[GridRule.Mode]
         MODE_FROM_OUTPUTS: _ClassVar[GridRule.Mode]
         MODE_PERSISTENT: _ClassVar[GridRule.Mode]
+        MODE_HOST: _ClassVar[GridRule.Mode]
     MODE_UNSPECIFIED: GridRule.Mode
     MODE_FROM_OUTPUTS: GridRule.Mode
     MODE_PERSISTENT: GridRule.Mode
+    MODE_HOST: GridRule.Mode
     MODE_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_PARAMS_FIELD_NUMBER: _ClassVar[int]
     mode: GridRule.Mode

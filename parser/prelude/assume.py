@@ -1,0 +1,122 @@
+"""Optimization assumptions: `assume_div_by::<_, D>(x)`, `assume_bounds_lower::<_, L>(x)`,
+`assume_bounds_upper::<_, U>(x)` and `assume_bounds::<_, L, U>(x)` (cuTile Rust's names).
+Each returns `x` unchanged and tells the assembler a fact about it (Tile IR `assume`
+with a `div_by` or `bounded` predicate). Nothing checks the fact: if it is false the
+kernel's behaviour is undefined, so all are `unsafe fn`s (E0133 outside `unsafe`).
+
+`x` may be an integer scalar or tile, a raw pointer or a pointer tile (`div_by` only: the
+address in bytes is a multiple of D). The bounds are compile-time integers; the checker
+records them (and D) in the facts, keyed by the generic argument, for lowering.
+"""
+
+from __future__ import annotations
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import error
+from parser.prelude.common import generic_args
+from parser.prelude.spec import CallTyper, Intrinsic, TypingRule
+from parser.types import PointerTileTy, PointerTy, ScalarTy, SemType, TileTy
+
+# id -> the names of its const generic arguments after the value's type `_`
+ASSUME_GENERICS: dict[str, tuple[str, ...]] = {
+    "assume_div_by": ("D",),
+    "assume_bounds_lower": ("L",),
+    "assume_bounds_upper": ("U",),
+    "assume_bounds": ("L", "U"),
+}
+
+
+def _generic_value(call: CallTyper, arg: A.GenericArg, fn: str) -> int | None:
+    checker = getattr(call, "checker", None)
+    assert checker is not None
+    expr = (
+        arg.value
+        if isinstance(arg, A.ConstArg)
+        else A.PathExpr(arg.span, getattr(arg.type, "segments", ("_",)))
+    )
+    value = checker.fold(expr)
+    if isinstance(value, int) and not isinstance(value, bool):
+        checker.facts.consts[arg] = value  # keyed by the generic argument
+        return value
+    call.report(
+        error(
+            codes.GENERIC_ARGUMENT,
+            f"the generic arguments of `{fn}` after `_` are compile-time integers",
+            arg.span,
+            "not a compile-time integer",
+            help=("write a literal such as `16` or a const generic",),
+        )
+    )
+    return None
+
+
+def _assume_rule(fn: str) -> TypingRule:
+    names = ASSUME_GENERICS[fn]
+    spelled = ", ".join(("_", *names))
+
+    def rule(call: CallTyper) -> SemType | None:
+        written = generic_args(call)
+        if len(written) != len(names) + 1:
+            call.report(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"`{fn}` takes {len(names) + 1} generic arguments: `{fn}::<{spelled}>(x)`",
+                    call.span,
+                    f"found {len(written)}",
+                )
+            )
+            return None
+        values = [_generic_value(call, arg, fn) for arg in written[1:]]
+        ty = call.arg(0)
+        if ty is None or None in values:
+            return None
+        pointer = isinstance(ty, (PointerTy, PointerTileTy))
+        integer = isinstance(ty, (ScalarTy, TileTy)) and ty.elem.is_integer
+        if not (integer or (pointer and fn == "assume_div_by")):
+            what = "an integer or a pointer" if fn == "assume_div_by" else "an integer"
+            call.report(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"mismatched types: `{fn}` applies to {what}, found `{ty}`",
+                    call.args[0].span,
+                    f"expected {what}",
+                )
+            )
+            return None
+        if fn == "assume_div_by" and values[0] is not None and values[0] <= 0:
+            call.report(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"the divisor of `{fn}` must be positive, found {values[0]}",
+                    written[1].span,
+                    "not positive",
+                )
+            )
+            return None
+        if fn == "assume_bounds" and values[0] > values[1]:  # type: ignore[operator]
+            call.report(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"`{fn}`: the lower bound {values[0]} exceeds the upper bound {values[1]}",
+                    call.span,
+                    "empty range",
+                )
+            )
+            return None
+        return ty
+
+    return rule
+
+
+ASSUME_INTRINSICS: tuple[Intrinsic, ...] = tuple(
+    Intrinsic(
+        fn,
+        f"unsafe fn {fn}<T, {', '.join(f'const {n}: i32' for n in names)}>(x: T) -> T",
+        (1,),
+        _assume_rule(fn),
+        functions=(fn,),
+        unsafe=True,
+    )
+    for fn, names in ASSUME_GENERICS.items()
+)
