@@ -56,7 +56,7 @@ class ViewLayout:
 def view_layouts(kernel: TypedKernel, facts: tuple[TensorFacts, ...]) -> dict[int, ViewLayout]:
     """Parameter index -> the view layout its facts relax to; tensors without facts (and
     facts naming no tensor, which `specialize` reports) keep the default."""
-    index = {p.name: p.index for p in kernel.signature.params if p.role is not ParamRole.SCALAR}
+    index = {p.name: p.index for p in kernel.signature.params if p.role.is_tensor}
     return {
         index[f.param]: ViewLayout(f.base_align, f.unit_last_stride)
         for f in facts
