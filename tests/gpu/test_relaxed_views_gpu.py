@@ -16,7 +16,14 @@ import os
 import numpy as np
 import pytest
 
-from client_stubs import AssumptionError, Bundle, BundleError, DeviceTensor, driver
+from client_stubs import (
+    AssumptionError,
+    Bundle,
+    BundleError,
+    DeviceTensor,
+    Partition,
+    driver,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -52,8 +59,9 @@ def _x_align(bundle: Bundle, args: tuple[object, ...]) -> tuple[str, int]:
     return entry.label(), aligns[0] if aligns else 1
 
 
-def _launch(bundle: Bundle, z: DeviceTensor, x: DeviceTensor, y: DeviceTensor) -> str:
-    args = (z.partition((256,)), x, y)
+def _launch(bundle: Bundle, z: Partition, x: DeviceTensor, y: DeviceTensor) -> str:
+    """Launch the variant chosen for these arguments; `z` (a partition) stays usable."""
+    args = (z, x, y)
     entry = bundle.find("add", GENERICS, for_args=args)
     bundle.load(entry)(*args, sync=True)
     return entry.label()
@@ -62,10 +70,10 @@ def _launch(bundle: Bundle, z: DeviceTensor, x: DeviceTensor, y: DeviceTensor) -
 def test_ordinary_tensors_get_the_general_variant(bundle: Bundle) -> None:
     rng = np.random.default_rng(3)
     xs, ys = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
-    z = DeviceTensor.zeros((N,))
+    z = DeviceTensor.zeros((N,)).partition((256,))
     label = _launch(bundle, z, DeviceTensor.from_numpy(xs), DeviceTensor.from_numpy(ys))
     assert "relaxed" not in label
-    np.testing.assert_array_equal(z.to_numpy(), xs + ys)
+    np.testing.assert_array_equal(z.unpartition().to_numpy(), xs + ys)
 
 
 def test_misaligned_views_get_the_relaxed_variant(bundle: Bundle) -> None:
@@ -73,16 +81,17 @@ def test_misaligned_views_get_the_relaxed_variant(bundle: Bundle) -> None:
     xs, ys = (rng.standard_normal(N + 1).astype(np.float32) for _ in range(2))
     x, y = (DeviceTensor.from_numpy(v).narrow(0, 1, N) for v in (xs, ys))  # x[1:], y[1:]
     z_full = DeviceTensor.from_numpy(np.full(N + 2, SENTINEL, np.float32))
-    z = z_full.narrow(0, 1, N)
-    assert x.layout.ptr % 16 == 4 and z.layout.ptr % 16 == 4
+    z_view = z_full.narrow(0, 1, N)
+    assert x.layout.ptr % 16 == 4 and z_view.layout.ptr % 16 == 4
+    z = z_view.partition((256,))
     (general,) = [
         e
         for e in bundle.entries
         if e.function == "add" and e.matches(GENERICS) and not (e.relaxation or e.specificity)
     ]
     with pytest.raises(AssumptionError, match="% 16 == 0"):
-        bundle.load(general).plan(z.partition((256,)), x, y)
-    label, align = _x_align(bundle, (z.partition((256,)), x, y))
+        bundle.load(general).plan(z, x, y)
+    label, align = _x_align(bundle, (z, x, y))
     assert "relaxed" in label and align == 4
     _launch(bundle, z, x, y)
     host = z_full.to_numpy()
@@ -95,11 +104,12 @@ def test_strided_views_get_the_relaxed_variant(bundle: Bundle) -> None:
     xs, ys = (rng.standard_normal(2 * N).astype(np.float32) for _ in range(2))
     x_full, y_full = DeviceTensor.from_numpy(xs), DeviceTensor.from_numpy(ys)
     z_full = DeviceTensor.from_numpy(np.full(2 * N, SENTINEL, np.float32))
-    x, y, z = (  # x[::2], y[::2], z[::2]
+    x, y, z_view = (  # x[::2], y[::2], z[::2]
         DeviceTensor(t.layout.ptr, (N,), (2,), owner=t.layout.owner)
         for t in (x_full, y_full, z_full)
     )
-    label, _ = _x_align(bundle, (z.partition((256,)), x, y))
+    z = z_view.partition((256,))
+    label, _ = _x_align(bundle, (z, x, y))
     assert "relaxed" in label
     _launch(bundle, z, x, y)
     host = z_full.to_numpy()
