@@ -75,11 +75,14 @@ def attention_pair(bundle: Bundle, causal: bool) -> Pair:
     tiles = (1, int(ATTENTION_TILES["BM"]), HEAD_DIM)
     # two products of L x L x D per head; the causal kernel skips the blocks past the diagonal
     flops = 4.0 * BATCH * HEADS * LENGTH * LENGTH * HEAD_DIM * (0.5 if causal else 1.0)
+    probe = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
+    # the variants specialized for 16-multiples when the bundle has them (the TMA path)
+    fit = (DeviceTensor.wrap(probe).partition(tiles), *inputs, qk_scale)
     return Pair(
         f"flash attention bf16 {BATCH}x{HEADS}x{LENGTH}x{HEAD_DIM}" + (" causal" if causal else ""),
         flops,
-        bundle.kernel("flash_attention", generics),
-        bundle.kernel("flash_attention_unchecked", generics, allow_unchecked=True),
+        bundle.kernel("flash_attention", generics, for_args=fit),
+        bundle.kernel("flash_attention_unchecked", generics, allow_unchecked=True, for_args=fit),
         lambda: torch.empty(shape, device="cuda", dtype=torch.bfloat16),
         lambda out: (DeviceTensor.wrap(out).partition(tiles), *inputs, qk_scale),
     )

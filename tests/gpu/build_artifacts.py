@@ -63,6 +63,28 @@ def facts_argv(out: Path) -> list[str]:
     ]
 
 
+# flash attention and its unchecked twin (bf16, 128x64 tiles, D=128) specialized for tensors
+# whose length, head dim and strides are multiples of 16: the TMA path the safety-overhead
+# benchmark compares safe and unchecked on (`for_args` picks them for such tensors).
+ATTENTION_FACTS = "dims=1,16,16:strides=16,16,1"
+
+
+def attention_facts_argv(out: Path, entry: str) -> list[str]:
+    facts = (f"{entry}:{param}:{ATTENTION_FACTS}" for param in ("out", "q", "k", "v"))
+    return [
+        str(EXAMPLES / "flash_attention.rs"),
+        "--entry",
+        entry,
+        *("--generics", "E=bf16,BM=128,BN=64,D=128,CAUSAL=0"),
+        *("--generics", "E=bf16,BM=128,BN=64,D=128,CAUSAL=1"),
+        *(arg for fact in facts for arg in ("--facts", fact)),
+        "--arch",
+        "sm_90",
+        "-o",
+        str(out),
+    ]
+
+
 # `add` at B=256 (no other test asks for it by generics) in three variants: the general one, one
 # relaxed for views whose base is only 4-byte aligned (`x[1:]`) and one for views whose last
 # axis is strided (`x[::2]`); tests/gpu/test_relaxed_views_gpu.py launches them.
@@ -92,6 +114,7 @@ def main() -> int:
     runs = [
         argv(out),
         facts_argv(out),
+        *(attention_facts_argv(out, e) for e in ("flash_attention", "flash_attention_unchecked")),
         relaxed_add_argv(out, []),
         *(relaxed_add_argv(out, facts) for facts in RELAXED_ADD.values()),
     ]
