@@ -133,16 +133,19 @@ class DeviceOp:
 class LaunchOp(DeviceOp):
     """One kernel launch (`kernel.op(*args)`)."""
 
-    __slots__ = ("args", "kernel", "name")
+    __slots__ = ("args", "grid", "kernel", "name")
 
-    def __init__(self, kernel: Kernel, args: Results) -> None:
+    def __init__(
+        self, kernel: Kernel, args: Results, grid: tuple[int, int, int] | None = None
+    ) -> None:
         self.kernel = kernel
         self.args = args
+        self.grid = grid
         self.name = kernel.name
 
     def _issue(self, run: Run) -> Results:
         args = self.args
-        prepared = self.kernel.issue(args, run.stream, run.contexts, run.capturing)
+        prepared = self.kernel.issue(args, run.stream, run.contexts, run.capturing, grid=self.grid)
         run.accesses.extend(prepared.accesses)
         run.last_accesses = prepared.accesses
         run.owners.append(args)

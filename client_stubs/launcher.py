@@ -128,11 +128,12 @@ class Kernel:
             self._memo.store(args, plan)
         return plan
 
-    def op(self, *args: object) -> LaunchOp:
+    def op(self, *args: object, grid: tuple[int, int, int] | None = None) -> LaunchOp:
         """This launch as a lazy `DeviceOp`: nothing is checked or launched until it runs
         (`.sync()`, `await`, `.start()`, or a graph capture); it then gives the arguments back,
-        in parameter order, once the GPU work is complete."""
-        return LaunchOp(self, args)
+        in parameter order, once the GPU work is complete. `grid`: as for `launch`, only for
+        a kernel whose grid no output defines."""
+        return LaunchOp(self, args, grid)
 
     @property
     def host_grid(self) -> bool:

@@ -153,3 +153,14 @@ def test_launch_reaches_the_driver_with_the_host_grid(kit, fake_driver):
     with pytest.raises(LaunchGridError, match="no output defines"):
         kernel(y, x, 3.0, N)
     assert not PENDING.others_pending(5)
+
+
+def test_a_lazy_op_carries_the_host_grid(kit, fake_driver):
+    kernel = Kernel(CUBIN, kit.scale_ptr(), allow_unchecked=True)
+    y, x = DeviceTensor(0x7000_0000, N), DeviceTensor(0x8000_0000, N)
+    results = kernel.op(y, x, 3.0, N, grid=GRID).sync()
+    assert results[0] is y and results[1] is x
+    launches = [a for name, a in fake_driver.calls if name == "launch"]
+    assert [grid for _, grid, *_ in launches] == [GRID]
+    with pytest.raises(LaunchGridError, match="no output defines"):
+        kernel.op(y, x, 3.0, N).sync()
