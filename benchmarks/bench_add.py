@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,7 +67,7 @@ def measure(bundle: Bundle, dtype: str, n: int, tune_cache: Path) -> Row:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(__doc__.splitlines()[0], argv)
     bundle = Bundle.open(args.bundle)
-    tune_cache = args.tune_cache or Path(tempfile.mkdtemp(prefix="tune-"))
+    tune_cache = args.tune_cache
     sizes = SIZES[-1:] if args.quick else SIZES
     rows = [measure(bundle, dtype, n, tune_cache) for dtype in ENTRIES for n in sizes]
     report("benchmarks.bench_add", "element-wise add", rows, args.json)

@@ -12,7 +12,6 @@ FLOPs: 4 * B * H * L^2 * D, halved when causal.
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -103,7 +102,7 @@ def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path)
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(__doc__.splitlines()[0], argv)
     bundle = Bundle.open(args.bundle)
-    tune_cache = args.tune_cache or Path(tempfile.mkdtemp(prefix="tune-"))
+    tune_cache = args.tune_cache
     lengths = (4096,) if args.quick else LENGTHS
     rows = [
         measure(bundle, length, d, causal, tune_cache)

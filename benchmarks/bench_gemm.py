@@ -7,7 +7,6 @@ skinny shapes.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -100,7 +99,7 @@ def measure(bundle: Bundle, dtype: str, shape: tuple[int, int, int], tune_cache:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(__doc__.splitlines()[0], argv)
     bundle = Bundle.open(args.bundle)
-    tune_cache = args.tune_cache or Path(tempfile.mkdtemp(prefix="tune-"))
+    tune_cache = args.tune_cache
     shapes = SQUARES[-2:] if args.quick else SQUARES + SKINNY
     rows = [measure(bundle, dtype, s, tune_cache) for dtype in ELEMENT for s in shapes]
     report("benchmarks.bench_gemm", "GEMM", rows, args.json)

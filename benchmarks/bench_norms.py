@@ -8,7 +8,6 @@ Bandwidth counts one read of x and one write of the output (the minimum traffic)
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -83,7 +82,7 @@ def measure(bundle: Bundle, function: str, rows: int, width: int, tune_cache: Pa
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(__doc__.splitlines()[0], argv)
     bundle = Bundle.open(args.bundle)
-    tune_cache = args.tune_cache or Path(tempfile.mkdtemp(prefix="tune-"))
+    tune_cache = args.tune_cache
     shapes = [(32768, 4096)] if args.quick else [(r, w) for r in ROWS for w in configs.NORM_WIDTHS]
     rows = [
         measure(bundle, function, r, w, tune_cache)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -116,7 +117,10 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
         "--tune-cache", type=Path, help="autotune record folder (default: a fresh one per run)"
     )
     parser.add_argument("--quick", action="store_true", help="only the largest shapes")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.tune_cache is None:
+        args.tune_cache = Path(tempfile.mkdtemp(prefix="tune-"))
+    return args
 
 
 def report(module: str, family: str, rows: list[Row], json_path: Path | None) -> None:
