@@ -6,6 +6,8 @@ inside grpcio as UNKNOWN "Unexpected DecodeError". Here each method's deserializ
 a `DecodeError` into an `Undecodable` value, and the method answers it INVALID_ARGUMENT
 with a BadRequest naming the request type, before the servicer sees anything. The
 methods come from the service descriptor, so a new RPC is registered without edits here.
+A servicer's `WIRE_METHODS` also get the request's wire bytes (`wire=`) and may answer
+with bytes already serialized (`service.hot_hits`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ def _handler(servicer: object, method: MethodDescriptor) -> grpc.RpcMethodHandle
     response_type = message_factory.GetMessageClass(method.output_type)
     behavior = getattr(servicer, method.name)
     decode = _lenient(request_type)
+    if method.name in getattr(servicer, "WIRE_METHODS", ()) and not method.server_streaming:
+        return grpc.unary_unary_rpc_method_handler(
+            _unary_with_wire(behavior, decode),
+            request_deserializer=None,  # the handler gets the bytes and decodes them itself
+            response_serializer=_encode_or_pass(response_type),
+        )
     if method.server_streaming:
         return grpc.unary_stream_rpc_method_handler(
             _streaming(behavior),
@@ -80,6 +88,26 @@ def _unary(behavior: Callable) -> Callable:
         return await behavior(request, context)
 
     return handle
+
+
+def _unary_with_wire(behavior: Callable, decode: Callable[[bytes], object]) -> Callable:
+    async def handle(wire: bytes, context: grpc.aio.ServicerContext):
+        request = decode(wire)
+        if isinstance(request, Undecodable):
+            await context.abort_with_status(_invalid(request))
+        return await behavior(request, context, wire=wire)
+
+    return handle
+
+
+def _encode_or_pass(response_type: type[Message]) -> Callable[[Message | bytes], bytes]:
+    """Serialize a response message; a response already in wire form passes as it is."""
+    encode = response_type.SerializeToString
+
+    def serialize(response: Message | bytes) -> bytes:
+        return response if isinstance(response, bytes) else encode(response)
+
+    return serialize
 
 
 def _streaming(behavior: Callable) -> Callable:

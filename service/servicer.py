@@ -59,6 +59,7 @@ from service.convert import (
 )
 from service.engine import CompileEngine, Outcome
 from service.flight import Flight, Overloaded, Scheduler
+from service.hot_hits import HotHits
 from service.metrics import ServiceMetrics
 from service.parse_limit import ParseTooSlow, check_parse_time
 from service.source_pool import SourcePool
@@ -92,6 +93,9 @@ DEFAULT_SERVICE_LIMITS = ServiceLimits()
 class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     """`engine=None` means tileiras is unavailable: every compile is UNAVAILABLE."""
 
+    # methods that also take the request's wire bytes (`service.registration`)
+    WIRE_METHODS = frozenset({"Compile"})
+
     def __init__(
         self,
         engine: CompileEngine | None,
@@ -115,19 +119,40 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             engine.content_observer = self.metrics.content_lookup
         self._tileiras_version: str | None = None
         self.sources = SourcePool()
+        # repeated hits as wire bytes: only with a memory layer, which they extend
+        memory = engine is not None and engine.memory is not None and engine.cache is not None
+        self.hot = HotHits() if memory else None
 
     # ----------------------------------------------------------------------- Compile
 
     async def Compile(
-        self, request: compile_pb2.CompileRequest, context: grpc.aio.ServicerContext
-    ) -> compile_pb2.CompileResponse:
+        self,
+        request: compile_pb2.CompileRequest,
+        context: grpc.aio.ServicerContext,
+        wire: bytes | None = None,
+    ) -> compile_pb2.CompileResponse | bytes:
+        """`wire`: the request as received (see `WIRE_METHODS`); a repeat of an earlier
+        cache hit's exact bytes is answered from `hot` as bytes."""
         start = time.perf_counter()
+        hot = self.hot if wire is not None else None
+        if hot is not None:
+            elapsed_ms = (time.perf_counter() - start) * 1e3
+            answer = hot.answer(wire, elapsed_ms, self._in_memory)  # type: ignore[arg-type]
+            if answer is not None:
+                self.metrics.cache(self.engine.cache_layers[0], "hit")  # type: ignore[union-attr]
+                return answer
         result = await self._compile(request, context.time_remaining())
         if log.isEnabledFor(logging.INFO):
             _log_compile(request, result, start)
         if not isinstance(result, Response):
             await context.abort_with_status(result)
+        if hot is not None:
+            hot.remember(wire, result)  # type: ignore[arg-type]
         return result
+
+    def _in_memory(self, key: str) -> bool:
+        memory = self.engine.memory  # type: ignore[union-attr]
+        return memory is not None and memory.get(key) is not None
 
     async def _compile(
         self, request: compile_pb2.CompileRequest, time_remaining: float | None

@@ -464,6 +464,9 @@ def test_repeated_hits_come_from_memory(
     assert _sample(metrics, "cache_results_total", layer="memory", result="hit") == 1
     assert _sample(metrics, "cache_results_total", layer="memory", result="miss") == 1
     assert _sample(metrics, "cache_results_total", layer="disk", result="miss") == 1
+    third = _call(server, _request())  # the same bytes again: answered from `hot`
+    assert third.artifact == first.artifact and third.cache == compile_pb2.CACHE_OUTCOME_HIT
+    assert _sample(metrics, "cache_results_total", layer="memory", result="hit") == 2
     engine.memory.discard(first.artifact.request_key.sha256)  # e.g. evicted: disk still has it
     assert _call(server, _request()).cache == compile_pb2.CACHE_OUTCOME_HIT
     assert _sample(metrics, "cache_results_total", layer="disk", result="hit") == 1
