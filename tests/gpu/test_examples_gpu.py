@@ -25,21 +25,12 @@ from client_stubs import (
     LaunchCheckError,
     driver,
 )
+from tests.gpu.support import ENV
+from tests.gpu.support import entries as _entries
 
 pytestmark = pytest.mark.gpu
 
-ENV = "CUTILE_GPU_ARTIFACTS"
 TOLERANCE = {"f32": 1e-3, "f16": 1e-2, "bf16": 3e-2, "f64": 1e-9}
-
-
-def _entries(function: str) -> list[object]:
-    root = os.environ.get(ENV)
-    if not root:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
-    found = [
-        pytest.param(e, id=e.label()) for e in Bundle.open(root).entries if e.function == function
-    ]
-    return found or [pytest.param(None, marks=pytest.mark.skip(reason=f"no {function}"))]
 
 
 @pytest.fixture(scope="module")

@@ -10,50 +10,22 @@ those functions in the manifest is tested; param roles and dtypes come from its 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
-from client_stubs import Bundle, BundleEntry, BundleError, DeviceTensor, Kernel, driver
+from client_stubs import BundleEntry, DeviceTensor, Kernel
 from client_stubs.contract import SCALAR, TENSOR_IN, TENSOR_OUT, ParamSpec
 from client_stubs.dtypes import bf16_bits_to_f32_array, f32_array_to_bf16_bits, numpy_dtype
+from tests.gpu.support import entries as _entries
+from tests.gpu.support import load
 
 pytestmark = pytest.mark.gpu
 
-ENV = "CUTILE_GPU_ARTIFACTS"
 N = 1_000_003
 GUARD = 4096
 SENTINEL = -7.0
 # unit roundoff per dtype: results may differ from exact arithmetic by a few of these
 UNIT_ROUNDOFF = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
-
-
-def _entries(*functions: str) -> list[object]:
-    root = os.environ.get(ENV)
-    if not root:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
-    try:
-        bundle = Bundle.open(root)
-    except BundleError as exc:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))]
-    found = [pytest.param(e, id=e.label()) for e in bundle.entries if e.function in functions]
-    return found or [pytest.param(None, marks=pytest.mark.skip(reason=f"no {functions} in {root}"))]
-
-
-@pytest.fixture(scope="module")
-def device() -> int:
-    if driver.device_count() == 0:
-        pytest.skip("no CUDA device")
-    driver.ensure_context(0)
-    return 0
-
-
-def load(entry: BundleEntry, device: int) -> Kernel:
-    sm = driver.device_sm(device)
-    if entry.sm != sm:
-        pytest.skip(f"{entry.label()} does not run on this {sm} device")
-    return Bundle.open(os.environ[ENV]).load(entry)
 
 
 def params(kernel: Kernel, kind: str) -> list[ParamSpec]:

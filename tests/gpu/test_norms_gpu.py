@@ -19,10 +19,11 @@ import pytest
 from client_stubs import BundleEntry, DeviceTensor, Kernel
 from client_stubs.contract import SCALAR, TENSOR_IN, TENSOR_OUT, ParamSpec
 from tests.gpu.references import layer_norm, rms_norm, softmax
-from tests.gpu.test_launch_gpu import _entries, as_float, device, load, rounded, upload
+from tests.gpu.support import entries as _entries
+from tests.gpu.support import load
+from tests.gpu.test_launch_gpu import as_float, rounded, upload
 
 pytestmark = pytest.mark.gpu
-__all__ = ["device"]  # the fixture, shared with test_launch_gpu
 
 ROWS = 37  # not a multiple of any block of rows: the last block is partial
 EPS = 1e-5

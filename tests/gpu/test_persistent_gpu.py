@@ -16,10 +16,11 @@ import pytest
 
 from client_stubs import BundleEntry, DeviceTensor, Kernel, NumTileBlocksError
 from client_stubs.contract import TENSOR_IN, TENSOR_OUT_MAPPED, ParamSpec
-from tests.gpu.test_launch_gpu import _entries, as_float, device, load, upload
+from tests.gpu.support import entries as _entries
+from tests.gpu.support import load
+from tests.gpu.test_launch_gpu import as_float, upload
 
 pytestmark = pytest.mark.gpu
-__all__ = ["device"]  # the fixture, shared with test_launch_gpu
 
 M, N = 1000, 300  # not multiples of the 64 x 64 tiles: the edge tiles are partial
 GUARD = 4096

@@ -8,48 +8,23 @@ leave everything past `len` untouched (nothing else bounds a raw store)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
-from client_stubs import Bundle, BundleEntry, DeviceTensor, Kernel, driver
+from client_stubs import BundleEntry, DeviceTensor, Kernel
+from tests.gpu.support import entries, load
 
 pytestmark = pytest.mark.gpu
 
-ENV = "CUTILE_GPU_ARTIFACTS"
 GUARD = 4096
 SENTINEL = -7.0
 
 
-def _entries() -> list[object]:
-    root = os.environ.get(ENV)
-    if not root:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
-    found = [
-        pytest.param(e, id=e.label())
-        for e in Bundle.open(root).entries
-        if e.function == "scale_ptr"
-    ]
-    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no scale_ptr"))]
-
-
-@pytest.fixture(scope="module")
-def device() -> int:
-    if driver.device_count() == 0:
-        pytest.skip("no CUDA device")
-    driver.ensure_context(0)
-    return 0
-
-
 def _kernel(entry: BundleEntry, device: int) -> Kernel:
-    sm = driver.device_sm(device)
-    if entry.sm != sm:
-        pytest.skip(f"{entry.label()} does not run on this {sm} device")
-    return Bundle.open(os.environ[ENV]).load(entry, allow_unchecked=True)
+    return load(entry, device, allow_unchecked=True)
 
 
-@pytest.mark.parametrize("entry", _entries())
+@pytest.mark.parametrize("entry", entries("scale_ptr"))
 @pytest.mark.parametrize("length", [1, 1000, 1024, 1_000_003])
 def test_scale_through_raw_pointers(entry: BundleEntry, device: int, length: int) -> None:
     kernel = _kernel(entry, device)
@@ -64,7 +39,7 @@ def test_scale_through_raw_pointers(entry: BundleEntry, device: int, length: int
     assert (out[length:] == SENTINEL).all(), "a masked-off lane was written"
 
 
-@pytest.mark.parametrize("entry", _entries())
+@pytest.mark.parametrize("entry", entries("scale_ptr"))
 def test_device_addresses_work_like_tensors(entry: BundleEntry, device: int) -> None:
     kernel = _kernel(entry, device)
     block = int(dict(kernel.spec.generics)["B"])

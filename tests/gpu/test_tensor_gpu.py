@@ -7,15 +7,7 @@ import pytest
 
 from client_stubs import DeviceTensor, driver
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def device() -> int:
-    if driver.device_count() == 0:
-        pytest.skip("no CUDA device")
-    driver.ensure_context(0)
-    return 0
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("device")]
 
 
 def test_round_trip_and_zeros() -> None:
