@@ -158,11 +158,17 @@ class CompileEngine:
         """Compile under the shared store's lease: when another replica holds it, wait
         for its result (or for the lease to go) instead of compiling the same key too.
         Without a leasing store this is `compile_uncached`."""
+        compile_now = functools.partial(
+            self.compile_uncached,
+            request,
+            key,
+            start=start,
+            may_store=may_store,
+            assembler=assembler,
+        )
         cache = self.cache
         if cache is None or not hasattr(cache, "acquire_lease"):
-            return self.compile_uncached(
-                request, key, start=start, may_store=may_store, assembler=assembler
-            )
+            return compile_now()
         owner = uuid.uuid4().hex
         while True:
             if cache.acquire_lease(key.sha256, owner):
@@ -172,9 +178,7 @@ class CompileEngine:
                     if hit is not None:
                         return hit
                     with LeaseKeeper(renew, cache.lease_ms / 1000 / 3):
-                        return self.compile_uncached(
-                            request, key, start=start, may_store=may_store, assembler=assembler
-                        )
+                        return compile_now()
                 finally:
                     cache.release_lease(key.sha256, owner)
             while cache.lease_held(key.sha256):
@@ -185,9 +189,7 @@ class CompileEngine:
             if hit is not None:
                 return hit
             if may_store is not None and not may_store():
-                return self.compile_uncached(
-                    request, key, start=start, may_store=may_store, assembler=assembler
-                )
+                return compile_now()
 
     def compile_uncached(
         self,

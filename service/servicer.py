@@ -139,7 +139,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             elapsed_ms = (time.perf_counter() - start) * 1e3
             answer = hot.answer(wire, elapsed_ms, self._in_memory)  # type: ignore[arg-type]
             if answer is not None:
-                self.metrics.cache(self.engine.cache_layers[0], "hit")  # type: ignore[union-attr]
+                self.metrics.cache("memory", "hit")  # hot hits exist only with a memory layer
                 return answer
         result = await self._compile(request, context.time_remaining())
         if log.isEnabledFor(logging.INFO):
