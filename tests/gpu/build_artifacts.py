@@ -40,85 +40,57 @@ def argv(out: Path) -> list[str]:
     ]
 
 
-# A variant of the f16 gemm specialized for tensors whose extents and row strides are
-# multiples of 8 (`--facts`, what `specialize_for` measures on the client): it sits next to
-# the general kernel, and `Bundle.find(..., for_args=...)` picks it for such tensors.
-GEMM_FACTS = [
-    arg for param in ("z", "x", "y") for arg in ("--facts", f"gemm:{param}:dims=8,8:strides=8,1")
-]
-
-
-def facts_argv(out: Path) -> list[str]:
+def variant_argv(
+    out: Path, file: str, entry: str, generics: list[str], facts: list[str]
+) -> list[str]:
+    """cutile-compile arguments for `entry` of `file` at each of `generics`, assuming `facts`
+    (`PARAM:dims=..`, prefixed with the entry here)."""
     return [
-        str(EXAMPLES / "gemm.rs"),
-        "--entry",
+        str(EXAMPLES / file),
+        *("--entry", entry),
+        *(arg for g in generics for arg in ("--generics", g)),
+        *(arg for fact in facts for arg in ("--facts", f"{entry}:{fact}")),
+        *("--arch", "sm_90", "-o", str(out)),
+    ]
+
+
+def variants(out: Path) -> list[list[str]]:
+    """The specialized variants the GPU tests choose among with `for_args`, next to the
+    general kernels `argv` builds."""
+    # the f16 gemm for tensors whose extents and row strides are multiples of 8 (what
+    # `specialize_for` measures on the client)
+    gemm = variant_argv(
+        out,
+        "gemm.rs",
         "gemm",
-        "--generics",
-        "E=f16,BM=128,BN=128,BK=64",
-        *GEMM_FACTS,
-        "--arch",
-        "sm_90",
-        "-o",
-        str(out),
+        ["E=f16,BM=128,BN=128,BK=64"],
+        [f"{p}:dims=8,8:strides=8,1" for p in ("z", "x", "y")],
+    )
+    # flash attention and its unchecked twin for 16-multiples: the TMA path the
+    # safety-overhead benchmark compares safe and unchecked on
+    attention = [
+        variant_argv(
+            out,
+            "flash_attention.rs",
+            entry,
+            [f"E=bf16,BM=128,BN=64,D=128,CAUSAL={c}" for c in (0, 1)],
+            [f"{p}:dims=1,16,16:strides=16,16,1" for p in ("out", "q", "k", "v")],
+        )
+        for entry in ("flash_attention", "flash_attention_unchecked")
     ]
-
-
-# flash attention and its unchecked twin (bf16, 128x64 tiles, D=128) specialized for tensors
-# whose length, head dim and strides are multiples of 16: the TMA path the safety-overhead
-# benchmark compares safe and unchecked on (`for_args` picks them for such tensors).
-ATTENTION_FACTS = "dims=1,16,16:strides=16,16,1"
-
-
-def attention_facts_argv(out: Path, entry: str) -> list[str]:
-    facts = (f"{entry}:{param}:{ATTENTION_FACTS}" for param in ("out", "q", "k", "v"))
-    return [
-        str(EXAMPLES / "flash_attention.rs"),
-        "--entry",
-        entry,
-        *("--generics", "E=bf16,BM=128,BN=64,D=128,CAUSAL=0"),
-        *("--generics", "E=bf16,BM=128,BN=64,D=128,CAUSAL=1"),
-        *(arg for fact in facts for arg in ("--facts", fact)),
-        "--arch",
-        "sm_90",
-        "-o",
-        str(out),
+    # `add` at B=256 (no other test asks for it by generics): general, relaxed for views
+    # whose base is only 4-byte aligned (`x[1:]`), and for a strided last axis (`x[::2]`);
+    # tests/gpu/test_relaxed_views_gpu.py launches them
+    add = [
+        variant_argv(out, "add.rs", "add", ["B=256"], [f"{p}:{fact}" for p in ("z", "x", "y")])
+        for fact in ("align=4", "last_stride=any")
     ]
-
-
-# `add` at B=256 (no other test asks for it by generics) in three variants: the general one, one
-# relaxed for views whose base is only 4-byte aligned (`x[1:]`) and one for views whose last
-# axis is strided (`x[::2]`); tests/gpu/test_relaxed_views_gpu.py launches them.
-RELAXED_ADD = {
-    "misaligned": [f"add:{param}:align=4" for param in ("z", "x", "y")],
-    "strided": [f"add:{param}:last_stride=any" for param in ("z", "x", "y")],
-}
-
-
-def relaxed_add_argv(out: Path, facts: list[str]) -> list[str]:
-    return [
-        str(EXAMPLES / "add.rs"),
-        "--entry",
-        "add",
-        "--generics",
-        "B=256",
-        *(arg for fact in facts for arg in ("--facts", fact)),
-        "--arch",
-        "sm_90",
-        "-o",
-        str(out),
-    ]
+    return [gemm, *attention, variant_argv(out, "add.rs", "add", ["B=256"], []), *add]
 
 
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    runs = [
-        argv(out),
-        facts_argv(out),
-        *(attention_facts_argv(out, e) for e in ("flash_attention", "flash_attention_unchecked")),
-        relaxed_add_argv(out, []),
-        *(relaxed_add_argv(out, facts) for facts in RELAXED_ADD.values()),
-    ]
-    for run in runs:
+    for run in [argv(out), *variants(out)]:
         status = cutile_compile(run)
         if status:
             return status
