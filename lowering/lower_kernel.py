@@ -221,13 +221,14 @@ class KernelLowering:
 
     @contextlib.contextmanager
     def region_scope(self) -> Iterator[None]:
-        """Values cached while lowering a region (partition views) stay inside it."""
-        saved = [dict(h.partitions) for h in self._handles()]
+        """Values cached while lowering a region (partition views) stay inside it, and so do
+        the handles first bound inside it (a helper's tensor parameters)."""
+        saved = {id(h): dict(h.partitions) for h in self._handles()}
         try:
             yield
         finally:
-            for handle, partitions in zip(self._handles(), saved, strict=True):
-                handle.partitions = partitions
+            for handle in self._handles():
+                handle.partitions = saved.get(id(handle), {})
 
     @contextlib.contextmanager
     def conditional(self) -> Iterator[None]:

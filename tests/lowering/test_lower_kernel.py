@@ -226,3 +226,31 @@ def test_the_contract_carries_the_targets_cluster_size() -> None:
         result = compile_text(HINTED, generics={"OCC": "1"}, target=target)
         assert result.ok, result.diagnostics
         assert result.contract.cluster_blocks == cluster
+
+
+HELPER_IN_PERSISTENT_LOOP = """
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+    fn row_tile(x: &Tensor<f32, { [-1, 64] }>, i: i32) -> Tile<f32, { [16, 64] }> {
+        x.partition(const_shape![16, 64]).load([i, 0i32])
+    }
+    #[cutile::entry()]
+    fn f(mut z: MappedPartitionMut<f32, { [16, 64] }, { [1, 1] }>, x: &Tensor<f32, { [-1, 64] }>) {
+        for idx in z.iter_indices() {
+            let (i, _) = idx.components();
+            z.store(row_tile(x, i), idx);
+        }
+        let again = x.partition(const_shape![16, 64]);
+    }
+}
+"""
+
+
+def test_a_helper_taking_a_tensor_inside_a_persistent_loop_lowers() -> None:
+    """The helper's tensor parameter is bound inside the loop's region: its partition views
+    must not outlive the region (they used to crash the region bookkeeping)."""
+    result = compile_text(HELPER_IN_PERSISTENT_LOOP, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    views = [op for op in _ops(result) if isinstance(op, memory.MakePartitionView)]
+    assert len(views) >= 2
