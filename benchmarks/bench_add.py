@@ -24,16 +24,25 @@ ENTRIES = {"f32": ("add", torch.float32, 4), "bf16": ("add_generic", torch.bfloa
 def candidates(bundle: Bundle, dtype: str, z, x, y) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
     function = ENTRIES[dtype][0]
 
-    def prepare(tile: str) -> Prepare:
+    def prepare(
+        tile: str, generics: dict[str, str] | None = None, entry: str = function
+    ) -> Prepare:
+        chosen = generics or ({"B": tile} if dtype == "f32" else {"E": dtype, "B": tile})
+
         def load():  # type: ignore[no-untyped-def]
             args = (DeviceTensor.wrap(z).partition((int(tile),)), *map(DeviceTensor.wrap, (x, y)))
-            generics = {"B": tile} if dtype == "f32" else {"E": dtype, "B": tile}
-            kernel = bundle.kernel(function, generics, for_args=args)
+            kernel = bundle.kernel(entry, chosen, for_args=args)
             return lambda: kernel(*args)
 
         return load
 
-    return {f"B={tile}": prepare(tile) for tile in configs.ADD_TILES}
+    found = {f"B={tile}": prepare(tile) for tile in configs.ADD_TILES}
+    if dtype == "f32":
+        for tile, occupancy, warps in configs.ADD_TUNED_CONFIGS:
+            found[f"tuned B={tile} occ{occupancy} w{warps}"] = prepare(
+                tile, {"B": tile, "OCC": occupancy, "WARPS": warps}, "add_tuned"
+            )
+    return found
 
 
 def measure(bundle: Bundle, dtype: str, n: int, tune_cache: Path) -> Row:

@@ -42,7 +42,7 @@ def candidates(bundle: Bundle, d: int, causal: bool, out, q, k, v) -> dict[str, 
 
     def prepare(function: str, generics: dict[str, str]) -> Prepare:
         def load():  # type: ignore[no-untyped-def]
-            part = DeviceTensor.wrap(out).partition((1, int(generics["BM"]), d))
+            part = DeviceTensor.wrap(out).partition((int(generics["BM"]), 1, d))
             args = (part, *map(DeviceTensor.wrap, (q, k, v)), scale)
             kernel = bundle.kernel(function, generics, for_args=args)
             return lambda: kernel(*args)
@@ -70,10 +70,11 @@ def measure(bundle: Bundle, length: int, d: int, causal: bool, tune_cache: Path)
     )
     out = torch.empty_like(q)
     expected = scaled_dot_product_attention(q, k, v, is_causal=causal)
-    flat = [t.view(batch * HEADS, length, d) for t in (out, q, k, v)]
+    # the kernels' sequence-major [L, B * H, D] views of the [B, H, L, D] tensors
+    views = [t.view(batch * HEADS, length, d).transpose(0, 1) for t in (out, q, k, v)]
     found = {
         name: checked(prepare, out, expected, TOLERANCE)
-        for name, prepare in candidates(bundle, d, causal, *flat).items()
+        for name, prepare in candidates(bundle, d, causal, *views).items()
     }
     kind = "causal" if causal else "non-causal"
     reference = Reference(lambda: scaled_dot_product_attention(q, k, v, is_causal=causal))

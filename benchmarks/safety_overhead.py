@@ -69,21 +69,23 @@ def gemm_pair(bundle: Bundle, size: int) -> Pair:
 def attention_pair(bundle: Bundle, causal: bool) -> Pair:
     generics = {"E": "bf16", **ATTENTION_TILES, "CAUSAL": str(int(causal))}
     shape = (BATCH * HEADS, LENGTH, HEAD_DIM)
-    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    inputs = tuple(DeviceTensor.wrap(t) for t in (q, k, v))
+
+    def tensor() -> torch.Tensor:  # the kernels' sequence-major [L, B * H, D] view
+        return torch.randn(shape, device="cuda", dtype=torch.bfloat16).transpose(0, 1)
+
+    inputs = tuple(DeviceTensor.wrap(tensor()) for _ in range(3))
     qk_scale = math.log2(math.e) / math.sqrt(HEAD_DIM)
-    tiles = (1, int(ATTENTION_TILES["BM"]), HEAD_DIM)
+    tiles = (int(ATTENTION_TILES["BM"]), 1, HEAD_DIM)
     # two products of L x L x D per head; the causal kernel skips the blocks past the diagonal
     flops = 4.0 * BATCH * HEADS * LENGTH * LENGTH * HEAD_DIM * (0.5 if causal else 1.0)
-    probe = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
     # the variants specialized for 16-multiples when the bundle has them (the TMA path)
-    fit = (DeviceTensor.wrap(probe).partition(tiles), *inputs, qk_scale)
+    fit = (DeviceTensor.wrap(tensor()).partition(tiles), *inputs, qk_scale)
     return Pair(
         f"flash attention bf16 {BATCH}x{HEADS}x{LENGTH}x{HEAD_DIM}" + (" causal" if causal else ""),
         flops,
         bundle.kernel("flash_attention", generics, for_args=fit),
         bundle.kernel("flash_attention_unchecked", generics, allow_unchecked=True, for_args=fit),
-        lambda: torch.empty(shape, device="cuda", dtype=torch.bfloat16),
+        tensor,
         lambda out: (DeviceTensor.wrap(out).partition(tiles), *inputs, qk_scale),
     )
 

@@ -26,7 +26,7 @@ With `unchecked_accesses = true` nothing is checked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,17 @@ if TYPE_CHECKING:
 
 # CUDA's grid limits: a launch with more blocks on an axis fails before the kernel runs
 GRID_LIMITS = (I32_MAX, 65535, 65535)
+
+
+def grid_limits(output_tiles: Sequence[tuple[int, ...]]) -> tuple[int, int, int]:
+    """The most blocks each grid axis can have when outputs with these tile shapes define
+    the grid: axis a is the tile count of every output's axis a, at most ceil(I32_MAX /
+    tile) since extents fit i32, and within CUDA's limit."""
+    limits = list(GRID_LIMITS)
+    for tile in output_tiles:
+        for axis, size in enumerate(tile[:3]):
+            limits[axis] = min(limits[axis], -(-I32_MAX // size))
+    return (limits[0], limits[1], limits[2])
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,7 @@ class BoundsLedger:
     launch_checks: list[LaunchCheck] = field(default_factory=list)
     # declared `dim(a, i) == dim(b, j)` preconditions: (param, axis) -> its class's first member
     same_extent: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    grid: tuple[int, int, int] = GRID_LIMITS  # the most blocks per grid axis (grid_limits)
     discharged: int = 0
     hoisted: int = 0  # to the host
     preheader: int = 0
@@ -161,9 +173,9 @@ def _constant(op: Constant, value: Value, *_: object) -> Fact:
     )
 
 
-def _block_id(op: GetTileBlockId, value: Value, *_: object) -> Fact:
+def _block_id(op: GetTileBlockId, value: Value, ledger: BoundsLedger, *_: object) -> Fact:
     axis = (op.x, op.y, op.z).index(value)
-    return Fact(nonneg=True, below=Quantity(grid_axis=axis), most=GRID_LIMITS[axis] - 1)
+    return Fact(nonneg=True, below=Quantity(grid_axis=axis), most=ledger.grid[axis] - 1)
 
 
 def _assume(

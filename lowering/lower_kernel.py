@@ -16,7 +16,7 @@ from typing import Any
 
 from lowering import lower_control, lower_ops, lower_values
 from lowering.abi import SlotLayout
-from lowering.bounds import BoundsLedger
+from lowering.bounds import BoundsLedger, grid_limits
 from lowering.contract import Assumption, AssumptionKind, Quantity, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics import INTRINSIC_LOWERINGS
@@ -67,7 +67,12 @@ class KernelLowering:
         # the region already has its terminator
         self.terminated = False
         self.assumptions: list[Assumption] = []
-        self.bounds = BoundsLedger()
+        signature = kernel.signature
+        self.bounds = BoundsLedger(
+            grid=grid_limits(
+                [p.tensor.shape for p in signature.params if p.role is ParamRole.OUTPUT]
+            )
+        )
         for condition in kernel.signature.options.preconditions:
             if isinstance(condition, SameExtent):
                 self.bounds.unite(condition.first, condition.second)

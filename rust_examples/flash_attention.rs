@@ -1,6 +1,14 @@
 // Flash attention forward: out = softmax(q @ k^T * scale) @ v, one [BM, D] query tile per
 // block, keys and values streamed in BN blocks with an online (base-2) softmax.
-// q, k, v, out: [B * H, L, D]. `qk_scale` = softmax scale * log2(e), positive: the running
+//
+// q, k, v, out: [L, B * H, D], sequence-major. A [B, H, L, D] (or [B * H, L, D]) tensor is
+// passed as the view `x.view(B * H, L, D).transpose(0, 1)`, no copy. The layout puts the
+// query blocks on grid axis x, the one the GPU walks first: the L / BM query tiles of one
+// head run side by side and read that head's keys and values from L2, instead of every
+// resident block streaming a different head from memory (on the H200 at L = 4096 that is
+// 612 against 297 TFLOP/s for the same BM = 64 tile).
+//
+// `qk_scale` = softmax scale * log2(e), positive: the running
 // row maximum is taken on the raw q . k scores and scaled afterwards, and the exponent
 // `s * qk_scale - m` is one fused multiply-add (exp2 flushes subnormals to zero).
 //
@@ -71,9 +79,9 @@ mod kernel {
         (m_new, l_new, acc)
     }
 
-    /// The whole forward pass of one query tile; the entries below differ only in checks and
-    /// hints. LAT > 0 marks the unmasked loop's key and value loads with that latency, so
-    /// tileiras pipelines them across iterations; LAT = 0 leaves them unhinted.
+    /// The whole forward pass of query tile `mb` of head `bh`; the entries below differ only
+    /// in checks and hints. LAT > 0 marks the unmasked loop's key and value loads with that
+    /// latency, so tileiras pipelines them across iterations; LAT = 0 leaves them unhinted.
     fn attention_forward<
         E: ElementType,
         const BM: i32,
@@ -82,32 +90,32 @@ mod kernel {
         const CAUSAL: i32,
         const LAT: i32,
     >(
-        out: &mut Tensor<E, { [1, BM, D] }>,
+        out: &mut Tensor<E, { [BM, 1, D] }>,
         q: &Tensor<E, { [-1, -1, D] }>,
         k: &Tensor<E, { [-1, -1, D] }>,
         v: &Tensor<E, { [-1, -1, D] }>,
         qk_scale: f32,
     ) {
-        let (bh, mb, _) = get_tile_block_id();
-        let part_q = q.partition(const_shape![1, BM, D]);
-        let part_k = k.partition(const_shape![1, BN, D]);
-        let part_v = v.partition(const_shape![1, BN, D]);
-        let tq: Tile<E, { [BM, D] }> = part_q.load([bh, mb, 0i32]).reshape(const_shape![BM, D]);
+        let (mb, bh, _) = get_tile_block_id();
+        let part_q = q.partition(const_shape![BM, 1, D]);
+        let part_k = k.partition(const_shape![BN, 1, D]);
+        let part_v = v.partition(const_shape![BN, 1, D]);
+        let tq: Tile<E, { [BM, D] }> = part_q.load([mb, bh, 0i32]).reshape(const_shape![BM, D]);
         let mut state = (
             constant(f32::NEG_INFINITY, const_shape![BM, 1]),
             constant(0.0f32, const_shape![BM, 1]),
             constant(0.0f32, const_shape![BM, D]),
         );
-        let kv_len = k.shape()[1];
+        let kv_len = k.shape()[0];
         let first_row = mb * BM;
         // full key blocks that end at or before the first query row need no mask
         let full_blocks = kv_len / BN;
         let unmasked_end = if CAUSAL == 1 { min(first_row / BN, full_blocks) } else { full_blocks };
         for j in 0i32..unmasked_end {
             let (tk, tv) = if LAT > 0 {
-                (part_k.load_pipelined::<LAT>([bh, j, 0i32]), part_v.load_pipelined::<LAT>([bh, j, 0i32]))
+                (part_k.load_pipelined::<LAT>([j, bh, 0i32]), part_v.load_pipelined::<LAT>([j, bh, 0i32]))
             } else {
-                (part_k.load([bh, j, 0i32]), part_v.load([bh, j, 0i32]))
+                (part_k.load([j, bh, 0i32]), part_v.load([j, bh, 0i32]))
             };
             let tk: Tile<E, { [BN, D] }> = tk.reshape(const_shape![BN, D]);
             let tv: Tile<E, { [BN, D] }> = tv.reshape(const_shape![BN, D]);
@@ -118,14 +126,14 @@ mod kernel {
         let masked_end =
             if CAUSAL == 1 { min(ceil_div(first_row + BM, BN), all_blocks) } else { all_blocks };
         for j in unmasked_end..masked_end {
-            let tk: Tile<E, { [BN, D] }> = part_k.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
-            let tv: Tile<E, { [BN, D] }> = part_v.load([bh, j, 0i32]).reshape(const_shape![BN, D]);
+            let tk: Tile<E, { [BN, D] }> = part_k.load([j, bh, 0i32]).reshape(const_shape![BN, D]);
+            let tv: Tile<E, { [BN, D] }> = part_v.load([j, bh, 0i32]).reshape(const_shape![BN, D]);
             state = attend::<E, 1, CAUSAL>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
         }
         let (_, l_final, acc) = state;
         let normalized = true_div(acc, l_final.broadcast(const_shape![BM, D]));
         let result: Tile<E, { [BM, D] }> = convert_tile(normalized);
-        out.store(result.reshape(const_shape![1, BM, D]));
+        out.store(result.reshape(const_shape![BM, 1, D]));
     }
 
     #[cutile::entry()]
@@ -136,7 +144,7 @@ mod kernel {
         const D: i32,
         const CAUSAL: i32,
     >(
-        out: &mut Tensor<E, { [1, BM, D] }>,
+        out: &mut Tensor<E, { [BM, 1, D] }>,
         q: &Tensor<E, { [-1, -1, D] }>,
         k: &Tensor<E, { [-1, -1, D] }>,
         v: &Tensor<E, { [-1, -1, D] }>,
@@ -155,7 +163,7 @@ mod kernel {
         const D: i32,
         const CAUSAL: i32,
     >(
-        out: &mut Tensor<E, { [1, BM, D] }>,
+        out: &mut Tensor<E, { [BM, 1, D] }>,
         q: &Tensor<E, { [-1, -1, D] }>,
         k: &Tensor<E, { [-1, -1, D] }>,
         v: &Tensor<E, { [-1, -1, D] }>,
@@ -166,11 +174,13 @@ mod kernel {
 
     /// The tuned form: the same loops with the key and value loads marked with latency `LAT`,
     /// `occupancy = OCC` tile blocks per SM and `WARPS` worker warps per block on sm_90.
-    /// WARPS = 8 with BM = 128 gives two math warpgroups of 64 query rows each (tileiras adds
-    /// a TMA producer warpgroup and moves registers to the math ones); the default, 4, puts all
-    /// BM rows on one warpgroup, which holds a [128, D] f32 accumulator and the [128, BN]
-    /// scores at once. Compile it with `--facts` for 16-element multiples
-    /// (benchmarks/configs.py) so the loads use TMA.
+    /// The H200's best at D = 128 is BM = 64, BN = 128, OCC = 2, WARPS = 4: one math
+    /// warpgroup of 64 query rows per block (tileiras adds a TMA producer warpgroup), two
+    /// blocks per SM, whose softmax and tensor-core phases drift apart so one block's wgmma
+    /// runs while the other block computes its exponentials. WARPS = 8 with BM = 128 gives two
+    /// math warpgroups in one block instead; they share the key/value stages and stay in step.
+    /// Compile it with `--facts` for 16-element multiples (benchmarks/configs.py) so the
+    /// loads use TMA.
     #[cutile::entry(
         optimization_hints = (sm_90 = (occupancy = OCC, num_worker_warps_per_cta = WARPS))
     )]
@@ -184,7 +194,7 @@ mod kernel {
         const OCC: i32,
         const WARPS: i32,
     >(
-        out: &mut Tensor<E, { [1, BM, D] }>,
+        out: &mut Tensor<E, { [BM, 1, D] }>,
         q: &Tensor<E, { [-1, -1, D] }>,
         k: &Tensor<E, { [-1, -1, D] }>,
         v: &Tensor<E, { [-1, -1, D] }>,

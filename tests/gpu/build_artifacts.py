@@ -74,7 +74,7 @@ def variants(out: Path) -> list[list[str]]:
             "flash_attention.rs",
             entry,
             [f"E=bf16,BM=128,BN=64,D=128,CAUSAL={c}" for c in (0, 1)],
-            [f"{p}:dims=1,16,16:strides=16,16,1" for p in ("out", "q", "k", "v")],
+            [f"{p}:dims=16,1,16:strides=16,16,1" for p in ("out", "q", "k", "v")],
         )
         for entry in ("flash_attention", "flash_attention_unchecked")
     ]

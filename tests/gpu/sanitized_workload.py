@@ -66,15 +66,17 @@ def flash_attention(bundle: Bundle) -> tuple[float, float]:
     generics = {"E": "bf16", "BM": "64", "BN": "64", "D": "64", "CAUSAL": "1"}
     kernel = bundle.kernel("flash_attention", generics)
     heads, length, d = 2, 200, 64
-    q, k, v = (_values((heads, length, d), "bf16") for _ in range(3))
-    out = DeviceTensor.zeros((heads, length, d), "bf16").partition((1, 64, d))
+    # sequence-major [L, heads, D], the kernel's layout
+    q, k, v = (_values((length, heads, d), "bf16") for _ in range(3))
+    out = DeviceTensor.zeros((length, heads, d), "bf16").partition((64, 1, d))
     scale = 1.0 / math.sqrt(d)
     args = (upload(q, "bf16"), upload(k, "bf16"), upload(v, "bf16"))
     kernel(out, *args, scale * math.log2(math.e), sync=True)
-    scores = q @ k.transpose(0, 2, 1) * scale
+    qh, kh, vh = (t.transpose(1, 0, 2) for t in (q, k, v))  # [heads, L, D]
+    scores = qh @ kh.transpose(0, 2, 1) * scale
     scores[:, np.triu(np.ones((length, length), dtype=bool), 1)] = -np.inf
     weights = np.exp(scores - scores.max(axis=2, keepdims=True))
-    expected = weights / weights.sum(axis=2, keepdims=True) @ v
+    expected = (weights / weights.sum(axis=2, keepdims=True) @ vh).transpose(1, 0, 2)
     return _error(out.unpartition(), expected, "bf16")
 
 

@@ -87,12 +87,8 @@ def test_flash_attention_tuned(entry: BundleEntry, torch) -> None:
     q, k, v = _inputs(torch, dtype, *[(heads, length, d)] * 3, seed=14)
     out = torch.zeros_like(q)
     scale = 1.0 / math.sqrt(d)
-    kernel(
-        DeviceTensor.wrap(out).partition((1, bm, d)),
-        *map(DeviceTensor.wrap, (q, k, v)),
-        scale * math.log2(math.e),
-        sync=True,
-    )
+    views = [DeviceTensor.wrap(t.transpose(0, 1)) for t in (out, q, k, v)]  # [L, heads, D]
+    kernel(views[0].partition((bm, 1, d)), *views[1:], scale * math.log2(math.e), sync=True)
     scores = (q.float() @ k.float().transpose(1, 2)) * scale
     if causal:
         hidden = torch.ones(length, length, device="cuda", dtype=torch.bool).triu(1)

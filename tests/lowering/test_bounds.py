@@ -191,7 +191,9 @@ mod k {{
         ("ids.1 * 64", 0),  # a y block id is at most 65534: the product cannot wrap
         ("ids.1 * 64 + ids.2 * 64", 0),
         ("ids.0 + 1", 0),  # an x block id is below 2^31 - 1
-        ("ids.0 * 64", 1),  # may wrap i32: no interval fact, the check stays
+        # an x block id indexes z's 128-row tiles: below ceil((2^31 - 1) / 128), times 64 fits
+        ("ids.0 * 64", 0),
+        ("ids.0 * 256", 1),  # may wrap i32: no interval fact, the check stays
         ("num_tiles(&p, 0) / -1", 1),  # dividing by a negative constant is not >= 0
     ],
 )
