@@ -28,12 +28,12 @@ def let_value(body: str, index: int = 0) -> A.Expr:
 # ----------------------------------------------------------------------------- modules
 
 
-def test_add_example_has_one_module_with_two_entries() -> None:
+def test_add_example_has_one_module_with_three_entries() -> None:
     parsed, diagnostics = parse((EXAMPLES / "add.rs").read_text(), "add.rs")
     assert diagnostics == []
     (module,) = parsed.modules
     assert module.path == ("kernel",)
-    assert [f.name for f in module.functions] == ["add", "add_generic"]
+    assert [f.name for f in module.functions] == ["add", "add_tuned", "add_generic"]
     assert all(f.entry is not None for f in module.functions)
     assert [u.path for u in module.uses] == [("cutile", "core", "*")]
     assert module.span.text.startswith("mod kernel {")
