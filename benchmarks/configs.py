@@ -64,7 +64,8 @@ NORMS = (
 
 GEMM_DTYPES = ("f16", "bf16")
 # (BM, BN, BK, load latency, occupancy, CTAs per tile block); MAP [8, 1] throughout. Measured
-# on the H200 (BENCHMARKS.md): latency 6 beats 3 by ~20% at 4096^3 and 8192^3, and 128x256 /
+# on the H200 (BENCHMARKS.md): latency 6 beats 3 by ~20% at 4096^3 and 8192^3 (5 is as fast
+# at 8192^3 and 3-5% faster at 4096^3 for 256x128 tiles; 7 and 8 fall off), and 128x256 /
 # 256x128 tiles without a 2-CTA cluster spill (under 100 TFLOP/s), so they are not swept.
 GEMM_TILES = (
     ("128", "128", "64", "3", "1", "1"),
@@ -75,6 +76,7 @@ GEMM_TILES = (
     ("128", "128", "128", "6", "1", "1"),
     ("128", "128", "64", "6", "1", "2"),
     ("128", "256", "64", "6", "1", "2"),
+    ("256", "128", "64", "5", "1", "2"),
     ("256", "128", "64", "6", "1", "2"),
 )
 GEMM_TUNED = tuple(
@@ -126,11 +128,13 @@ ATTENTION = (
 ATTENTION_TUNED_TILES = {
     64: (
         ("64", "128", "2", "2", "4"),
+        ("64", "128", "3", "2", "4"),
         ("128", "128", "3", "1", "8"),
         ("128", "128", "2", "1", "8"),
     ),
     128: (
         ("64", "128", "2", "2", "4"),
+        ("64", "128", "3", "2", "4"),
         ("128", "128", "3", "1", "8"),
         ("128", "128", "2", "1", "8"),
     ),
