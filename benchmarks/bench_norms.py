@@ -1,5 +1,5 @@
-"""Row softmax and RMSNorm in f32, ours (single-read kernels, autotuned rows per block) vs
-torch.softmax and torch's RMSNorm, rows 1k ... 32k by width 1k ... 16k.
+"""Row softmax and RMSNorm in f32, ours (single-read kernels, autotuned rows per block and
+launch hints) vs torch.softmax and torch's RMSNorm, rows 1k ... 32k by width 1k ... 16k.
 
     PYTHONPATH=. python3 -m benchmarks.bench_norms BUNDLE [--json OUT.json] [--quick]
 
@@ -32,16 +32,21 @@ def _rms_norm_torch(x: torch.Tensor, w: torch.Tensor, out: torch.Tensor) -> torc
 def candidates(
     bundle: Bundle, function: str, width: int, out, inputs, scalars
 ) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
-    def prepare(bm: str) -> Prepare:
+    def prepare(entry: str, generics: dict[str, str]) -> Prepare:
         def load():  # type: ignore[no-untyped-def]
-            part = DeviceTensor.wrap(out).partition((int(bm), width))
+            part = DeviceTensor.wrap(out).partition((int(generics["BM"]), width))
             args = (part, *map(DeviceTensor.wrap, inputs), *scalars)
-            kernel = bundle.kernel(function, {"BM": bm, "N": str(width)}, for_args=args)
+            kernel = bundle.kernel(entry, generics, for_args=args)
             return lambda: kernel(*args)
 
         return load
 
-    return {f"BM={bm}": prepare(bm) for bm in configs.NORM_ROWS[width]}
+    n = str(width)
+    found = {f"BM={bm}": prepare(function, {"BM": bm, "N": n}) for bm in configs.NORM_ROWS[width]}
+    for bm, occupancy, warps in configs.NORM_TUNED_ROWS[width]:
+        generics = {"BM": bm, "N": n, "OCC": occupancy, "WARPS": warps}
+        found[f"tuned BM={bm} occ{occupancy} w{warps}"] = prepare(f"{function}_tuned", generics)
+    return found
 
 
 def measure(bundle: Bundle, function: str, rows: int, width: int, tune_cache: Path) -> Row:

@@ -222,7 +222,7 @@ def _rows(torch, entry: BundleEntry, m: int, seed: int):
     return dtype, n, x
 
 
-@pytest.mark.parametrize("entry", _entries("softmax") + _entries("softmax_mixed"))
+@pytest.mark.parametrize("entry", _entries("softmax", "softmax_tuned", "softmax_mixed"))
 def test_softmax(entry: BundleEntry, torch) -> None:
     kernel = _kernel(entry)
     dtype, n, x = _rows(torch, entry, 1001, seed=5)

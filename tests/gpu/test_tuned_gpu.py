@@ -64,7 +64,7 @@ def test_gemm_tuned_clusters_need_a_grid_they_divide(entry: BundleEntry, torch) 
         kernel(*_gemm_args(entry, z, x, y, 3), sync=True)
 
 
-@pytest.mark.parametrize("entry", _entries("rms_norm_rows"))
+@pytest.mark.parametrize("entry", _entries("rms_norm_rows", "rms_norm_rows_tuned"))
 def test_rms_norm_rows(entry: BundleEntry, torch) -> None:
     kernel = _kernel(entry)
     bm, n = int(entry.generics_dict["BM"]), int(entry.generics_dict["N"])
@@ -74,7 +74,7 @@ def test_rms_norm_rows(entry: BundleEntry, torch) -> None:
     part = DeviceTensor.wrap(out).partition((bm, n))
     kernel(part, DeviceTensor.wrap(x), DeviceTensor.wrap(w), eps, sync=True)
     expected = x * torch.rsqrt((x * x).mean(dim=1, keepdim=True) + eps) * w
-    _check("rms_norm_rows", "f32", f"{rows}x{n}", out, expected)
+    _check(entry.function, "f32", f"{rows}x{n}", out, expected)
 
 
 @pytest.mark.parametrize("entry", _entries("flash_attention_tuned"))
