@@ -2,6 +2,7 @@
 BENCHMARKS.md from them.
 
     PYTHONPATH=. python3 -m benchmarks.run_all BUNDLE RESULTS [--quick] [-o BENCHMARKS.md]
+        [--cutile-cache CACHE]
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks import bench_add, bench_attention, bench_gemm, bench_norms, write_benchmarks_md
+from benchmarks import (
+    bench_add,
+    bench_attention,
+    bench_cutile_python,
+    bench_gemm,
+    bench_norms,
+    write_benchmarks_md,
+)
 
 FAMILIES = {
     "add": bench_add.main,
@@ -30,6 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", nargs="*", choices=sorted(FAMILIES), default=list(FAMILIES))
     parser.add_argument("-o", "--out", type=Path, default=Path("BENCHMARKS.md"))
+    parser.add_argument(
+        "--cutile-cache",
+        type=Path,
+        help="also time cuTile Python from this cache (benchmarks/bench_cutile_python.py)",
+    )
     args = parser.parse_args(argv)
     tune_cache = Path(tempfile.mkdtemp(prefix="tune-"))
     failed = []
@@ -42,6 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception:  # one broken family still leaves the others' tables
             traceback.print_exc()
             failed.append(name)
+    if args.cutile_cache is not None:
+        cutile_argv = ["run", str(args.cutile_cache)]
+        cutile_argv += ["--json", str(args.results / "cutile_python.json")]
+        sys.argv = ["benchmarks.bench_cutile_python", *cutile_argv]
+        if bench_cutile_python.main(cutile_argv):
+            failed.append("cutile_python")
     written = write_benchmarks_md.main([str(args.results), "-o", str(args.out)])
     return 1 if failed else written
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ORDER = ("element-wise add", "softmax and RMSNorm", "GEMM", "flash attention")
+CUTILE_PYTHON = "cuTile Python"  # benchmarks/bench_cutile_python.py: compared, not a target
 HEADER = """# Benchmarks
 
 Our kernels (compiled by cutile-serve from `rust_examples/`, the fastest of the declared
@@ -24,7 +25,8 @@ and after ours and the faster time counts; "ratio" is torch time / our time (abo
 faster).
 Regenerate: `python -m benchmarks.build_bundle` on the CPU machine, then on the GPU host
 `PYTHONPATH=. python3 -m benchmarks.run_all gpu_artifacts/bench bench_results`
-(which ends by rewriting this file).
+(which ends by rewriting this file); add `--cutile-cache gpu_artifacts/cutile-cache` for the
+cuTile Python table (README, "Speed on the GPU").
 """
 
 
@@ -47,6 +49,7 @@ def targets(results: Sequence[Mapping[str, object]]) -> str:
     found = {
         (row["case"], row["shape"]): row["torch_s"] / row["ours_s"]
         for result in results
+        if result["family"] != CUTILE_PYTHON
         for row in result["rows"]  # type: ignore[attr-defined]
     }
     lines = [
@@ -90,11 +93,49 @@ def table(result: Mapping[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cutile_python_table(cutile: Mapping[str, object], ours: Sequence[Mapping[str, object]]) -> str:
+    """cuTile Python's fastest configuration per case next to ours and torch's, from one run;
+    "ours / cuTile" above 1: ours is faster."""
+    mine = {(row["case"], row["shape"]): row for result in ours for row in result["rows"]}  # type: ignore[attr-defined]
+    rows = cutile["rows"]
+    assert isinstance(rows, list)
+    lines = [
+        "## cuTile Python",
+        "",
+        "The same kernels written in cuTile Python (benchmarks/cutile_python_kernels.py, the",
+        "fastest of the configurations listed in benchmarks/bench_cutile_python.py), compiled",
+        "by cuTile itself; see that script for how it runs on the GPU host.",
+        "",
+        f"`{cutile['command']}` on {cutile['device']}, torch {cutile['torch']}",
+        "",
+        "| case | shape | unit | ours | cuTile Python | torch | ours / cuTile | cuTile config "
+        "| check |",
+        "|---|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for row in rows:
+        theirs = _rate(row["work"], row["ours_s"])
+        torch_rate = _rate(row["work"], row["torch_s"])
+        ok = "ok" if row["max_error"] <= row["tolerance"] else f"MISMATCH {row['max_error']:.3g}"
+        own = mine.get((row["case"], row["shape"]))
+        ours_cell = "" if own is None else f"{_rate(own['work'], own['ours_s']):.2f}"
+        versus = "" if own is None else f"{row['ours_s'] / own['ours_s']:.2f}"
+        lines.append(
+            f"| {row['case']} | {row['shape']} | {row['unit']} | {ours_cell} | {theirs:.2f} "
+            f"| {torch_rate:.2f} "
+            f"| {versus} | {row['config']} | {ok} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def render(results: Sequence[Mapping[str, object]]) -> str:
+    ours = [r for r in results if r["family"] != CUTILE_PYTHON]
     ranked = sorted(
-        results, key=lambda r: ORDER.index(r["family"]) if r["family"] in ORDER else len(ORDER)
+        ours, key=lambda r: ORDER.index(r["family"]) if r["family"] in ORDER else len(ORDER)
     )
-    return HEADER + "\n" + targets(ranked) + "".join("\n" + table(r) for r in ranked)
+    text = HEADER + "\n" + targets(ranked) + "".join("\n" + table(r) for r in ranked)
+    for cutile in (r for r in results if r["family"] == CUTILE_PYTHON):
+        text += "\n" + cutile_python_table(cutile, ranked)
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -98,3 +98,43 @@ def test_an_empty_folder_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exited:
         main([str(tmp_path)])
     assert exited.value.code == 2
+
+
+CUTILE = _result(
+    "cuTile Python",
+    "TFLOP/s",
+    [
+        {
+            "case": "gemm f16",
+            "shape": "8192x8192x8192",
+            "work": 2 * 8192**3,
+            "ours_s": 2 * 8192**3 / 640e12,  # cuTile Python's time
+            "torch_s": 2 * 8192**3 / 770e12,
+            "config": "128x128x64 group8 cta1",
+            "max_error": 0.1,
+            "tolerance": 1.0,
+        },
+        {
+            "case": "gemm f16",
+            "shape": "256x256x256",  # a shape we did not time
+            "work": 2.0,
+            "ours_s": 1e-12,
+            "torch_s": 1e-12,
+            "config": "128x128x64 group8 cta1",
+            "max_error": 0.0,
+            "tolerance": 1.0,
+        },
+    ],
+)
+
+
+def test_cutile_python_rows_sit_next_to_ours_and_are_no_target() -> None:
+    text = render([CUTILE, GEMM, ADD])
+    assert text.index("## GEMM") < text.index("## cuTile Python")
+    assert (
+        "| gemm f16 | 8192x8192x8192 | TFLOP/s | 700.00 | 640.00 | 770.00 | 1.09 "
+        "| 128x128x64 group8 cta1 | ok |" in text
+    )
+    assert "| gemm f16 | 256x256x256 | TFLOP/s |  | 2.00 | 2.00 |  |" in text
+    # the target still reads our row (0.91), not cuTile Python's (0.83)
+    assert "| gemm f16 | 8192x8192x8192 | 0.95 | 0.91 | no (-0.04) |" in text
