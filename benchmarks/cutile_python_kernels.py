@@ -65,6 +65,16 @@ def gemm_grouped(
     ct.store(z, index=(m, n), tile=ct.astype(acc, z.dtype))
 
 
+def online_softmax_step(q, s, tv, m_i, l_i, acc, qk_scale):
+    """One key block of the online (base-2) softmax: raw scores `s`, values `tv`; the running
+    row maximum, row sum and accumulator come back updated (p . v in q's element type)."""
+    m_new = max(m_i, ct.max(s, axis=1, keepdims=True) * qk_scale)
+    p = ct.exp2(s * qk_scale - m_new, flush_to_zero=True)
+    alpha = ct.exp2(m_i - m_new, flush_to_zero=True)
+    l_new = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
+    return m_new, l_new, ct.mma(ct.astype(p, q.dtype), tv, acc * alpha)
+
+
 @ct.kernel
 def attention(
     q,
@@ -96,12 +106,7 @@ def attention(
         tk = ct.reshape(ct.load(k, index=(bh, j, 0), shape=(1, BN, D), latency=2), (BN, D))
         tv = ct.reshape(ct.load(v, index=(bh, j, 0), shape=(1, BN, D), latency=2), (BN, D))
         s = ct.mma(tq, ct.transpose(tk), ct.full((BM, BN), 0.0, dtype=ct.float32))
-        m_new = max(m_i, ct.max(s, axis=1, keepdims=True) * qk_scale)
-        p = ct.exp2(s * qk_scale - m_new, flush_to_zero=True)
-        alpha = ct.exp2(m_i - m_new, flush_to_zero=True)
-        l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-        acc = ct.mma(ct.astype(p, q.dtype), tv, acc * alpha)
-        m_i = m_new
+        m_i, l_i, acc = online_softmax_step(q, s, tv, m_i, l_i, acc, qk_scale)
     for j in range(unmasked, end):
         tk = ct.reshape(ct.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
         tv = ct.reshape(ct.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
@@ -112,11 +117,6 @@ def attention(
         if CAUSAL:
             visible = visible & (rows >= cols)
         s = ct.where(visible, s, -math.inf)
-        m_new = max(m_i, ct.max(s, axis=1, keepdims=True) * qk_scale)
-        p = ct.exp2(s * qk_scale - m_new, flush_to_zero=True)
-        alpha = ct.exp2(m_i - m_new, flush_to_zero=True)
-        l_i = l_i * alpha + ct.sum(p, axis=1, keepdims=True)
-        acc = ct.mma(ct.astype(p, q.dtype), tv, acc * alpha)
-        m_i = m_new
+        m_i, l_i, acc = online_softmax_step(q, s, tv, m_i, l_i, acc, qk_scale)
     out = ct.astype(acc / l_i, o.dtype)
     ct.store(o, index=(bh, mb, 0), tile=ct.reshape(out, (1, BM, D)))
