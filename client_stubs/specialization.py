@@ -5,7 +5,8 @@ elements); the largest power of two up to 16 dividing the base address (bytes); 
 last stride is 1. A kernel compiled with these facts assumes them (aligned, vectorised, TMA
 paths) and its contract lists them, so every later launch is checked against them on the host.
 The view facts are sent only where they relax the service's default (a 16-byte aligned base,
-a unit last stride), so requests for ordinary tensors stay as they were.
+a unit last stride), so requests for ordinary tensors stay as they were; a tensor with no
+fact at all (every divisor 1) is left out of the request.
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ def tensor_facts(name: str, tensor: object) -> compile_pb2.TensorFacts:
     )
 
 
+def states_something(facts: compile_pb2.TensorFacts) -> bool:
+    """Whether `facts` add to what the service assumes without them: a divisor above 1, or a
+    relaxed base alignment or last stride. Facts that do not compile to the very kernel of no
+    facts, so sending them would only cache the same artifact under a second key."""
+    divisors = (*facts.dim_divisors, *facts.stride_divisors)
+    return any(d > 1 for d in divisors) or facts.base_align != 0 or facts.any_last_stride
+
+
 def facts_for(tensors: Mapping[str, object]) -> list[compile_pb2.TensorFacts]:
-    """Facts for every named tensor argument, sorted by name (a stable cache key)."""
-    return [tensor_facts(name, tensors[name]) for name in sorted(tensors)]
+    """Facts for every named tensor argument that has any (`states_something`), sorted by
+    name (a stable cache key)."""
+    measured = (tensor_facts(name, tensors[name]) for name in sorted(tensors))
+    return [facts for facts in measured if states_something(facts)]

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Protocol
 
 from lowering.pipeline import COMPILER_VERSION, CompileRequest
-from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
 
 log = logging.getLogger(__name__)
 
@@ -99,30 +98,15 @@ def canonical_encoding(
         request.host_arch,
         "1" if request.lineinfo else "0",
         tileiras_fingerprint,
+        str(len(request.specialization)),
     ]
-    informative = [f for f in request.specialization if not _states_nothing(f)]
-    fields.append(str(len(informative)))
-    for facts in sorted(informative, key=lambda f: f.param):
+    for facts in sorted(request.specialization, key=lambda f: f.param):
         fields += [facts.param, _axes(facts.dim_divisors), _axes(facts.stride_divisors)]
         fields += [str(facts.base_align), "1" if facts.unit_last_stride else "*"]
     return b"".join(_field(text.encode("utf-8")) for text in fields)
 
 
-def _states_nothing(facts: TensorFacts) -> bool:
-    """Facts that add nothing to the defaults (every divisor 1, the default base alignment,
-    unit last stride) compile to the same kernel as no facts, so they share its key."""
-    return (
-        _axes(facts.dim_divisors) == ""
-        and _axes(facts.stride_divisors) == ""
-        and facts.base_align == DEFAULT_BASE_ALIGN
-        and facts.unit_last_stride
-    )
-
-
 def _axes(divisors: tuple[int, ...]) -> str:
-    """Per-axis divisors as text; all ones (nothing known) is the same as no divisors."""
-    if all(d == 1 for d in divisors):
-        return ""
     return ",".join(str(d) for d in divisors)
 
 

@@ -58,3 +58,14 @@ def test_view_facts_are_measured_and_sent_only_where_they_relax_the_default() ->
     assert (strided.base_align, strided.any_last_stride) == (8, True)
     assert list(strided.stride_divisors) == [16, 2]
     assert tensor_facts("x", DeviceTensor(base + 48, (4,))).base_align == 0  # 16 or more
+
+
+def test_a_tensor_with_no_fact_is_left_out_of_the_request() -> None:
+    """Divisors of 1 everywhere, aligned base and unit last stride: the kernel of no facts, so
+    the request stays the plain one (one cache key for one artifact)."""
+    base = 0x7F00_0000_0000
+    odd = DeviceTensor(base, (7,))  # extent 7, stride 1
+    assert list(tensor_facts("x", odd).dim_divisors) == [1]
+    assert [f.param for f in facts_for({"x": odd, "y": DeviceTensor(base, (64,))})] == ["y"]
+    shifted = DeviceTensor(base + 4, (7,))  # an odd extent, but a relaxed base: kept
+    assert [f.param for f in facts_for({"x": shifted})] == ["x"]

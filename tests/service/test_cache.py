@@ -13,7 +13,7 @@ import pytest
 
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
-from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
+from parser.specialization import TensorFacts
 from service.cache import (
     KEY_DOMAIN,
     CacheEntry,
@@ -66,27 +66,6 @@ def test_key_is_stable_and_hex() -> None:
 )
 def test_every_input_changes_the_key(change: dict) -> None:
     assert _key(dataclasses.replace(BASE, **change)) != _key()
-
-
-@pytest.mark.parametrize(
-    "facts",
-    [
-        TensorFacts("x"),
-        TensorFacts("x", (1, 1), (1, 1)),
-        TensorFacts("x", (1,), ()),
-        TensorFacts("z", (), (1,), base_align=DEFAULT_BASE_ALIGN),
-    ],
-)
-def test_facts_that_state_nothing_share_the_key_of_no_facts(facts: TensorFacts) -> None:
-    """They compile to the very same bytecode and contract (dims=1,1 is "nothing known")."""
-    assert _key(dataclasses.replace(BASE, specialization=(facts,))) == _key()
-
-
-def test_all_ones_divisors_equal_no_divisors_next_to_real_facts() -> None:
-    real = TensorFacts("y", (16,), (16, 1))
-    ones = dataclasses.replace(BASE, specialization=(real, TensorFacts("x", (1,), (1,))))
-    assert _key(ones) == _key(dataclasses.replace(BASE, specialization=(real,)))
-    assert _key(ones) != _key()
 
 
 def test_toolchain_changes_the_key() -> None:
