@@ -284,7 +284,8 @@ def compile_requests(requests: Path, cache: Path) -> int:
         print("error: cuTile finds no tileiras here", file=sys.stderr)
         return 1
     cache.mkdir(parents=True, exist_ok=True)
-    for request in pickle.loads(requests.read_bytes()):
+    recorded = pickle.loads(requests.read_bytes())
+    for request in recorded:
         with tempfile.TemporaryDirectory() as folder:
             bytecode = Path(folder, "kernel.bytecode")
             bytecode.write_bytes(request["bytecode"])
@@ -308,7 +309,7 @@ def compile_requests(requests: Path, cache: Path) -> int:
             remarks="",
         )
         cache_store(str(cache), request["key"], cubin, metadata.to_dict())
-    print(f"compiled {len(pickle.loads(requests.read_bytes()))} requests into {cache}")
+    print(f"compiled {len(recorded)} requests into {cache}")
     return 0
 
 

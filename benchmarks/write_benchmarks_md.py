@@ -70,6 +70,11 @@ def _rate(work: float, seconds: float) -> float:
     return work / seconds / 1e12
 
 
+def _check(row: Mapping[str, float]) -> str:
+    """The check column: "ok", or the error that exceeded the row's tolerance."""
+    return "ok" if row["max_error"] <= row["tolerance"] else f"MISMATCH {row['max_error']:.3g}"
+
+
 def table(result: Mapping[str, object]) -> str:
     rows = result["rows"]
     assert isinstance(rows, list)
@@ -85,7 +90,7 @@ def table(result: Mapping[str, object]) -> str:
     for row in rows:
         ours = _rate(row["work"], row["ours_s"])
         theirs = _rate(row["work"], row["torch_s"])
-        ok = "ok" if row["max_error"] <= row["tolerance"] else f"MISMATCH {row['max_error']:.3g}"
+        ok = _check(row)
         lines.append(
             f"| {row['case']} | {row['shape']} | {ours:.2f} | {theirs:.2f} | "
             f"{row['torch_s'] / row['ours_s']:.2f} | {row['config']} | {ok} |"
@@ -115,7 +120,7 @@ def cutile_python_table(cutile: Mapping[str, object], ours: Sequence[Mapping[str
     for row in rows:
         theirs = _rate(row["work"], row["ours_s"])
         torch_rate = _rate(row["work"], row["torch_s"])
-        ok = "ok" if row["max_error"] <= row["tolerance"] else f"MISMATCH {row['max_error']:.3g}"
+        ok = _check(row)
         own = mine.get((row["case"], row["shape"]))
         ours_cell = "" if own is None else f"{_rate(own['work'], own['ours_s']):.2f}"
         versus = "" if own is None else f"{row['ours_s'] / own['ours_s']:.2f}"
