@@ -32,6 +32,7 @@ from parser.checks.ownership import check_ownership
 from parser.cst_to_ast import parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
+from parser.optimization_hints import divisibility_cap
 from parser.program import find_entry, link
 from parser.spans import SourceFile, Span
 from parser.specialization import TensorFacts, specialize, view_layouts
@@ -149,7 +150,8 @@ def _compile(
     # are not Copy) and must pass before lowering, which assumes a sound program.
     if kernel is not None and not sink.has_errors:
         check_ownership(kernel, sink)
-        kernel = specialize(kernel, request.specialization, sink)
+        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
+        kernel = specialize(kernel, request.specialization, sink, cap)
         if sink.has_errors:
             kernel = None
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
@@ -161,7 +163,8 @@ def _compile(
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
     symbol = entry_symbol(kernel.function.module_path, kernel.function.name, specialization)
     try:
-        layouts = view_layouts(kernel, request.specialization)
+        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
+        layouts = view_layouts(kernel, request.specialization, cap)
         lowered = KernelLowering(kernel, abi, layouts).lower(symbol)
     except InKernelCheckDenied as denied:
         sink.add(_denied_check(denied, kernel.function))

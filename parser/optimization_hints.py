@@ -6,6 +6,11 @@ per SM it should aim for, 1..=32) and `num_worker_warps_per_cta` (a power of two
 bytecode 13.3+). Values are integer literals or const generics, so a sweep can vary them
 through the request's generics. Parsed here into data; the lowering writes them as the
 entry's `optimization_hints` attribute (Tile IR checks the same ranges).
+
+`max_divisibility` (a power of two) is ours, not tileiras's: a ceiling on the divisibility
+the compiler may assume on that target from what it was not told in the source (the
+default base alignment and the host's measured facts), as cuTile Rust's JIT caps its
+inferred hints. Declared `preconditions` are stated facts and stay as written.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ KNOWN_ARCHS = (
     "sm_120",
     "sm_121",
 )
-HINT_KEYS = ("num_cta_in_cga", "occupancy", "num_worker_warps_per_cta")
+HINT_KEYS = ("num_cta_in_cga", "occupancy", "num_worker_warps_per_cta", "max_divisibility")
 _PER_OP_KEYS = ("latency", "allow_tma")
 _ARCH = re.compile(r"^sm_(\d+)$")
 
@@ -46,6 +51,12 @@ class ArchHints:
     num_cta_in_cga: int | None = None
     occupancy: int | None = None
     num_worker_warps_per_cta: int | None = None
+    max_divisibility: int | None = None
+
+
+def divisibility_cap(hints: tuple[ArchHints, ...], arch: str) -> int | None:
+    """The `max_divisibility` hint for `arch`, or None (no ceiling)."""
+    return next((h.max_divisibility for h in hints if h.arch == arch), None)
 
 
 def parse_optimization_hints(
@@ -184,6 +195,8 @@ def _is_power_of_two(value: int) -> bool:
 def _range_problem(arch: str, key: str, value: int) -> str | None:
     if key == "occupancy":
         return None if 1 <= value <= 32 else "must be in 1..=32"
+    if key == "max_divisibility":
+        return None if _is_power_of_two(value) else "must be a power of two"
     if key == "num_worker_warps_per_cta":
         ok = _is_power_of_two(value) and value <= 32
         return None if ok else "must be a power of two up to 32"

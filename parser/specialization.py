@@ -53,24 +53,38 @@ class ViewLayout:
     unit_last_stride: bool = True
 
 
-def view_layouts(kernel: TypedKernel, facts: tuple[TensorFacts, ...]) -> dict[int, ViewLayout]:
+def view_layouts(
+    kernel: TypedKernel, facts: tuple[TensorFacts, ...], cap: int | None = None
+) -> dict[int, ViewLayout]:
     """Parameter index -> the view layout its facts relax to; tensors without facts (and
-    facts naming no tensor, which `specialize` reports) keep the default."""
+    facts naming no tensor, which `specialize` reports) keep the default. `cap` (the
+    target's `max_divisibility`) lowers every assumed base alignment to at most itself."""
     index = {p.name: p.index for p in kernel.signature.params if p.role.is_tensor}
-    return {
+    layouts = {
         index[f.param]: ViewLayout(f.base_align, f.unit_last_stride)
         for f in facts
         if f.param in index
     }
+    if cap is None or cap >= DEFAULT_BASE_ALIGN:
+        return layouts
+    for position in index.values():
+        layout = layouts.get(position, ViewLayout())
+        layouts[position] = replace(layout, base_align=min(layout.base_align, cap))
+    return layouts
 
 
 def specialize(
-    kernel: TypedKernel, facts: tuple[TensorFacts, ...], sink: DiagnosticSink
+    kernel: TypedKernel,
+    facts: tuple[TensorFacts, ...],
+    sink: DiagnosticSink,
+    cap: int | None = None,
 ) -> TypedKernel:
-    """`kernel` with `facts` added to its entry's preconditions; CT0104 for facts that name
-    no tensor parameter or give the wrong number of axes."""
+    """`kernel` with `facts` added to its entry's preconditions, each divisor lowered to at
+    most `cap` (the target's `max_divisibility`); CT0104 for facts that name no tensor
+    parameter or give the wrong number of axes."""
     if not facts:
         return kernel
+    limit = cap if cap is not None else 1 << 30
     tensors = {p.name: p for p in kernel.signature.params if p.role.is_tensor}
     added: list[Precondition] = []
     for fact in facts:
@@ -88,14 +102,14 @@ def specialize(
             continue
         text = f"request facts for `{fact.param}`"
         conditions: list[Precondition] = [
-            ExtentDivisible(param.index, axis, divisor, text)
+            ExtentDivisible(param.index, axis, min(divisor, limit), text)
             for axis, divisor in enumerate(fact.dim_divisors)
-            if divisor > 1
+            if min(divisor, limit) > 1
         ]
         conditions += [
-            StrideDivisible(param.index, axis, divisor, text)
+            StrideDivisible(param.index, axis, min(divisor, limit), text)
             for axis, divisor in enumerate(fact.stride_divisors)
-            if divisor > 1
+            if min(divisor, limit) > 1
         ]
         extents = static_extents(param)
         checked = [c for c in conditions if fact.unit_last_stride or not _on_last_stride(c, rank)]

@@ -84,3 +84,13 @@ def test_clusters_need_a_persistent_entry() -> None:
     ]
     result, diagnostics, _ = _hints("(sm_90 = (num_cta_in_cga = 2))", sig=MAPPED)
     assert diagnostics == [] and result is not None
+
+
+def test_max_divisibility_is_a_power_of_two() -> None:
+    result, diagnostics, _ = _hints("(sm_100 = (max_divisibility = 8,), sm_90 = (occupancy = 1))")
+    assert diagnostics == [] and result is not None
+    assert result.options.optimization_hints[0] == ArchHints("sm_100", max_divisibility=8)
+    _, diagnostics, _ = _hints("(sm_100 = (max_divisibility = 12))")
+    assert [d.message for d in diagnostics] == [
+        "`sm_100.max_divisibility` must be a power of two, found 12"
+    ]

@@ -8,9 +8,10 @@ from lowering.contract import Assumption, AssumptionKind
 from lowering.ir.attributes import DivBy
 from lowering.ir.core import walk
 from lowering.ir.ops_core import Assume
-from lowering.pipeline import Stage
+from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser import codes
 from parser.preconditions import ExtentDivisible, StrideDivisible
+from parser.spans import SourceFile
 from parser.specialization import TensorFacts, ViewLayout, view_layouts
 from tests.lowering.kernels import compile_example
 
@@ -99,3 +100,37 @@ def test_bad_alignments_are_rejected() -> None:
         assert [d.code for d in result.diagnostics] == [codes.INVALID_SPECIALIZATION]
         assert f"facts for `x`: {reason}" in result.diagnostics[0].message
     assert _gemm(TensorFacts("x", base_align=2)).ok
+
+
+_CAPPED = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    #[cutile::entry(optimization_hints = (
+        sm_90 = (max_divisibility = 4,), sm_100 = (occupancy = 1,)
+    ))]
+    fn f<const B: i32>(z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>) {
+        z.store(load_tile_like(x, z));
+    }
+}
+"""
+
+
+def _capped(target: str, *facts: TensorFacts):  # type: ignore[no-untyped-def]
+    request = CompileRequest(
+        (SourceFile("k.rs", _CAPPED),), "f", (("B", "128"),), target=target, specialization=facts
+    )
+    return compile_kernel(request, stop_after=Stage.IR)
+
+
+def test_max_divisibility_caps_facts_and_the_default_alignment_on_its_target() -> None:
+    facts = TensorFacts("x", (16,), (1,))
+    capped = _capped("sm_90", facts)
+    assert capped.ok, capped.diagnostics
+    assert capped.kernel.signature.options.preconditions == (
+        ExtentDivisible(1, 0, 4, "request facts for `x`"),
+    )
+    assert sorted(_divisors(capped)) == [4, 4, 4]  # x's extent, both base addresses
+    elsewhere = _capped("sm_100", facts)  # the hint is for sm_90 only
+    assert elsewhere.ok, elsewhere.diagnostics
+    assert sorted(_divisors(elsewhere)) == [16, 16, 16]

@@ -1,0 +1,129 @@
+"""COMPATIBILITY.md: one table per tier, each entry compiled or its first diagnostic."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from parser.diagnostics import Diagnostic
+from tests.compat.discover import TIERS
+from tests.compat.table import Case
+
+TIER_TITLES = {
+    "examples": "cutile-examples/examples",
+    "kernels": "cutile-kernels/src",
+    "tests": "cutile/tests (the verdicts cutile-rs's own tests expect)",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    case: Case
+    compiled: bool
+    diagnostics: tuple[Diagnostic, ...]
+    cubin_bytes: int = 0
+
+    @property
+    def agrees(self) -> bool:
+        """Whether the outcome is the one cutile-rs expects (an unused entry must compile)."""
+        if self.case.verdict == "reject":
+            return not self.compiled
+        return self.compiled
+
+    def first_error(self) -> str:
+        error = next((d for d in self.diagnostics if d.is_error), None)
+        return "" if error is None else one_line(error)
+
+
+def one_line(diagnostic: Diagnostic) -> str:
+    """`error[CT0004]: message (file:line:col)` on one line, table-safe."""
+    span = diagnostic.primary_span
+    where = "" if span is None else f" ({span.location()})"
+    message = diagnostic.message.splitlines()[0] if diagnostic.message else ""
+    text = f"`error[{diagnostic.code.id}]`: {message}{where}"
+    return text.replace("|", "\\|")
+
+
+def write_report(
+    path: Path,
+    results: Sequence[Result],
+    *,
+    revision: str,
+    gpu_results: Path | None = None,
+) -> None:
+    gpu = _gpu_results(gpu_results)
+    lines = [
+        "# Compatibility with cuTile Rust",
+        "",
+        f"Every `#[cutile::entry]` of NVlabs/cutile-rs at `{revision}`, compiled unchanged to a",
+        "cubin for the target its host code uses, with the generics that host code launches it",
+        "with (`tests/compat/cutile_rs_*.json`, read by hand). Regenerate with",
+        "`python -m tests.compat.runner --cutile-rs PATH` (see `tests/compat/runner.py`).",
+        f"Written {datetime.date.today().isoformat()}.",
+        "",
+        "| tier | entries | as cutile-rs expects |",
+        "|---|---:|---:|",
+    ]
+    for tier, _ in TIERS:
+        of_tier = [r for r in results if r.case.site.tier == tier]
+        if of_tier:
+            agreed = sum(r.agrees for r in of_tier)
+            lines.append(f"| {TIER_TITLES[tier]} | {len(of_tier)} | {agreed} |")
+    for tier, _ in TIERS:
+        of_tier = [r for r in results if r.case.site.tier == tier]
+        if of_tier:
+            lines += ["", f"## {TIER_TITLES[tier]}", "", *_table(tier, of_tier, gpu)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _table(tier: str, results: Sequence[Result], gpu: dict[str, dict[str, object]]) -> list[str]:
+    with_gpu = tier != "tests" and bool(gpu)
+    head = "| file | entry | generics | arch | expected | result |"
+    rule = "|---|---|---|---|---|---|"
+    if with_gpu:
+        head += " launched | max error | verdict | time vs torch |"
+        rule += "---|---:|---|---:|"
+    rows = [head, rule]
+    for result in results:
+        case = result.case
+        generics = ", ".join(f"{k}={v}" for k, v in case.generics) or "-"
+        outcome = "compiled" if result.compiled else result.first_error()
+        mark = "" if result.agrees else " **(differs)**"
+        expected = case.verdict
+        if case.verdict == "reject" and case.substance:
+            expected += f": {_cell(case.substance, 80)}"
+        row = (
+            f"| {case.site.path.rsplit('/', 1)[-1]} | `{case.site.module}::{case.site.function}`"
+            f"{case.label} | {_cell(generics, 60)} | {case.arch} | {expected} |"
+            f" {outcome}{mark} |"
+        )
+        if with_gpu:
+            row += _gpu_cells(gpu.get(case.key))
+        rows.append(row)
+    return rows
+
+
+def _gpu_cells(found: dict[str, object] | None) -> str:
+    if found is None:
+        return " - | - | not run | - |"
+    ratio = found.get("speed_vs_torch")
+    speed = f"{ratio:.2f}x" if isinstance(ratio, (int, float)) else "-"
+    error = found.get("max_error")
+    err = f"{error:.2e}" if isinstance(error, (int, float)) else "-"
+    launched = "yes" if found.get("launched") else "no"
+    return f" {launched} | {err} | {found.get('verdict', '-')} | {speed} |"
+
+
+def _cell(text: str, limit: int) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _gpu_results(path: Path | None) -> dict[str, dict[str, object]]:
+    if path is None:
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data.get("cases", {}) if isinstance(data, dict) else {}
