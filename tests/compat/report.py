@@ -101,7 +101,8 @@ def _table(tier: str, results: Sequence[Result], gpu: dict[str, dict[str, object
             f" {outcome}{mark} |"
         )
         if with_gpu:
-            row += _gpu_cells(gpu.get(case.key))
+            short = f"{case.site.path}::{case.site.function}"
+            row += _gpu_cells(gpu.get(case.key) or gpu.get(short))
         rows.append(row)
     return rows
 
