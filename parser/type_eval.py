@@ -14,9 +14,13 @@ from parser import codes
 from parser.diagnostics import DiagnosticSink, error
 from parser.types import (
     ELEM_BY_NAME,
+    MARKER_KINDS,
+    TOKEN,
     ArrayTy,
     Elem,
     MappedTy,
+    MarkerTy,
+    OptionTy,
     PartitionIndexTy,
     PartitionTy,
     PointerTileTy,
@@ -172,8 +176,23 @@ class TypeResolver:
         if isinstance(ty, A.PointerType):
             elem = self.element(ty.inner)
             return None if elem is None else PointerTy(elem, ty.mutable)
+        if isinstance(ty, A.ArrayType) and ty.length is not None:
+            return self._array_type(ty, ty.length)
         self._unsupported(ty)
         return None
+
+    def _array_type(self, ty: A.ArrayType, length: A.Expr) -> SemType | None:
+        """`[T; N]` with N a compile-time integer (a tile index `[i32; 2]`, `[Token; 2]`)."""
+        try:
+            count = eval_const(length, self.env)
+        except NotConstant as exc:
+            self._bad_shape(exc.span, exc.what)
+            return None
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            self._bad_shape(length.span, "the length of an array must be a non-negative integer")
+            return None
+        element = self.resolve(ty.element)
+        return None if element is None else ArrayTy(element, count)
 
     def element(self, ty: A.TypeExpr) -> Elem | None:
         if isinstance(ty, A.PathType) and not ty.args and len(ty.segments) == 1:
@@ -218,6 +237,12 @@ class TypeResolver:
         name = ty.name
         if not ty.args and name in _POINTER_SIZED:
             return ScalarTy(_POINTER_SIZED[name])
+        if not ty.args and name == "Token":
+            return TOKEN
+        if len(ty.segments) >= 2 and name in MARKER_KINDS.get(ty.segments[-2], ()):
+            return MarkerTy(ty.segments[-2], name)  # `scope::Device` as a type
+        if name == "Option":
+            return self._option(ty)
         is_element = name in ELEM_BY_NAME or isinstance(self.env.generics.get(name), Elem)
         if not ty.args and is_element:
             elem = self.element(ty)
@@ -237,6 +262,22 @@ class TypeResolver:
             )
             return None
         return builder(self, ty)
+
+    def _option(self, ty: A.PathType) -> SemType | None:
+        """`Option<T>`."""
+        first = ty.args[0] if len(ty.args) == 1 else None
+        if not isinstance(first, A.TypeArg):
+            self.sink.add(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    "`Option` takes one type argument",
+                    ty.span,
+                    f"found {len(ty.args)} argument(s)",
+                )
+            )
+            return None
+        inner = self.resolve(first.type)
+        return None if inner is None else OptionTy(inner)
 
     def _element_and_shape(self, ty: A.PathType) -> tuple[Elem, tuple[int, ...]] | None:
         first = ty.args[0]

@@ -18,6 +18,7 @@ from parser.check_messages import describe, mismatch, unresolved, unsupported
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.entry_signature import check_entry_signature, check_tile_shape
 from parser.program import Program
+from parser.statics import check_module_statics
 from parser.type_eval import (
     ConstValue,
     GenericValue,
@@ -28,6 +29,7 @@ from parser.type_eval import (
 )
 from parser.typecheck_calls import CallRules
 from parser.typecheck_control import ControlRules, Frame
+from parser.typecheck_memory import MemoryRules
 from parser.typecheck_ops import OperatorRules
 from parser.typecheck_values import DEBUG_MACROS, ValueRules
 from parser.typed_kernel import LocalVar, TypedBody, TypedKernel
@@ -64,6 +66,9 @@ def typecheck_entry(
     signature = check_entry_signature(function, resolver, sink)
     if signature is None:
         return None
+    module = next((m for m in program.modules if m.path == function.module_path), None)
+    if module is not None:
+        check_module_statics(program, module, env, sink)
     checker = Checker(program, resolver, sink)
     params = tuple(
         LocalVar(p.name, p.type, p.span, function.params[p.index].mutable_binding, p.index)
@@ -97,7 +102,7 @@ def module_consts(
 
 
 @dataclass
-class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
+class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     """Checks one body (the entry's, or one inlined call's) into `facts`."""
 
     program: Program
@@ -295,7 +300,10 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
             const_ty = self._named_constant(path)
             if const_ty is not None:
                 return const_ty
-        elif len(path.segments) == 2:
+        handled, memory_ty = self.memory_path(path, expected)
+        if handled:
+            return memory_ty
+        if len(path.segments) == 2:
             qualified = self._qualified(path)
             if qualified is not None:
                 return qualified

@@ -219,6 +219,7 @@ MARKER_KINDS = {
     "dim_map": ("Identity",),
     "reverse": ("Forward", "Reverse"),
     "signedness": ("Signed", "Unsigned"),
+    "atomic": ("And", "Or", "Xor", "Add", "AddF", "Max", "Min", "Umax", "Umin", "Xchg"),
 }
 
 
@@ -260,6 +261,53 @@ class PointerTileTy:
 
 
 @dataclass(frozen=True)
+class TokenTy:
+    """`Token`: a memory-ordering token (Tile IR `token`); memory ops consume and produce
+    them, and an op is ordered after the ops whose tokens it consumes."""
+
+    def __str__(self) -> str:
+        return "Token"
+
+
+TOKEN = TokenTy()
+
+
+@dataclass(frozen=True)
+class OptionTy:
+    """`Option<T>` of an optional op operand (a mask, a padding value, a token, a scope);
+    whether it is `Some` must be known at compile time. `inner` is None for a `None`
+    whose type the context does not give."""
+
+    inner: SemType | None
+    some: bool | None = field(default=None, compare=False)  # known `Some` / `None`
+
+    def __str__(self) -> str:
+        return f"Option<{'_' if self.inner is None else self.inner}>"
+
+
+@dataclass(frozen=True)
+class LatencyTy:
+    """`Latency::<N>`: the latency hint of a raw pointer access (0: none)."""
+
+    cycles: int
+
+    def __str__(self) -> str:
+        return f"Latency<{self.cycles}>"
+
+
+@dataclass(frozen=True)
+class GlobalTy:
+    """`Global<E, {[]}>`: a module `static` in device global memory, one scalar."""
+
+    elem: Elem
+    symbol: str  # the Tile IR global's symbol (module path and name)
+    value: int | float | bool  # the initial value
+
+    def __str__(self) -> str:
+        return f"Global<{self.elem}, {{[]}}>"
+
+
+@dataclass(frozen=True)
 class ErrorTy:
     """The type of a binding whose definition already failed (suppresses follow-on errors)."""
 
@@ -283,6 +331,10 @@ SemType = Union[
     MarkerTy,
     PointerTy,
     PointerTileTy,
+    TokenTy,
+    OptionTy,
+    LatencyTy,
+    GlobalTy,
     ErrorTy,
 ]
 
@@ -302,6 +354,10 @@ def annotation_fits(annotated: SemType, value: SemType) -> SemType | None:
         return value if same else None
     if isinstance(annotated, PartitionIndexTy) and isinstance(value, PartitionIndexTy):
         return value if annotated.rank == value.rank else None
+    if isinstance(annotated, OptionTy) and isinstance(value, OptionTy):
+        if value.inner is None or value.inner == annotated.inner:  # `None` takes it from here
+            return OptionTy(annotated.inner, some=value.some)
+        return None
     if annotated != value:
         return None
     if isinstance(annotated, ArrayTy) and isinstance(value, ArrayTy):

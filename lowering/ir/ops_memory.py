@@ -186,6 +186,8 @@ class LoadPtrTko(Op):
     tile: Value = result()
     result_token: Value = result()
     ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    scope: MemoryScope | None = attribute(None)
+    hints: tuple[LoadStoreHints, ...] = attribute(())
     ptrs: Value = operand()
     mask: Value | None = optional_operand()
     padding: Value | None = optional_operand()
@@ -203,7 +205,7 @@ class LoadPtrTko(Op):
             errors.append(f"padding must be {expected}")
         if self.padding is not None and self.mask is None:
             errors.append("padding needs a mask")
-        return errors
+        return errors + _ordering_errors(self.ordering, self.scope, self.hints, store=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,6 +215,8 @@ class StorePtrTko(Op):
     NAME = "store_ptr_tko"
     result_token: Value = result()
     ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    scope: MemoryScope | None = attribute(None)
+    hints: tuple[LoadStoreHints, ...] = attribute(())
     ptrs: Value = operand()
     value: Value = operand()
     mask: Value | None = optional_operand()
@@ -228,4 +232,21 @@ class StorePtrTko(Op):
         errors += _mask_errors(self.mask, shape)
         if not isinstance(self.result_token.type, TokenType):
             errors.append("result must be a token")
-        return errors
+        return errors + _ordering_errors(self.ordering, self.scope, self.hints, store=True)
+
+
+def _ordering_errors(
+    ordering: MemoryOrdering,
+    scope: MemoryScope | None,
+    hints: tuple[LoadStoreHints, ...],
+    store: bool,
+) -> list[str]:
+    """A pointer load is weak, relaxed or acquire, a store weak, relaxed or release; a weak
+    access has no scope, any other one needs it."""
+    excluded = MemoryOrdering.ACQUIRE if store else MemoryOrdering.RELEASE
+    errors = hint_errors(hints)
+    if ordering in (excluded, MemoryOrdering.ACQ_REL):
+        errors.append(f"ordering {ordering.name.lower()} is not allowed here")
+    if (ordering is MemoryOrdering.WEAK) != (scope is None):
+        errors.append("a weak access has no scope; any other needs one")
+    return errors

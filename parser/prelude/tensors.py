@@ -33,6 +33,8 @@ def _tensor_arg(call: CallTyper, index: int, what: str) -> RefTy | None:
         return None
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         return ty
+    if isinstance(ty, TensorTy):  # made in the kernel (`make_tensor_view`), used by `&self`
+        return RefTy(ty, mutable=False)
     call.report(
         error(
             codes.MISMATCHED_TYPES,
@@ -142,6 +144,8 @@ def _tensor_shape(call: CallTyper) -> SemType | None:
     ty = call.arg(0)
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         return ShapeTy(ty.inner.shape)
+    if isinstance(ty, TensorTy):
+        return ShapeTy(ty.shape)
     if isinstance(ty, TileTy):
         return ShapeTy(ty.shape)
     return None

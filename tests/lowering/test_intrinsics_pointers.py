@@ -1,7 +1,7 @@
 """Lowering of raw pointers and assumptions (`lowering.intrinsics.pointers`): pointer
 tiles become `offset`s of a broadcast base, raw loads and stores share one token chain in
-program order (also across loops), and the bytecode round-trips through tileirdisasm and
-assembles with tileiras."""
+program order (also across loops) that tokens the kernel passes join, and the bytecode
+round-trips through tileirdisasm and assembles with tileiras."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ mod kernel {
         let idx: Tile<i32, { [B] }> = iota(const_shape![B]);
         let ys = pointer_to_tile(y).offset_tile(idx);
         let xs = pointer_to_tile(x).offset_tile(idx);
-        let first = load_ptr_tko(xs, ordering::Weak, None, None);
-        store_ptr_tko(ys, first, ordering::Weak, None);
-        let again = load_ptr_tko(ys.offset(n), ordering::Weak, None, None);
-        store_ptr_tko(xs, again + first, ordering::Weak, None);
+        let first = load_ptr_tko(xs, ordering::Weak, None::<scope::TileBlock>, None, None, None, Latency::<0>).0;
+        store_ptr_tko(ys, first, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
+        let again = load_ptr_tko(ys.offset(n), ordering::Weak, None::<scope::TileBlock>, None, None, None, Latency::<0>).0;
+        store_ptr_tko(xs, again + first, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
     }
 }
 """
@@ -49,8 +49,8 @@ mod kernel {
         let ys = pointer_to_tile(y).offset_tile(idx);
         for step in 0i32..steps {
             let v = load_ptr_tko(pointer_to_tile(x).offset_tile(idx).offset(step * B),
-                ordering::Weak, None, None);
-            store_ptr_tko(ys, v, ordering::Weak, None);
+                ordering::Weak, None::<scope::TileBlock>, None, None, None, Latency::<0>).0;
+            store_ptr_tko(ys, v, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
         }
     }
 }
@@ -66,16 +66,16 @@ mod kernel {
     unsafe fn f<const B: i32>(y: *mut f32, n: i32) {
         let idx: Tile<i32, { [B] }> = iota(const_shape![B]);
         let ys = pointer_to_tile(y).offset_tile(idx);
-        let v = load_ptr_tko(ys, ordering::Weak, None, None);
+        let v = load_ptr_tko(ys, ordering::Weak, None::<scope::TileBlock>, None, None, None, Latency::<0>).0;
         if n > 3i32 {
-            store_ptr_tko(ys, v, ordering::Weak, None);
+            store_ptr_tko(ys, v, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
         }
         let mut i = 0i32;
         while i < n {
-            store_ptr_tko(ys.offset(i), v, ordering::Weak, None);
+            store_ptr_tko(ys.offset(i), v, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
             i = i + 1i32;
         }
-        store_ptr_tko(ys, v, ordering::Weak, None);
+        store_ptr_tko(ys, v, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
     }
 }
 """
@@ -90,8 +90,8 @@ mod kernel {
         let lanes: Tile<i32, { [N] }> = iota(const_shape![N]);
         let idx = lanes + first.broadcast(const_shape![N]);
         unsafe {
-            let v = load_ptr_tko(pointer_to_tile(src).offset_tile(idx), ordering::Weak, None, None);
-            store_ptr_tko(pointer_to_tile(dst).offset_tile(idx), v, ordering::Weak, None);
+            let v = load_ptr_tko(pointer_to_tile(src).offset_tile(idx), ordering::Weak, None::<scope::TileBlock>, None, None, None, Latency::<0>).0;
+            store_ptr_tko(pointer_to_tile(dst).offset_tile(idx), v, ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>);
         }
     }
 
