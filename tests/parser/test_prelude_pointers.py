@@ -23,6 +23,9 @@ SAFE = {
 }
 
 
+P64 = "pointer_to_tile(x).offset_tile(idx)"
+
+
 def load(ptrs: str, rest: str = "None, None, None") -> str:
     return f"load_ptr_tko({ptrs}, ordering::Weak, None::<scope::TileBlock>, {rest}, Latency::<0>)"
 
@@ -67,7 +70,7 @@ def test_raw_accesses_return_tokens_and_take_optional_operands() -> None:
     types = lets(
         "let inside = lt_tile(idx, n.broadcast(const_shape![64]));\n"
         "let tok = new_token_unordered();\n"
-        f"let (v, t) = {load('pointer_to_tile(x).offset_tile(idx)', 'Some(inside), Some(0.0f32), Some(tok)')};\n"
+        f"let (v, t) = {load(P64, 'Some(inside), Some(0.0f32), Some(tok)')};\n"
         "let ys = pointer_to_tile(y).offset_tile(idx);\n"
         "let s = store_ptr_tko(ys, v, ordering::Release, Some(scope::Device), Some(inside), "
         "Some(t), Latency::<4>);\n"
@@ -97,9 +100,6 @@ def test_raw_accesses_in_unsafe_code_do_not_warn() -> None:
     assert result.ok and not result.diagnostics, [d.message for d in result.diagnostics]
     inside = compile_body(f"let (v, t) = {load('pointer_to_tile(x).offset_tile(idx)')};", **UNSAFE)
     assert inside.ok and not inside.diagnostics
-
-
-P64 = "pointer_to_tile(x).offset_tile(idx)"
 
 
 @pytest.mark.parametrize(
