@@ -265,6 +265,16 @@ def _atomic_cas(op: pointer.AtomicCasTko, ctx: EncodeContext) -> None:
     ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.token)
 
 
+def _atomic_red_view(op: pointer.AtomicRedViewTko, ctx: EncodeContext) -> None:
+    """13.3+: [R token]; F (b0 token); ordering; scope; mode; v view; [v..] index; v value;
+    [token] (13.5 adds `inbounds`, which bytecode 13.3/13.4 do not have)."""
+    _require(_since(ctx, (13, 3)), op, "this op", (13, 3))
+    out = uvarint(0x75) + _counted_types(ctx, (op.result_token,)) + _flags(op.token is not None)
+    out += _enum(op.ordering) + _enum(op.scope) + _enum(op.mode) + uvarint(ctx.value(op.view))
+    out += _counted_values(ctx, op.index) + uvarint(ctx.value(op.value))
+    ctx.buf += out + _optional(ctx, op.token)
+
+
 def _get_global(op: pointer.GetGlobal, ctx: EncodeContext) -> None:
     ctx.buf += uvarint(0x2C) + _type_of(ctx, op.result) + uvarint(ctx.tables.string(op.name))
 
@@ -407,6 +417,7 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     pointer.GetGlobal: _get_global,
     pointer.AtomicRmwTko: _atomic_rmw,
     pointer.AtomicCasTko: _atomic_cas,
+    pointer.AtomicRedViewTko: _atomic_red_view,
     # arithmetic
     arith.AddF: _float_binary(0x02),
     arith.SubF: _float_binary(0x67),

@@ -16,12 +16,19 @@ from lowering.element_types import ir_element
 from lowering.intrinsics.common import marker, value
 from lowering.intrinsics.pointers import raw_chain
 from lowering.intrinsics.spec import IntrinsicLowering
-from lowering.intrinsics.tokens import chained, optional_value
+from lowering.intrinsics.tensors import index_operands, output_index, partition_operand
+from lowering.intrinsics.tokens import advance, chained, optional_value, view_token
 from lowering.intrinsics.views import ORDERINGS, SCOPES
 from lowering.ir.attributes import AtomicMode, MemoryOrdering
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadPtrTko, StorePtrTko
-from lowering.ir.ops_pointer import AtomicCasTko, AtomicRmwTko, GetGlobal, GlobalVar
+from lowering.ir.ops_pointer import (
+    AtomicCasTko,
+    AtomicRedViewTko,
+    AtomicRmwTko,
+    GetGlobal,
+    GlobalVar,
+)
 from lowering.ir.types import TOKEN, PointerType, TileType
 from lowering.lowered_values import Lowered
 from parser import ast_nodes as A
@@ -83,6 +90,28 @@ def _atomic_cas(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -
     )
     chain.token = op.result_token
     return (op.old, op.result_token)
+
+
+def _atomic_red_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    """A reduction into a tile of a `PartitionMut` (its index is not checked: unsafe), on
+    its tensor's token chain."""
+    part = partition_operand(ctx, args[0])
+    tile = value(ctx, args[1])
+    index = output_index(ctx, part, index_operands(ctx, args[2]), call.span)
+    op = ctx.builder.emit(
+        AtomicRedViewTko,
+        result_token=TOKEN,
+        ordering=ORDERINGS[marker(ctx, args[4])],
+        scope=SCOPES[marker(ctx, args[5])],
+        mode=_mode(ctx, args[3]),
+        view=part.view,
+        index=index,
+        value=tile,
+        token=view_token(ctx, part, call.span),
+        span=call.span,
+    )
+    advance(part, op.result_token)
+    return op.result_token
 
 
 def _global_pointer(ctx: KernelLowering, expr: A.Expr, span: A.Span) -> Value:
@@ -161,6 +190,7 @@ def _global_atomic_add(ctx: KernelLowering, call: A.Call | A.MethodCall, args: t
 ATOMIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     "atomic_rmw_tko": _atomic_rmw,
     "atomic_cas_tko": _atomic_cas,
+    "atomic_red_view_tko": _atomic_red_view,
     "global_load": _global_load,
     "global_store": _global_store,
     "global_atomic_add": _global_atomic_add,

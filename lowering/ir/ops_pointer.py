@@ -1,13 +1,13 @@
 """Pointer ops: integer <-> pointer conversions, pointer casts, module globals, and the
-token-ordered atomics through a tile of pointers."""
+token-ordered atomics (through a tile of pointers, or into a partition view)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from lowering.ir.attributes import AtomicMode, MemoryOrdering, MemoryScope
-from lowering.ir.core import Op, Value, attribute, operand, optional_operand, result
-from lowering.ir.types import ElementType, PointerType, TileType, TokenType
+from lowering.ir.core import Op, Value, attribute, operand, operands, optional_operand, result
+from lowering.ir.types import ElementType, PartitionViewType, PointerType, TileType, TokenType
 
 
 def pointee(value: Value) -> ElementType | None:
@@ -171,6 +171,42 @@ class AtomicCasTko(Op):
         operands = (self.cmp, self.val, self.old)
         errors = _atomic_errors(self, self.ptrs, operands, self.ordering)
         errors += _mask_errors(self.mask, self.ptrs)
+        if not isinstance(self.result_token.type, TokenType):
+            errors.append("result_token must be a token")
+        return errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class AtomicRedViewTko(Op):
+    """`view[index] = mode(view[index], value)` element-wise and atomically, for one tile of
+    a partition view; no old values (bytecode 13.3+)."""
+
+    NAME = "atomic_red_view_tko"
+    result_token: Value = result()
+    ordering: MemoryOrdering = attribute()
+    scope: MemoryScope = attribute()
+    mode: AtomicMode = attribute()
+    view: Value = operand()
+    index: tuple[Value, ...] = operands()
+    value: Value = operand()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        part = self.view.type
+        if not isinstance(part, PartitionViewType):
+            return ["view operand must be a partition_view"]
+        errors = []
+        if len(self.index) != len(part.tile_shape):
+            errors.append(f"expected {len(part.tile_shape)} indices, got {len(self.index)}")
+        expected = TileType(part.tensor_view.element, part.tile_shape)
+        if self.value.type != expected:
+            errors.append(f"value must be {expected}")
+        if self.ordering is not MemoryOrdering.RELAXED:
+            errors.append("atomic_red_view_tko is relaxed")
+        if self.scope is MemoryScope.SYSTEM:
+            errors.append("atomic_red_view_tko is scoped to the tile block or the device")
+        if part.tensor_view.element.is_float and self.mode is not AtomicMode.ADDF:
+            errors.append(f"{self.mode.name.lower()} is not defined on floats")
         if not isinstance(self.result_token.type, TokenType):
             errors.append("result_token must be a token")
         return errors

@@ -1,5 +1,6 @@
 """Lowering of atomics and module globals (`lowering.intrinsics.atomics`): the pointer
-atomics with their mode, ordering and scope on the raw-memory chain; a `static` global
+atomics with their mode, ordering and scope on the raw-memory chain, reductions into a
+partition view on its tensor's chain; a `static` global
 as a module `global` read and written through `get_global`; the bytecode (with its
 Global section) round-trips through tileirdisasm and assembles; such kernels' contracts
 are marked unchecked."""
@@ -13,7 +14,14 @@ import pytest
 from lowering.ir.attributes import AtomicMode, MemoryOrdering, MemoryScope
 from lowering.ir.core import walk
 from lowering.ir.ops_memory import LoadPtrTko, StorePtrTko
-from lowering.ir.ops_pointer import AtomicCasTko, AtomicRmwTko, GetGlobal, GlobalVar
+from lowering.ir.ops_core import GetTileBlockId
+from lowering.ir.ops_pointer import (
+    AtomicCasTko,
+    AtomicRedViewTko,
+    AtomicRmwTko,
+    GetGlobal,
+    GlobalVar,
+)
 from lowering.ir.printer import print_module
 from lowering.ir.types import ElementType
 from lowering.pipeline import Stage
@@ -61,6 +69,32 @@ mod counters {
         let (_sum, _add) = TOTAL.atomic_add(constant(2.0f32, const_shape![]), ordering::AcqRel,
             scope::Device);
         out.store(old.reshape(const_shape![1]));
+    }
+}
+"""
+
+
+REDUCED = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    use cutile::tileir::*;
+
+    #[cutile::entry()]
+    unsafe fn f(acc: &Tensor<f32, { [-1, -1] }>, out: &mut Tensor<f32, { [16, 16] }>) {
+        let mut whole: PartitionMut<f32, { [16, 16] }> =
+            unsafe { acc.partition_full_mut(const_shape![16, 16]) };
+        let tile: Tile<f32, { [16, 16] }> = constant(1.0f32, const_shape![16, 16]);
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let first: Token = unsafe {
+            atomic_red_view_tko(&mut whole, tile, [pid.0, 0i32], atomic::AddF,
+                ordering::Relaxed, scope::Device)
+        };
+        let second: Token = unsafe {
+            atomic_red_view_tko(&mut whole, tile, [0i32, 0i32], atomic::AddF,
+                ordering::Relaxed, scope::TileBlock)
+        };
+        out.store(tile);
     }
 }
 """
@@ -116,6 +150,19 @@ def test_globals_become_module_globals_read_through_get_global() -> None:
     assert text.startswith("global @counters_COUNTER <i32: 7> : tile<1xi32>\n")
 
 
+def test_reductions_into_a_view_follow_its_tensor_chain() -> None:
+    result = compile_text(REDUCED, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    first, second = _ops(result, AtomicRedViewTko)
+    assert (first.mode, first.scope, second.scope) == (
+        AtomicMode.ADDF,
+        MemoryScope.DEVICE,
+        MemoryScope.TILE_BLOCK,
+    )
+    assert second.token == first.result_token
+    assert first.index[0] == _ops(result, GetTileBlockId)[0].x
+
+
 @pytest.mark.tileiras
 def test_atomics_and_globals_disassemble_and_assemble(
     disassemble: Callable[[bytes], str], tileiras: Tileiras
@@ -135,3 +182,7 @@ def test_atomics_and_globals_disassemble_and_assemble(
     # raw memory through `int_to_ptr` marks the contract; ordered globals do not
     assert atomics.contract.safety.unchecked_accesses  # type: ignore[union-attr]
     assert not globals_.contract.safety.unchecked_accesses  # type: ignore[union-attr]
+    reduced = compile_text(REDUCED, stop_after=Stage.CUBIN)
+    assert reduced.ok and reduced.cubin, reduced.diagnostics
+    text = disassemble(reduced.bytecode)  # type: ignore[arg-type]
+    assert "atomic_red_view_tko relaxed device %" in text and "], addf, %" in text

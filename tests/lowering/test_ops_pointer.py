@@ -9,6 +9,7 @@ from lowering.ir.core import Builder, Function, Module
 from lowering.ir.ops_core import Return
 from lowering.ir.ops_pointer import (
     AtomicCasTko,
+    AtomicRedViewTko,
     AtomicRmwTko,
     GetGlobal,
     GlobalVar,
@@ -16,7 +17,14 @@ from lowering.ir.ops_pointer import (
     PtrToInt,
     PtrToPtr,
 )
-from lowering.ir.types import TOKEN, ElementType, PointerType, TileType
+from lowering.ir.types import (
+    TOKEN,
+    ElementType,
+    PartitionViewType,
+    PointerType,
+    TensorViewType,
+    TileType,
+)
 from lowering.ir.verify import verify_module
 
 I64S = TileType(ElementType.I64, (8,))
@@ -97,3 +105,28 @@ def test_get_global_must_name_a_global_of_its_element() -> None:
     assert verify_module(_module_reading("m_COUNTER", ElementType.I32, (counter, counter))) == [
         "duplicate global name"
     ]
+
+
+def test_view_reductions_are_relaxed_and_typed_like_the_view() -> None:
+    b = Builder()
+    view_type = PartitionViewType((16,), TensorViewType(ElementType.F32, (None,), (1,)), (0,))
+    view, index = b.value(view_type), (b.value(TileType(ElementType.I32)),)
+
+    def reduce(value: TileType, mode: AtomicMode, scope: MemoryScope) -> list[str]:
+        return AtomicRedViewTko(
+            result_token=b.value(TOKEN),
+            ordering=MemoryOrdering.RELAXED,
+            scope=scope,
+            mode=mode,
+            view=view,
+            index=index,
+            value=b.value(value),
+        ).verify()
+
+    tile = TileType(ElementType.F32, (16,))
+    assert reduce(tile, AtomicMode.ADDF, MemoryScope.DEVICE) == []
+    assert reduce(tile, AtomicMode.MAX, MemoryScope.SYSTEM) == [
+        "atomic_red_view_tko is scoped to the tile block or the device",
+        "max is not defined on floats",
+    ]
+    assert reduce(F32S, AtomicMode.ADDF, MemoryScope.TILE_BLOCK) == ["value must be tile<16xf32>"]
