@@ -13,8 +13,8 @@ import pytest
 
 from lowering.ir.attributes import AtomicMode, MemoryOrdering, MemoryScope
 from lowering.ir.core import walk
-from lowering.ir.ops_memory import LoadPtrTko, StorePtrTko
 from lowering.ir.ops_core import GetTileBlockId
+from lowering.ir.ops_memory import LoadPtrTko, StorePtrTko
 from lowering.ir.ops_pointer import (
     AtomicCasTko,
     AtomicRedViewTko,
