@@ -15,6 +15,7 @@ from parser.diagnostics import DiagnosticSink, error
 from parser.types import (
     ELEM_BY_NAME,
     MARKER_KINDS,
+    SLICE,
     TOKEN,
     ArrayTy,
     Elem,
@@ -164,7 +165,10 @@ class TypeResolver:
         self.env = env
         self.sink = sink
 
-    def resolve(self, ty: A.TypeExpr) -> SemType | None:
+    def resolve(self, ty: A.TypeExpr, is_reference: bool = False) -> SemType | None:
+        if isinstance(ty, A.RefType) and isinstance(ty.inner, A.ArrayType):
+            # `&[i32; 2]`, `&[i32]`: an array is passed as itself (a slice: any length)
+            return self.resolve(ty.inner, is_reference=True)
         if isinstance(ty, A.RefType):
             inner = self.resolve(ty.inner)
             return None if inner is None else RefTy(inner, ty.mutable)
@@ -178,6 +182,9 @@ class TypeResolver:
             return None if elem is None else PointerTy(elem, ty.mutable)
         if isinstance(ty, A.ArrayType) and ty.length is not None:
             return self._array_type(ty, ty.length)
+        if isinstance(ty, A.ArrayType) and is_reference:
+            element = self.resolve(ty.element)
+            return None if element is None else ArrayTy(element, SLICE)
         self._unsupported(ty)
         return None
 

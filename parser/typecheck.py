@@ -69,7 +69,7 @@ def typecheck_entry(
     module = next((m for m in program.modules if m.path == function.module_path), None)
     if module is not None:
         check_module_statics(program, module, env, sink)
-    checker = Checker(program, resolver, sink)
+    checker = Checker(program, resolver, sink, module_path=function.module_path)
     params = tuple(
         LocalVar(p.name, p.type, p.span, function.params[p.index].mutable_binding, p.index)
         for p in signature.params
@@ -114,6 +114,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     frames: list[Frame] = field(default_factory=list)
     var_depth: dict[int, int] = field(default_factory=dict)
     negated_literals: set[A.IntLit] = field(default_factory=set)
+    module_path: tuple[str, ...] = ()  # the module of the function being checked
 
     def __post_init__(self) -> None:
         self._handlers: dict[type, Callable[[Any, SemType | None], SemType | None]] = {

@@ -189,13 +189,18 @@ class ArrayTy:
     left out of `==`: an `Array` is accepted wherever an `[i32; N]` is."""
 
     element: SemType
-    length: int
+    length: int  # SLICE for a written `&[T]`: any length fits
     dims: tuple[int, ...] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         if self.dims is not None:
             return f"Array<{{[{', '.join(map(str, self.dims))}]}}>"
+        if self.length == SLICE:
+            return f"[{self.element}]"
         return f"[{self.element}; {self.length}]"
+
+
+SLICE = -1  # the length of a slice type `&[T]` (a parameter or annotation takes any array)
 
 
 MARKER_KINDS = {
@@ -358,6 +363,9 @@ def annotation_fits(annotated: SemType, value: SemType) -> SemType | None:
         if value.inner is None or value.inner == annotated.inner:  # `None` takes it from here
             return OptionTy(annotated.inner, some=value.some)
         return None
+    slice_of = isinstance(annotated, ArrayTy) and annotated.length == SLICE
+    if slice_of and isinstance(value, ArrayTy) and annotated.element == value.element:  # type: ignore[union-attr]
+        return value  # `let s: &[i32] = &[a, b];` keeps the array's length
     if annotated != value:
         return None
     if isinstance(annotated, ArrayTy) and isinstance(value, ArrayTy):

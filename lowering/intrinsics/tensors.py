@@ -140,6 +140,8 @@ def _partition_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
     part_type = ctx.type_of(call)
     assert isinstance(part_type, PartitionTy)
     view = ctx.partition(handle, part_type.tile, None, call.span)
+    if part_type.full:  # of a made tensor with a dynamic shape: the whole tensor
+        return PartitionValue(handle, view, part_type.tile, mutable=True)
     offsets = []
     for axis, per_block in enumerate(part_type.grid):
         block = ctx.block_ids[axis]

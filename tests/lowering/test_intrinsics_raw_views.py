@@ -89,6 +89,36 @@ mod k {
 """
 
 
+TABLE = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+
+    unsafe fn store_through(table: &Tensor<i64, { [-1] }>, dims: &[i32], slot: [i32; 1],
+        tile: Tile<f32, { [4, 8] }>, at: [i32; 2]) {
+        let ptr_part: Partition<i64, { [1] }> = table.partition(const_shape![1]);
+        let address: Tile<i64, { [] }> = ptr_part.load(slot).reshape(const_shape![]);
+        let base: PointerTile<*mut f32, { [] }> = int_to_ptr(address);
+        let shape: Shape<{ [-1, -1] }> = Shape::<{ [-1, -1] }> { dims: &[dims[0], dims[1]] };
+        let strides: Array<{ [-1, 1] }> = Array::<{ [-1, 1] }> { dims: &[dims[1]] };
+        let mut tensor: Tensor<f32, { [-1, -1] }> =
+            make_tensor_view(base, shape, strides, new_token_unordered());
+        let mut parts: PartitionMut<f32, { [4, 8] }> = tensor.partition_mut(const_shape![4, 8]);
+        parts.store(tile, at);
+    }
+
+    #[cutile::entry()]
+    unsafe fn f(table: &Tensor<i64, { [-1] }>, out: &mut Tensor<f32, { [4, 8] }>, n: i32) {
+        let tile: Tile<f32, { [4, 8] }> = constant(2.0f32, const_shape![4, 8]);
+        let at: [i32; 2] = permute_array([n, 0i32], const_array![1, 0]);
+        let dims: &[i32] = &[n, 64i32];
+        store_through(table, dims, [0i32], tile, at);
+        out.store(tile);
+    }
+}
+"""
+
+
 def _ops(result, kind):  # type: ignore[no-untyped-def]
     (function,) = result.ir.functions
     return [op for op in walk(function.body) if isinstance(op, kind)]
@@ -132,6 +162,19 @@ def test_an_input_written_through_an_unsafe_view_is_chained() -> None:
     assert block_store.token != written.result_token  # the output has its own chain
 
 
+def test_tensors_made_from_a_pointer_table_are_written_whole() -> None:
+    """A dynamic-shaped made tensor's `partition_mut` covers the whole tensor (no
+    per-block offset), as in cuTile Rust; the index is `permute_array`'s reordering."""
+    result = compile_text(TABLE, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    made = _ops(result, MakeTensorView)[-1]  # after the parameters' views
+    assert str(made.result.type) == "tensor_view<?x?xf32, strides=[?,1]>"
+    raw_store, _ = _ops(result, StoreViewTko)
+    (function,) = result.ir.functions  # type: ignore[union-attr]
+    n = function.params[-1]
+    assert raw_store.index[0] != n and raw_store.index[1] == n
+
+
 @pytest.mark.tileiras
 def test_raw_views_assemble_and_mark_the_contract(
     disassemble: Callable[[bytes], str], tileiras: Tileiras
@@ -140,6 +183,9 @@ def test_raw_views_assemble_and_mark_the_contract(
     assert copy.ok and copy.cubin, copy.diagnostics
     text = disassemble(copy.bytecode)  # type: ignore[arg-type]
     assert "tensor_view<?x64xf16, strides=[64,1]>" in text
+    table = compile_text(TABLE, stop_after=Stage.CUBIN)
+    assert table.ok and table.cubin, table.diagnostics
+    assert "int_to_ptr" in disassemble(table.bytecode)  # type: ignore[arg-type]
     written = compile_text(WRITTEN_INPUT, stop_after=Stage.CUBIN)
     assert written.ok and written.cubin, written.diagnostics
     assert written.contract.safety.unchecked_accesses  # type: ignore[union-attr]

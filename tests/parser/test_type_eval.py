@@ -9,6 +9,7 @@ from parser import codes
 from parser.diagnostics import DiagnosticSink
 from parser.type_eval import NotConstant, TypeEnv, TypeResolver, eval_const
 from parser.types import (
+    SLICE,
     TOKEN,
     ArrayTy,
     Elem,
@@ -163,6 +164,8 @@ def resolve(written: str, env: TypeEnv = ENV) -> tuple[object, list]:
         ("PointerTile<*mut f32, { [B] }>", PointerTileTy(Elem.F32, (128,))),
         ("PointerTile<*const u8, { [] }>", PointerTileTy(Elem.U8, (), mutable=False)),
         ("[i32; 2]", ArrayTy(ScalarTy(Elem.I32), 2)),
+        ("&[i32; 3]", ArrayTy(ScalarTy(Elem.I32), 3)),
+        ("&[i32]", ArrayTy(ScalarTy(Elem.I32), SLICE)),
         ("[Token; B / 64]", ArrayTy(TOKEN, 2)),
         ("Token", TOKEN),
         ("Option<Tile<bool, { [B] }>>", OptionTy(TileTy(Elem.BOOL, (128,)))),
