@@ -19,6 +19,7 @@ from parser.types import (
     TOKEN,
     ArrayTy,
     Elem,
+    GatherScatterViewTy,
     MappedTy,
     MarkerTy,
     OptionTy,
@@ -30,6 +31,7 @@ from parser.types import (
     ScalarTy,
     SemType,
     ShapeTy,
+    StridedViewTy,
     TensorTy,
     TileTy,
     TupleTy,
@@ -391,6 +393,52 @@ def _pointer_tile(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
     return PointerTileTy(elem, shape, pointee.mutable)
 
 
+def _gather_scatter_view(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`GatherScatterView<E, TILE, SPARSE_DIM>`."""
+    parts = _view_parts(resolver, ty, 3)
+    if parts is None:
+        return None
+    elem, tile, sparse = parts
+    if not isinstance(sparse, int) or not 0 <= sparse < len(tile):
+        resolver._bad_shape(ty.args[2].span, f"the sparse dimension must be in 0..{len(tile)}")
+        return None
+    return GatherScatterViewTy(elem, tile, sparse)
+
+
+def _strided_view(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`StridedView<E, TILE, TRAVERSAL_STRIDES, DIM_MAP>`."""
+    parts = _view_parts(resolver, ty, 4)
+    if parts is None:
+        return None
+    elem, tile, strides, dim_map = parts
+    if not (isinstance(strides, tuple) and isinstance(dim_map, tuple)):
+        resolver._bad_shape(ty.span, "expected arrays of traversal strides and a dim map")
+        return None
+    if len(strides) != len(tile) or sorted(dim_map) != list(range(len(tile))):
+        resolver._bad_shape(ty.span, "one stride per tile dimension and a permutation dim map")
+        return None
+    return StridedViewTy(elem, tile, strides, dim_map)
+
+
+def _view_parts(resolver: TypeResolver, ty: A.PathType, count: int) -> list | None:  # type: ignore[type-arg]
+    """The element, the tile shape and the const arguments after them."""
+    if len(ty.args) != count:
+        resolver._bad_shape(ty.span, f"`{ty.name}` takes {count} generic arguments")
+        return None
+    parts = resolver._element_and_shape(A.PathType(ty.span, ty.segments, ty.args[:2]))
+    if parts is None:
+        return None
+    rest: list[object] = []
+    for arg in ty.args[2:]:
+        expr = arg.value if isinstance(arg, A.ConstArg) else A.PathExpr(arg.span, arg.type.segments)  # type: ignore[union-attr]
+        try:
+            rest.append(eval_const(expr, resolver.env))
+        except NotConstant as exc:
+            resolver._bad_shape(exc.span, exc.what)
+            return None
+    return [*parts, *rest]
+
+
 _GENERIC_TYPES = {
     "PointerTile": _pointer_tile,
     "Tile": _tile,
@@ -401,5 +449,14 @@ _GENERIC_TYPES = {
     "PartitionMut": _partition,
     "PartitionIndex": _partition_index,
     "MappedPartitionMut": _mapped,
+    "GatherScatterView": _gather_scatter_view,
+    "StridedView": _strided_view,
 }
-_OWN_ARITY = ("Shape", "Array", "PartitionIndex", "MappedPartitionMut")  # not 2 arguments
+_OWN_ARITY = (
+    "Shape",
+    "Array",
+    "PartitionIndex",
+    "MappedPartitionMut",
+    "GatherScatterView",
+    "StridedView",
+)  # not 2 arguments

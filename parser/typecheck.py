@@ -40,6 +40,7 @@ from parser.types import (
     UNIT,
     ArrayTy,
     Elem,
+    GatherScatterViewTy,
     MappedTy,
     MarkerTy,
     PartitionIndexTy,
@@ -48,6 +49,7 @@ from parser.types import (
     ScalarTy,
     SemType,
     ShapeTy,
+    StridedViewTy,
     TileTy,
     TupleTy,
     annotation_fits,
@@ -367,7 +369,16 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     def _reference(self, ref: A.Reference, expected: SemType | None) -> SemType | None:
         """`&p`, `&mut p`, `&[a, b]`: the value itself; borrows are checked separately."""
         inner = self.expr(ref.value, expected)
-        referable = (PartitionTy, MappedTy, PartitionIndexTy, RefTy, ArrayTy, ShapeTy)
+        referable = (
+            PartitionTy,
+            MappedTy,
+            PartitionIndexTy,
+            RefTy,
+            ArrayTy,
+            ShapeTy,
+            GatherScatterViewTy,
+            StridedViewTy,
+        )
         if inner is not None and not isinstance(inner, referable):
             self.report(unsupported(ref.span, f"taking a reference to a `{inner}`"))
             return None

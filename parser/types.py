@@ -301,6 +301,35 @@ class LatencyTy:
 
 
 @dataclass(frozen=True)
+class GatherScatterViewTy:
+    """`GatherScatterView<E, TILE, SPARSE_DIM>` (`cutile::tileir`): tiles whose coordinates
+    along `sparse_dim` come from an index tile."""
+
+    elem: Elem
+    tile: tuple[int, ...]
+    sparse_dim: int
+
+    def __str__(self) -> str:
+        tile = ", ".join(map(str, self.tile))
+        return f"GatherScatterView<{self.elem}, {{[{tile}]}}, {self.sparse_dim}>"
+
+
+@dataclass(frozen=True)
+class StridedViewTy:
+    """`StridedView<E, TILE, TRAVERSAL_STRIDES, DIM_MAP>` (`cutile::tileir`)."""
+
+    elem: Elem
+    tile: tuple[int, ...]
+    strides: tuple[int, ...]
+    dim_map: tuple[int, ...]
+
+    def __str__(self) -> str:
+        parts = (self.tile, self.strides, self.dim_map)
+        written = ", ".join("{[" + ", ".join(map(str, p)) + "]}" for p in parts)
+        return f"StridedView<{self.elem}, {written}>"
+
+
+@dataclass(frozen=True)
 class GlobalTy:
     """`Global<E, {[]}>`: a module `static` in device global memory, one scalar."""
 
@@ -340,6 +369,8 @@ SemType = Union[
     OptionTy,
     LatencyTy,
     GlobalTy,
+    GatherScatterViewTy,
+    StridedViewTy,
     ErrorTy,
 ]
 

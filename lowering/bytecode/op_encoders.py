@@ -404,6 +404,8 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     # memory
     memory.MakeTensorView: _make_tensor_view,
     memory.MakePartitionView: _fixed(0x42),
+    memory.MakeGatherScatterView: _since_op((13, 3), _fixed(0x73)),
+    memory.MakeStridedView: _since_op((13, 3), _fixed(0x74)),
     memory.LoadViewTko: _load_view,
     memory.StoreViewTko: _store_view,
     memory.GetIndexSpaceShape: _get_index_space_shape,

@@ -6,7 +6,9 @@ token chain starts at the given token and is carried like an output's. A partiti
 of a tensor that is written (an output, a made tensor, an input written through an
 unsafe view) merges its token into the tensor's chain, so every access through it comes
 after that token and after the tensor's earlier accesses; a read-only view of an input
-keeps its token for its own loads.
+keeps its token for its own loads. Gather/scatter and strided views (`cutile::tileir`)
+are `make_gather_scatter_view` / `make_strided_view` ops whose layout is in their type,
+read with `load_view_tko` after the given token.
 """
 
 from __future__ import annotations
@@ -21,11 +23,32 @@ from lowering.intrinsics.tokens import advance, merge_tokens, view_token
 from lowering.intrinsics.views import ORDERINGS, SCOPES, load_hints
 from lowering.ir.attributes import MemoryOrdering
 from lowering.ir.core import Value
-from lowering.ir.ops_memory import LoadViewTko, MakeTensorView, StoreViewTko
-from lowering.ir.types import TOKEN, PaddingValue, TensorViewType
+from lowering.ir.ops_memory import (
+    LoadViewTko,
+    MakeGatherScatterView,
+    MakeStridedView,
+    MakeTensorView,
+    StoreViewTko,
+)
+from lowering.ir.types import (
+    TOKEN,
+    GatherScatterViewType,
+    PaddingValue,
+    StridedViewType,
+    TensorViewType,
+)
 from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
-from parser.types import DYNAMIC, ArrayTy, MarkerTy, PartitionTy, ShapeTy, TensorTy
+from parser.types import (
+    DYNAMIC,
+    ArrayTy,
+    GatherScatterViewTy,
+    MarkerTy,
+    PartitionTy,
+    ShapeTy,
+    StridedViewTy,
+    TensorTy,
+)
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
@@ -161,10 +184,68 @@ def _load_view_tko_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: t
     return op.tile
 
 
+def _made_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    """`make_gather_scatter_view` / `make_strided_view`: the layout is in the view type."""
+    handle = ctx.expr(args[0])
+    assert isinstance(handle, TensorHandle)
+    tensor_view = handle.view.type
+    assert isinstance(tensor_view, TensorViewType)
+    padding = PADDINGS[marker(ctx, args[2])]
+    ty = ctx.type_of(call)
+    view_type: GatherScatterViewType | StridedViewType
+    op_class: type[MakeGatherScatterView] | type[MakeStridedView]
+    if isinstance(ty, GatherScatterViewTy):
+        view_type = GatherScatterViewType(ty.tile, tensor_view, ty.sparse_dim, padding)
+        op_class = MakeGatherScatterView
+    else:
+        assert isinstance(ty, StridedViewTy)
+        view_type = StridedViewType(ty.tile, ty.strides, tensor_view, ty.dim_map, padding)
+        op_class = MakeStridedView
+    view = ctx.builder.emit(
+        op_class, result=view_type, tensor_view=handle.view, span=call.span
+    ).result
+    return PartitionValue(handle, view, ty.tile, mutable=False)
+
+
+def _load_made_view(first: int) -> IntrinsicLowering:
+    """A load from a gather/scatter (`first` = 3: sparse and dense index) or strided view
+    (`first` = 2: one index per dimension), after the given token and the tensor's chain."""
+
+    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+        part = partition_operand(ctx, args[0])
+        if first == 3:
+            index = (value(ctx, args[1]), value(ctx, args[2]))
+        else:
+            index = index_operands(ctx, args[1])
+        token = value(ctx, args[first])
+        ordering = ORDERINGS[marker(ctx, args[first + 1])]
+        weak = ordering is MemoryOrdering.WEAK
+        tile = ir_tile_type(ctx.type_of(call).elements[0])  # type: ignore[union-attr]
+        op = ctx.builder.emit(
+            LoadViewTko,
+            tile=tile,
+            result_token=TOKEN,
+            ordering=ordering,
+            scope=None if weak else SCOPES[marker(ctx, args[first + 2])],
+            view=part.view,
+            index=index,
+            token=merge_tokens(ctx, [part.handle.token, token], call.span),
+            span=call.span,
+        )
+        advance(part, op.result_token)
+        return (op.tile, op.result_token)
+
+    return lower
+
+
 RAW_VIEW_LOWERINGS: dict[str, IntrinsicLowering] = {
     "make_tensor_view": _make_tensor_view,
     "make_partition_view": _make_partition_view,
     "make_partition_view_mut": _make_partition_view_mut,
     "store_view_tko_mut": _store_view_tko_mut,
     "load_view_tko_mut": _load_view_tko_mut,
+    "make_gather_scatter_view": _made_view,
+    "make_strided_view": _made_view,
+    "load_gather_scatter_view_tko": _load_made_view(3),
+    "load_strided_view_tko": _load_made_view(2),
 }

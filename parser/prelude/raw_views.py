@@ -2,14 +2,15 @@
 `make_tensor_view(base, shape, strides, token)` (a `Tensor` over raw memory),
 `make_partition_view(&t, tile, padding, dim_map, token)` (a read-only `Partition`),
 `make_partition_view_mut(&t, tile, padding, token)` (a `PartitionMut` over the whole
-tensor), and the view accesses `store_view_tko_mut` / `load_view_tko_mut` on it.
+tensor), and the view accesses `store_view_tko_mut` / `load_view_tko_mut` on it; and from
+`cutile::tileir`, gather/scatter and strided views with their loads (bytecode 13.3).
 
 Safety, per function, as cuTile Rust declares them:
 * `make_tensor_view` builds a tensor over memory nobody vouches for: `unsafe fn`.
 * `make_partition_view` is safe: a read-only view of a tensor the kernel can already
   read, loaded like `partition` (of an output it would read other blocks' tiles: an error).
 * `make_partition_view_mut`, `store_view_tko_mut`, `load_view_tko_mut` are `unsafe fn`s:
-  nothing keeps blocks apart or checks the index.
+  nothing keeps blocks apart or checks the index; so is everything of `cutile::tileir`.
 The token orders the view's first access after whatever produced it; later accesses
 through a written tensor stay on that tensor's own token chain.
 """
@@ -28,14 +29,19 @@ from parser.prelude.views import LOAD_ORDERINGS, latency_option
 from parser.types import (
     TOKEN,
     ArrayTy,
+    Elem,
+    GatherScatterViewTy,
     MarkerTy,
     PartitionTy,
     PointerTileTy,
     RefTy,
+    ScalarTy,
     SemType,
     ShapeTy,
+    StridedViewTy,
     TensorTy,
     TileTy,
+    TupleTy,
 )
 
 
@@ -214,6 +220,83 @@ def _load_view_tko_mut(call: CallTyper) -> SemType | None:
     return TileTy(part.elem, part.tile)
 
 
+def _annotated_view(call: CallTyper, fn: str, kind: type) -> SemType | None:
+    """`make_gather_scatter_view` / `make_strided_view`: the view's layout comes from the
+    annotated result type (its sparse dimension, traversal strides, dim map)."""
+    found = tensor_like(call, 0, fn)
+    tile = shape_arg(call, 1, fn)
+    if found is None or tile is None or marker_arg(call, 2, "padding", fn) is None:
+        return None
+    tensor = found[0]
+    expected = getattr(call, "expected", None)
+    if not isinstance(expected, kind):
+        call.report(
+            error(
+                codes.TYPE_ANNOTATION_NEEDED,
+                f"type annotations needed for `{fn}`: the view's layout is in its type",
+                call.span,
+                "cannot infer the view type",
+                help=(f"annotate the binding: `let v: {kind.__name__[:-2]}<..> = {fn}(..);`",),
+            )
+        )
+        return None
+    if (expected.elem, expected.tile) != (tensor.elem, tile) or len(tile) != tensor.rank:  # type: ignore[attr-defined]
+        call.report(_expected(call, 1, fn, f"a view of `{tensor}` in tiles {list(tile)}", expected))
+        return None
+    return expected
+
+
+def _make_gather_scatter_view(call: CallTyper) -> SemType | None:
+    return _annotated_view(call, "make_gather_scatter_view", GatherScatterViewTy)
+
+
+def _make_strided_view(call: CallTyper) -> SemType | None:
+    return _annotated_view(call, "make_strided_view", StridedViewTy)
+
+
+def _view_load_modes(call: CallTyper, index: int, fn: str) -> bool:
+    """`token: Token, ordering, scope` from argument `index` on."""
+    if not token_arg(call, index, fn):
+        return False
+    why = " (loads take `ordering::Weak`, `Relaxed` or `Acquire`)"
+    if marker_arg(call, index + 1, "ordering", fn, LOAD_ORDERINGS, why) is None:
+        return False
+    return marker_arg(call, index + 2, "scope", fn) is not None
+
+
+def _load_gather_scatter_view_tko(call: CallTyper) -> SemType | None:
+    fn = "load_gather_scatter_view_tko"
+    view = call.arg(0)
+    if not isinstance(view, GatherScatterViewTy) or len(view.tile) != 2:
+        if view is not None:
+            call.report(_expected(call, 0, fn, "a rank-2 `&GatherScatterView<..>`", view))
+        return None
+    sparse = TileTy(Elem.I32, (view.tile[view.sparse_dim],))
+    found = call.arg(1, sparse)
+    if found is not None and found != sparse:
+        call.report(_expected(call, 1, fn, f"the sparse indices `{sparse}`", found))
+        return None
+    dense = call.arg(2, ScalarTy(Elem.I32))
+    if dense is not None and dense != ScalarTy(Elem.I32):
+        call.report(_expected(call, 2, fn, "an `i32` dense index", dense))
+        return None
+    if found is None or dense is None or not _view_load_modes(call, 3, fn):
+        return None
+    return TupleTy((TileTy(view.elem, view.tile), TOKEN))
+
+
+def _load_strided_view_tko(call: CallTyper) -> SemType | None:
+    fn = "load_strided_view_tko"
+    view = call.arg(0)
+    if not isinstance(view, StridedViewTy):
+        if view is not None:
+            call.report(_expected(call, 0, fn, "a `&StridedView<..>`", view))
+        return None
+    if not index_arg(call, 1, len(view.tile)) or not _view_load_modes(call, 2, fn):
+        return None
+    return TupleTy((TileTy(view.elem, view.tile), TOKEN))
+
+
 RAW_VIEW_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
         "make_tensor_view",
@@ -257,6 +340,43 @@ RAW_VIEW_INTRINSICS: tuple[Intrinsic, ...] = (
         (6,),
         _load_view_tko_mut,
         functions=("load_view_tko_mut",),
+        unsafe=True,
+    ),
+    Intrinsic(
+        "make_gather_scatter_view",
+        "unsafe fn make_gather_scatter_view<E, S, T, const D: i32, P>(tensor: &Tensor<E, S>, "
+        "tile: Shape<T>, padding: P) -> GatherScatterView<E, T, D>",
+        (3,),
+        _make_gather_scatter_view,
+        functions=("make_gather_scatter_view",),
+        unsafe=True,
+    ),
+    Intrinsic(
+        "load_gather_scatter_view_tko",
+        "unsafe fn load_gather_scatter_view_tko<E, T, const D: i32, const K: i32, O, Sc>("
+        "view: &GatherScatterView<E, T, D>, sparse_index: Tile<i32, {[K]}>, dense_index: i32, "
+        "token: Token, ordering: O, scope: Sc) -> (Tile<E, T>, Token)",
+        (6,),
+        _load_gather_scatter_view_tko,
+        functions=("load_gather_scatter_view_tko",),
+        unsafe=True,
+    ),
+    Intrinsic(
+        "make_strided_view",
+        "unsafe fn make_strided_view<E, S, T, ST, M, P>(tensor: &Tensor<E, S>, tile: Shape<T>, "
+        "padding: P) -> StridedView<E, T, ST, M>",
+        (3,),
+        _make_strided_view,
+        functions=("make_strided_view",),
+        unsafe=True,
+    ),
+    Intrinsic(
+        "load_strided_view_tko",
+        "unsafe fn load_strided_view_tko<E, T, ST, M, O, Sc>(view: &StridedView<E, T, ST, M>, "
+        "index: [i32; N], token: Token, ordering: O, scope: Sc) -> (Tile<E, T>, Token)",
+        (5,),
+        _load_strided_view_tko,
+        functions=("load_strided_view_tko",),
         unsafe=True,
     ),
 )

@@ -14,7 +14,13 @@ from lowering.ir.core import walk
 from lowering.ir.ops_control import For
 from lowering.ir.ops_core import MakeToken
 from lowering.ir.ops_debug import Assert
-from lowering.ir.ops_memory import LoadViewTko, MakeTensorView, StoreViewTko
+from lowering.ir.ops_memory import (
+    LoadViewTko,
+    MakeGatherScatterView,
+    MakeStridedView,
+    MakeTensorView,
+    StoreViewTko,
+)
 from lowering.pipeline import Stage
 from lowering.tileiras import Tileiras
 from tests.lowering.kernels import compile_text
@@ -119,6 +125,34 @@ mod k {
 """
 
 
+TILEIR_VIEWS = """#[cutile::module]
+mod k {
+    use cutile::core::*;
+    use cutile::tileir::*;
+
+    #[cutile::entry()]
+    unsafe fn f(data: &Tensor<f32, { [-1, -1] }>, out: &mut Tensor<f32, { [16, 16] }>) {
+        let tok: Token = new_token_unordered();
+        let gsv: GatherScatterView<f32, { [8, 64] }, 0> =
+            unsafe { make_gather_scatter_view(data, const_shape![8, 64], padding::None) };
+        let sparse_idx: Tile<i32, { [8] }> = constant(0i32, const_shape![8]);
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let (_tile, _tok): (Tile<f32, { [8, 64] }>, Token) = unsafe {
+            load_gather_scatter_view_tko(&gsv, sparse_idx, pid.1, tok, ordering::Relaxed,
+                scope::TileBlock)
+        };
+        let sv: StridedView<f32, { [16, 16] }, { [2, 1] }, { [1, 0] }> =
+            unsafe { make_strided_view(data, const_shape![16, 16], padding::None) };
+        let (tile, _t2): (Tile<f32, { [16, 16] }>, Token) = unsafe {
+            load_strided_view_tko(&sv, [pid.0, pid.1], tok, ordering::Relaxed,
+                scope::TileBlock)
+        };
+        out.store(tile);
+    }
+}
+"""
+
+
 def _ops(result, kind):  # type: ignore[no-untyped-def]
     (function,) = result.ir.functions
     return [op for op in walk(function.body) if isinstance(op, kind)]
@@ -175,6 +209,19 @@ def test_tensors_made_from_a_pointer_table_are_written_whole() -> None:
     assert raw_store.index[0] != n and raw_store.index[1] == n
 
 
+def test_gather_scatter_and_strided_views_load_through_load_view_tko() -> None:
+    result = compile_text(TILEIR_VIEWS, stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    (gather,) = _ops(result, MakeGatherScatterView)
+    (strided,) = _ops(result, MakeStridedView)
+    assert str(gather.result.type).startswith("gather_scatter_view<tile=(8x64), ")
+    assert str(strided.result.type).endswith(", dim_map=[1,0]>")
+    from_gather, from_strided = _ops(result, LoadViewTko)
+    assert from_gather.view == gather.result and from_strided.view == strided.result
+    assert str(from_gather.index[0].type) == "tile<8xi32>"
+    assert from_gather.token == from_strided.token  # the same token, not ordered: reads
+
+
 @pytest.mark.tileiras
 def test_raw_views_assemble_and_mark_the_contract(
     disassemble: Callable[[bytes], str], tileiras: Tileiras
@@ -186,6 +233,10 @@ def test_raw_views_assemble_and_mark_the_contract(
     table = compile_text(TABLE, stop_after=Stage.CUBIN)
     assert table.ok and table.cubin, table.diagnostics
     assert "int_to_ptr" in disassemble(table.bytecode)  # type: ignore[arg-type]
+    views = compile_text(TILEIR_VIEWS, stop_after=Stage.CUBIN)
+    assert views.ok and views.cubin, views.diagnostics
+    text = disassemble(views.bytecode)  # type: ignore[arg-type]
+    assert "load_view_tko relaxed tl_blk %gsview[" in text and "traversal_strides=[2,1]" in text
     written = compile_text(WRITTEN_INPUT, stop_after=Stage.CUBIN)
     assert written.ok and written.cubin, written.diagnostics
     assert written.contract.safety.unchecked_accesses  # type: ignore[union-attr]

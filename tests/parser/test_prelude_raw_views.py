@@ -156,3 +156,60 @@ def test_make_tensor_view_checks_its_operands() -> None:
         "mismatched types: `make_tensor_view` takes a `PointerTile<*mut E, {[]}>` base, found "
         "`PointerTile<*mut f16, {[2]}>`"
     )
+
+
+GSV = (
+    "let gsv: GatherScatterView<f32, { [8, 64] }, 0> = unsafe { "
+    "make_gather_scatter_view(x, const_shape![8, 64], padding::None) };\n"
+    "let rows: Tile<i32, { [8] }> = constant(0i32, const_shape![8]);\n"
+)
+SV = (
+    "let sv: StridedView<f32, { [4, 64] }, { [2, 1] }, { [1, 0] }> = unsafe { "
+    "make_strided_view(x, const_shape![4, 64], padding::Zero) };\n"
+)
+
+
+def test_gather_scatter_and_strided_views_load_tiles_and_tokens() -> None:
+    types = lets(
+        GSV + SV + "let tok = new_token_unordered();\n"
+        "let (g, gt) = unsafe { load_gather_scatter_view_tko(&gsv, rows, n, tok, "
+        "ordering::Relaxed, scope::TileBlock) };\n"
+        "let (s2, st) = unsafe { load_strided_view_tko(&sv, [n, 0i32], gt, ordering::Acquire, "
+        "scope::Device) };"
+    )
+    assert str(types["gsv"]) == "GatherScatterView<f32, {[8, 64]}, 0>"
+    assert str(types["sv"]) == "StridedView<f32, {[4, 64]}, {[2, 1]}, {[1, 0]}>"
+    assert types["g"] == TileTy(Elem.F32, (8, 64)) and types["s2"] == TileTy(Elem.F32, (4, 64))
+    assert types["gt"] == types["st"] == TOKEN
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "let v = unsafe { make_strided_view(x, const_shape![4, 64], padding::None) };",
+            "type annotations needed for `make_strided_view`: the view's layout is in its type",
+        ),
+        (
+            GSV + "let short: Tile<i32, { [4] }> = constant(0i32, const_shape![4]);\n"
+            "let r = unsafe { load_gather_scatter_view_tko(&gsv, short, n, "
+            "new_token_unordered(), ordering::Relaxed, scope::TileBlock) };",
+            "mismatched types: `load_gather_scatter_view_tko` expects the sparse indices "
+            "`Tile<i32, {[8]}>`, found `Tile<i32, {[4]}>`",
+        ),
+        (
+            SV + "let r = unsafe { load_strided_view_tko(&sv, [n, 0i32], new_token_unordered(), "
+            "ordering::Release, scope::Device) };",
+            "`load_strided_view_tko` does not support `ordering::Release` (loads take "
+            "`ordering::Weak`, `Relaxed` or `Acquire`)",
+        ),
+    ],
+)
+def test_tileir_view_misuse_is_reported(body: str, message: str) -> None:
+    assert the_error(body).message == message
+
+
+def test_tileir_views_need_unsafe() -> None:
+    result = compile_body(GSV.replace("unsafe { ", "").replace(") };", ");"))
+    (error,) = [d for d in result.diagnostics if d.is_error]
+    assert error.code is codes.UNSAFE_REQUIRED and "`make_gather_scatter_view`" in error.message
