@@ -17,7 +17,17 @@ from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_
 from parser.spans import Span
 from parser.type_eval import GenericValue, TypeEnv, TypeResolver
 from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall, TypedBody
-from parser.types import DYNAMIC, SLICE, UNIT, ArrayTy, PointerTy, RefTy, SemType, TensorTy
+from parser.types import (
+    DYNAMIC,
+    SLICE,
+    UNIT,
+    ArrayTy,
+    OptionTy,
+    PointerTy,
+    RefTy,
+    SemType,
+    TensorTy,
+)
 from parser.unify import Conflict, unify
 
 if TYPE_CHECKING:
@@ -328,7 +338,9 @@ class CallRules:
             sink.add(mismatch(returns, result, tail))
             return None
         self.facts.inlined[call] = InlinedCall(function, tuple(params), callee.facts, generics)
-        return returns
+        # an `Option` result keeps whether it is `Some` (known at compile time), which the
+        # declared type cannot say
+        return result if isinstance(returns, OptionTy) else returns
 
 
 def _compatible(declared: SemType, actual: SemType) -> bool:

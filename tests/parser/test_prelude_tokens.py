@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from lowering.ir.printer import print_module
+from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser import codes
+from parser.spans import SourceFile
 from parser.types import TOKEN, Elem, LatencyTy, MarkerTy, OptionTy, TileTy
 from tests.parser.prelude_support import lets, the_error
 
@@ -87,3 +90,30 @@ def test_token_misuse_is_reported(body: str, code: object, message: str) -> None
     diagnostic = the_error(body)
     assert diagnostic.code is code
     assert diagnostic.message == message
+
+
+PASSED = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    fn pass(m: Option<Tile<bool, { [64] }>>) -> Option<Tile<bool, { [64] }>> {
+        m
+    }
+
+    #[cutile::entry()]
+    fn f(z: &mut Tensor<f32, { [64] }>) {
+        let p: PointerTile<*mut f32, { [64] }> = int_to_ptr(constant(0i64, const_shape![64]));
+        let m = pass(Some(constant(true, const_shape![64])));
+        let (v, _t) = load_ptr_tko(p, ordering::Weak, None::<scope::TileBlock>, m, None, None,
+            Latency::<0>);
+        z.store(v);
+    }
+}
+"""
+
+
+def test_an_option_returned_by_a_device_function_stays_known() -> None:
+    request = CompileRequest((SourceFile("k.rs", PASSED),), "f")
+    result = compile_kernel(request, stop_after=Stage.IR)
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert "load_ptr_tko %" in print_module(result.ir) and "mask(%" in print_module(result.ir)  # type: ignore[arg-type]
