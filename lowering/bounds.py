@@ -284,8 +284,9 @@ def place_checks(
             if same or _constant_within(fact.below, limit):
                 ledger.discharged += 1
                 continue
-            ledger.hoist(fact.below, limit, what)
-            continue
+            if launch_known(fact.below) and launch_known(limit):
+                ledger.hoist(fact.below, limit, what)
+                continue
         if options.deny_in_kernel_checks:
             raise InKernelCheckDenied(what, span)
         if try_hoist(ctx, value, lambda a=axis: counts(a), limit_source, what, span):
@@ -293,6 +294,13 @@ def place_checks(
             continue
         _assert_in_range(ctx, value, counts(axis), what, span)
         ledger.in_place += 1
+
+
+def launch_known(quantity: Quantity) -> bool:
+    """Whether the host can evaluate `quantity` (not an extent of a tensor the kernel made
+    itself with `make_tensor_view`, which has a negative index)."""
+    param = (quantity.dim or quantity.tile_count or (0,))[0]
+    return param >= 0
 
 
 def _constant_within(bound: Quantity, limit: Quantity) -> bool:

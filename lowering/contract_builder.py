@@ -85,6 +85,7 @@ def build_contract(
     bytecode_version: str,
     opt_level: int,
     host_arch: str,
+    raw_memory: bool = False,
 ) -> LaunchContract:
     return LaunchContract(
         module="::".join(module_path),
@@ -103,7 +104,8 @@ def build_contract(
         param_buffer_bytes=param_buffer_bytes,
         assumptions=(*assumptions, *_precondition_assumptions(signature)),
         safety=SafetySummary(
-            unchecked_accesses=signature.options.unchecked_accesses,
+            unchecked_accesses=signature.options.unchecked_accesses
+            or _unmarked_raw_memory(signature, raw_memory),
             checks_discharged=bounds.discharged,
             checks_hoisted_to_host=bounds.hoisted,
             checks_hoisted_to_preheader=bounds.preheader,
@@ -113,6 +115,13 @@ def build_contract(
         generics=tuple((name, format_generic(value)) for name, value in generics),
         cluster_blocks=_cluster_blocks(signature, sm),
     )
+
+
+def _unmarked_raw_memory(signature: EntrySignature, raw_memory: bool) -> bool:
+    """Raw memory accesses (`int_to_ptr` pointers, globals written weakly) are as unchecked
+    as `unchecked_accesses = true`; through pointer parameters the host already refuses
+    the kernel without `allow_unchecked=True` (they are `PARAM_KIND_POINTER`)."""
+    return raw_memory and not any(p.role is ParamRole.POINTER for p in signature.params)
 
 
 def _cluster_blocks(signature: EntrySignature, sm: str) -> int:

@@ -25,16 +25,19 @@ from lowering.lowered_values import Lowered, TensorHandle
 from lowering.preheader import LoopFrame, emit_preheader_checks
 from parser import ast_nodes as A
 from parser.typed_kernel import LocalVar
-from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, SemType, TileTy, TupleTy
+from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, SemType, TileTy, TokenTy, TupleTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
 
 
-def _state(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[Value]:
-    """The flattened values of the carried variables, then every output's token."""
+def _state(
+    ctx: KernelLowering, carried: tuple[LocalVar, ...], count: int | None = None
+) -> list[Value]:
+    """The flattened values of the carried variables, then every output's token (the
+    first `count` outputs: those that existed when the construct began)."""
     values = [leaf for v in carried for leaf in flatten(ctx.values[v.id])]
-    tokens = [h.token for h in ctx.outputs]
+    tokens = [h.token for h in ctx.outputs[:count]]
     assert all(isinstance(t, Value) for t in tokens)
     return values + tokens  # type: ignore[operator]
 
@@ -68,6 +71,7 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
         stride = convert(ctx, raw, ctx.type_of(step), ScalarTy(Elem.I32), step.span)
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
+    ctx.exit_counts[node] = len(ctx.outputs)
     loop_var = ctx.body.loop_vars[node]
     counter_bound = ctx.bounds.counter_bound(lower, upper, stride, ctx.builder.definitions)
     skips = any(loop is node for loop in ctx.body.exits.values())  # a `continue`
@@ -125,6 +129,7 @@ def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
         ).result
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
+    ctx.exit_counts[node] = len(ctx.outputs)
     loop_var = ctx.body.loop_vars[node]
     assert loop_var is not None
 
@@ -217,6 +222,7 @@ def _loop_op(
     `prologue` (a `while` condition check), then the body, then `continue`s."""
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
+    ctx.exit_counts[node] = len(ctx.outputs)
 
     def body(args: tuple[Value, ...]) -> None:
         _set_state(ctx, carried, list(args))
@@ -240,7 +246,7 @@ def _loop_op(
 
 def _break_or_continue(ctx: KernelLowering, node: A.BreakExpr | A.ContinueExpr) -> Lowered:
     loop = ctx.body.exits[node]
-    values = tuple(_state(ctx, ctx.body.carried[loop]))
+    values = tuple(_state(ctx, ctx.body.carried[loop], ctx.exit_counts[loop]))
     terminator = Break if isinstance(node, A.BreakExpr) else Continue
     ctx.builder.emit(terminator, values=values, span=node.span)
     ctx.terminated = True
@@ -343,6 +349,8 @@ def value_ir_types(ty: SemType) -> list[IRType]:
     parts = _parts(ty)
     if parts is not None:
         return [t for part in parts for t in value_ir_types(part)]
+    if isinstance(ty, TokenTy):
+        return [TOKEN]
     return [ir_tile_type(ty)]
 
 

@@ -9,6 +9,7 @@ flow lives in `lower_control`, operators in `lower_ops`, prelude calls in `intri
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from lowering.ir.core import Builder, Function, Module, Value
 from lowering.ir.ops_control import If, Yield
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Return
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
+from lowering.ir.ops_pointer import GlobalVar
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
 from lowering.lowered_values import Lowered, TensorHandle, TokenChain
 from lowering.preheader import LoopFrame
@@ -34,7 +36,19 @@ from parser.optimization_hints import ArchHints
 from parser.preconditions import ExtentDivisible, SameExtent
 from parser.specialization import ViewLayout
 from parser.typed_kernel import TypedBody, TypedKernel
-from parser.types import DYNAMIC, ArrayTy, Elem, MarkerTy, ScalarTy, SemType, ShapeTy
+from parser.types import (
+    DYNAMIC,
+    ArrayTy,
+    Elem,
+    GlobalTy,
+    LatencyTy,
+    MarkerTy,
+    OptionTy,
+    RefTy,
+    ScalarTy,
+    SemType,
+    ShapeTy,
+)
 
 I32_SCALAR = ScalarTy(Elem.I32)
 
@@ -44,6 +58,7 @@ class LoweredKernel:
     module: Module
     assumptions: tuple[Assumption, ...]
     bounds: BoundsLedger
+    raw_memory: bool = False  # accesses memory no bounds check covers (raw pointers)
 
 
 class KernelLowering:
@@ -60,9 +75,14 @@ class KernelLowering:
         self.builder = Builder()
         self.values: dict[int, Lowered] = {}  # LocalVar.id -> current value
         self.outputs: list[TensorHandle | TokenChain] = []  # the tokens control flow carries
+        # how many `outputs` a loop carries (a `break`/`continue` leaves with those)
+        self.exit_counts: dict[A.Expr, int] = {}
+        self._local_ids = itertools.count(-1, -1)  # ids of tensors made in the kernel
         self.print_chain: TokenChain | None = None
         # raw-pointer loads and stores, in program order (one chain: pointers may alias)
         self.pointer_chain: TokenChain | None = None
+        self.raw_memory = False  # set by an access no bounds check covers
+        self.globals: dict[str, GlobalVar] = {}  # module globals the kernel uses, by symbol
         # set by `break` / `continue`: the rest of the current region is unreachable, and
         # the region already has its terminator
         self.terminated = False
@@ -96,7 +116,8 @@ class KernelLowering:
             span=self.kernel.function.span,
             hints=entry_hints(self.kernel.signature.options.optimization_hints),
         )
-        return LoweredKernel(Module((function,)), tuple(self.assumptions), self.bounds)
+        module = Module((function,), tuple(self.globals.values()))
+        return LoweredKernel(module, tuple(self.assumptions), self.bounds, self.raw_memory)
 
     def _prologue(self, params: tuple[Value, ...]) -> None:
         slots: dict[int, list[tuple[SlotLayout, Value]]] = {}
@@ -117,7 +138,8 @@ class KernelLowering:
             token = self.builder.emit(MakeToken, result=TOKEN, span=span).result
             self.print_chain = TokenChain(token)
             self.outputs.append(self.print_chain)
-        if any(p.role is ParamRole.POINTER for p in self.kernel.signature.params):
+        pointers = any(p.role is ParamRole.POINTER for p in self.kernel.signature.params)
+        if pointers or _calls_any(self.kernel.body, RAW_CHAIN_INTRINSICS):
             token = self.builder.emit(MakeToken, result=TOKEN, span=span).result
             self.pointer_chain = TokenChain(token)
             self.outputs.append(self.pointer_chain)
@@ -176,9 +198,10 @@ class KernelLowering:
             dynamic_strides=tuple(dyn_strides),
             span=span,
         ).result
-        token = self.builder.emit(MakeToken, result=TOKEN, span=span).result if is_output else None
+        written = is_output or _writes_inputs(self.kernel.body)
+        token = self.builder.emit(MakeToken, result=TOKEN, span=span).result if written else None
         handle = TensorHandle(param, view, tuple(dims), token)
-        if is_output:
+        if written:
             self.outputs.append(handle)
         return handle
 
@@ -221,19 +244,28 @@ class KernelLowering:
             handle.partitions[key] = self.builder.emit(  # type: ignore[index]
                 MakePartitionView, result=part_type, tensor_view=handle.view, span=span
             ).result
-            self.bounds.views[handle.partitions[key].id] = handle.param.index  # type: ignore[index]
+            self.bounds.views[handle.partitions[key].id] = handle.index  # type: ignore[index]
         return handle.partitions[key]  # type: ignore[index]
 
     @contextlib.contextmanager
     def region_scope(self) -> Iterator[None]:
         """Values cached while lowering a region (partition views) stay inside it, and so do
-        the handles first bound inside it (a helper's tensor parameters)."""
+        the handles first bound inside it (a helper's tensor parameters) and the tensors
+        made inside it (their tokens are not carried out)."""
         saved = {id(h): dict(h.partitions) for h in self._handles()}
+        carried = len(self.outputs)
         try:
             yield
         finally:
             for handle in self._handles():
                 handle.partitions = saved.get(id(handle), {})
+            del self.outputs[carried:]
+
+    def local_tensor(self, handle: TensorHandle) -> TensorHandle:
+        """Register a tensor made in the kernel: its token is carried like an output's."""
+        handle.local_id = next(self._local_ids)
+        self.outputs.append(handle)
+        return handle
 
     @contextlib.contextmanager
     def conditional(self) -> Iterator[None]:
@@ -358,10 +390,48 @@ def entry_hints(hints: tuple[ArchHints, ...]) -> tuple[EntryHints, ...]:
 
 
 def _prints(body: TypedBody) -> bool:
-    """Whether the body, or a device function it inlines, has a `cuda_tile_print!`."""
-    return any(
-        isinstance(e, A.MacroCall) and e.name == "cuda_tile_print" for e in body.expr_types
-    ) or any(_prints(call.body) for call in body.inlined.values())
+    """Whether the body, or a device function it inlines, prints (`cuda_tile_print!`,
+    `print_tko`)."""
+    return (
+        any(isinstance(e, A.MacroCall) and e.name == "cuda_tile_print" for e in body.expr_types)
+        or _calls_any(body, frozenset({"print_tko"}))
+        or any(_prints(call.body) for call in body.inlined.values())
+    )
+
+
+# the intrinsics on the raw-memory token chain (besides the accesses of pointer parameters)
+RAW_CHAIN_INTRINSICS = frozenset(
+    {
+        "load_ptr_tko",
+        "store_ptr_tko",
+        "atomic_rmw_tko",
+        "atomic_cas_tko",
+        "global_load",
+        "global_store",
+        "global_atomic_add",
+    }
+)
+
+
+_WRITE_VIEWS = frozenset({"partition_full_mut", "make_partition_view_mut"})
+
+
+def _writes_inputs(body: TypedBody) -> bool:
+    """Whether the body, or a device function it inlines, makes a mutable view of a
+    tensor passed as `&Tensor` (unsafe: then every input gets a token chain)."""
+    for resolved in body.calls.values():
+        receiver = body.expr_types.get(resolved.args[0]) if resolved.args else None
+        shared = isinstance(receiver, RefTy) and not receiver.mutable
+        if resolved.intrinsic in _WRITE_VIEWS and shared:
+            return True
+    return any(_writes_inputs(call.body) for call in body.inlined.values())
+
+
+def _calls_any(body: TypedBody, intrinsics: frozenset[str]) -> bool:
+    """Whether the body, or a device function it inlines, calls one of `intrinsics`."""
+    return any(c.intrinsic in intrinsics for c in body.calls.values()) or any(
+        _calls_any(call.body, intrinsics) for call in body.inlined.values()
+    )
 
 
 def _leaves_for(pattern: A.Pattern, value: Lowered) -> list[Lowered]:
@@ -380,8 +450,10 @@ def _leaves_for(pattern: A.Pattern, value: Lowered) -> list[Lowered]:
 
 def _path(ctx: KernelLowering, path: A.PathExpr) -> Lowered:
     ty = ctx.type_of(path)
-    if isinstance(ty, MarkerTy):
-        return ty  # a mode marker is a compile-time attribute value
+    if isinstance(ty, (MarkerTy, LatencyTy, GlobalTy)):
+        return ty  # a compile-time attribute value (a global's lowering reads its type)
+    if path not in ctx.body.names and isinstance(ty, OptionTy):
+        return None  # `None`
     return ctx.values[ctx.body.names[path].id]
 
 

@@ -12,13 +12,22 @@ from parser.types import MarkerTy
 
 @dataclass
 class TensorHandle:
-    """A tensor parameter inside the kernel: its view, extents, and for outputs its token."""
+    """A tensor inside the kernel: a parameter, or one made by `make_tensor_view` (`param`
+    None, `local_id` negative). Its view, extents, and, for outputs and made tensors, its
+    token (inputs have none: nothing writes them)."""
 
-    param: EntryParam
+    param: EntryParam | None
     view: Value
     dims: tuple[int | Value, ...]  # static extents as ints, dynamic ones as values
-    token: Value | None  # outputs only: the last memory effect through this tensor
+    token: Value | None  # the last memory effect through this tensor (written ones only)
     partitions: dict[tuple[object, ...], Value] = field(default_factory=dict)
+    local_id: int = 0
+
+    @property
+    def index(self) -> int:
+        """The parameter index; a negative id for a tensor made in the kernel (whose
+        extents the host does not know)."""
+        return self.param.index if self.param is not None else self.local_id
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class PartitionValue:
     tile: tuple[int, ...]
     mutable: bool
     offsets: tuple[Value, ...] = ()
+    token: Value | None = None  # `make_partition_view`'s token: its reads come after it
 
 
 @dataclass

@@ -226,6 +226,7 @@ def _compile(
         bytecode_version="{}.{}".format(*DEFAULT_BYTECODE_VERSION),
         opt_level=request.opt_level,
         host_arch=request.host_arch,
+        raw_memory=lowered.raw_memory,
     )
     total_ms = _now_ms() - started
     return CompileResult(

@@ -334,6 +334,16 @@ class ConstItem(Node):
     value: Expr
 
 
+@dataclass(frozen=True, eq=False)
+class StaticItem(Node):
+    """`static NAME: T = value;` at module level (only `Global<E, {[]}>` is supported)."""
+
+    name: str
+    type: TypeExpr
+    value: Expr
+    mutable: bool = False
+
+
 Stmt = Union[Let, ExprStmt, ConstItem]
 
 
@@ -409,6 +419,7 @@ class KernelModule(Node):
     uses: tuple[UseDecl, ...]
     functions: tuple[Function, ...]
     consts: tuple[ConstItem, ...]
+    statics: tuple[StaticItem, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -104,6 +104,11 @@ UNSAFE_REQUIRED: Final = _code(
 UNUSED_UNSAFE: Final = _code(
     "CT0301", "unused-unsafe", "an `unsafe` block around only safe code (rustc's `unused_unsafe`)"
 )
+RAW_MEMORY_ACCESS: Final = _code(
+    "CT0302",
+    "raw-memory-access",
+    "a memory access no bounds check covers, outside `unsafe` (the kernel is marked unchecked)",
+)
 
 # --- ownership and borrows (rustc's borrow checker) ---
 USE_AFTER_MOVE: Final = _code("E0382", "use-after-move", "a value used after it was moved")

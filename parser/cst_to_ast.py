@@ -226,6 +226,7 @@ class _Converter:
         uses: list[A.UseDecl] = []
         functions: list[A.Function] = []
         consts: list[A.ConstItem] = []
+        statics: list[A.StaticItem] = []
         nested: list[A.KernelModule] = []
         attrs: list[Node] = []
         for child in self.named_children(body):
@@ -239,6 +240,8 @@ class _Converter:
                 functions.append(self._function(child, attrs, path))
             elif kind == "const_item":
                 consts.append(self._const_item(child))
+            elif kind == "static_item":
+                statics.extend(self._static_item(child))
             elif kind == "mod_item":
                 nested.extend(self._mod_item(child, attrs, path, inside_kernel=True))
             elif kind in ("inner_attribute_item", "empty_statement", "macro_definition"):
@@ -246,7 +249,9 @@ class _Converter:
             else:
                 self.unsupported(child, f"the item `{kind.replace('_', ' ')}`")
             attrs = []
-        module = A.KernelModule(self.span(node), path, tuple(uses), tuple(functions), tuple(consts))
+        module = A.KernelModule(
+            self.span(node), path, tuple(uses), tuple(functions), tuple(consts), tuple(statics)
+        )
         return [module, *nested]
 
     def _attr_is(self, attr_item: Node, names: set[str]) -> bool:
@@ -405,6 +410,25 @@ class _Converter:
         return A.ConstItem(
             self.span(node), self.text(name), self.type_expr(type_node), self.expr(value)
         )
+
+    def _static_item(self, node: Node) -> list[A.StaticItem]:
+        name = node.child_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        assert name is not None and type_node is not None
+        if value is None:
+            self.unsupported(node, "a `static` without a value")
+            return []
+        mutable = any(c.type == "mutable_specifier" for c in node.children)
+        return [
+            A.StaticItem(
+                self.span(node),
+                self.text(name),
+                self.type_expr(type_node),
+                self.expr(value),
+                mutable,
+            )
+        ]
 
     # --- macro bodies: re-parse the token tree as call arguments
 

@@ -14,9 +14,15 @@ from parser import codes
 from parser.diagnostics import DiagnosticSink, error
 from parser.types import (
     ELEM_BY_NAME,
+    MARKER_KINDS,
+    SLICE,
+    TOKEN,
     ArrayTy,
     Elem,
+    GatherScatterViewTy,
     MappedTy,
+    MarkerTy,
+    OptionTy,
     PartitionIndexTy,
     PartitionTy,
     PointerTileTy,
@@ -25,6 +31,7 @@ from parser.types import (
     ScalarTy,
     SemType,
     ShapeTy,
+    StridedViewTy,
     TensorTy,
     TileTy,
     TupleTy,
@@ -160,7 +167,10 @@ class TypeResolver:
         self.env = env
         self.sink = sink
 
-    def resolve(self, ty: A.TypeExpr) -> SemType | None:
+    def resolve(self, ty: A.TypeExpr, is_reference: bool = False) -> SemType | None:
+        if isinstance(ty, A.RefType) and isinstance(ty.inner, A.ArrayType):
+            # `&[i32; 2]`, `&[i32]`: an array is passed as itself (a slice: any length)
+            return self.resolve(ty.inner, is_reference=True)
         if isinstance(ty, A.RefType):
             inner = self.resolve(ty.inner)
             return None if inner is None else RefTy(inner, ty.mutable)
@@ -172,8 +182,26 @@ class TypeResolver:
         if isinstance(ty, A.PointerType):
             elem = self.element(ty.inner)
             return None if elem is None else PointerTy(elem, ty.mutable)
+        if isinstance(ty, A.ArrayType) and ty.length is not None:
+            return self._array_type(ty, ty.length)
+        if isinstance(ty, A.ArrayType) and is_reference:
+            element = self.resolve(ty.element)
+            return None if element is None else ArrayTy(element, SLICE)
         self._unsupported(ty)
         return None
+
+    def _array_type(self, ty: A.ArrayType, length: A.Expr) -> SemType | None:
+        """`[T; N]` with N a compile-time integer (a tile index `[i32; 2]`, `[Token; 2]`)."""
+        try:
+            count = eval_const(length, self.env)
+        except NotConstant as exc:
+            self._bad_shape(exc.span, exc.what)
+            return None
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            self._bad_shape(length.span, "the length of an array must be a non-negative integer")
+            return None
+        element = self.resolve(ty.element)
+        return None if element is None else ArrayTy(element, count)
 
     def element(self, ty: A.TypeExpr) -> Elem | None:
         if isinstance(ty, A.PathType) and not ty.args and len(ty.segments) == 1:
@@ -218,6 +246,12 @@ class TypeResolver:
         name = ty.name
         if not ty.args and name in _POINTER_SIZED:
             return ScalarTy(_POINTER_SIZED[name])
+        if not ty.args and name == "Token":
+            return TOKEN
+        if len(ty.segments) >= 2 and name in MARKER_KINDS.get(ty.segments[-2], ()):
+            return MarkerTy(ty.segments[-2], name)  # `scope::Device` as a type
+        if name == "Option":
+            return self._option(ty)
         is_element = name in ELEM_BY_NAME or isinstance(self.env.generics.get(name), Elem)
         if not ty.args and is_element:
             elem = self.element(ty)
@@ -237,6 +271,22 @@ class TypeResolver:
             )
             return None
         return builder(self, ty)
+
+    def _option(self, ty: A.PathType) -> SemType | None:
+        """`Option<T>`."""
+        first = ty.args[0] if len(ty.args) == 1 else None
+        if not isinstance(first, A.TypeArg):
+            self.sink.add(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    "`Option` takes one type argument",
+                    ty.span,
+                    f"found {len(ty.args)} argument(s)",
+                )
+            )
+            return None
+        inner = self.resolve(first.type)
+        return None if inner is None else OptionTy(inner)
 
     def _element_and_shape(self, ty: A.PathType) -> tuple[Elem, tuple[int, ...]] | None:
         first = ty.args[0]
@@ -343,6 +393,52 @@ def _pointer_tile(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
     return PointerTileTy(elem, shape, pointee.mutable)
 
 
+def _gather_scatter_view(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`GatherScatterView<E, TILE, SPARSE_DIM>`."""
+    parts = _view_parts(resolver, ty, 3)
+    if parts is None:
+        return None
+    elem, tile, sparse = parts
+    if not isinstance(sparse, int) or not 0 <= sparse < len(tile):
+        resolver._bad_shape(ty.args[2].span, f"the sparse dimension must be in 0..{len(tile)}")
+        return None
+    return GatherScatterViewTy(elem, tile, sparse)
+
+
+def _strided_view(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
+    """`StridedView<E, TILE, TRAVERSAL_STRIDES, DIM_MAP>`."""
+    parts = _view_parts(resolver, ty, 4)
+    if parts is None:
+        return None
+    elem, tile, strides, dim_map = parts
+    if not (isinstance(strides, tuple) and isinstance(dim_map, tuple)):
+        resolver._bad_shape(ty.span, "expected arrays of traversal strides and a dim map")
+        return None
+    if len(strides) != len(tile) or sorted(dim_map) != list(range(len(tile))):
+        resolver._bad_shape(ty.span, "one stride per tile dimension and a permutation dim map")
+        return None
+    return StridedViewTy(elem, tile, strides, dim_map)
+
+
+def _view_parts(resolver: TypeResolver, ty: A.PathType, count: int) -> list | None:  # type: ignore[type-arg]
+    """The element, the tile shape and the const arguments after them."""
+    if len(ty.args) != count:
+        resolver._bad_shape(ty.span, f"`{ty.name}` takes {count} generic arguments")
+        return None
+    parts = resolver._element_and_shape(A.PathType(ty.span, ty.segments, ty.args[:2]))
+    if parts is None:
+        return None
+    rest: list[object] = []
+    for arg in ty.args[2:]:
+        expr = arg.value if isinstance(arg, A.ConstArg) else A.PathExpr(arg.span, arg.type.segments)  # type: ignore[union-attr]
+        try:
+            rest.append(eval_const(expr, resolver.env))
+        except NotConstant as exc:
+            resolver._bad_shape(exc.span, exc.what)
+            return None
+    return [*parts, *rest]
+
+
 _GENERIC_TYPES = {
     "PointerTile": _pointer_tile,
     "Tile": _tile,
@@ -353,5 +449,14 @@ _GENERIC_TYPES = {
     "PartitionMut": _partition,
     "PartitionIndex": _partition_index,
     "MappedPartitionMut": _mapped,
+    "GatherScatterView": _gather_scatter_view,
+    "StridedView": _strided_view,
 }
-_OWN_ARITY = ("Shape", "Array", "PartitionIndex", "MappedPartitionMut")  # not 2 arguments
+_OWN_ARITY = (
+    "Shape",
+    "Array",
+    "PartitionIndex",
+    "MappedPartitionMut",
+    "GatherScatterView",
+    "StridedView",
+)  # not 2 arguments

@@ -18,6 +18,7 @@ from parser.check_messages import describe, mismatch, unresolved, unsupported
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.entry_signature import check_entry_signature, check_tile_shape
 from parser.program import Program
+from parser.statics import check_module_statics
 from parser.type_eval import (
     ConstValue,
     GenericValue,
@@ -28,6 +29,7 @@ from parser.type_eval import (
 )
 from parser.typecheck_calls import CallRules
 from parser.typecheck_control import ControlRules, Frame
+from parser.typecheck_memory import MemoryRules
 from parser.typecheck_ops import OperatorRules
 from parser.typecheck_values import DEBUG_MACROS, ValueRules
 from parser.typed_kernel import LocalVar, TypedBody, TypedKernel
@@ -38,6 +40,7 @@ from parser.types import (
     UNIT,
     ArrayTy,
     Elem,
+    GatherScatterViewTy,
     MappedTy,
     MarkerTy,
     PartitionIndexTy,
@@ -46,6 +49,7 @@ from parser.types import (
     ScalarTy,
     SemType,
     ShapeTy,
+    StridedViewTy,
     TileTy,
     TupleTy,
     annotation_fits,
@@ -64,7 +68,10 @@ def typecheck_entry(
     signature = check_entry_signature(function, resolver, sink)
     if signature is None:
         return None
-    checker = Checker(program, resolver, sink)
+    module = next((m for m in program.modules if m.path == function.module_path), None)
+    if module is not None:
+        check_module_statics(program, module, env, sink)
+    checker = Checker(program, resolver, sink, module_path=function.module_path)
     params = tuple(
         LocalVar(p.name, p.type, p.span, function.params[p.index].mutable_binding, p.index)
         for p in signature.params
@@ -97,7 +104,7 @@ def module_consts(
 
 
 @dataclass
-class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
+class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     """Checks one body (the entry's, or one inlined call's) into `facts`."""
 
     program: Program
@@ -109,6 +116,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
     frames: list[Frame] = field(default_factory=list)
     var_depth: dict[int, int] = field(default_factory=dict)
     negated_literals: set[A.IntLit] = field(default_factory=set)
+    module_path: tuple[str, ...] = ()  # the module of the function being checked
 
     def __post_init__(self) -> None:
         self._handlers: dict[type, Callable[[Any, SemType | None], SemType | None]] = {
@@ -295,7 +303,10 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
             const_ty = self._named_constant(path)
             if const_ty is not None:
                 return const_ty
-        elif len(path.segments) == 2:
+        handled, memory_ty = self.memory_path(path, expected)
+        if handled:
+            return memory_ty
+        if len(path.segments) == 2:
             qualified = self._qualified(path)
             if qualified is not None:
                 return qualified
@@ -358,7 +369,16 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
     def _reference(self, ref: A.Reference, expected: SemType | None) -> SemType | None:
         """`&p`, `&mut p`, `&[a, b]`: the value itself; borrows are checked separately."""
         inner = self.expr(ref.value, expected)
-        referable = (PartitionTy, MappedTy, PartitionIndexTy, RefTy, ArrayTy, ShapeTy)
+        referable = (
+            PartitionTy,
+            MappedTy,
+            PartitionIndexTy,
+            RefTy,
+            ArrayTy,
+            ShapeTy,
+            GatherScatterViewTy,
+            StridedViewTy,
+        )
         if inner is not None and not isinstance(inner, referable):
             self.report(unsupported(ref.span, f"taking a reference to a `{inner}`"))
             return None

@@ -17,7 +17,17 @@ from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_
 from parser.spans import Span
 from parser.type_eval import GenericValue, TypeEnv, TypeResolver
 from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall, TypedBody
-from parser.types import DYNAMIC, UNIT, PointerTy, RefTy, SemType, TensorTy
+from parser.types import (
+    DYNAMIC,
+    SLICE,
+    UNIT,
+    ArrayTy,
+    OptionTy,
+    PointerTy,
+    RefTy,
+    SemType,
+    TensorTy,
+)
 from parser.unify import Conflict, unify
 
 if TYPE_CHECKING:
@@ -116,6 +126,9 @@ class CallRules:
             names = list(FUNCTIONS) + [f.name for m in self.program.modules for f in m.functions]
             self.report(unresolved(call.function.span, name, "function", names))
             return None
+        local = [f for f in devices if f.module_path == self.module_path]
+        if len(devices) > 1 and len(local) == 1:
+            devices = local  # the caller's own module's function shadows the others
         if len(devices) > 1:
             places = ", ".join(f"`{f.qualified_name}`" for f in devices)
             self.report(
@@ -310,7 +323,12 @@ class CallRules:
         if returns is None:
             return None
         callee = Checker(
-            self.program, resolver, sink, TypedBody(), (*self.inline_stack, function.name)
+            self.program,
+            resolver,
+            sink,
+            TypedBody(),
+            (*self.inline_stack, function.name),
+            module_path=function.module_path,
         )
         result = callee.check_function_body(function, tuple(params), returns, trailing=A.ReturnExpr)
         if sink.has_errors or result is None:
@@ -320,15 +338,19 @@ class CallRules:
             sink.add(mismatch(returns, result, tail))
             return None
         self.facts.inlined[call] = InlinedCall(function, tuple(params), callee.facts, generics)
-        return returns
+        # an `Option` result keeps whether it is `Some` (known at compile time), which the
+        # declared type cannot say
+        return result if isinstance(returns, OptionTy) else returns
 
 
 def _compatible(declared: SemType, actual: SemType) -> bool:
-    """Exact match, except that a `-1` dimension in a declared tensor accepts any extent
-    and `&mut Tensor` may be passed where `&Tensor` is declared (and `*mut E` where
-    `*const E` is)."""
+    """Exact match, except that a `-1` dimension in a declared tensor accepts any extent,
+    `&mut Tensor` may be passed where `&Tensor` is declared (and `*mut E` where
+    `*const E` is), and any array where a slice `&[T]` is."""
     if declared == actual:
         return True
+    if isinstance(declared, ArrayTy) and isinstance(actual, ArrayTy):
+        return declared.length == SLICE and declared.element == actual.element
     if isinstance(declared, PointerTy) and isinstance(actual, PointerTy):
         return declared.elem == actual.elem and not declared.mutable
     if isinstance(declared, RefTy) and isinstance(actual, RefTy):

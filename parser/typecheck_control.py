@@ -23,9 +23,12 @@ from parser.types import (
     Elem,
     MappedTy,
     PartitionIndexTy,
+    PointerTileTy,
+    PointerTy,
     ScalarTy,
     SemType,
     TileTy,
+    TokenTy,
     TupleTy,
 )
 
@@ -52,7 +55,7 @@ def is_value_type(ty: SemType) -> bool:
         return all(is_value_type(t) for t in ty.elements)
     if isinstance(ty, ArrayTy):
         return is_value_type(ty.element)
-    return isinstance(ty, (ScalarTy, TileTy))
+    return isinstance(ty, (ScalarTy, TileTy, TokenTy, PointerTy, PointerTileTy))
 
 
 class ControlRules:

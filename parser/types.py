@@ -189,13 +189,18 @@ class ArrayTy:
     left out of `==`: an `Array` is accepted wherever an `[i32; N]` is."""
 
     element: SemType
-    length: int
+    length: int  # SLICE for a written `&[T]`: any length fits
     dims: tuple[int, ...] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         if self.dims is not None:
             return f"Array<{{[{', '.join(map(str, self.dims))}]}}>"
+        if self.length == SLICE:
+            return f"[{self.element}]"
         return f"[{self.element}; {self.length}]"
+
+
+SLICE = -1  # the length of a slice type `&[T]` (a parameter or annotation takes any array)
 
 
 MARKER_KINDS = {
@@ -219,6 +224,7 @@ MARKER_KINDS = {
     "dim_map": ("Identity",),
     "reverse": ("Forward", "Reverse"),
     "signedness": ("Signed", "Unsigned"),
+    "atomic": ("And", "Or", "Xor", "Add", "AddF", "Max", "Min", "Umax", "Umin", "Xchg"),
 }
 
 
@@ -260,6 +266,82 @@ class PointerTileTy:
 
 
 @dataclass(frozen=True)
+class TokenTy:
+    """`Token`: a memory-ordering token (Tile IR `token`); memory ops consume and produce
+    them, and an op is ordered after the ops whose tokens it consumes."""
+
+    def __str__(self) -> str:
+        return "Token"
+
+
+TOKEN = TokenTy()
+
+
+@dataclass(frozen=True)
+class OptionTy:
+    """`Option<T>` of an optional op operand (a mask, a padding value, a token, a scope);
+    whether it is `Some` must be known at compile time. `inner` is None for a `None`
+    whose type the context does not give."""
+
+    inner: SemType | None
+    some: bool | None = field(default=None, compare=False)  # known `Some` / `None`
+
+    def __str__(self) -> str:
+        return f"Option<{'_' if self.inner is None else self.inner}>"
+
+
+@dataclass(frozen=True)
+class LatencyTy:
+    """`Latency::<N>`: the latency hint of a raw pointer access (0: none)."""
+
+    cycles: int
+
+    def __str__(self) -> str:
+        return f"Latency<{self.cycles}>"
+
+
+@dataclass(frozen=True)
+class GatherScatterViewTy:
+    """`GatherScatterView<E, TILE, SPARSE_DIM>` (`cutile::tileir`): tiles whose coordinates
+    along `sparse_dim` come from an index tile."""
+
+    elem: Elem
+    tile: tuple[int, ...]
+    sparse_dim: int
+
+    def __str__(self) -> str:
+        tile = ", ".join(map(str, self.tile))
+        return f"GatherScatterView<{self.elem}, {{[{tile}]}}, {self.sparse_dim}>"
+
+
+@dataclass(frozen=True)
+class StridedViewTy:
+    """`StridedView<E, TILE, TRAVERSAL_STRIDES, DIM_MAP>` (`cutile::tileir`)."""
+
+    elem: Elem
+    tile: tuple[int, ...]
+    strides: tuple[int, ...]
+    dim_map: tuple[int, ...]
+
+    def __str__(self) -> str:
+        parts = (self.tile, self.strides, self.dim_map)
+        written = ", ".join("{[" + ", ".join(map(str, p)) + "]}" for p in parts)
+        return f"StridedView<{self.elem}, {written}>"
+
+
+@dataclass(frozen=True)
+class GlobalTy:
+    """`Global<E, {[]}>`: a module `static` in device global memory, one scalar."""
+
+    elem: Elem
+    symbol: str  # the Tile IR global's symbol (module path and name)
+    value: int | float | bool  # the initial value
+
+    def __str__(self) -> str:
+        return f"Global<{self.elem}, {{[]}}>"
+
+
+@dataclass(frozen=True)
 class ErrorTy:
     """The type of a binding whose definition already failed (suppresses follow-on errors)."""
 
@@ -283,6 +365,12 @@ SemType = Union[
     MarkerTy,
     PointerTy,
     PointerTileTy,
+    TokenTy,
+    OptionTy,
+    LatencyTy,
+    GlobalTy,
+    GatherScatterViewTy,
+    StridedViewTy,
     ErrorTy,
 ]
 
@@ -302,6 +390,13 @@ def annotation_fits(annotated: SemType, value: SemType) -> SemType | None:
         return value if same else None
     if isinstance(annotated, PartitionIndexTy) and isinstance(value, PartitionIndexTy):
         return value if annotated.rank == value.rank else None
+    if isinstance(annotated, OptionTy) and isinstance(value, OptionTy):
+        if value.inner is None or value.inner == annotated.inner:  # `None` takes it from here
+            return OptionTy(annotated.inner, some=value.some)
+        return None
+    slice_of = isinstance(annotated, ArrayTy) and annotated.length == SLICE
+    if slice_of and isinstance(value, ArrayTy) and annotated.element == value.element:  # type: ignore[union-attr]
+        return value  # `let s: &[i32] = &[a, b];` keeps the array's length
     if annotated != value:
         return None
     if isinstance(annotated, ArrayTy) and isinstance(value, ArrayTy):

@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from parser import ast_nodes as A
 from parser.type_eval import GenericValue
-from parser.types import DYNAMIC, Elem, RefTy, ScalarTy, SemType, TensorTy, TileTy, TupleTy
+from parser.types import (
+    DYNAMIC,
+    Elem,
+    PointerTileTy,
+    PointerTy,
+    RefTy,
+    ScalarTy,
+    SemType,
+    TensorTy,
+    TileTy,
+    TupleTy,
+)
 
 
 class Conflict(Exception):
@@ -22,6 +33,8 @@ def unify(
     elif isinstance(written, A.TupleType) and isinstance(actual, TupleTy):
         for part, part_ty in zip(written.elements, actual.elements, strict=False):
             unify(part, part_ty, generics, bound)
+    elif isinstance(written, A.PointerType) and isinstance(actual, PointerTy):
+        unify(written.inner, ScalarTy(actual.elem), generics, bound)
     elif isinstance(written, A.PathType):
         _unify_path(written, actual, generics, bound)
 
@@ -37,6 +50,12 @@ def _unify_path(
         element, shape = written.args
         if isinstance(element, A.TypeArg):
             unify(element.type, ScalarTy(actual.elem), generics, bound)
+        _unify_shape(shape, actual.shape, generics, bound)
+    pointers = written.name == "PointerTile" and len(written.args) == 2
+    if pointers and isinstance(actual, PointerTileTy):  # `PointerTile<*mut E, S>`
+        pointee, shape = written.args
+        if isinstance(pointee, A.TypeArg) and isinstance(pointee.type, A.PointerType):
+            unify(pointee.type.inner, ScalarTy(actual.elem), generics, bound)
         _unify_shape(shape, actual.shape, generics, bound)
 
 

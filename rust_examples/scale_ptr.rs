@@ -1,7 +1,8 @@
 // y[i] = a * x[i] through raw pointers: tile block b handles elements b*B .. b*B + B,
-// masked against `len`. Raw pointers need an `unsafe fn` entry, the loads and stores
-// through them and the alignment assumption need `unsafe`; nothing is bounds-checked, so
-// the host must launch ceil(len / B) blocks over buffers of at least `len` elements
+// masked against `len`. Raw pointers need an `unsafe fn` entry and the alignment
+// assumption needs `unsafe`; the raw loads and stores are safe to call (as in cuTile
+// Rust) but nothing bounds-checks them, so the contract marks the kernel unchecked: the
+// host must launch ceil(len / B) blocks over buffers of at least `len` elements
 // (`kernel(y, x, a, len, grid=(blocks, 1, 1))`, with `allow_unchecked=True`).
 //
 //   cutile-compile rust_examples/scale_ptr.rs --entry scale_ptr --generics B=1024 -o build/
@@ -18,13 +19,24 @@ mod kernel {
         let lanes: Tile<i32, { [B] }> = iota(const_shape![B]);
         let idx = lanes + (block * B).broadcast(const_shape![B]);
         let inside = lt_tile(idx, len.broadcast(const_shape![B]));
-        let xs = load_ptr_tko(
+        let (xs, _read): (Tile<f32, { [B] }>, Token) = load_ptr_tko(
             pointer_to_tile(x).offset_tile(idx),
             ordering::Weak,
+            None::<scope::TileBlock>,
             Some(inside),
             Some(0.0f32),
+            None,
+            Latency::<0>,
         );
         let scaled = xs * a.broadcast(const_shape![B]);
-        store_ptr_tko(pointer_to_tile(y).offset_tile(idx), scaled, ordering::Weak, Some(inside));
+        store_ptr_tko(
+            pointer_to_tile(y).offset_tile(idx),
+            scaled,
+            ordering::Weak,
+            None::<scope::TileBlock>,
+            Some(inside),
+            None,
+            Latency::<0>,
+        );
     }
 }

@@ -24,6 +24,7 @@ from lowering.ir import ops_debug as debug
 from lowering.ir import ops_math as math_ops
 from lowering.ir import ops_matmul as matmul
 from lowering.ir import ops_memory as memory
+from lowering.ir import ops_pointer as pointer
 from lowering.ir import ops_reduce as reduce_ops
 from lowering.ir import ops_shape as shape
 from lowering.ir.attributes import (
@@ -212,22 +213,70 @@ def _store_view(op: memory.StoreViewTko, ctx: EncodeContext) -> None:
     ctx.buf += out + _counted_values(ctx, op.index) + _optional(ctx, op.token)
 
 
+def _pointer_access_attrs(
+    op: memory.LoadPtrTko | memory.StorePtrTko, ctx: EncodeContext, operand_flags: tuple[bool, ...]
+) -> bytes:
+    """Flags (b0 scope, b1 hints, then the optional operands), ordering, [scope], [hints]."""
+    hints = bool(op.hints)
+    out = _flags(op.scope is not None, hints, *operand_flags) + _enum(op.ordering)
+    if op.scope is not None:
+        out += _enum(op.scope)
+    if hints:
+        default = any(h.arch == "default" for h in op.hints)
+        _require(not default or _since(ctx, (13, 3)), op, "'default' hints", (13, 3))
+        out += attrs.load_store_hints(ctx.tables, op.hints)
+    return out
+
+
 def _load_ptr(op: memory.LoadPtrTko, ctx: EncodeContext) -> None:
     """R tile, R token; F (b0 scope, b1 hints, b2 mask, b3 padding, b4 token); ordering;
-    v ptrs; [mask]; [padding]; [token] (no scope or hints: weak, unhinted)."""
+    [scope]; [hints]; v ptrs; [mask]; [padding]; [token]."""
+    present = (op.mask is not None, op.padding is not None, op.token is not None)
     out = uvarint(0x3D) + _each_type(ctx, (op.tile, op.result_token))
-    out += _flags(False, False, op.mask is not None, op.padding is not None, op.token is not None)
-    out += _enum(op.ordering) + uvarint(ctx.value(op.ptrs))
+    out += _pointer_access_attrs(op, ctx, present) + uvarint(ctx.value(op.ptrs))
     ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.padding) + _optional(ctx, op.token)
 
 
 def _store_ptr(op: memory.StorePtrTko, ctx: EncodeContext) -> None:
-    """R token; F (b0 scope, b1 hints, b2 mask, b3 token); ordering; v ptrs; v value;
-    [mask]; [token]."""
-    out = uvarint(0x65) + _type_of(ctx, op.result_token)
-    out += _flags(False, False, op.mask is not None, op.token is not None) + _enum(op.ordering)
+    """R token; F (b0 scope, b1 hints, b2 mask, b3 token); ordering; [scope]; [hints];
+    v ptrs; v value; [mask]; [token]."""
+    present = (op.mask is not None, op.token is not None)
+    out = uvarint(0x65) + _type_of(ctx, op.result_token) + _pointer_access_attrs(op, ctx, present)
     out += uvarint(ctx.value(op.ptrs)) + uvarint(ctx.value(op.value))
     ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.token)
+
+
+def _atomic_rmw(op: pointer.AtomicRmwTko, ctx: EncodeContext) -> None:
+    """R, R token; F (b0 mask, b1 token); ordering; scope; mode; v ptrs; v arg; [mask];
+    [token]."""
+    out = uvarint(0x08) + _each_type(ctx, (op.old, op.result_token))
+    out += _flags(op.mask is not None, op.token is not None)
+    out += _enum(op.ordering) + _enum(op.scope) + _enum(op.mode)
+    out += _each_value(ctx, (op.ptrs, op.arg))
+    ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.token)
+
+
+def _atomic_cas(op: pointer.AtomicCasTko, ctx: EncodeContext) -> None:
+    """R, R token; F (b0 mask, b1 token); ordering; scope; v ptrs; v cmp; v val; [mask];
+    [token]."""
+    out = uvarint(0x07) + _each_type(ctx, (op.old, op.result_token))
+    out += _flags(op.mask is not None, op.token is not None)
+    out += _enum(op.ordering) + _enum(op.scope) + _each_value(ctx, (op.ptrs, op.cmp, op.val))
+    ctx.buf += out + _optional(ctx, op.mask) + _optional(ctx, op.token)
+
+
+def _atomic_red_view(op: pointer.AtomicRedViewTko, ctx: EncodeContext) -> None:
+    """13.3+: [R token]; F (b0 token); ordering; scope; mode; v view; [v..] index; v value;
+    [token] (13.5 adds `inbounds`, which bytecode 13.3/13.4 do not have)."""
+    _require(_since(ctx, (13, 3)), op, "this op", (13, 3))
+    out = uvarint(0x75) + _counted_types(ctx, (op.result_token,)) + _flags(op.token is not None)
+    out += _enum(op.ordering) + _enum(op.scope) + _enum(op.mode) + uvarint(ctx.value(op.view))
+    out += _counted_values(ctx, op.index) + uvarint(ctx.value(op.value))
+    ctx.buf += out + _optional(ctx, op.token)
+
+
+def _get_global(op: pointer.GetGlobal, ctx: EncodeContext) -> None:
+    ctx.buf += uvarint(0x2C) + _type_of(ctx, op.result) + uvarint(ctx.tables.string(op.name))
 
 
 def _exp(op: math_ops.Exp, ctx: EncodeContext) -> None:
@@ -355,12 +404,22 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     # memory
     memory.MakeTensorView: _make_tensor_view,
     memory.MakePartitionView: _fixed(0x42),
+    memory.MakeGatherScatterView: _since_op((13, 3), _fixed(0x73)),
+    memory.MakeStridedView: _since_op((13, 3), _fixed(0x74)),
     memory.LoadViewTko: _load_view,
     memory.StoreViewTko: _store_view,
     memory.GetIndexSpaceShape: _get_index_space_shape,
     memory.Offset: _fixed(0x51),
     memory.LoadPtrTko: _load_ptr,
     memory.StorePtrTko: _store_ptr,
+    # pointers and atomics
+    pointer.IntToPtr: _fixed(0x33),
+    pointer.PtrToInt: _fixed(0x56),
+    pointer.PtrToPtr: _fixed(0x57),
+    pointer.GetGlobal: _get_global,
+    pointer.AtomicRmwTko: _atomic_rmw,
+    pointer.AtomicCasTko: _atomic_cas,
+    pointer.AtomicRedViewTko: _atomic_red_view,
     # arithmetic
     arith.AddF: _float_binary(0x02),
     arith.SubF: _float_binary(0x67),

@@ -16,8 +16,10 @@ from typing import Any
 from lowering.bytecode.encoding import DYNAMIC_EXTENT, fixed_array, pad_to, uvarint
 from lowering.ir.types import (
     ElementType,
+    GatherScatterViewType,
     PartitionViewType,
     PointerType,
+    StridedViewType,
     TensorViewType,
     TileType,
     TokenType,
@@ -45,6 +47,7 @@ TAG_PTR, TAG_TILE, TAG_TENSOR_VIEW, TAG_PARTITION_VIEW, TAG_FUNCTION, TAG_TOKEN 
     16,
     17,
 )
+TAG_GATHER_SCATTER_VIEW, TAG_STRIDED_VIEW = 20, 21  # bytecode 13.3+
 
 
 class BytecodeError(ValueError):
@@ -157,6 +160,31 @@ def _partition_view(tables: ModuleTables, ty: PartitionViewType) -> bytes:
     return uvarint(TAG_PARTITION_VIEW) + core + present + padding
 
 
+def _gather_scatter_view(tables: ModuleTables, ty: GatherScatterViewType) -> bytes:
+    """13.3+: flags (b0 padding); tile shape; tensor view; sparse dim; [padding]."""
+    _require_views(tables)
+    view = tables.type(ty.tensor_view)
+    out = uvarint(TAG_GATHER_SCATTER_VIEW) + uvarint(0 if ty.padding is None else 1)
+    out += fixed_array(ty.tile_shape, 4) + uvarint(view) + uvarint(ty.sparse_dim)
+    return out + (b"" if ty.padding is None else uvarint(ty.padding.value))
+
+
+def _strided_view(tables: ModuleTables, ty: StridedViewType) -> bytes:
+    """13.3+: flags (b0 padding); tile shape; traversal strides; tensor view; dim map;
+    [padding]."""
+    _require_views(tables)
+    view = tables.type(ty.tensor_view)
+    out = uvarint(TAG_STRIDED_VIEW) + uvarint(0 if ty.padding is None else 1)
+    out += fixed_array(ty.tile_shape, 4) + fixed_array(ty.traversal_strides, 4)
+    out += uvarint(view) + fixed_array(ty.dim_map, 4)
+    return out + (b"" if ty.padding is None else uvarint(ty.padding.value))
+
+
+def _require_views(tables: ModuleTables) -> None:
+    if not tables.at_least(13, 3):
+        raise BytecodeError("gather/scatter and strided views need bytecode 13.3 or later")
+
+
 def _function(tables: ModuleTables, ty: FunctionSignature) -> bytes:
     params = [tables.type(p) for p in ty.params]
     results = [tables.type(r) for r in ty.results]
@@ -171,6 +199,8 @@ _TYPE_ENCODERS: dict[type, Callable[[ModuleTables, Any], bytes]] = {
     TileType: _tile,
     TensorViewType: _tensor_view,
     PartitionViewType: _partition_view,
+    GatherScatterViewType: _gather_scatter_view,
+    StridedViewType: _strided_view,
     FunctionSignature: _function,
 }
 

@@ -13,13 +13,15 @@ from lowering.bytecode.op_encoders import ENCODERS
 from lowering.bytecode.tables import BytecodeError, FunctionSignature, ModuleTables, Version
 from lowering.ir.attributes import EntryHints
 from lowering.ir.core import Block, Function, Module, Op, Value
-from lowering.ir.types import ElementType
+from lowering.ir.ops_pointer import GlobalVar
+from lowering.ir.types import ElementType, TileType
 
 MAGIC = b"\x7fTileIR\x00"
 SUPPORTED_VERSIONS: tuple[Version, ...] = ((13, 1), (13, 2), (13, 3), (13, 4))
 DEFAULT_VERSION: Version = (13, 3)
 
 SECTION_END, SECTION_STRING, SECTION_FUNC, SECTION_CONST, SECTION_TYPE = 0, 1, 2, 4, 5
+SECTION_GLOBAL = 6
 FLAG_ENTRY, FLAG_HINTS = 0x02, 0x04
 TAG_INTEGER, TAG_DICT, TAG_OPT_HINTS = 1, 10, 11
 _HINT_KEYS = ("num_cta_in_cga", "num_worker_warps_per_cta", "occupancy")
@@ -33,6 +35,8 @@ def write_bytecode(module: Module, version: Version = DEFAULT_VERSION) -> bytes:
     functions = uvarint(len(module.functions))
     functions += b"".join(_function_entry(fn, tables) for fn in module.functions)
     out = bytearray(MAGIC + bytes(version) + b"\x00\x00")
+    if module.globals:
+        _section(out, SECTION_GLOBAL, _globals(module.globals, tables), 1)
     _section(out, SECTION_FUNC, functions, 8)
     if len(tables.constants):
         _section(out, SECTION_CONST, tables.constants.encode(8), 8)
@@ -40,6 +44,19 @@ def write_bytecode(module: Module, version: Version = DEFAULT_VERSION) -> bytes:
     _section(out, SECTION_STRING, tables.strings.encode(4), 4)
     out.append(SECTION_END)
     return bytes(out)
+
+
+def _globals(globals_: tuple[GlobalVar, ...], tables: ModuleTables) -> bytes:
+    """count; per global: name, value type (tile<1xE>), value constant, alignment, then
+    (13.3+) visibility (public) and the `constant` flag (no: kernels write it)."""
+    out = uvarint(len(globals_))
+    for var in globals_:
+        tile = TileType(var.element, (1,))
+        out += uvarint(tables.string(var.name)) + uvarint(tables.type(tile))
+        out += uvarint(tables.constant(tile, (var.value,))) + uvarint(var.alignment)
+        if tables.at_least(13, 3):
+            out += uvarint(0) + uvarint(0)
+    return out
 
 
 def _section(out: bytearray, section_id: int, payload: bytes, alignment: int) -> None:

@@ -3,15 +3,18 @@ one module per family, like the prelude."""
 
 from __future__ import annotations
 
+from lowering.intrinsics.atomics import ATOMIC_LOWERINGS
 from lowering.intrinsics.compare import COMPARE_LOWERINGS
 from lowering.intrinsics.convert import CONVERT_LOWERINGS
 from lowering.intrinsics.math import MATH_LOWERINGS
 from lowering.intrinsics.mma import MMA_LOWERINGS
 from lowering.intrinsics.pointers import POINTER_LOWERINGS
+from lowering.intrinsics.raw_views import RAW_VIEW_LOWERINGS
 from lowering.intrinsics.reduce import REDUCE_LOWERINGS
 from lowering.intrinsics.shape import SHAPE_LOWERINGS
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.intrinsics.tensors import TENSOR_LOWERINGS
+from lowering.intrinsics.tokens import TOKEN_LOWERINGS
 from lowering.intrinsics.unsafe_views import UNSAFE_VIEW_LOWERINGS
 from lowering.intrinsics.views import VIEW_LOWERINGS
 
@@ -26,6 +29,9 @@ INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     **MMA_LOWERINGS,
     **CONVERT_LOWERINGS,
     **POINTER_LOWERINGS,
+    **TOKEN_LOWERINGS,
+    **ATOMIC_LOWERINGS,
+    **RAW_VIEW_LOWERINGS,
 }
 
 __all__ = ["INTRINSIC_LOWERINGS", "IntrinsicLowering"]

@@ -2,10 +2,12 @@
 (`parser.prelude.assume`).
 
 A pointer is a `tile<ptr<E>>`; `offset_tile` broadcasts a rank-0 pointer tile to the
-offsets' shape and emits `offset`. `load_ptr_tko` / `store_ptr_tko` all consume and
-produce the kernel's one pointer token (`KernelLowering.pointer_chain`), so raw accesses
-happen in program order: a load after a store through a pointer that may alias sees it,
-and two stores land in the order written. A padding value is broadcast to the tile.
+offsets' shape and emits `offset`. Every raw access (`load_ptr_tko`, `store_ptr_tko`, the
+atomics) consumes and produces the kernel's one raw-memory token
+(`KernelLowering.pointer_chain`), so raw accesses happen in program order: a load after a
+store through a pointer that may alias sees it, and two stores land in the order written.
+A token the kernel passes is joined in (the access is ordered after it too), and the
+access's result token is handed back. A padding value is broadcast to the tile.
 """
 
 from __future__ import annotations
@@ -13,30 +15,42 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_tile_type
-from lowering.intrinsics.common import value
+from lowering.intrinsics.common import marker, value
 from lowering.intrinsics.spec import IntrinsicLowering
-from lowering.ir.attributes import Bounded, DivBy
+from lowering.intrinsics.tokens import chained, optional_value
+from lowering.intrinsics.views import ORDERINGS, SCOPES, load_hints
+from lowering.ir.attributes import (
+    Bounded,
+    DivBy,
+    LoadStoreHints,
+    MemoryOrdering,
+    MemoryScope,
+)
 from lowering.ir.core import Value
 from lowering.ir.ops_core import Assume, Broadcast, Reshape
 from lowering.ir.ops_memory import LoadPtrTko, Offset, StorePtrTko
-from lowering.ir.types import TOKEN, TileType
+from lowering.ir.ops_pointer import IntToPtr, PtrToInt, PtrToPtr
+from lowering.ir.types import TOKEN, PointerType, TileType
 from lowering.lowered_values import Lowered, TokenChain
 from parser import ast_nodes as A
-from parser.prelude.pointers import option_inner
+from parser.types import LatencyTy, MarkerTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
 
 
 def broadcast_to(ctx: KernelLowering, source: Value, shape: tuple[int, ...], span: A.Span) -> Value:
-    """`source` (rank 0 or already `shape`) as a tile of `shape`."""
+    """`source` (rank 0, or `shape`'s rank with dimensions of 1 to expand) as a tile of
+    `shape`."""
     tile = source.type
     assert isinstance(tile, TileType)
     if tile.shape == shape:
         return source
-    assert not tile.shape, f"cannot broadcast {tile} to {shape}"
-    ones = TileType(tile.element, (1,) * len(shape))
-    flat = ctx.builder.emit(Reshape, result=ones, source=source, span=span).result
+    flat = source
+    if not tile.shape:
+        ones = TileType(tile.element, (1,) * len(shape))
+        flat = ctx.builder.emit(Reshape, result=ones, source=source, span=span).result
+    assert len(flat.type.shape) == len(shape), f"cannot broadcast {tile} to {shape}"  # type: ignore[union-attr]
     target = TileType(tile.element, shape)
     return ctx.builder.emit(Broadcast, result=target, source=flat, span=span).result
 
@@ -69,55 +83,100 @@ def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
     return broadcast_to(ctx, value(ctx, args[0]), shape, call.span)
 
 
-def _optional(ctx: KernelLowering, expr: A.Expr) -> Value | None:
-    inner = option_inner(expr)
-    return None if inner is None else value(ctx, inner)
+def _conversion(op_class: type) -> IntrinsicLowering:
+    """`int_to_ptr` / `ptr_to_int` / `ptr_to_ptr`: one op to the checked result type."""
+
+    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+        source = value(ctx, args[0])
+        result = ir_tile_type(ctx.type_of(call))
+        return ctx.builder.emit(op_class, result=result, source=source, span=call.span).result
+
+    return lower
 
 
-def _chain(ctx: KernelLowering) -> TokenChain:
+def _reshape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    source = value(ctx, args[0])
+    result = ir_tile_type(ctx.type_of(call))
+    if source.type == result:
+        return source
+    return ctx.builder.emit(Reshape, result=result, source=source, span=call.span).result
+
+
+def raw_chain(ctx: KernelLowering) -> TokenChain:
+    """The kernel's raw-memory token chain; using it marks the kernel unchecked."""
     chain = ctx.pointer_chain
-    assert chain is not None, "raw-pointer access without a pointer parameter"
+    assert chain is not None, "raw access without the raw-memory chain"
+    ctx.raw_memory = True
     return chain
+
+
+def latency_hints(ctx: KernelLowering, expr: A.Expr) -> tuple[LoadStoreHints, ...]:
+    latency = ctx.type_of(expr)
+    assert isinstance(latency, LatencyTy)
+    return load_hints(latency.cycles or None, allow_tma=True)
+
+
+def access_scope(ctx: KernelLowering, ordering: MemoryOrdering, expr: A.Expr) -> MemoryScope | None:
+    """The scope of an access: an `Option<scope::X>` operand, dropped when it is weak."""
+    scope = ctx.expr(expr)
+    if ordering is MemoryOrdering.WEAK or scope is None:
+        return None
+    assert isinstance(scope, MarkerTy)
+    return SCOPES[scope.variant]
 
 
 def _load_ptr(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs = value(ctx, args[0])
-    tile = ir_tile_type(ctx.type_of(call))
-    mask = _optional(ctx, args[2])
-    padding = _optional(ctx, args[3])
+    tile = ptrs.type
+    assert isinstance(tile, TileType) and isinstance(tile.element, PointerType)
+    result = TileType(tile.element.pointee, tile.shape)
+    ordering = ORDERINGS[marker(ctx, args[1])]
+    scope = access_scope(ctx, ordering, args[2])
+    mask = optional_value(ctx, args[3])
+    padding = optional_value(ctx, args[4])
     if padding is not None:
-        padding = broadcast_to(ctx, padding, tile.shape, call.span)
-    chain = _chain(ctx)
+        padding = broadcast_to(ctx, padding, result.shape, call.span)
+    user = optional_value(ctx, args[5])
+    chain = raw_chain(ctx)
     op = ctx.builder.emit(
         LoadPtrTko,
-        tile=tile,
+        tile=result,
         result_token=TOKEN,
+        ordering=ordering,
+        scope=scope,
+        hints=latency_hints(ctx, args[6]),
         ptrs=ptrs,
         mask=mask,
         padding=padding,
-        token=chain.token,
+        token=chained(ctx, chain, user, call.span),
         span=call.span,
     )
     chain.token = op.result_token
-    return op.tile
+    return (op.tile, op.result_token)
 
 
 def _store_ptr(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs = value(ctx, args[0])
     values = value(ctx, args[1])
-    mask = _optional(ctx, args[3])
-    chain = _chain(ctx)
+    ordering = ORDERINGS[marker(ctx, args[2])]
+    scope = access_scope(ctx, ordering, args[3])
+    mask = optional_value(ctx, args[4])
+    user = optional_value(ctx, args[5])
+    chain = raw_chain(ctx)
     op = ctx.builder.emit(
         StorePtrTko,
         result_token=TOKEN,
+        ordering=ordering,
+        scope=scope,
+        hints=latency_hints(ctx, args[6]),
         ptrs=ptrs,
         value=values,
         mask=mask,
-        token=chain.token,
+        token=chained(ctx, chain, user, call.span),
         span=call.span,
     )
     chain.token = op.result_token
-    return None
+    return op.result_token
 
 
 def _assume(kind: str) -> IntrinsicLowering:
@@ -144,6 +203,10 @@ POINTER_LOWERINGS: dict[str, IntrinsicLowering] = {
     "pointer_offset_tile": _offset_tile,
     "pointer_offset": _offset,
     "pointer_broadcast": _broadcast,
+    "pointer_reshape": _reshape,
+    "int_to_ptr": _conversion(IntToPtr),
+    "ptr_to_int": _conversion(PtrToInt),
+    "ptr_to_ptr": _conversion(PtrToPtr),
     "load_ptr_tko": _load_ptr,
     "store_ptr_tko": _store_ptr,
     **{

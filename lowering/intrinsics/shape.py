@@ -50,6 +50,14 @@ def _permute(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> L
     return _permute_by(ctx, call, source, tuple(int(d) for d in order))
 
 
+def _permute_array(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    """`result[i] = source[order[i]]`: the same values, reordered (no op)."""
+    source = ctx.expr(args[0])
+    order = getattr(ctx.type_of(args[1]), "dims", None) or ctx.body.consts[args[1]]
+    assert isinstance(source, tuple) and isinstance(order, tuple)
+    return tuple(source[int(i)] for i in order)
+
+
 def _transpose(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return _permute_by(ctx, call, value(ctx, args[0]), (1, 0))
 
@@ -89,6 +97,7 @@ SHAPE_LOWERINGS: dict[str, IntrinsicLowering] = {
     "constant": _constant,
     "reshape": _reshape,
     "permute": _permute,
+    "permute_array": _permute_array,
     "transpose": _transpose,
     "extract": _extract,
     "cat": _cat,

@@ -8,6 +8,7 @@ from lowering.bounds import place_checks
 from lowering.contract import Quantity
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.spec import IntrinsicLowering
+from lowering.intrinsics.tokens import advance, view_token
 from lowering.ir.core import Value
 from lowering.ir.ops_arith import AddI, MulI
 from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
@@ -89,7 +90,9 @@ def _load_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
 def _shape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """An input's extents (dynamic ones as values); an output's or a tile's static shape."""
     value = ctx.expr(args[0])
-    if isinstance(value, TensorHandle) and value.param.role is ParamRole.INPUT:
+    if isinstance(value, TensorHandle) and (
+        value.param is None or value.param.role is ParamRole.INPUT
+    ):
         return value.dims
     shape = ctx.type_of(call)
     assert isinstance(shape, ShapeTy)
@@ -137,6 +140,8 @@ def _partition_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
     part_type = ctx.type_of(call)
     assert isinstance(part_type, PartitionTy)
     view = ctx.partition(handle, part_type.tile, None, call.span)
+    if part_type.full:  # of a made tensor with a dynamic shape: the whole tensor
+        return PartitionValue(handle, view, part_type.tile, mutable=True)
     offsets = []
     for axis, per_block in enumerate(part_type.grid):
         block = ctx.block_ids[axis]
@@ -180,8 +185,10 @@ def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
         result_token=TOKEN,
         view=part.view,
         index=index,
+        token=view_token(ctx, part, call.span),
         span=call.span,
     )
+    advance(part, op.result_token)
     return op.tile
 
 
@@ -197,7 +204,7 @@ def _tile_limits(part: PartitionValue) -> tuple[Quantity, ...]:
         if isinstance(extent, int):
             limits.append(Quantity(constant=-(-extent // tile)))
         else:
-            limits.append(Quantity(tile_count=(part.handle.param.index, axis, tile)))
+            limits.append(Quantity(tile_count=(part.handle.index, axis, tile)))
     return tuple(limits)
 
 

@@ -27,6 +27,8 @@ def _partition_full_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: 
     """The whole output cut into tiles: tile index i is the tensor's tile i (no offset)."""
     handle = ctx.expr(args[0])
     assert isinstance(handle, TensorHandle)
+    if handle.param is not None and not handle.param.role.is_output:
+        ctx.raw_memory = True  # an input the host thinks read-only is written
     part_type = ctx.type_of(call)
     assert isinstance(part_type, PartitionTy)
     view = ctx.partition(handle, part_type.tile, None, call.span)

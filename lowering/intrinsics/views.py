@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.common import marker
 from lowering.intrinsics.spec import IntrinsicLowering
+from lowering.intrinsics.tokens import advance, view_token
 from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
@@ -23,6 +24,8 @@ ORDERINGS = {
     "Weak": MemoryOrdering.WEAK,
     "Relaxed": MemoryOrdering.RELAXED,
     "Acquire": MemoryOrdering.ACQUIRE,
+    "Release": MemoryOrdering.RELEASE,
+    "AcqRel": MemoryOrdering.ACQ_REL,
 }
 SCOPES = {
     "TileBlock": MemoryScope.TILE_BLOCK,
@@ -61,8 +64,10 @@ def _load(
         hints=hints,
         view=part.view,
         index=tuple(ctx.scalar(v, args[1].span) for v in index),
+        token=view_token(ctx, part, call.span),
         span=call.span,
     )
+    advance(part, op.result_token)
     return op.tile
 
 

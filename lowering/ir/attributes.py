@@ -58,6 +58,21 @@ class MemoryScope(enum.Enum):
     SYSTEM = 2
 
 
+class AtomicMode(enum.Enum):
+    """The read-modify-write of an atomic op (Tile IR `AtomicRMWMode`)."""
+
+    AND = 0
+    OR = 1
+    XOR = 2
+    ADD = 3
+    ADDF = 4
+    MAX = 5
+    MIN = 6
+    UMAX = 7
+    UMIN = 8
+    XCHG = 9
+
+
 @dataclass(frozen=True)
 class DivBy:
     """`assume div_by<divisor>`: the value (or address) is a multiple of `divisor`."""

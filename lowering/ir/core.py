@@ -138,6 +138,7 @@ class Function:
 @dataclass(frozen=True)
 class Module:
     functions: tuple[Function, ...]
+    globals: tuple[Any, ...] = ()  # ops_pointer.GlobalVar: module-level device globals
 
 
 OpT = TypeVar("OpT", bound=Op)

@@ -9,8 +9,10 @@ from lowering.ir.core import Op, Value, attribute, operand, operands, optional_o
 from lowering.ir.types import (
     I32,
     ElementType,
+    GatherScatterViewType,
     PartitionViewType,
     PointerType,
+    StridedViewType,
     TensorViewType,
     TileType,
     TokenType,
@@ -63,6 +65,47 @@ class MakePartitionView(Op):
         return []
 
 
+@dataclass(frozen=True, kw_only=True)
+class MakeGatherScatterView(Op):
+    """A gather/scatter view of a tensor view (its layout is in the result type)."""
+
+    NAME = "make_gather_scatter_view"
+    result: Value = result()
+    tensor_view: Value = operand()
+
+    def verify(self) -> list[str]:
+        view = self.result.type
+        if not isinstance(view, GatherScatterViewType):
+            return ["result must be a gather_scatter_view"]
+        if view.tensor_view != self.tensor_view.type:
+            return ["the view's tensor_view type differs from the operand's"]
+        if not 0 <= view.sparse_dim < len(view.tile_shape) == view.tensor_view.rank:
+            return ["sparse_dim must be a dimension of the tile, of the tensor's rank"]
+        return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class MakeStridedView(Op):
+    """A strided view of a tensor view (tile, traversal strides, dim map in its type)."""
+
+    NAME = "make_strided_view"
+    result: Value = result()
+    tensor_view: Value = operand()
+
+    def verify(self) -> list[str]:
+        view = self.result.type
+        if not isinstance(view, StridedViewType):
+            return ["result must be a strided_view"]
+        if view.tensor_view != self.tensor_view.type:
+            return ["the view's tensor_view type differs from the operand's"]
+        rank = view.tensor_view.rank
+        if not len(view.tile_shape) == len(view.traversal_strides) == rank:
+            return ["tile and traversal strides must have the tensor's rank"]
+        if sorted(view.dim_map) != list(range(rank)):
+            return ["dim_map must be a permutation"]
+        return []
+
+
 def hint_errors(hints: tuple[LoadStoreHints, ...]) -> list[str]:
     """Load/store hints: one entry per arch, latency in 1..10 (tileiras's range)."""
     errors = []
@@ -76,13 +119,21 @@ def hint_errors(hints: tuple[LoadStoreHints, ...]) -> list[str]:
 
 
 def _index_errors(view: Value, index: tuple[Value, ...]) -> list[str]:
+    """One i32 index per tile dimension; a gather/scatter view's first is a rank-1 tile of
+    the indices along its sparse dimension."""
     part = view.type
-    if not isinstance(part, PartitionViewType):
-        return ["view operand must be a partition_view"]
+    if not isinstance(part, (PartitionViewType, GatherScatterViewType, StridedViewType)):
+        return ["view operand must be a view"]
     if len(index) != len(part.tile_shape):
         return [f"expected {len(part.tile_shape)} indices, got {len(index)}"]
-    if any(i.type != I32 for i in index):
+    scalars = index[1:] if isinstance(part, GatherScatterViewType) else index
+    if any(i.type != I32 for i in scalars):
         return ["indices must be tile<i32>"]
+    if isinstance(part, GatherScatterViewType):
+        sparse = index[0].type
+        size = part.tile_shape[part.sparse_dim]
+        if sparse != TileType(ElementType.I32, (size,)):
+            return [f"the sparse index must be tile<{size}xi32>"]
     return []
 
 
@@ -101,7 +152,9 @@ class LoadViewTko(Op):
     def verify(self) -> list[str]:
         errors = _index_errors(self.view, self.index) + hint_errors(self.hints)
         part = self.view.type
-        if not errors and isinstance(part, PartitionViewType):
+        if not errors and isinstance(
+            part, (PartitionViewType, GatherScatterViewType, StridedViewType)
+        ):
             expected = TileType(part.tensor_view.element, part.tile_shape)
             if self.tile.type != expected:
                 errors.append(f"loaded tile must be {expected}")
@@ -186,6 +239,8 @@ class LoadPtrTko(Op):
     tile: Value = result()
     result_token: Value = result()
     ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    scope: MemoryScope | None = attribute(None)
+    hints: tuple[LoadStoreHints, ...] = attribute(())
     ptrs: Value = operand()
     mask: Value | None = optional_operand()
     padding: Value | None = optional_operand()
@@ -203,7 +258,7 @@ class LoadPtrTko(Op):
             errors.append(f"padding must be {expected}")
         if self.padding is not None and self.mask is None:
             errors.append("padding needs a mask")
-        return errors
+        return errors + _ordering_errors(self.ordering, self.scope, self.hints, store=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,6 +268,8 @@ class StorePtrTko(Op):
     NAME = "store_ptr_tko"
     result_token: Value = result()
     ordering: MemoryOrdering = attribute(MemoryOrdering.WEAK)
+    scope: MemoryScope | None = attribute(None)
+    hints: tuple[LoadStoreHints, ...] = attribute(())
     ptrs: Value = operand()
     value: Value = operand()
     mask: Value | None = optional_operand()
@@ -228,4 +285,21 @@ class StorePtrTko(Op):
         errors += _mask_errors(self.mask, shape)
         if not isinstance(self.result_token.type, TokenType):
             errors.append("result must be a token")
-        return errors
+        return errors + _ordering_errors(self.ordering, self.scope, self.hints, store=True)
+
+
+def _ordering_errors(
+    ordering: MemoryOrdering,
+    scope: MemoryScope | None,
+    hints: tuple[LoadStoreHints, ...],
+    store: bool,
+) -> list[str]:
+    """A pointer load is weak, relaxed or acquire, a store weak, relaxed or release; a weak
+    access has no scope, any other one needs it."""
+    excluded = MemoryOrdering.ACQUIRE if store else MemoryOrdering.RELEASE
+    errors = hint_errors(hints)
+    if ordering in (excluded, MemoryOrdering.ACQ_REL):
+        errors.append(f"ordering {ordering.name.lower()} is not allowed here")
+    if (ordering is MemoryOrdering.WEAK) != (scope is None):
+        errors.append("a weak access has no scope; any other needs one")
+    return errors

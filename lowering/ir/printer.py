@@ -29,8 +29,10 @@ INDENT = "  "
 
 
 def print_module(module: Module) -> str:
-    """The whole module; functions separated by a blank line, ending in a newline."""
-    return "\n".join(print_function(fn) for fn in module.functions)
+    """The whole module: its globals, one a line, then its functions separated by a blank
+    line, ending in a newline."""
+    globals_ = "".join(f"{g}\n" for g in module.globals)
+    return globals_ + "\n".join(print_function(fn) for fn in module.functions)
 
 
 def print_function(fn: Function) -> str:

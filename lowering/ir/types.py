@@ -126,12 +126,54 @@ class PartitionViewType:
 
 
 @dataclass(frozen=True)
+class GatherScatterViewType:
+    """A tensor view read in tiles whose `sparse_dim` coordinates come from an index tile
+    (bytecode 13.3+)."""
+
+    tile_shape: tuple[int, ...]
+    tensor_view: TensorViewType
+    sparse_dim: int
+    padding: PaddingValue | None = None
+
+    def __str__(self) -> str:
+        tile = "x".join(str(d) for d in self.tile_shape)
+        return (
+            f"gather_scatter_view<tile=({tile}), {self.tensor_view}, sparse_dim={self.sparse_dim}>"
+        )
+
+
+@dataclass(frozen=True)
+class StridedViewType:
+    """A tensor view read in tiles that step `traversal_strides` tiles per index (13.3+)."""
+
+    tile_shape: tuple[int, ...]
+    traversal_strides: tuple[int, ...]
+    tensor_view: TensorViewType
+    dim_map: tuple[int, ...]
+    padding: PaddingValue | None = None
+
+    def __str__(self) -> str:
+        tile = "x".join(str(d) for d in self.tile_shape)
+        strides = ",".join(map(str, self.traversal_strides))
+        dims = ",".join(map(str, self.dim_map))
+        return (
+            f"strided_view<tile=({tile}), traversal_strides=[{strides}], {self.tensor_view}, "
+            f"dim_map=[{dims}]>"
+        )
+
+
+ViewType = Union[PartitionViewType, GatherScatterViewType, StridedViewType]
+
+
+@dataclass(frozen=True)
 class TokenType:
     def __str__(self) -> str:
         return "token"
 
 
-IRType = Union[TileType, TensorViewType, PartitionViewType, TokenType]
+IRType = Union[
+    TileType, TensorViewType, PartitionViewType, GatherScatterViewType, StridedViewType, TokenType
+]
 
 TOKEN = TokenType()
 I1 = TileType(ElementType.I1)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from lowering.ir.core import Block, Function, Module, Op, Value
+from lowering.ir.core import Block, Function, Module, Op, Value, walk
 from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
 from lowering.ir.ops_core import Return
 from lowering.ir.ops_debug import Assert, PrintTko
+from lowering.ir.ops_pointer import GetGlobal, pointee
 from lowering.ir.ops_reduce import Reduce, Scan
 from lowering.ir.types import TileType, TokenType
 
@@ -47,6 +48,25 @@ def verify_module(module: Module) -> list[str]:
             errors.append(f"@{fn.name}: duplicate function name")
         seen.add(fn.name)
         errors += verify_function(fn)
+    return errors + _global_errors(module)
+
+
+def _global_errors(module: Module) -> list[str]:
+    """Globals have distinct symbol names, and every `get_global` names one of them with
+    its element type."""
+    errors: list[str] = []
+    declared = {g.name: g for g in module.globals}
+    if len(declared) != len(module.globals):
+        errors.append("duplicate global name")
+    for fn in module.functions:
+        for op in walk(fn.body):
+            if not isinstance(op, GetGlobal):
+                continue
+            var = declared.get(op.name)
+            if var is None:
+                errors.append(f"@{fn.name}: get_global: no global named @{op.name}")
+            elif pointee(op.result) is not var.element:
+                errors.append(f"@{fn.name}: get_global: @{op.name} holds {var.element}")
     return errors
 
 

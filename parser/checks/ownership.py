@@ -80,6 +80,7 @@ TENSOR_ARG_BORROWS: dict[str, tuple[str | None, ...]] = {
 BORROWING_RESULTS = {"partition_mut": MUT, "partition_full_mut": MUT, "partition": SHARED}
 
 UNSAFE_INTRINSICS: frozenset[str] = frozenset(i.id for i in PRELUDE if i.unsafe)
+RAW_ACCESS_INTRINSICS: frozenset[str] = frozenset(i.id for i in PRELUDE if i.raw_access)
 
 
 def check_ownership(kernel: TypedKernel, sink: DiagnosticSink) -> None:
@@ -467,9 +468,11 @@ class _Body:
             kind = kinds[index] if index < len(kinds) else SHARED
             plan.append(kind if tensor is not None else None)
         taken = self._arguments(call, args, plan, lambda i, arg: self._expr(arg))
+        name = call.method if isinstance(call, A.MethodCall) else call.function.span.text
         if intrinsic in UNSAFE_INTRINSICS:
-            name = call.method if isinstance(call, A.MethodCall) else call.function.span.text
             self._unsafe_call(call, f"`{name}`")
+        elif intrinsic in RAW_ACCESS_INTRINSICS:
+            self._raw_access(call, name)
         borrow = BORROWING_RESULTS.get(intrinsic)
         if borrow is not None and taken and taken[0] is not None:
             self.call_loans[call] = [(taken[0], borrow)]
@@ -599,6 +602,29 @@ class _Body:
                     "undefined behavior",
                 ),
                 help=("wrap the call in `unsafe { .. }`, or declare this function `unsafe fn`",),
+            )
+        )
+
+    def _raw_access(self, call: A.Call | A.MethodCall, name: str) -> None:
+        """A raw access is safe to call (as in cuTile Rust) but marked: an `unsafe` block
+        around it counts as used, and outside one it is a warning."""
+        if self.unsafe_blocks:
+            self.unsafe_blocks[-1][1] = True
+            return
+        if self.function.is_unsafe:
+            return
+        self._report(
+            Diagnostic(
+                Severity.WARNING,
+                codes.RAW_MEMORY_ACCESS,
+                f"`{name}` accesses memory that no bounds check covers",
+                (Label(call.span, "raw memory access outside `unsafe`", True),),
+                notes=(
+                    "cuTile Rust allows it in safe code; the kernel's launch contract is "
+                    "marked unchecked, so the host launches it only with "
+                    "`allow_unchecked=True`",
+                ),
+                help=("wrap the access in `unsafe { .. }` to mark it",),
             )
         )
 

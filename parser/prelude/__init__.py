@@ -9,15 +9,18 @@ live in sibling modules; lowering has a table keyed by the same ids (`lowering.i
 from __future__ import annotations
 
 from parser.prelude.assume import ASSUME_INTRINSICS
+from parser.prelude.atomics import ATOMIC_INTRINSICS
 from parser.prelude.compare import COMPARE_INTRINSICS
 from parser.prelude.convert import CONVERT_INTRINSICS
 from parser.prelude.math import MATH_INTRINSICS
 from parser.prelude.mma import MMA_INTRINSICS
 from parser.prelude.pointers import POINTER_INTRINSICS
+from parser.prelude.raw_views import RAW_VIEW_INTRINSICS
 from parser.prelude.reduce import REDUCE_INTRINSICS
 from parser.prelude.shape import SHAPE_INTRINSICS
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver, receiver_kind
 from parser.prelude.tensors import TENSOR_INTRINSICS
+from parser.prelude.tokens import TOKEN_INTRINSICS
 from parser.prelude.unsafe_views import UNSAFE_VIEW_INTRINSICS
 from parser.prelude.views import VIEW_INTRINSICS
 
@@ -33,6 +36,9 @@ PRELUDE: tuple[Intrinsic, ...] = (
     *CONVERT_INTRINSICS,
     *POINTER_INTRINSICS,
     *ASSUME_INTRINSICS,
+    *TOKEN_INTRINSICS,
+    *ATOMIC_INTRINSICS,
+    *RAW_VIEW_INTRINSICS,
 )
 
 FUNCTIONS: dict[str, Intrinsic] = {}

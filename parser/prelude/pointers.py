@@ -1,35 +1,52 @@
-"""Raw pointers: `pointer_to_tile(p)`, pointer-tile arithmetic (`pt.offset_tile(idx)`,
-`pt.offset(n)`, `pt.broadcast(shape)`) and the raw loads and stores `load_ptr_tko` /
-`store_ptr_tko` (cuTile Rust's names and argument order, without the user-visible tokens:
-the compiler orders every raw access after the previous one in program order).
+"""Raw pointers: `pointer_to_tile(p)`, pointer-tile arithmetic and shape (`pt.offset_tile(idx)`,
+`pt.offset(n)`, `pt.broadcast(shape)`, `pt.reshape(shape)`), conversions (`int_to_ptr`,
+`ptr_to_int`, `ptr_to_ptr`) and the raw loads and stores `load_ptr_tko` / `store_ptr_tko`,
+with cuTile Rust's names, arguments and token results.
 
-Safety rule of this dialect: a pointer value only exists inside an `unsafe fn` entry (its
-parameters are the only source), and the two functions that touch memory through one,
-`load_ptr_tko` and `store_ptr_tko`, are `unsafe fn`s (E0133 outside `unsafe {}` / an `unsafe
-fn`). cuTile Rust declares them safe, relying on the pointer being unsafe to obtain; here
-every raw memory access is also marked at the call, so safe code never reads or writes
-memory that no bounds check covers. Pointer arithmetic itself is safe (it touches nothing).
+Safety, decided per function (cuTile Rust declares all of these safe):
+* pointer arithmetic, shapes and conversions touch no memory: safe;
+* `load_ptr_tko` / `store_ptr_tko` read and write memory no bounds check covers. cuTile
+  Rust calls them outside `unsafe` (in safe entries, through pointers made by the safe
+  `int_to_ptr`), so they are accepted anywhere (`raw_access`): outside `unsafe` with a
+  warning at the call, and always with the kernel's contract marked unchecked, so the host
+  launches it only with `allow_unchecked=True`.
+Every raw access is ordered after the previous one (one token chain, in program order:
+pointers may alias); a token the kernel passes (`Some(tok)`) orders it after that too.
 """
 
 from __future__ import annotations
 
-from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import error
-from parser.prelude.common import I32, marker_arg, shape_arg, shape_text
+from parser.prelude.common import (
+    I32,
+    element_count,
+    marker_arg,
+    resolve_elem,
+    shape_arg,
+    shape_text,
+    tile_arg,
+    turbofish_type,
+)
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
+from parser.prelude.tokens import option_arg, option_of
 from parser.types import (
-    UNIT,
+    TOKEN,
     Elem,
+    LatencyTy,
+    MarkerTy,
     PointerTileTy,
     PointerTy,
     ScalarTy,
     SemType,
     TileTy,
+    TupleTy,
 )
 
-RAW_ORDERINGS = ("Weak",)
-_ORDERING_WHY = " (raw-pointer accesses are `ordering::Weak`: ordered within this tile block)"
+LOAD_ORDERINGS = ("Weak", "Relaxed", "Acquire")  # `ordering::LoadMode`
+STORE_ORDERINGS = ("Weak", "Relaxed", "Release")  # `ordering::StoreMode`
+_LOAD_WHY = " (loads take `ordering::Weak`, `Relaxed` or `Acquire`)"
+_STORE_WHY = " (stores take `ordering::Weak`, `Relaxed` or `Release`)"
 
 
 def _pointer_tile_arg(call: CallTyper, index: int, fn: str) -> PointerTileTy | None:
@@ -140,123 +157,223 @@ def _offset(call: CallTyper) -> SemType | None:
 
 
 def _broadcast(call: CallTyper) -> SemType | None:
+    """A rank-0 pointer tile broadcasts to any shape; otherwise the rank stays and
+    dimensions of size 1 expand."""
     ptrs = _pointer_tile_arg(call, 0, "broadcast")
     shape = shape_arg(call, 1, "broadcast")
-    if ptrs is None or shape is None or not _shape_fits(call, ptrs, shape, "broadcast"):
+    if ptrs is None or shape is None:
+        return None
+    same_rank = len(ptrs.shape) == len(shape)
+    expands = same_rank and all(s in (1, d) for s, d in zip(ptrs.shape, shape, strict=False))
+    if ptrs.shape and not expands:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"cannot broadcast `{ptrs}` to shape {shape_text(shape)}",
+                call.span,
+                "incompatible shapes",
+                notes=("broadcast keeps the rank and expands dimensions of size 1",),
+            )
+        )
         return None
     return PointerTileTy(ptrs.elem, shape, ptrs.mutable)
 
 
-def option_inner(expr: A.Expr) -> A.Expr | None:
-    """`Some(x)` -> `x`; anything else -> None."""
-    if (
-        isinstance(expr, A.Call)
-        and isinstance(expr.function, A.PathExpr)
-        and expr.function.segments == ("Some",)
-        and len(expr.args) == 1
-    ):
-        return expr.args[0]
+def _reshape(call: CallTyper) -> SemType | None:
+    ptrs = _pointer_tile_arg(call, 0, "reshape")
+    dims = shape_arg(call, 1, "reshape") if ptrs is not None else None
+    if ptrs is None or dims is None:
+        return None
+    have, want = element_count(ptrs.shape), element_count(dims)
+    if have != want:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"cannot reshape `{ptrs}` ({have} elements) to shape {shape_text(dims)} "
+                f"({want} elements)",
+                call.args[1].span,
+                f"{want} elements",
+                notes=("`reshape` keeps the number of elements",),
+            )
+        )
+        return None
+    return PointerTileTy(ptrs.elem, dims, ptrs.mutable)
+
+
+def _pointee(call: CallTyper, fn: str, position: int) -> Elem | None:
+    """The pointee Rust infers for a cast's result: a turbofish argument, else the context
+    (`let p: PointerTile<*mut f32, S> = ...`)."""
+    written = turbofish_type(call, position)
+    if written is not None:
+        return resolve_elem(call, written)
+    expected = getattr(call, "expected", None)
+    if isinstance(expected, PointerTileTy):
+        return expected.elem
+    call.report(
+        error(
+            codes.TYPE_ANNOTATION_NEEDED,
+            f"type annotations needed for `{fn}`: cannot infer the pointee type",
+            call.span,
+            "cannot infer the pointer type",
+            help=(f"annotate the binding: `let p: PointerTile<*mut f32, S> = {fn}(..);`",),
+        )
+    )
     return None
 
 
-def _is_none(expr: A.Expr) -> bool:
-    return isinstance(expr, A.PathExpr) and expr.segments == ("None",)
-
-
-def _option_arg(call: CallTyper, index: int, expected: SemType, what: str, fn: str) -> bool:
-    """`None` or `Some(value)` where value has type `expected`."""
-    expr = call.args[index]
-    if _is_none(expr):
-        return True
-    inner = option_inner(expr)
-    if inner is None:
+def _int_to_ptr(call: CallTyper) -> SemType | None:
+    fn = "int_to_ptr"
+    source = tile_arg(call, 0, fn)
+    if source is None:
+        return None
+    if source.elem is not Elem.I64:
         call.report(
             error(
                 codes.MISMATCHED_TYPES,
-                f"mismatched types: the {what} of `{fn}` is an `Option<{expected}>`",
-                expr.span,
-                f"expected `None` or `Some({what})`",
+                f"mismatched types: `{fn}` converts `i64` addresses, found `{source}`",
+                call.args[0].span,
+                "expected a `Tile<i64, S>`",
+                help=("widen the addresses with `exti` first",),
+            )
+        )
+        return None
+    elem = _pointee(call, fn, 1)
+    return None if elem is None else PointerTileTy(elem, source.shape)
+
+
+def _ptr_to_int(call: CallTyper) -> SemType | None:
+    ptrs = _pointer_tile_arg(call, 0, "ptr_to_int")
+    return None if ptrs is None else TileTy(Elem.I64, ptrs.shape)
+
+
+def _ptr_to_ptr(call: CallTyper) -> SemType | None:
+    fn = "ptr_to_ptr"
+    ptrs = _pointer_tile_arg(call, 0, fn)
+    if ptrs is None:
+        return None
+    elem = _pointee(call, fn, 1)
+    return None if elem is None else PointerTileTy(elem, ptrs.shape, ptrs.mutable)
+
+
+def scope_option(call: CallTyper, index: int, fn: str, ordering: str) -> bool:
+    """`Option<scope::X>`: a weak access ignores it, any other one needs `Some(scope)`."""
+    option = option_arg(call, index, fn, "scope")
+    if option is None:
+        return False
+    inner = option.inner
+    if inner is not None and not (isinstance(inner, MarkerTy) and inner.kind == "scope"):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: the scope of `{fn}` is an `Option<scope::Mode>`, "
+                f"found `{option}`",
+                call.args[index].span,
+                "expected `Some(scope::Device)` or `None`",
             )
         )
         return False
-    checker = getattr(call, "checker", None)
-    assert checker is not None
-    ty = checker.expr(inner, expected)
-    if ty is None:
-        return False
-    if ty != expected:
+    if ordering != "Weak" and not option.some:
         call.report(
             error(
                 codes.MISMATCHED_TYPES,
-                f"mismatched types: the {what} of `{fn}` must be `{expected}`, found `{ty}`",
-                inner.span,
-                f"expected `{expected}`",
+                f"`{fn}` with `ordering::{ordering}` needs a memory scope",
+                call.args[index].span,
+                "no scope",
+                notes=("only a weak access leaves the scope out",),
+                help=("pass `Some(scope::Device)` (or `TileBlock`, `System`)",),
             )
         )
         return False
     return True
 
 
+def latency_arg(call: CallTyper, index: int, fn: str) -> bool:
+    ty = call.arg(index)
+    if ty is None or isinstance(ty, LatencyTy):
+        return ty is not None
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: the latency of `{fn}` is a `Latency::<N>`, found `{ty}`",
+            call.args[index].span,
+            "expected `Latency::<N>`",
+            help=("`Latency::<0>` gives no hint",),
+        )
+    )
+    return False
+
+
+def writable(call: CallTyper, ptrs: PointerTileTy, fn: str) -> bool:
+    if ptrs.mutable:
+        return True
+    call.report(
+        error(
+            codes.MUTATE_SHARED,
+            f"cannot write through `{ptrs}` with `{fn}`: it points to `const` data",
+            call.args[0].span,
+            "pointers to `const` data are read-only",
+            help=("declare the entry parameter `*mut`",),
+        )
+    )
+    return False
+
+
+def values_arg(call: CallTyper, index: int, ptrs: PointerTileTy, fn: str) -> bool:
+    """A `Tile<E, S>` of the pointers' element and shape."""
+    expected = TileTy(ptrs.elem, ptrs.shape)
+    values = call.arg(index, expected)
+    if values is None or values == expected:
+        return values is not None
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"mismatched types: `{fn}` needs a `{expected}` for `{ptrs}`, found `{values}`",
+            call.args[index].span,
+            f"expected `{expected}`",
+        )
+    )
+    return False
+
+
 def _load_ptr_tko(call: CallTyper) -> SemType | None:
     fn = "load_ptr_tko"
     ptrs = _pointer_tile_arg(call, 0, fn)
-    ordering = marker_arg(call, 1, "ordering", fn, RAW_ORDERINGS, _ORDERING_WHY)
-    if ptrs is None or ordering is None:
+    ordering = marker_arg(call, 1, "ordering", fn, LOAD_ORDERINGS, _LOAD_WHY)
+    if ptrs is None or ordering is None or not scope_option(call, 2, fn, ordering):
         return None
-    mask_ok = _option_arg(call, 2, TileTy(Elem.BOOL, ptrs.shape), "mask", fn)
-    padding_ok = _option_arg(call, 3, ScalarTy(ptrs.elem), "padding", fn)
-    if not (mask_ok and padding_ok):
+    mask = option_of(call, 3, fn, "mask", TileTy(Elem.BOOL, ptrs.shape))
+    padding = option_of(call, 4, fn, "padding", ScalarTy(ptrs.elem))
+    token = option_of(call, 5, fn, "token", TOKEN)
+    if mask is None or padding is None or token is None or not latency_arg(call, 6, fn):
         return None
-    if _is_none(call.args[2]) and not _is_none(call.args[3]):
+    if padding.some and not mask.some:
         call.report(
             error(
                 codes.MISMATCHED_TYPES,
                 f"`{fn}`: a padding value needs a mask",
-                call.args[3].span,
+                call.args[4].span,
                 "padding without a mask",
                 notes=("the padding is what masked-off lanes read",),
                 help=("pass `None` as the padding, or a mask with `Some(mask)`",),
             )
         )
         return None
-    return TileTy(ptrs.elem, ptrs.shape)
+    return TupleTy((TileTy(ptrs.elem, ptrs.shape), TOKEN))
 
 
 def _store_ptr_tko(call: CallTyper) -> SemType | None:
     fn = "store_ptr_tko"
     ptrs = _pointer_tile_arg(call, 0, fn)
-    if ptrs is None:
+    if ptrs is None or not values_arg(call, 1, ptrs, fn):
         return None
-    values = call.arg(1, TileTy(ptrs.elem, ptrs.shape))
-    ordering = marker_arg(call, 2, "ordering", fn, RAW_ORDERINGS, _ORDERING_WHY)
-    if values is None or ordering is None:
+    ordering = marker_arg(call, 2, "ordering", fn, STORE_ORDERINGS, _STORE_WHY)
+    if ordering is None or not scope_option(call, 3, fn, ordering):
         return None
-    if not ptrs.mutable:
-        call.report(
-            error(
-                codes.MUTATE_SHARED,
-                f"cannot store through `{ptrs}`: it points to `const` data",
-                call.args[0].span,
-                "pointers to `const` data are read-only",
-                help=("declare the entry parameter `*mut`",),
-            )
-        )
+    mask = option_of(call, 4, fn, "mask", TileTy(Elem.BOOL, ptrs.shape))
+    token = option_of(call, 5, fn, "token", TOKEN)
+    if mask is None or token is None or not latency_arg(call, 6, fn):
         return None
-    expected = TileTy(ptrs.elem, ptrs.shape)
-    if values != expected:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` stores a `{expected}` through `{ptrs}`, "
-                f"found `{values}`",
-                call.args[1].span,
-                f"expected `{expected}`",
-            )
-        )
-        return None
-    if not _option_arg(call, 3, TileTy(Elem.BOOL, ptrs.shape), "mask", fn):
-        return None
-    return UNIT
+    return TOKEN if writable(call, ptrs, fn) else None
 
 
 POINTER_INTRINSICS: tuple[Intrinsic, ...] = (
@@ -301,21 +418,53 @@ POINTER_INTRINSICS: tuple[Intrinsic, ...] = (
         receiver=Receiver.POINTER_TILE,
     ),
     Intrinsic(
+        "pointer_reshape",
+        "fn reshape<E, S, R>(self: PointerTile<*mut E, S>, shape: Shape<R>) "
+        "-> PointerTile<*mut E, R>",
+        (2,),
+        _reshape,
+        methods=("reshape",),
+        receiver=Receiver.POINTER_TILE,
+    ),
+    Intrinsic(
+        "int_to_ptr",
+        "fn int_to_ptr<I, E, S>(source: Tile<i64, S>) -> PointerTile<*mut E, S>",
+        (1,),
+        _int_to_ptr,
+        functions=("int_to_ptr",),
+    ),
+    Intrinsic(
+        "ptr_to_int",
+        "fn ptr_to_int<E, S>(source: PointerTile<*mut E, S>) -> Tile<i64, S>",
+        (1,),
+        _ptr_to_int,
+        functions=("ptr_to_int",),
+    ),
+    Intrinsic(
+        "ptr_to_ptr",
+        "fn ptr_to_ptr<E, F, S>(source: PointerTile<*mut E, S>) -> PointerTile<*mut F, S>",
+        (1,),
+        _ptr_to_ptr,
+        functions=("ptr_to_ptr",),
+    ),
+    Intrinsic(
         "load_ptr_tko",
-        "unsafe fn load_ptr_tko<E, S>(ptrs: PointerTile<*mut E, S>, ordering: ordering::Weak, "
-        "mask: Option<Tile<bool, S>>, padding: Option<E>) -> Tile<E, S>",
-        (4,),
+        "fn load_ptr_tko<E, S>(source: PointerTile<*mut E, S>, ordering: O, "
+        "scope: Option<Sc>, mask: Option<Tile<bool, S>>, padding: Option<E>, "
+        "token: Option<Token>, latency: Latency<N>) -> (Tile<E, S>, Token)",
+        (7,),
         _load_ptr_tko,
         functions=("load_ptr_tko",),
-        unsafe=True,
+        raw_access=True,
     ),
     Intrinsic(
         "store_ptr_tko",
-        "unsafe fn store_ptr_tko<E, S>(ptrs: PointerTile<*mut E, S>, values: Tile<E, S>, "
-        "ordering: ordering::Weak, mask: Option<Tile<bool, S>>)",
-        (4,),
+        "fn store_ptr_tko<E, S>(destination: PointerTile<*mut E, S>, value: Tile<E, S>, "
+        "ordering: O, scope: Option<Sc>, mask: Option<Tile<bool, S>>, token: Option<Token>, "
+        "latency: Latency<N>) -> Token",
+        (7,),
         _store_ptr_tko,
         functions=("store_ptr_tko",),
-        unsafe=True,
+        raw_access=True,
     ),
 )

@@ -283,6 +283,26 @@ def _tile_to_scalar(call: CallTyper) -> SemType | None:
     return ScalarTy(tile.elem)
 
 
+def _permute_array(call: CallTyper) -> SemType | None:
+    """`permute_array(a, const_array![..])`: `result[i] = a[p[i]]` (an index array)."""
+    source = call.arg(0)
+    if source is None:
+        return None
+    if not (isinstance(source, ArrayTy) and source.element == ScalarTy(Elem.I32)):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `permute_array` expects an `[i32; N]`, found `{source}`",
+                call.args[0].span,
+                "expected an index array",
+            )
+        )
+        return None
+    if _permutation(call, 1, source.length, "permute_array") is None:
+        return None
+    return ArrayTy(source.element, source.length)
+
+
 SHAPE_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
         "constant",
@@ -308,6 +328,13 @@ SHAPE_INTRINSICS: tuple[Intrinsic, ...] = (
         (2,),
         _permute,
         functions=("permute",),
+    ),
+    Intrinsic(
+        "permute_array",
+        "fn permute_array<const I: [i32; N]>(source: [i32; N], permutation: Array<I>) -> [i32; N]",
+        (2,),
+        _permute_array,
+        functions=("permute_array",),
     ),
     Intrinsic(
         "transpose",

@@ -11,6 +11,7 @@ from parser import ast_nodes as A
 from parser.diagnostics import Diagnostic
 from parser.spans import Span
 from parser.types import (
+    GlobalTy,
     MappedTy,
     PartitionIndexTy,
     PartitionTy,
@@ -34,6 +35,7 @@ class Receiver(enum.Enum):
     MAPPED = "mapped"
     INDEX = "index"
     POINTER_TILE = "pointer_tile"
+    GLOBAL = "global"  # a module `static` `Global<E, {[]}>`
 
 
 class CallTyper(Protocol):
@@ -70,10 +72,14 @@ class Intrinsic:
     methods: tuple[str, ...] = ()
     receiver: Receiver | None = None
     unsafe: bool = False  # an `unsafe fn`: calls need an `unsafe {}` block or `unsafe fn` (E0133)
+    # reads or writes memory that no bounds check covers, yet safe in cuTile Rust (which
+    # calls it outside `unsafe`): accepted anywhere, with a warning outside `unsafe`, and
+    # the kernel's contract is marked unchecked (the host needs `allow_unchecked=True`)
+    raw_access: bool = False
 
 
 def receiver_kind(ty: SemType) -> Receiver | None:
-    if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
+    if (isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy)) or isinstance(ty, TensorTy):
         return Receiver.TENSOR
     if isinstance(ty, TileTy):
         return Receiver.TILE
@@ -89,4 +95,6 @@ def receiver_kind(ty: SemType) -> Receiver | None:
         return Receiver.INDEX
     if isinstance(ty, PointerTileTy):
         return Receiver.POINTER_TILE
+    if isinstance(ty, GlobalTy):
+        return Receiver.GLOBAL
     return None

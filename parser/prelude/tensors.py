@@ -33,6 +33,8 @@ def _tensor_arg(call: CallTyper, index: int, what: str) -> RefTy | None:
         return None
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         return ty
+    if isinstance(ty, TensorTy):  # made in the kernel (`make_tensor_view`), used by `&self`
+        return RefTy(ty, mutable=False)
     call.report(
         error(
             codes.MISMATCHED_TYPES,
@@ -142,6 +144,8 @@ def _tensor_shape(call: CallTyper) -> SemType | None:
     ty = call.arg(0)
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         return ShapeTy(ty.inner.shape)
+    if isinstance(ty, TensorTy):
+        return ShapeTy(ty.shape)
     if isinstance(ty, TileTy):
         return ShapeTy(ty.shape)
     return None
@@ -206,11 +210,19 @@ def _partition(call: CallTyper) -> SemType | None:
 
 
 def _mutable_partition(call: CallTyper) -> SemType | None:
-    """`z.partition_mut(shape)`: this block's output tile S, cut into tiles R (R divides S)."""
-    out = mutable_tensor_arg(call, 0, "mutably partition")
+    """`z.partition_mut(shape)`: this block's output tile S, cut into tiles R (R divides S).
+    Of a tensor made in the kernel (a `mut` binding), as cuTile Rust: a dynamic shape gives
+    a view of the whole tensor, a static one this block's slab of it."""
+    made = call.arg(0)
+    out = made if isinstance(made, TensorTy) else mutable_tensor_arg(call, 0, "mutably partition")
     tile = shape_arg(call, 1, "partition_mut")
     if out is None or tile is None:
         return None
+    if isinstance(made, TensorTy):
+        if not _mutable_binding(call):
+            return None
+        if DYNAMIC in made.shape and len(tile) == made.rank:
+            return PartitionTy(made.elem, tile, mutable=True, full=True)
     if len(tile) != out.rank:
         call.report(rank_mismatch(call, out.rank, len(tile)))
         return None
@@ -226,6 +238,25 @@ def _mutable_partition(call: CallTyper) -> SemType | None:
         )
         return None
     return PartitionTy(out.elem, tile, mutable=True, slab=out.shape)
+
+
+def _mutable_binding(call: CallTyper) -> bool:
+    """E0596 unless argument 0 is bound `mut` (a `&mut self` method of a local)."""
+    binding = call.binding(0)
+    if binding is None or getattr(binding, "mutable", True):
+        return True
+    name = getattr(binding, "name", "")
+    call.report(
+        error(
+            codes.MUTATE_SHARED,
+            f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
+            call.args[0].span,
+            "cannot borrow as mutable",
+            secondary=((binding.span, f"help: `mut {name}`"),),  # type: ignore[attr-defined]
+            help=(f"declare it `let mut {name} = ...`",),
+        )
+    )
+    return False
 
 
 def rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:

@@ -16,20 +16,24 @@ from __future__ import annotations
 from parser.prelude.common import shape_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.prelude.tensors import (
+    _tensor_arg,
     index_arg,
-    mutable_tensor_arg,
     partition_arg,
     partition_store_type,
     rank_mismatch,
 )
-from parser.types import PartitionTy, SemType, TileTy
+from parser.types import PartitionTy, SemType, TensorTy, TileTy
 
 
 def _partition_full_mut(call: CallTyper) -> SemType | None:
-    out = mutable_tensor_arg(call, 0, "mutably partition")
+    """`t.partition_full_mut(shape)` takes `&self` in cuTile Rust: an output, or (unsafe
+    as it is) an input or a tensor made with `make_tensor_view`."""
+    ref = _tensor_arg(call, 0, "the tensor to partition")
     tile = shape_arg(call, 1, "partition_full_mut")
-    if out is None or tile is None:
+    if ref is None or tile is None:
         return None
+    out = ref.inner
+    assert isinstance(out, TensorTy)
     if len(tile) != out.rank:
         call.report(rank_mismatch(call, out.rank, len(tile)))
         return None
@@ -50,7 +54,7 @@ def _store_unchecked(call: CallTyper) -> SemType | None:
 UNSAFE_VIEW_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
         "partition_full_mut",
-        "unsafe fn partition_full_mut<E, S, R>(t: &mut Tensor<E, S>, shape: Shape<R>) "
+        "unsafe fn partition_full_mut<E, S, R>(t: &Tensor<E, S>, shape: Shape<R>) "
         "-> PartitionMut<E, R>",
         (2,),
         _partition_full_mut,

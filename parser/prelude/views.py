@@ -21,6 +21,8 @@ LOAD_ORDERINGS = ("Weak", "Relaxed", "Acquire")  # `ordering::LoadMode`
 LATENCY_RANGE = range(1, 11)
 _NO_HINT = {
     "load_view_tko": "pass `None` for no latency hint",
+    "store_view_tko_mut": "pass `None` for no latency hint",
+    "load_view_tko_mut": "pass `None` for no latency hint",
     "load_pipelined": "use `load` for a load without a latency hint",
 }
 
@@ -89,7 +91,7 @@ def _latency_value(call: CallTyper, expr: A.Expr, fn: str) -> int | None:
     return value
 
 
-def _latency_option(call: CallTyper, index: int, fn: str) -> bool:
+def latency_option(call: CallTyper, index: int, fn: str) -> bool:
     """`None` or `Some(n)`: an `Option<i32>` latency hint; `n` goes into the facts."""
     expr = call.args[index]
     if isinstance(expr, A.PathExpr) and expr.segments == ("None",):
@@ -128,7 +130,7 @@ def _load_view_tko(call: CallTyper) -> SemType | None:
     why = " (loads take `ordering::Weak`, `Relaxed` or `Acquire`)"
     ordering = marker_arg(call, 2, "ordering", fn, LOAD_ORDERINGS, why)
     scope = marker_arg(call, 3, "scope", fn) if ordering else None
-    latency_ok = scope is not None and _latency_option(call, 4, fn)
+    latency_ok = scope is not None and latency_option(call, 4, fn)
     tma = marker_arg(call, 5, "tma", fn) if latency_ok else None
     return None if tma is None else TileTy(part.elem, part.tile)
 

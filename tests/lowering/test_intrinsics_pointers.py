@@ -1,7 +1,7 @@
 """Lowering of raw pointers and assumptions (`lowering.intrinsics.pointers`): pointer
 tiles become `offset`s of a broadcast base, raw loads and stores share one token chain in
-program order (also across loops), and the bytecode round-trips through tileirdisasm and
-assembles with tileiras."""
+program order (also across loops) that tokens the kernel passes join, and the bytecode
+round-trips through tileirdisasm and assembles with tileiras."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ from lowering.pipeline import Stage
 from lowering.tileiras import Tileiras
 from tests.lowering.kernels import compile_example, compile_text
 
+# the arguments of an unordered, unmasked, unhinted raw load and store
+LD = "ordering::Weak, None::<scope::TileBlock>, None, None, None, Latency::<0>"
+ST = "ordering::Weak, None::<scope::TileBlock>, None, None, Latency::<0>"
+
 ROUND_TRIP = """
 #[cutile::module]
 mod kernel {
@@ -30,13 +34,13 @@ mod kernel {
         let idx: Tile<i32, { [B] }> = iota(const_shape![B]);
         let ys = pointer_to_tile(y).offset_tile(idx);
         let xs = pointer_to_tile(x).offset_tile(idx);
-        let first = load_ptr_tko(xs, ordering::Weak, None, None);
-        store_ptr_tko(ys, first, ordering::Weak, None);
-        let again = load_ptr_tko(ys.offset(n), ordering::Weak, None, None);
-        store_ptr_tko(xs, again + first, ordering::Weak, None);
+        let first = load_ptr_tko(xs, @LD).0;
+        store_ptr_tko(ys, first, @ST);
+        let again = load_ptr_tko(ys.offset(n), @LD).0;
+        store_ptr_tko(xs, again + first, @ST);
     }
 }
-"""
+""".replace("@LD", LD).replace("@ST", ST)
 
 LOOPED = """
 #[cutile::module]
@@ -48,13 +52,12 @@ mod kernel {
         let idx: Tile<i32, { [B] }> = iota(const_shape![B]);
         let ys = pointer_to_tile(y).offset_tile(idx);
         for step in 0i32..steps {
-            let v = load_ptr_tko(pointer_to_tile(x).offset_tile(idx).offset(step * B),
-                ordering::Weak, None, None);
-            store_ptr_tko(ys, v, ordering::Weak, None);
+            let v = load_ptr_tko(pointer_to_tile(x).offset_tile(idx).offset(step * B), @LD).0;
+            store_ptr_tko(ys, v, @ST);
         }
     }
 }
-"""
+""".replace("@LD", LD).replace("@ST", ST)
 
 
 BRANCHES = """
@@ -66,19 +69,19 @@ mod kernel {
     unsafe fn f<const B: i32>(y: *mut f32, n: i32) {
         let idx: Tile<i32, { [B] }> = iota(const_shape![B]);
         let ys = pointer_to_tile(y).offset_tile(idx);
-        let v = load_ptr_tko(ys, ordering::Weak, None, None);
+        let v = load_ptr_tko(ys, @LD).0;
         if n > 3i32 {
-            store_ptr_tko(ys, v, ordering::Weak, None);
+            store_ptr_tko(ys, v, @ST);
         }
         let mut i = 0i32;
         while i < n {
-            store_ptr_tko(ys.offset(i), v, ordering::Weak, None);
+            store_ptr_tko(ys.offset(i), v, @ST);
             i = i + 1i32;
         }
-        store_ptr_tko(ys, v, ordering::Weak, None);
+        store_ptr_tko(ys, v, @ST);
     }
 }
-"""
+""".replace("@LD", LD).replace("@ST", ST)
 
 
 HELPER = """
@@ -90,8 +93,8 @@ mod kernel {
         let lanes: Tile<i32, { [N] }> = iota(const_shape![N]);
         let idx = lanes + first.broadcast(const_shape![N]);
         unsafe {
-            let v = load_ptr_tko(pointer_to_tile(src).offset_tile(idx), ordering::Weak, None, None);
-            store_ptr_tko(pointer_to_tile(dst).offset_tile(idx), v, ordering::Weak, None);
+            let v = load_ptr_tko(pointer_to_tile(src).offset_tile(idx), @LD).0;
+            store_ptr_tko(pointer_to_tile(dst).offset_tile(idx), v, @ST);
         }
     }
 
@@ -102,7 +105,7 @@ mod kernel {
         copy_tile::<B>(x, y, block * B);
     }
 }
-"""
+""".replace("@LD", LD).replace("@ST", ST)
 
 
 def _ops(result, kind):  # type: ignore[no-untyped-def]

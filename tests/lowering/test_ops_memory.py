@@ -1,8 +1,9 @@
 """The raw-pointer memory ops of `lowering.ir.ops_memory`: `offset`, `load_ptr_tko` and
-`store_ptr_tko` check their operand types."""
+`store_ptr_tko` check their operand types, orderings and scopes."""
 
 from __future__ import annotations
 
+from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Builder
 from lowering.ir.ops_memory import LoadPtrTko, Offset, StorePtrTko
 from lowering.ir.types import TOKEN, ElementType, PointerType, TileType
@@ -74,3 +75,27 @@ def test_stores_check_the_value_and_their_token() -> None:
         result_token=b.value(DATA), ptrs=b.value(PTRS), value=b.value(OFFSETS)
     ).verify()
     assert errors == ["stored tile must be tile<8xf32>", "result must be a token"]
+
+
+def test_pointer_accesses_pair_orderings_with_scopes() -> None:
+    b = Builder()
+    ptrs, data = b.value(PTRS), b.value(DATA)
+    relaxed_unscoped = LoadPtrTko(
+        tile=b.value(DATA), result_token=b.value(TOKEN), ptrs=ptrs, ordering=MemoryOrdering.RELAXED
+    )
+    assert relaxed_unscoped.verify() == ["a weak access has no scope; any other needs one"]
+    acquire_store = StorePtrTko(
+        result_token=b.value(TOKEN),
+        ptrs=ptrs,
+        value=data,
+        ordering=MemoryOrdering.ACQUIRE,
+        scope=MemoryScope.DEVICE,
+    )
+    assert acquire_store.verify() == ["ordering acquire is not allowed here"]
+    hinted = LoadPtrTko(
+        tile=b.value(DATA),
+        result_token=b.value(TOKEN),
+        ptrs=ptrs,
+        hints=(LoadStoreHints("default", latency=11),),
+    )
+    assert hinted.verify() == ["default: latency must be in 1..10, got 11"]

@@ -275,7 +275,6 @@ def test_nested_use_groups_are_flattened() -> None:
         ("struct Point { x: f32 }", "struct"),
         ("impl Foo { }", "impl"),
         ("enum Mode { A }", "enum"),
-        ("static N: i32 = 1;", "static"),
         ("trait T {}", "trait"),
         ("type Alias = f32;", "type"),
     ],
@@ -586,3 +585,18 @@ def test_syntax_error_stops_the_compile_at_parse() -> None:
     result = check(kernel("        let t = ;"), stop_after=Stage.IR)
     assert result.stage_reached is Stage.PARSE
     assert [d.code for d in result.diagnostics] == [codes.SYNTAX_ERROR]
+
+
+def test_module_statics_are_parsed_for_the_checker() -> None:
+    """A `static` is kept (the checker accepts only `Global<E, {[]}>` ones)."""
+    text = (
+        "#[cutile::module]\nmod k {\n    static C: Global<i32, { [] }> = Global::new(7);\n"
+        "    static mut N: i32 = 1;\n}\n"
+    )
+    parsed, diagnostics = parse(text)
+    assert not diagnostics
+    (module,) = parsed.modules
+    assert [(s.name, s.type.span.text, s.mutable) for s in module.statics] == [
+        ("C", "Global<i32, { [] }>", False),
+        ("N", "i32", True),
+    ]

@@ -135,3 +135,17 @@ AT_0_0 = "[scalar_to_tile(0i32), scalar_to_tile(0i32)]"
 )
 def test_iota_cat_extract_errors(body: str, code: codes.DiagnosticCode) -> None:
     assert the_error(body).code is code
+
+
+def test_permute_array_reorders_an_index_array() -> None:
+    types = lets("let p = permute_array([n, 1i32, 2i32], const_array![2, 0, 1]);")
+    assert str(types["p"]) == "[i32; 3]"
+    bad = the_error("let p = permute_array([n, 1i32], const_array![0, 0]);")
+    assert (bad.code, bad.message) == (
+        codes.MISMATCHED_TYPES,
+        "`[0, 0]` is not a permutation of the 2 dimensions of the tile",
+    )
+    tile = the_error("let p = permute_array(t, const_array![1, 0]);")
+    assert tile.message == (
+        "mismatched types: `permute_array` expects an `[i32; N]`, found `Tile<f32, {[4, 64]}>`"
+    )

@@ -8,7 +8,7 @@ import pytest
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser import codes
 from parser.diagnostics import Severity
-from parser.prelude import FUNCTIONS, METHODS, Receiver, find_method
+from parser.prelude import FUNCTIONS, METHODS, PRELUDE, Receiver, find_method
 from parser.spans import SourceFile
 from parser.types import PartitionTy
 from tests.parser.prelude_support import compile_body, lets, module
@@ -24,8 +24,6 @@ UNSAFE_FUNCTIONS = (
     "store_view_tko_bounded",
     "store_view_tko_mapped_mut",
     "load_tensor",
-    "load_ptr_tko",
-    "store_ptr_tko",
     "assume_div_by",
     "assume_bounds_lower",
     "assume_bounds_upper",
@@ -36,7 +34,16 @@ UNSAFE_FUNCTIONS = (
     "assume_same_elements_3d",
     "assume_same_elements_4d",
     "swizzle_partition_index_2d",
+    # `cutile::tileir`, unsafe wholesale
+    "atomic_red_view_tko",
+    "make_gather_scatter_view",
+    "load_gather_scatter_view_tko",
+    "make_strided_view",
+    "load_strided_view_tko",
 )
+# Safe in cuTile Rust, which calls them outside `unsafe`, yet they access memory no bounds
+# check covers: accepted anywhere, with a warning outside `unsafe`.
+RAW_ACCESS_FUNCTIONS = ("load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko", "atomic_cas_tko")
 UNSAFE_METHODS = (
     (Receiver.TENSOR, "partition_full_mut"),
     (Receiver.PARTITION_MUT, "store_unchecked"),
@@ -55,8 +62,6 @@ def test_every_unsafe_api_the_prelude_supports_requires_unsafe() -> None:
         "partition_full_mut",
         "store_unchecked",
         "partition_mut_load",
-        "load_ptr_tko",
-        "store_ptr_tko",
         "assume_div_by",
         "assume_bounds_lower",
         "assume_bounds_upper",
@@ -65,6 +70,12 @@ def test_every_unsafe_api_the_prelude_supports_requires_unsafe() -> None:
     assert all(intrinsic.unsafe for intrinsic in supported)
     shared_load = find_method(Receiver.PARTITION, "load")
     assert shared_load is not None and not shared_load.unsafe
+
+
+def test_the_raw_accesses_cutile_rust_calls_safely_are_safe_but_marked() -> None:
+    raw = {i.id for i in PRELUDE if i.raw_access}
+    assert raw == set(RAW_ACCESS_FUNCTIONS)
+    assert not any(FUNCTIONS[name].unsafe for name in RAW_ACCESS_FUNCTIONS)
 
 
 def test_a_partition_mut_inherits_the_partition_methods() -> None:

@@ -9,7 +9,12 @@ from parser import codes
 from parser.diagnostics import DiagnosticSink
 from parser.type_eval import NotConstant, TypeEnv, TypeResolver, eval_const
 from parser.types import (
+    SLICE,
+    TOKEN,
+    ArrayTy,
     Elem,
+    MarkerTy,
+    OptionTy,
     PointerTileTy,
     PointerTy,
     RefTy,
@@ -158,6 +163,13 @@ def resolve(written: str, env: TypeEnv = ENV) -> tuple[object, list]:
         ("*const f32", PointerTy(Elem.F32, mutable=False)),
         ("PointerTile<*mut f32, { [B] }>", PointerTileTy(Elem.F32, (128,))),
         ("PointerTile<*const u8, { [] }>", PointerTileTy(Elem.U8, (), mutable=False)),
+        ("[i32; 2]", ArrayTy(ScalarTy(Elem.I32), 2)),
+        ("&[i32; 3]", ArrayTy(ScalarTy(Elem.I32), 3)),
+        ("&[i32]", ArrayTy(ScalarTy(Elem.I32), SLICE)),
+        ("[Token; B / 64]", ArrayTy(TOKEN, 2)),
+        ("Token", TOKEN),
+        ("Option<Tile<bool, { [B] }>>", OptionTy(TileTy(Elem.BOOL, (128,)))),
+        ("Option<scope::Device>", OptionTy(MarkerTy("scope", "Device"))),
     ],
 )
 def test_resolve_types(written: str, expected: object) -> None:
@@ -184,7 +196,8 @@ def test_types_print_in_rust_spelling() -> None:
     [
         ("Vec<f32>", codes.UNSUPPORTED_TYPE, "unsupported type `Vec<f32>` in a kernel", "Vec<f32>"),
         ("i128", codes.UNSUPPORTED_TYPE, "unsupported type `i128` in a kernel", "i128"),
-        ("[f32; 4]", codes.UNSUPPORTED_TYPE, "unsupported type `[f32; 4]` in a kernel", "[f32; 4]"),
+        ("[f32]", codes.UNSUPPORTED_TYPE, "unsupported type `[f32]` in a kernel", "[f32]"),
+        ("[f32; N]", codes.GENERIC_ARGUMENT, "invalid shape: cannot find constant `N`", "N"),
         (
             "*mut Vec<f32>",
             codes.UNSUPPORTED_TYPE,

@@ -686,3 +686,33 @@ def test_a_mapped_output_cannot_be_mixed_with_a_partitioned_output() -> None:
         generics="",
     )
     assert not check(text, "f", {}).ok
+
+
+def test_the_callers_module_shadows_a_function_of_the_same_name_elsewhere() -> None:
+    """As in Rust, `double` in `kernel` calls `kernel::double`, not `helpers::double`."""
+    own = ENTRY.replace(
+        "    #[cutile::entry()]",
+        "    fn double(t: Tile<f32, { [128] }>) -> Tile<f32, { [128] }> { t * t }\n"
+        "    fn triple(t: Tile<f32, { [128] }>) -> Tile<f32, { [128] }> { t }\n"
+        "    #[cutile::entry()]",
+    )
+    result = compile_sources("f", ("a.rs", HELPERS + own), ("b.rs", MORE))
+    assert result.ok, [render(d) for d in result.diagnostics]
+    inlined = result.kernel.body.inlined  # type: ignore[union-attr]
+    assert {call.function.module_path for call in inlined.values()} == {("kernel",)}
+
+
+def test_a_slice_parameter_takes_an_array_of_any_length() -> None:
+    k = typed(
+        with_devices(
+            "    fn first(dims: &[i32]) -> i32 { dims[0] * dims[2] }",
+            "let dims: &[i32] = &[n, 2i32, 3i32];",
+            "let a = first(dims);",
+            "let b = first(&[n, n, n, n]);",
+            "let c = first(&dims);",
+            sig="z: &mut Tensor<f32, { [B] }>, x: &Tensor<f32, { [-1] }>, n: i32",
+        ),
+        {"B": "128"},
+    )
+    assert str(let_type(k, "dims")) == "[i32; 3]"
+    assert let_type(k, "a") == let_type(k, "b") == let_type(k, "c") == I32

@@ -7,7 +7,18 @@ import pytest
 
 from parser import ast_nodes as A
 from parser.type_eval import GenericValue
-from parser.types import DYNAMIC, Elem, RefTy, ScalarTy, SemType, TensorTy, TileTy, TupleTy
+from parser.types import (
+    DYNAMIC,
+    Elem,
+    PointerTileTy,
+    PointerTy,
+    RefTy,
+    ScalarTy,
+    SemType,
+    TensorTy,
+    TileTy,
+    TupleTy,
+)
 from parser.unify import Conflict, unify
 from tests.parser.support import only_function
 
@@ -144,3 +155,9 @@ def test_written_types_are_ast_nodes_with_spans() -> None:
     (ty,) = written("t: Tile<E, { [M, N] }>")
     assert isinstance(ty, A.PathType) and ty.name == "Tile"
     assert ty.span.text == "Tile<E, { [M, N] }>"
+
+
+def test_pointers_and_pointer_tiles_bind_their_pointee_and_shape() -> None:
+    assert bind("p: *mut E", [PointerTy(Elem.F16)]) == {"E": Elem.F16}
+    got = bind("p: PointerTile<*mut E, { [M] }>", [PointerTileTy(Elem.I64, (64,))])
+    assert got == {"E": Elem.I64, "M": 64}
