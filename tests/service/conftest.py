@@ -36,13 +36,13 @@ from lowering.pipeline import CompileRequest, CompileResult, Stage, Timings
 from parser.codes import OUTPUT_RANK
 from parser.diagnostics import Diagnostic, error
 from parser.spans import SourceFile, Span
+from tests.fake_cubin import fake_cubin
 
 if TYPE_CHECKING:
     import grpc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADD_RS = REPO_ROOT / "rust_examples" / "add.rs"
-FAKE_CUBIN = b"\x7fELF fake cubin"
 T = TypeVar("T")
 
 # Storing through a shared reference: E0596 at bad.rs:8:9.
@@ -127,11 +127,12 @@ class FakeCompiler:
             raise self.raises
         if self.result is not None:
             return self.result
+        function = request.entry.split("::")[-1]
         return CompileResult(
             diagnostics=(),
             stage_reached=Stage.CUBIN,
-            cubin=FAKE_CUBIN + request.target.encode(),
-            contract=sample_contract(request.entry.split("::")[-1], request.target),
+            cubin=fake_cubin(request.target, f"{function}_B128", b"fake cubin"),
+            contract=sample_contract(function, request.target),
             timings=Timings(1.0, 2.0, 3.0),
         )
 
