@@ -32,6 +32,7 @@ from lowering.tileiras import Tileiras, TileirasFault
 from parser.diagnostics import Diagnostic
 from service.cache import CacheEntry
 from service.content_cache import ContentCachedAssembler
+from service.parse_limit import ParseTooSlow, check_parse_time
 
 _PR_SET_PDEATHSIG = 1
 
@@ -50,6 +51,7 @@ class WorkerLimits:
 class CompileJob:
     request: CompileRequest
     content_cache: bool  # ask the parent for, and give it, cubins by content key
+    parse_limit_ms: int | None = None  # every source must parse within this (see parse_limit)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class JobDone:
     contract: LaunchContract | None = None
     timings: Timings = field(default_factory=Timings)
     fault: tuple[str, str] | None = None  # (kind, message)
+    parse_too_slow: tuple[int, int] | None = None  # (source index, limit in ms)
 
 
 class ParentCache:
@@ -138,7 +141,11 @@ def _compile(job: CompileJob, tileiras: Tileiras, conn: Connection) -> JobDone:
         else tileiras
     )
     try:
+        if job.parse_limit_ms is not None:
+            check_parse_time(job.request.sources, job.parse_limit_ms)
         result = compile_kernel(job.request, assembler=assembler)
+    except ParseTooSlow as exc:
+        return JobDone(parse_too_slow=(exc.index, exc.limit_ms))
     except TileirasFault as exc:
         return JobDone(fault=("tileiras", str(exc)))
     except MemoryError:

@@ -3,7 +3,8 @@
     cutile-serve [--host 127.0.0.1] [--port 50051] [--cache-dir DIR | --no-cache]
                  [--cache redis://[USER:PASSWORD@]HOST:PORT/DB] [--cache-ttl SECONDS]
                  [--cache-max-bytes N[K|M|G]] [--memory-cache-bytes N[K|M|G]]
-                 [--workers N] [--max-queued N]
+                 [--workers N] [--max-queued N] [--isolation process|thread]
+                 [--worker-memory N[K|M|G]] [--compile-cpu-seconds N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
                  [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
@@ -12,7 +13,14 @@ Serves `cutile.compile.v1.CompileService`, the standard health service (SERVING 
 and the compile service; NOT_SERVING when tileiras is missing) and server reflection.
 Prints `cutile-serve listening on HOST:PORT` once bound (`--port 0` picks a free port).
 SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, in-flight ones get
-`--grace` seconds, then the process exits 0.
+`--grace` seconds, then the compile workers are killed and the process exits 0.
+
+Compiles run in `--workers` isolated worker processes (`service.worker_pool`): a crash, a
+stack overflow, a runaway or a memory blow-up in the front end or tileiras costs one
+worker, which is replaced. Each compile's front end may use `--compile-cpu-seconds` of CPU
+and each worker `--worker-memory` of address space; past either the request gets a
+CT0902 diagnostic. At start, tileiras runs and temp folders left by servers that died are
+removed. `--isolation thread` compiles on threads of the server instead (tests, debugging).
 
 `--cache redis://…` shares artifacts between replicas through Redis (see
 `service.redis_cache`: TTL, the compile lease, why the database must be writable only by
@@ -44,8 +52,10 @@ from grpc_reflection.v1alpha import reflection
 from service import logs
 from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
+from service.compile_worker import WorkerLimits
 from service.convert import DEFAULT_LIMITS, Limits
 from service.engine import CompileEngine
+from service.flight import default_workers
 from service.layered_cache import LayeredCache
 from service.memory_cache import DEFAULT_MEMORY_BYTES, MemoryCache
 from service.metrics import MetricsInterceptor, ServiceMetrics
@@ -53,6 +63,7 @@ from service.redis_cache import DEFAULT_TTL_S, RedisCache
 from service.registration import add_compile_service
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
 from service.toolchain import locate_assembler
+from service.worker_pool import WorkerPool, clean_orphans
 
 log = logging.getLogger("cutile-serve")
 
@@ -191,6 +202,12 @@ async def serve(args: argparse.Namespace) -> int:
         auth_token=args.auth_token,
         tls=args.tls,
     )
+    pool = None
+    if engine is not None and args.isolation == "process":  # once bound: a failed bind
+        clean_orphans()  # starts no workers
+        limits = WorkerLimits(args.worker_memory, args.compile_cpu_seconds)
+        pool = WorkerPool(args.workers or default_workers(), engine.assembler.path, limits)
+        engine.pool = pool
     try:
         metrics_port = None
         if args.metrics_port is not None:
@@ -213,6 +230,8 @@ async def serve(args: argparse.Namespace) -> int:
         return 0
     finally:
         metrics.close()
+        if pool is not None:
+            pool.close()
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -269,6 +288,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--workers", type=_positive_int, help="concurrent compiles (default: CPU count)"
+    )
+    parser.add_argument(
+        "--isolation",
+        choices=("process", "thread"),
+        default="process",
+        help="compile in isolated worker processes that a crash or runaway input cannot "
+        "take the server down with (default), or on threads of the server",
+    )
+    parser.add_argument(
+        "--worker-memory",
+        type=_byte_size,
+        default=WorkerLimits().memory_bytes,
+        help="address space of each compile worker, e.g. 4G (default 4G)",
+    )
+    parser.add_argument(
+        "--compile-cpu-seconds",
+        type=_positive_int,
+        default=WorkerLimits().cpu_seconds,
+        help="CPU time one compile's front end may use before it is stopped (default "
+        "%(default)s; tileiras has its own limits)",
     )
     parser.add_argument(
         "--max-queued",

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
 
+from lowering.cubin_info import check_cubin
 from lowering.pipeline import (
     COMPILER_VERSION,
     CompileRequest,
@@ -35,7 +36,6 @@ from lowering.pipeline import (
     Timings,
     compile_kernel,
 )
-from lowering.cubin_info import check_cubin
 from lowering.tileiras import Tileiras, TileirasError, TileirasFault
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Severity
@@ -165,6 +165,7 @@ class CompileEngine:
         may_store: Callable[[], bool] | None = None,
         assembler: Tileiras | None = None,
         poll_s: float = LEASE_POLL_S,
+        parse_limit_ms: int | None = None,
     ) -> Outcome:
         """Compile under the shared store's lease: when another replica holds it, wait
         for its result (or for the lease to go) instead of compiling the same key too.
@@ -176,6 +177,7 @@ class CompileEngine:
             start=start,
             may_store=may_store,
             assembler=assembler,
+            parse_limit_ms=parse_limit_ms,
         )
         cache = self.cache
         if cache is None or not hasattr(cache, "acquire_lease"):
@@ -210,13 +212,19 @@ class CompileEngine:
         start: float | None = None,
         may_store: Callable[[], bool] | None = None,
         assembler: Tileiras | None = None,
+        parse_limit_ms: int | None = None,
     ) -> Outcome:
-        """Run the compiler (with `assembler`, default ours); store a success unless
-        `may_store()` says no (a passed deadline, every caller gone)."""
+        """Run the compiler (with `assembler`, default ours; in a worker with a pool, which
+        also checks `parse_limit_ms`); store a success unless `may_store()` says no (a passed
+        deadline, every caller gone)."""
         start = time.perf_counter() if start is None else start
         if self.pool is not None:
             result = self.pool.run(
-                request, self.cache, may_store or _always, observer=self.content_observer
+                request,
+                self.cache,
+                may_store or _always,
+                observer=self.content_observer,
+                parse_limit_ms=parse_limit_ms,
             )
         else:
             tool = assembler or self.assembler

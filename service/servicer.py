@@ -41,11 +41,13 @@ from lowering.pipeline import (
 )
 from lowering.pipeline import CompileRequest as DomainRequest
 from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, Tileiras
-from parser.codes import INTERNAL_ERROR
+from parser.codes import COMPILE_TOO_COSTLY, INTERNAL_ERROR
 from parser.cst_to_ast import MAX_NESTING_DEPTH
+from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
 from service.cache import RequestKey
+from service.compile_faults import CompileFault
 from service.convert import (
     DEFAULT_LIMITS,
     MAX_OPT_LEVEL,
@@ -196,6 +198,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.resource_exhausted(exc.retry_after_s)
         except ParseTooSlow as exc:
             return errors.parse_too_slow(exc.index, exc.limit_ms)
+        except CompileFault as exc:
+            return self._fault(exc, engine.key(domain), entry)
         except Exception:
             log.exception("internal error compiling entry %r", entry)
             return errors.internal()
@@ -205,6 +209,21 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             log.error("internal compiler error compiling entry %r", entry)
             return errors.internal()
         return response_from_outcome(outcome, joined=joined)
+
+    def _fault(self, fault: CompileFault, key: RequestKey, entry: str) -> Response | grpc.Status:
+        """The answer to a compile that ended without a verdict on the kernel."""
+        log.warning("compile of entry %r ended without a verdict: %s", entry, fault.message)
+        if fault.kind == "costly":  # the request's own input: its error, as a diagnostic
+            diagnostic = Diagnostic(Severity.ERROR, COMPILE_TOO_COSTLY, fault.message)
+            return response_from_outcome(Outcome(key, (diagnostic,)))
+        if fault.kind == "tileiras":
+            return errors.unavailable(fault.message.splitlines()[0], errors.TILEIRAS_FAULT)
+        if fault.kind == "cancelled":
+            return errors.deadline_exceeded()
+        if fault.kind == "unavailable":
+            return errors.unavailable(fault.message)
+        crashed = "the compile worker crashed; see the server log"
+        return errors.internal(crashed, errors.WORKER_CRASHED)
 
     async def _outcome(
         self,
@@ -234,13 +253,20 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 if hit is not None:
                     self._count_lookup(engine, hit)
                     return hit
-            check_parse_time(domain.sources, parse_limit_ms)
-            runner = _killable(engine.assembler)
+            isolated = engine.pool is not None  # the worker checks the parse time
+            if not isolated:
+                check_parse_time(domain.sources, parse_limit_ms)
+            runner = None if isolated else _killable(engine.assembler)
             if runner is not None:
                 flight.when_abandoned(runner.kill)
             try:
                 outcome = engine.compile_leased(
-                    domain, key, start=start, may_store=flight.may_store, assembler=runner
+                    domain,
+                    key,
+                    start=start,
+                    may_store=flight.may_store,
+                    assembler=runner,
+                    parse_limit_ms=parse_limit_ms if isolated else None,
                 )
             finally:
                 if runner is not None:

@@ -52,6 +52,7 @@ from service.compile_worker import (
     Ready,
     WorkerLimits,
 )
+from service.parse_limit import ParseTooSlow
 from service.tileiras_runs import processes_under
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def runs_root() -> Path:
     return Path(tempfile.gettempdir()) / f"cutile-serve-runs-{os.getuid()}"
 
 
-@dataclass
+@dataclass(eq=False)
 class Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
@@ -74,7 +75,9 @@ class Worker:
 
     def kill(self) -> None:
         """SIGKILL the worker and every tileiras group running in its temp root."""
-        kill_runs_under(self.temp_root)
+        killed = kill_runs_under(self.temp_root)
+        if killed:
+            log.info("killed %d tileiras process group(s) of a stopped compile", killed)
         with contextlib.suppress(ProcessLookupError, AttributeError):
             if self.process.pid is not None:
                 os.kill(self.process.pid, signal.SIGKILL)
@@ -89,8 +92,11 @@ class WorkerPool:
         size: int,
         tileiras_path: str,
         limits: WorkerLimits | None = None,
+        *,
+        target: Callable[..., None] = compile_worker.main,
     ) -> None:
         self.size = size
+        self.target = target  # the worker's main (tests give stand-ins that misbehave)
         self.tileiras_path = tileiras_path
         self.limits = limits or WorkerLimits()
         runs = runs_root()
@@ -98,6 +104,8 @@ class WorkerPool:
         self.root = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=runs))
         self.replaced = 0  # workers started to replace dead or killed ones
         self._idle: queue.Queue[Worker] = queue.Queue()
+        self._all: set[Worker] = set()  # idle and busy: what `close` kills
+        self._lock = threading.Lock()
         self._requests: queue.Queue[bool] = queue.Queue()
         self._closed = threading.Event()
         self._spawner = threading.Thread(target=self._spawn_loop, name="worker-spawner")
@@ -114,10 +122,13 @@ class WorkerPool:
         cache: ArtifactCache | None,
         may_continue: Callable[[], bool] = lambda: True,
         observer: Callable[[str], None] | None = None,
+        parse_limit_ms: int | None = None,
     ) -> CompileResult:
+        """Compile `request` in a worker (see the module docstring); `ParseTooSlow` when a
+        source does not parse within `parse_limit_ms`."""
         worker = self._take(may_continue)
         try:
-            worker.conn.send(CompileJob(request, content_cache=cache is not None))
+            worker.conn.send(CompileJob(request, cache is not None, parse_limit_ms))
             done = self._serve(worker, cache, may_continue, observer)
         except BaseException:  # a fault, or an error in this thread: the worker is suspect
             self._replace(worker)
@@ -178,6 +189,8 @@ class WorkerPool:
     # ------------------------------------------------------------------ workers
 
     def _replace(self, worker: Worker) -> None:
+        with self._lock:
+            self._all.discard(worker)
         worker.kill()
         if not self._closed.is_set():
             self.replaced += 1
@@ -193,20 +206,24 @@ class WorkerPool:
             try:
                 worker = self._start()
             except Exception:
+                if self._closed.is_set():
+                    return
                 log.exception("could not start a compile worker; trying again")
                 time.sleep(1.0)
                 self._requests.put(True)
                 continue
-            if self._closed.is_set():
-                worker.kill()
-                return
+            with self._lock:
+                if self._closed.is_set():
+                    worker.kill()
+                    return
+                self._all.add(worker)
             self._idle.put(worker)
 
     def _start(self) -> Worker:
         temp_root = tempfile.mkdtemp(prefix="worker-", dir=self.root)
         ours, theirs = _CONTEXT.Pipe()
         process = _CONTEXT.Process(
-            target=compile_worker.main,
+            target=self.target,
             args=(theirs, self.tileiras_path, temp_root, self.limits),
             name="cutile-compile-worker",
             daemon=True,
@@ -231,11 +248,11 @@ class WorkerPool:
     def close(self) -> None:
         """Kill every worker (and its tileiras) and remove the pool's temp root."""
         self._closed.set()
-        while True:
-            try:
-                self._idle.get_nowait().kill()
-            except queue.Empty:
-                break
+        self._spawner.join(timeout=START_TIMEOUT_S)  # a worker being started is killed there
+        with self._lock:
+            workers, self._all = list(self._all), set()
+        for worker in workers:  # a busy one's run then fails, and is not replaced
+            worker.kill()
         kill_runs_under(str(self.root))
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -252,6 +269,8 @@ def _death(worker: Worker) -> CompileFault:
 
 
 def _result(done: JobDone) -> CompileResult:
+    if done.parse_too_slow is not None:
+        raise ParseTooSlow(*done.parse_too_slow)
     if done.fault is not None:
         kind, message = done.fault
         raise CompileFault("costly" if kind == "memory" else kind, message)
