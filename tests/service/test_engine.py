@@ -223,3 +223,19 @@ def test_the_lease_is_skipped_without_a_shared_store(fake_compiler, fake_assembl
     outcome = engine.compile_leased(REQUEST, engine.key(REQUEST))
     assert outcome.ok and len(fake_compiler.calls) == 1
     assert engine.lookup(engine.key(REQUEST)).cache_layer == "disk"
+
+
+def test_a_dead_replicas_lease_frees_its_key_within_seconds(
+    redis_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    """A replica killed mid-compile renews its lease no more: the others compile the key as
+    soon as the default lease runs out, not a minute later."""
+    cache = _shared(redis_server, tmp_path, "a")
+    assert cache.lease_ms <= 5_000
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    key = engine.key(REQUEST)
+    assert cache.acquire_lease(key.sha256, "a replica that was then killed")
+    started = time.monotonic()
+    outcome = engine.compile_leased(REQUEST, key, poll_s=0.01)
+    assert outcome.ok and len(fake_compiler.calls) == 1
+    assert time.monotonic() - started < cache.lease_ms / 1000 + 2
