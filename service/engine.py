@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
 
+from client_stubs.integrity import contract_bytes, digest_of
 from lowering.cubin_info import check_cubin
 from lowering.pipeline import (
     COMPILER_VERSION,
@@ -65,6 +66,11 @@ class Artifact:
     def cubin_digest(self) -> compile_pb2.Digest:
         """The cubin's digest (computed once: hits from memory reuse it)."""
         return digest(self.cubin)
+
+    @functools.cached_property
+    def contract_digest(self) -> compile_pb2.Digest:
+        """The digest of the contract's deterministic serialization (what hosts verify)."""
+        return digest_of(contract_bytes(self.contract))
 
 
 @dataclass(frozen=True)
@@ -244,13 +250,18 @@ class CompileEngine:
             log.info("not caching %s: its callers are gone or past their deadline", key.short)
         return Outcome(key, result.diagnostics, artifact, timings=timings)
 
-    def has(self, key: str) -> bool:
-        return self.cache is not None and self.cache.contains(key)
-
     def artifact(self, key: str) -> Artifact | None:
-        """The verified cached artifact of the hex `key`, or None."""
+        """The verified cached artifact of the hex request `key`, or None: also for what
+        the cache holds under that key that is no artifact (a content-key cubin has no
+        contract) or no longer passes `_check_artifact`."""
         found = self._lookup(RequestKey(key, 0))
-        return None if found is None else found[0]
+        if found is None or not found[0].contract.kernel.entry_symbol:
+            return None
+        try:
+            _check_artifact(found[0])
+        except CompileFault:
+            return None
+        return found[0]
 
     def _run_compiler(
         self, request: CompileRequest, assembler: Tileiras | ContentCachedAssembler

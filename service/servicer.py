@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import grpc
 from google.rpc import code_pb2, status_pb2
 
+from client_stubs.integrity import signature
 from lowering.pipeline import (
     COMPILER_VERSION,
     DEFAULT_BYTECODE_VERSION,
@@ -55,11 +56,10 @@ from service.convert import (
     InvalidRequest,
     Limits,
     diagnostic_to_proto,
-    digest,
     request_from_proto,
     validate,
 )
-from service.engine import CompileEngine, Outcome
+from service.engine import Artifact, CompileEngine, Outcome
 from service.flight import Flight, Overloaded, Scheduler
 from service.hot_hits import HotHits
 from service.metrics import ServiceMetrics
@@ -108,8 +108,10 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         service_limits: ServiceLimits = DEFAULT_SERVICE_LIMITS,
         retry_delay_s: float = 1.0,
         metrics: ServiceMetrics | None = None,
+        signing_key: bytes | None = None,
     ) -> None:
         self.engine = engine
+        self.signing_key = signing_key  # artifacts are signed with it (see client_stubs.integrity)
         self.limits = limits
         self.service_limits = service_limits
         self.scheduler = Scheduler(workers, max_queued=max_queued, retry_delay_s=retry_delay_s)
@@ -188,7 +190,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 remembered = engine.lookup_memory(key)  # the fast path: no task, no thread
                 if remembered is not None:
                     self._count_lookup(engine, remembered)
-                    return response_from_outcome(remembered)
+                    return response_from_outcome(remembered, signing_key=self.signing_key)
             outcome, joined = await asyncio.wait_for(
                 self._outcome(engine, domain, key, skip_cache, deadline), timeout=remaining
             )
@@ -208,7 +210,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             # that is a server fault, not the client's kernel
             log.error("internal compiler error compiling entry %r", entry)
             return errors.internal()
-        return response_from_outcome(outcome, joined=joined)
+        return response_from_outcome(outcome, joined=joined, signing_key=self.signing_key)
 
     def _fault(self, fault: CompileFault, key: RequestKey, entry: str) -> Response | grpc.Status:
         """The answer to a compile that ended without a verdict on the kernel."""
@@ -381,7 +383,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         engine = self.engine
 
         def missing() -> list[compile_pb2.Digest]:
-            return [k for k in request.keys if engine is None or not engine.has(k.sha256)]
+            # present only what GetArtifact would serve: a readable, verified artifact
+            return [k for k in request.keys if engine is None or not engine.artifact(k.sha256)]
 
         return compile_pb2.FindMissingResponse(missing=await asyncio.to_thread(missing))
 
@@ -401,13 +404,9 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         chunk = self.service_limits.artifact_chunk_bytes
         if 0 < request.max_chunk_bytes < chunk:
             chunk = request.max_chunk_bytes
-        yield compile_pb2.ArtifactChunk(
-            artifact=compile_pb2.Artifact(
-                cubin_digest=digest(found.cubin),
-                contract=found.contract,
-                request_key=request.key,
-            )
-        )
+        first = sealed(found, key, request.key.size, self.signing_key)
+        first.cubin = b""  # the cubin follows in chunks
+        yield compile_pb2.ArtifactChunk(artifact=first)
         view = memoryview(found.cubin)
         for offset in range(0, len(view), chunk):
             data = bytes(view[offset : offset + chunk])
@@ -509,7 +508,9 @@ def _check_keys(keys, limit: int, field: str = "keys") -> list[FieldViolation]:
     return found
 
 
-def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response:
+def response_from_outcome(
+    outcome: Outcome, *, joined: bool = False, signing_key: bytes | None = None
+) -> Response:
     cache = compile_pb2.CACHE_OUTCOME_JOINED if joined else _CACHE_OUTCOME[outcome.cache_hit]
     response = compile_pb2.CompileResponse(
         ok=outcome.ok,
@@ -523,14 +524,25 @@ def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response
     )
     if outcome.artifact is not None:
         response.artifact.CopyFrom(
-            compile_pb2.Artifact(
-                cubin=outcome.artifact.cubin,
-                cubin_digest=outcome.artifact.cubin_digest,
-                contract=outcome.artifact.contract,
-                request_key=compile_pb2.Digest(sha256=outcome.key.sha256, size=outcome.key.size),
-            )
+            sealed(outcome.artifact, outcome.key.sha256, outcome.key.size, signing_key)
         )
     return response
+
+
+def sealed(
+    artifact: Artifact, key: str, key_size: int = 0, signing_key: bytes | None = None
+) -> compile_pb2.Artifact:
+    """The wire artifact with its digests (and signature, given the daemon's key)."""
+    wire = compile_pb2.Artifact(
+        cubin=artifact.cubin,
+        cubin_digest=artifact.cubin_digest,
+        contract=artifact.contract,
+        request_key=compile_pb2.Digest(sha256=key, size=key_size),
+        contract_digest=artifact.contract_digest,
+    )
+    if signing_key is not None:
+        wire.signature = signature(signing_key, wire)
+    return wire
 
 
 _CACHE_OUTCOME = {True: compile_pb2.CACHE_OUTCOME_HIT, False: compile_pb2.CACHE_OUTCOME_MISS}
