@@ -8,6 +8,7 @@
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
                  [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
+                 [--signing-key-file PATH]
 
 Serves `cutile.compile.v1.CompileService`, the standard health service (SERVING for ""
 and the compile service; NOT_SERVING when tileiras is missing) and server reflection.
@@ -100,6 +101,7 @@ async def create_server(
     metrics: ServiceMetrics | None = None,
     auth_token: str | None = None,
     tls: tuple[bytes, bytes] | None = None,
+    signing_key: bytes | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """A bound, not yet started server and its port. `engine=None`: no tileiras.
 
@@ -120,6 +122,7 @@ async def create_server(
         service_limits=service_limits,
         retry_delay_s=retry_delay_s,
         metrics=metrics,
+        signing_key=signing_key,
     )
     add_compile_service(servicer, server)
 
@@ -201,6 +204,7 @@ async def serve(args: argparse.Namespace) -> int:
         metrics=metrics,
         auth_token=args.auth_token,
         tls=args.tls,
+        signing_key=args.signing_key,
     )
     pool = None
     if engine is not None and args.isolation == "process":  # once bound: a failed bind
@@ -346,6 +350,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="require `authorization: Bearer <token>` (the file's content) on every RPC "
         "but health checks",
     )
+    parser.add_argument(
+        "--signing-key-file",
+        type=Path,
+        metavar="PATH",
+        help="sign every artifact with this key (HMAC-SHA256; hosts given the same key, "
+        "CompileClient(signing_key=...), refuse artifacts without a valid signature)",
+    )
     parser.add_argument("--tls-cert", type=Path, metavar="PEM", help="TLS certificate chain")
     parser.add_argument("--tls-key", type=Path, metavar="PEM", help="TLS private key")
     args = parser.parse_args(argv)
@@ -364,6 +375,12 @@ def load_secrets(args: argparse.Namespace) -> None:
     """Read the token and TLS files once, into `args.auth_token` and `args.tls`; OSError."""
     args.auth_token = None
     args.tls = None
+    args.signing_key = None
+    if args.signing_key_file is not None:
+        try:  # the token rules fit a key too: non-empty, no whitespace
+            args.signing_key = read_token(args.signing_key_file).encode("utf-8")
+        except TokenError as exc:
+            raise OSError(str(exc).replace("auth token", "signing key")) from exc
     if args.auth_token_file is not None:
         try:
             args.auth_token = read_token(args.auth_token_file)

@@ -71,3 +71,11 @@ def hanging_tileiras(conn: Connection, tileiras: str, temp_root: str, limits: Wo
         with open(os.path.join(temp_root, "..", "tileiras.pid"), "w") as marker:
             marker.write(str(child.pid))
         time.sleep(300)
+
+
+def tileiras_faulting(
+    conn: Connection, tileiras: str, temp_root: str, limits: WorkerLimits
+) -> None:
+    """Answers every job with what a killed tileiras leaves: a fault, no verdict."""
+    for _ in _jobs(conn):
+        conn.send(JobDone(fault=("tileiras", "tileiras was killed by SIGKILL")))
