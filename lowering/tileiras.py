@@ -207,17 +207,22 @@ def _from_nvidia_package() -> str | None:
     return None
 
 
-# Applies the rlimits, then execs tileiras. A separate interpreter rather than
+# Applies the rlimits, asks to be killed when its parent dies (a compile worker killed
+# mid-run leaves no orphan), then execs tileiras. A separate interpreter rather than
 # `preexec_fn`: preexec runs Python between fork and exec, which is unsafe in a threaded
 # server (with it, the gRPC service tests saw intermittent SIGSEGV children).
 _LAUNCHER = """\
-import os, resource, sys
+import ctypes, os, resource, signal, sys
 caps = ((resource.RLIMIT_AS, int(sys.argv[1])), (resource.RLIMIT_FSIZE, int(sys.argv[2])),
         (resource.RLIMIT_CORE, 0))
 for kind, cap in caps:
     hard = resource.getrlimit(kind)[1]
     cap = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
     resource.setrlimit(kind, (cap, cap))
+try:  # die with whoever started us (PR_SET_PDEATHSIG survives the exec; Linux only)
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+except (OSError, AttributeError):
+    pass
 os.execv(sys.argv[3], sys.argv[3:])
 """
 

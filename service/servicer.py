@@ -22,6 +22,7 @@ GetCapabilities advertises targets, versions and limits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import re
@@ -64,6 +65,7 @@ from service.flight import Flight, Overloaded, Scheduler
 from service.hot_hits import HotHits
 from service.metrics import ServiceMetrics
 from service.parse_limit import ParseTooSlow, check_parse_time
+from service.registration import OFF_LOOP_BYTES
 from service.source_pool import SourcePool
 from service.tileiras_runs import KillableTileiras
 
@@ -138,14 +140,16 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         """`wire`: the request as received (see `WIRE_METHODS`); a repeat of an earlier
         cache hit's exact bytes is answered from `hot` as bytes."""
         start = time.perf_counter()
-        hot = self.hot if wire is not None else None
+        size = len(wire) if wire is not None else request.ByteSize()
+        # hot hits are for small repeated requests: hashing a large one would stall the loop
+        hot = self.hot if wire is not None and size <= OFF_LOOP_BYTES else None
         if hot is not None:
             elapsed_ms = (time.perf_counter() - start) * 1e3
             answer = hot.answer(wire, elapsed_ms, self._in_memory)  # type: ignore[arg-type]
             if answer is not None:
                 self.metrics.cache("memory", "hit")  # hot hits exist only with a memory layer
                 return answer
-        result = await self._compile(request, context.time_remaining())
+        result = await self._compile(request, context.time_remaining(), size)
         if log.isEnabledFor(logging.INFO):
             _log_compile(request, result, start)
         if not isinstance(result, Response):
@@ -159,15 +163,26 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         return memory is not None and memory.get(key) is not None
 
     async def _compile(
-        self, request: compile_pb2.CompileRequest, time_remaining: float | None
+        self, request: compile_pb2.CompileRequest, time_remaining: float | None, size: int = 0
     ) -> Response | grpc.Status:
-        """The response, or the status that ends the RPC."""
+        """The response, or the status that ends the RPC. A large request (`size` bytes on
+        the wire) is refused before any work proportional to it when the compile queue is
+        full, and converted and keyed on a thread, so a flood of them cannot stall the
+        event loop (health checks, cache hits)."""
+        large = size > OFF_LOOP_BYTES
+        if large and self.scheduler.full:
+            return errors.resource_exhausted(self.scheduler.retry_delay_s)
         try:
-            domain = request_from_proto(request, self.limits, self.sources.get)
+            convert = functools.partial(request_from_proto, request, self.limits, self.sources.get)
+            domain = await asyncio.to_thread(convert) if large else convert()
         except InvalidRequest as exc:
             return errors.invalid_argument(exc.violations)
         return await self._compile_domain(
-            domain, request.entry, skip_cache=request.options.skip_cache, remaining=time_remaining
+            domain,
+            request.entry,
+            skip_cache=request.options.skip_cache,
+            remaining=time_remaining,
+            large=large,
         )
 
     async def _compile_domain(
@@ -177,6 +192,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         *,
         skip_cache: bool,
         remaining: float | None,
+        large: bool = False,
     ) -> Response | grpc.Status:
         engine = self.engine
         if engine is None:
@@ -185,7 +201,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.deadline_exceeded()
         deadline = None if remaining is None else time.monotonic() + remaining
         try:
-            key = engine.key(domain)
+            key = await asyncio.to_thread(engine.key, domain) if large else engine.key(domain)
             if not skip_cache and engine.cache is not None:
                 remembered = engine.lookup_memory(key)  # the fast path: no task, no thread
                 if remembered is not None:
