@@ -63,6 +63,7 @@ from service.convert import (
 from service.engine import Artifact, CompileEngine, Outcome
 from service.flight import Flight, Overloaded, Scheduler
 from service.hot_hits import HotHits
+from service.memory_return import MemoryReturn
 from service.metrics import ServiceMetrics
 from service.parse_limit import ParseTooSlow, check_parse_time
 from service.registration import OFF_LOOP_BYTES
@@ -125,6 +126,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             engine.content_observer = self.metrics.content_lookup
         self._tileiras_version: str | None = None
         self.sources = SourcePool()
+        self.memory_return = MemoryReturn()
         # repeated hits as wire bytes: only with a memory layer, which they extend
         memory = engine is not None and engine.memory is not None and engine.cache is not None
         self.hot = HotHits() if memory else None
@@ -149,7 +151,11 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             if answer is not None:
                 self.metrics.cache("memory", "hit")  # hot hits exist only with a memory layer
                 return answer
-        result = await self._compile(request, context.time_remaining(), size)
+        try:
+            result = await self._compile(request, context.time_remaining(), size)
+        finally:
+            if size > OFF_LOOP_BYTES:
+                self.memory_return.after_large_request()
         if log.isEnabledFor(logging.INFO):
             _log_compile(request, result, start)
         if not isinstance(result, Response):
@@ -254,13 +260,16 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         """(outcome, joined another caller's compile); the memory layer was looked at."""
         metrics = self.metrics
         cached = not skip_cache and engine.cache is not None
-        if cached:
-            hit = await asyncio.to_thread(engine.lookup, key)
+        hit = await asyncio.to_thread(engine.lookup, key) if cached else None
+        if hit is not None:
             self._count_lookup(engine, hit)
-            if hit is not None:
-                return hit, False
+            return hit, False
         flight_key = (key.sha256, skip_cache)
         joined = self.scheduler.in_flight(flight_key)
+        if not joined and self.scheduler.full:  # refused: no miss to count, nothing to run
+            raise Overloaded(self.scheduler.retry_delay_s)
+        if cached:
+            self._count_lookup(engine, None)
         metrics.cache("flight", "joined" if joined else "miss")
         parse_limit_ms = self.service_limits.max_parse_ms
 
