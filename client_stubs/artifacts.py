@@ -4,11 +4,12 @@ Layout of a bundle folder::
 
     OUT/manifest.json   {"schema": 1, "kernels": [{"module", "function", "generics": {..},
                           "sm", "cubin", "contract", "contract_json", "cubin_sha256",
-                          "facts": [..]}, ...]}
+                          "contract_sha256", "facts": [..]}, ...]}
     OUT/<file>.cubin, OUT/<file>.contract.pb, OUT/<file>.contract.json
 
 `Bundle.open(path).kernel("add", {"B": "1024"})` picks one entry (the current GPU's target
-when a GPU is present), verifies the cubin's sha256 and returns a launchable `Kernel`.
+when a GPU is present), verifies the cubin's and the contract's sha256 (both required: the
+contract decides what a launch checks) and returns a launchable `Kernel`.
 A kernel compiled in several variants that differ only in their tensor facts
 (`cutile-compile --facts`) needs `for_args=`: the most specialized variant whose contract
 assumptions those arguments meet is chosen. Variants whose facts relax the default view
@@ -36,6 +37,7 @@ from client_stubs.errors import (
     KernelNotFoundError,
     LaunchError,
 )
+from client_stubs.integrity import contract_bytes
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
 from protos.generated.cutile.compile.v1 import contract_pb2
@@ -64,6 +66,7 @@ class BundleEntry:
     contract: Path | None
     contract_json: Path | None
     cubin_sha256: str
+    contract_sha256: str = ""  # of the contract's deterministic serialization; required
     # how much this variant was specialized: the sum of log2(divisor) over its tensor facts
     specificity: int = 0
     # how much its facts relax the default views: log2(16 / base_align) per tensor, plus one
@@ -186,7 +189,8 @@ class Bundle:
         return self.load(entry, allow_unchecked=allow_unchecked)
 
     def load(self, entry: BundleEntry, *, allow_unchecked: bool = False) -> Kernel:
-        """Read an entry's cubin and contract, verify the sha256 and consistency, build a Kernel."""
+        """Read an entry's cubin and contract, verify both digests and their consistency,
+        build a Kernel."""
         try:
             cubin = entry.cubin.read_bytes()
         except OSError as exc:
@@ -197,6 +201,14 @@ class Bundle:
                 f"{entry.cubin}: sha256 {digest} differs from the manifest's {entry.cubin_sha256}"
             )
         contract = _read_contract(entry)
+        if not entry.contract_sha256:
+            raise IntegrityError(f"{entry.label()}: the manifest gives no contract_sha256")
+        actual = hashlib.sha256(contract_bytes(contract)).hexdigest()
+        if actual != entry.contract_sha256.lower():
+            raise IntegrityError(
+                f"{entry.label()}: contract sha256 {actual} differs from the manifest's "
+                f"{entry.contract_sha256}"
+            )
         _check_consistent(entry, contract)
         return Kernel(cubin, contract, cubin_sha256=digest, allow_unchecked=allow_unchecked)
 
@@ -233,6 +245,7 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
             _inside(root, raw["contract_json"], where) if raw.get("contract_json") else None
         ),
         cubin_sha256=raw["cubin_sha256"],
+        contract_sha256=str(raw.get("contract_sha256") or ""),
         specificity=_specificity(facts, where),
         relaxation=_relaxation(facts, where),
     )

@@ -59,6 +59,10 @@ class ArtifactCache:
             return None
         return payload
 
+    def delete(self, key: str) -> None:
+        """Drop the entry of `key` (one that failed a check above this layer)."""
+        self._discard(self.path_for(key))
+
     def put(self, key: str, payload: bytes) -> Path:
         """Store `payload` under `key` atomically (tmp file + os.replace); returns its path."""
         path = self.path_for(key)

@@ -1,14 +1,17 @@
 """`CompileClient`: compile cuTile Rust sources through the cutile-serve gRPC service.
 
 Requests are keyed by the sha256 of their deterministic serialization; a hit in the local
-`ArtifactCache` skips the network entirely. Every artifact is also cached under the server's
-own key (`Artifact.request_key`), so a host that knows keys (from an earlier run, another
-host, a deployment list) fetches only what it lacks: `prefetch(keys)` asks `FindMissing`
-which of its missing keys the server holds and streams those with `GetArtifact` (chunked,
-digest-checked); `kernel_for_key(key)` gives a launchable `Kernel` the same way. UNAVAILABLE
-and RESOURCE_EXHAUSTED are retried with exponential backoff and jitter, honouring the
-server's RetryInfo (`retry.py`); a compile that fails reports the service's rendered
-diagnostics as `CompileError`. grpc is imported on first use only.
+`ArtifactCache` skips the network entirely. Nothing is trusted unchecked (`integrity`):
+every artifact, from the service or the local cache, must carry matching cubin and contract
+digests, and with `signing_key` the daemon's signature; a download stops at the announced
+size. Every artifact is also cached under the server's own key (`Artifact.request_key`), so
+a host that knows keys (from an earlier run, another host, a deployment list) fetches only
+what it lacks: `prefetch(keys)` asks `FindMissing` which of its missing keys the server holds
+and streams those with `GetArtifact` (chunked, digest-checked); `kernel_for_key(key)` gives a
+launchable `Kernel` the same way. UNAVAILABLE and RESOURCE_EXHAUSTED are retried with
+exponential backoff and jitter, honouring the server's RetryInfo (`retry.py`); a compile that
+fails reports the service's rendered diagnostics as `CompileError`. grpc is imported on first
+use only.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from google.protobuf.message import DecodeError
 
 from client_stubs import driver
 from client_stubs.artifacts import Bundle
@@ -28,6 +33,7 @@ from client_stubs.errors import (
     IntegrityError,
     KernelNotFoundError,
 )
+from client_stubs.integrity import MAX_CUBIN_BYTES, verify
 from client_stubs.launcher import Kernel, host_arch
 from client_stubs.plan import plan_launch
 from client_stubs.retry import RetryPolicy, call_with_retries
@@ -76,8 +82,10 @@ class CompileClient:
         max_backoff: float = 3.0,
         credentials: Any = None,
         channel_options: Sequence[tuple[str, Any]] = (),
+        signing_key: bytes | None = None,
     ) -> None:
         self.target = target
+        self.signing_key = signing_key
         self.cache = ArtifactCache() if cache is True else (cache or None)
         self.timeout = timeout
         self.retry = RetryPolicy(max(1, max_attempts), initial_backoff, max_backoff)
@@ -171,23 +179,17 @@ class CompileClient:
         """Send one request (or answer it from the local cache)."""
         key = request_key(request)
         if self.cache is not None and not request.options.skip_cache:
-            cached = self.cache.get(key)
+            cached = self._cached(key)
             if cached is not None:
-                artifact = compile_pb2.Artifact.FromString(cached)
-                if _digest_ok(artifact):
-                    self.last_diagnostics = ()
-                    return artifact
+                self.last_diagnostics = ()
+                return cached
         response = self._call(request)
         self.last_diagnostics = tuple(response.diagnostics)
         if not response.ok:
             rendered = [render_diagnostic(d) for d in response.diagnostics]
             raise CompileError(request.entry, rendered, response.diagnostics)
         artifact = response.artifact
-        if not _digest_ok(artifact):
-            raise IntegrityError(
-                f"`{request.entry}`: cubin sha256 {hashlib.sha256(artifact.cubin).hexdigest()} "
-                f"differs from the service's digest {artifact.cubin_digest.sha256}"
-            )
+        verify(artifact, f"`{request.entry}` from {self.target}", self.signing_key)
         if self.cache is not None:
             blob = artifact.SerializeToString(deterministic=True)
             self.cache.put(key, blob)
@@ -253,16 +255,29 @@ class CompileClient:
         NOT_FOUND when the server does not hold it."""
         key = _checked_key(key)
         if self.cache is not None:
-            cached = self.cache.get(key)
+            cached = self._cached(key)
             if cached is not None:
-                artifact = compile_pb2.Artifact.FromString(cached)
-                if _digest_ok(artifact):
-                    return artifact
+                return cached
         artifact = call_with_retries(
             lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.target}"
         )
         if self.cache is not None:
             self.cache.put(key, artifact.SerializeToString(deterministic=True))
+        return artifact
+
+    def _cached(self, key: str) -> compile_pb2.Artifact | None:
+        """The locally cached artifact of `key` if it passes the same checks as one from
+        the service; an entry that does not is dropped (and fetched or compiled again)."""
+        assert self.cache is not None
+        blob = self.cache.get(key)
+        if blob is None:
+            return None
+        try:
+            artifact = compile_pb2.Artifact.FromString(blob)
+            verify(artifact, f"cached artifact {key[:12]}", self.signing_key)
+        except (IntegrityError, DecodeError):
+            self.cache.delete(key)
+            return None
         return artifact
 
     def missing_on_server(self, keys: Iterable[str]) -> list[str]:
@@ -313,29 +328,34 @@ class CompileClient:
             streaming=True,
         )
         request = compile_pb2.GetArtifactRequest(key=compile_pb2.Digest(sha256=key))
+        what = f"artifact {key[:12]}"
         artifact: compile_pb2.Artifact | None = None
         cubin = bytearray()
-        for chunk in call(request, timeout=self.timeout):
-            if artifact is None:
-                artifact = compile_pb2.Artifact()
-                artifact.CopyFrom(chunk.artifact)
-            if chunk.data:
-                if chunk.offset != len(cubin):
-                    raise IntegrityError(
-                        f"artifact {key[:12]}: chunk at offset {chunk.offset}, expected "
-                        f"{len(cubin)} (chunks out of order or missing)"
-                    )
-                cubin.extend(chunk.data)
+        stream = call(request, timeout=self.timeout)
+        try:
+            for chunk in stream:
+                if artifact is None:
+                    artifact = compile_pb2.Artifact()
+                    artifact.CopyFrom(chunk.artifact)
+                    announced = artifact.cubin_digest.size
+                    if not 0 < announced <= MAX_CUBIN_BYTES:
+                        raise IntegrityError(f"{what}: announced cubin size {announced}")
+                if chunk.data:
+                    if chunk.offset != len(cubin):
+                        raise IntegrityError(
+                            f"{what}: chunk at offset {chunk.offset}, expected {len(cubin)} "
+                            "(chunks out of order or missing)"
+                        )
+                    if len(cubin) + len(chunk.data) > announced:  # stop reading, now
+                        raise IntegrityError(f"{what}: more than the {announced} bytes announced")
+                    cubin.extend(chunk.data)
+        except IntegrityError:
+            stream.cancel()
+            raise
         if artifact is None:
-            raise IntegrityError(f"artifact {key[:12]}: the server sent no chunks")
+            raise IntegrityError(f"{what}: the server sent no chunks")
         artifact.cubin = bytes(cubin)
-        expected = artifact.cubin_digest
-        if (expected.size and expected.size != len(cubin)) or not _digest_ok(artifact):
-            raise IntegrityError(
-                f"artifact {key[:12]}: received {len(cubin)} bytes with sha256 "
-                f"{hashlib.sha256(cubin).hexdigest()}, the server announced {expected.size} "
-                f"bytes with sha256 {expected.sha256}"
-            )
+        verify(artifact, what, self.signing_key)
         return artifact
 
     # ---- transport ------------------------------------------------------------------------
@@ -409,11 +429,6 @@ def _bundled_fit(
         return None
     kernel = bundle.load(found, allow_unchecked=allow_unchecked)
     return kernel if _fits(kernel, args) else None
-
-
-def _digest_ok(artifact: compile_pb2.Artifact) -> bool:
-    expected = artifact.cubin_digest.sha256
-    return not expected or hashlib.sha256(artifact.cubin).hexdigest() == expected.lower()
 
 
 def _checked_key(key: str) -> str:

@@ -2,6 +2,9 @@
 
 `function_symbols` lists the STT_FUNC symbol names: tileiras names each kernel
 symbol exactly after its entry function, so this checks that an entry made it through.
+`check_cubin` is what every cubin must pass before anything caches or ships it: an ELF for
+the CUDA machine, built for the requested SM (bits 8-15 of `e_flags`, as tileiras writes
+them for every target), holding the entry's symbol.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64, ELFDATA2LSB = 2, 1
+EM_CUDA = 190
 SHT_SYMTAB = 2
 STT_FUNC = 2
 _SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
@@ -35,6 +39,25 @@ def function_symbols(cubin: bytes) -> list[str]:
         if section.kind == SHT_SYMTAB:
             names += _function_names(cubin, section, _at(sections, section.link))
     return names
+
+
+def cubin_sm(cubin: bytes) -> str:
+    """The target a cubin was built for, e.g. "sm_90"; ValueError for anything else."""
+    _check_header(cubin)
+    (machine,) = struct.unpack_from("<H", cubin, 18)
+    if machine != EM_CUDA:
+        raise ValueError(f"an ELF for machine {machine}, not a CUDA cubin ({EM_CUDA})")
+    (flags,) = struct.unpack_from("<I", cubin, 48)
+    return f"sm_{(flags >> 8) & 0xFF}"
+
+
+def check_cubin(cubin: bytes, sm: str, symbol: str | None = None) -> None:
+    """ValueError naming the problem unless `cubin` is a cubin for `sm` holding `symbol`."""
+    built_for = cubin_sm(cubin)
+    if built_for != sm:
+        raise ValueError(f"a cubin for {built_for}, not {sm}")
+    if symbol is not None and symbol not in function_symbols(cubin):
+        raise ValueError(f"the cubin lacks the entry symbol `{symbol}`")
 
 
 def _check_header(data: bytes) -> None:

@@ -21,11 +21,11 @@ from lowering.abi import entry_abi
 from lowering.bounds import InKernelCheckDenied
 from lowering.bytecode.writer import write_bytecode
 from lowering.contract_builder import build_contract, format_generic
-from lowering.cubin_info import function_symbols
+from lowering.cubin_info import check_cubin
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering
 from lowering.symbols import entry_symbol
-from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError
+from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError, TileirasFault
 from parser import ast_nodes as A
 from parser import codes
 from parser.checks.ownership import check_ownership
@@ -113,6 +113,8 @@ def compile_kernel(
     started = _now_ms()
     try:
         return _compile(request, stop_after, assembler, sink, started)
+    except TileirasFault:  # the assembler's fault, not the kernel's: the caller decides
+        raise
     except Exception as exc:  # a compiler bug: report it, never leak a traceback
         _log.exception("internal compiler error while compiling %s", request.entry)
         sink.add(
@@ -198,15 +200,20 @@ def _compile(
             opt_level=request.opt_level,
             host_arch=request.host_arch,
             lineinfo=request.lineinfo,
+            symbol=symbol,
         )
+    except TileirasFault:
+        raise
     except TileirasError as exc:
         sink.add(_tileiras_diagnostic(exc, kernel.function))
         return CompileResult(
             tuple(sink), Stage.BYTECODE, kernel=kernel, ir=lowered.module, bytecode=bytecode
         )
     tileiras_ms = _now_ms() - assembled_at
-    if symbol not in function_symbols(cubin):
-        raise AssertionError(f"tileiras output lacks the entry symbol {symbol}")
+    try:  # whatever assembled it, nothing unchecked leaves the compiler
+        check_cubin(cubin, request.target, symbol)
+    except ValueError as exc:
+        raise TileirasFault(f"the assembler returned no valid cubin: {exc}", 0, "", ()) from None
 
     # 6. the launch contract travels with the cubin
     contract = build_contract(

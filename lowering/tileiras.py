@@ -3,6 +3,11 @@
 Each run gets a private temp dir (also its TMPDIR, removed afterwards), its own process
 group (killed whole on timeout), rlimits set by a tiny exec launcher, and capped output.
 Failures raise `TileirasError` carrying tileiras's own message and a repro command line.
+
+tileiras is untrusted: its output is checked before it is returned (a cubin for the target,
+within `FILE_SIZE_CAP`, holding the expected entry symbol). A run that says nothing about
+the bytecode (killed by a signal, timed out, exit 0 without a valid cubin) raises
+`TileirasFault`: the server's problem, never reported as the kernel's.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lowering.cubin_info import check_cubin
 from parser.optimization_hints import KNOWN_ARCHS
 
 ENV_VAR = "CUTILE_TILEIRAS"
@@ -28,7 +34,7 @@ SUPPORTED_SMS = KNOWN_ARCHS  # what tileiras accepts as --gpu-name
 HOST_ARCHES = ("x86_64", "aarch64")
 OUTPUT_CAP = 64 * 1024  # bytes of stdout/stderr kept per stream
 ADDRESS_SPACE_CAP = 8 << 30
-FILE_SIZE_CAP = 1 << 30
+FILE_SIZE_CAP = 64 << 20  # any file tileiras writes, the cubin included (RLIMIT_FSIZE)
 INPUT_NAME, OUTPUT_NAME = "input.tileirbc", "output.cubin"
 _RELEASE = re.compile(r"release \d+\.\d+, V[\d.]+")
 
@@ -60,7 +66,12 @@ class TileirasNotFound(TileirasError):
         return self.message
 
 
-class TileirasTimeout(TileirasError):
+class TileirasFault(TileirasError):
+    """A run that says nothing about the bytecode: killed, crashed, timed out, or exited 0
+    without a valid cubin for the target. A server fault, never the kernel's error."""
+
+
+class TileirasTimeout(TileirasFault):
     """tileiras ran past its wall-clock limit; its process group was killed."""
 
 
@@ -145,8 +156,9 @@ class Tileiras:
         host_arch: str = "x86_64",
         lineinfo: bool = False,
         timeout_s: float = 120,
+        symbol: str | None = None,
     ) -> bytes:
-        """Assemble Tile IR bytecode into a cubin for `sm`."""
+        """Assemble Tile IR bytecode into a cubin for `sm` (holding `symbol`, when given)."""
         flags = tileiras_flags(sm=sm, opt_level=opt_level, host_arch=host_arch, lineinfo=lineinfo)
         if not isinstance(bytecode, bytes) or not bytecode:
             raise ValueError("bytecode must be non-empty bytes")
@@ -155,9 +167,14 @@ class Tileiras:
         try:
             Path(workdir, INPUT_NAME).write_bytes(bytecode)
             outcome = _run_limited(command, workdir, timeout_s)
-            return _cubin_or_raise(outcome, workdir, command, timeout_s)
+            cubin = _cubin_or_raise(outcome, workdir, command, timeout_s)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            check_cubin(cubin, sm, symbol)
+        except ValueError as exc:
+            raise TileirasFault(f"tileiras wrote no valid cubin: {exc}", 0, "", command) from None
+        return cubin
 
     def _query(self, flag: str) -> str:
         command = (self._path, flag)
@@ -190,17 +207,22 @@ def _from_nvidia_package() -> str | None:
     return None
 
 
-# Applies the rlimits, then execs tileiras. A separate interpreter rather than
+# Applies the rlimits, asks to be killed when its parent dies (a compile worker killed
+# mid-run leaves no orphan), then execs tileiras. A separate interpreter rather than
 # `preexec_fn`: preexec runs Python between fork and exec, which is unsafe in a threaded
 # server (with it, the gRPC service tests saw intermittent SIGSEGV children).
 _LAUNCHER = """\
-import os, resource, sys
+import ctypes, os, resource, signal, sys
 caps = ((resource.RLIMIT_AS, int(sys.argv[1])), (resource.RLIMIT_FSIZE, int(sys.argv[2])),
         (resource.RLIMIT_CORE, 0))
 for kind, cap in caps:
     hard = resource.getrlimit(kind)[1]
     cap = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
     resource.setrlimit(kind, (cap, cap))
+try:  # die with whoever started us (PR_SET_PDEATHSIG survives the exec; Linux only)
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+except (OSError, AttributeError):
+    pass
 os.execv(sys.argv[3], sys.argv[3:])
 """
 
@@ -256,13 +278,18 @@ def _cubin_or_raise(
     if outcome.timed_out:
         msg = f"tileiras did not finish within {timeout_s}s; its process group was killed"
         raise TileirasTimeout(msg, outcome.returncode, said, command)
+    output = Path(workdir, OUTPUT_NAME)
+    size = output.stat().st_size if output.is_file() else 0
+    if size >= FILE_SIZE_CAP:  # stopped by RLIMIT_FSIZE, whatever its exit status says
+        message = f"tileiras output reached the cap of {FILE_SIZE_CAP} bytes"
+        raise TileirasFault(message, outcome.returncode, said, command)
+    if outcome.returncode is not None and outcome.returncode < 0:
+        raise TileirasFault(_exit_message(outcome.returncode), outcome.returncode, said, command)
     if outcome.returncode != 0:
         raise TileirasError(_exit_message(outcome.returncode), outcome.returncode, said, command)
-    output = Path(workdir, OUTPUT_NAME)
-    cubin = output.read_bytes() if output.is_file() else b""
-    if not cubin:
-        raise TileirasError("tileiras exited 0 but wrote no cubin", 0, said, command)
-    return cubin
+    if size == 0:
+        raise TileirasFault("tileiras exited 0 but wrote no cubin", 0, said, command)
+    return output.read_bytes()
 
 
 def _exit_message(returncode: int | None) -> str:

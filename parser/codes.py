@@ -131,4 +131,7 @@ IN_KERNEL_CHECK_DENIED: Final = _code(
 
 # --- backend ---
 TILEIRAS_FAILED: Final = _code("CT0901", "tileiras-failed", "the Tile IR assembler failed")
+COMPILE_TOO_COSTLY: Final = _code(
+    "CT0902", "compile-too-costly", "the compile needed more CPU time or memory than allowed"
+)
 INTERNAL_ERROR: Final = _code("CT0999", "internal-error", "a bug in cutile-serve")

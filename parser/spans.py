@@ -9,24 +9,32 @@ the call site in `call_site`.
 from __future__ import annotations
 
 import bisect
+import functools
+import re
+from array import array
 from dataclasses import dataclass, field
+
+_NEWLINE = re.compile(b"\n")
 
 
 @dataclass(frozen=True, eq=False)
 class SourceFile:
-    """The text of one source file, with a line-start table built once."""
+    """The text of one source file. Its line-start table is built on first use (only
+    diagnostics need lines and columns), so a source that compiles cleanly, or is a cache
+    hit, never pays for it; the table is an array of 4-byte offsets."""
 
     name: str
     text: str
     data: bytes = field(init=False, repr=False)
-    _line_starts: tuple[int, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        data = self.text.encode("utf-8")
-        starts = [0]
-        starts.extend(i + 1 for i, byte in enumerate(data) if byte == 0x0A)
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "_line_starts", tuple(starts))
+        object.__setattr__(self, "data", self.text.encode("utf-8"))
+
+    @functools.cached_property
+    def _line_starts(self) -> array[int]:
+        starts = array("I", [0])
+        starts.extend(match.end() for match in _NEWLINE.finditer(self.data))
+        return starts
 
     def line_col(self, byte_offset: int) -> tuple[int, int]:
         """1-based line and 1-based character column of a byte offset."""

@@ -74,21 +74,36 @@ def request_key(
     tileiras_fingerprint: str,
     compiler_version: str = COMPILER_VERSION,
 ) -> RequestKey:
-    """The cache key of `request` compiled by this compiler with this tileiras."""
-    encoding = canonical_encoding(
+    """The cache key of `request` compiled by this compiler with this tileiras (the
+    encoding is hashed field by field: a source's bytes are never copied)."""
+    digest = hashlib.sha256()
+    size = 0
+    for field in _key_fields(
         request, tileiras_fingerprint=tileiras_fingerprint, compiler_version=compiler_version
-    )
-    return RequestKey(hashlib.sha256(encoding).hexdigest(), len(encoding))
+    ):
+        digest.update(struct.pack(">Q", len(field)))
+        digest.update(field)
+        size += 8 + len(field)
+    return RequestKey(digest.hexdigest(), size)
 
 
 def canonical_encoding(
     request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
 ) -> bytes:
     """Every key input as u64-length-prefixed UTF-8 fields; lists carry their count."""
-    fields: list[str] = [KEY_DOMAIN, compiler_version, str(len(request.sources))]
+    fields = _key_fields(
+        request, tileiras_fingerprint=tileiras_fingerprint, compiler_version=compiler_version
+    )
+    return b"".join(_field(field) for field in fields)
+
+
+def _key_fields(
+    request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
+) -> list[bytes]:
+    sources: list[bytes] = []
     for source in request.sources:
-        fields += [source.name, source.text]
-    fields += [request.entry, str(len(request.generics))]
+        sources += [source.name.encode("utf-8"), source.data]
+    fields: list[str] = [request.entry, str(len(request.generics))]
     for name, value in sorted(request.generics):
         fields += [name, value]
     fields += [str(len(request.generic_args)), *request.generic_args]
@@ -103,7 +118,12 @@ def canonical_encoding(
     for facts in sorted(request.specialization, key=lambda f: f.param):
         fields += [facts.param, _axes(facts.dim_divisors), _axes(facts.stride_divisors)]
         fields += [str(facts.base_align), "1" if facts.unit_last_stride else "*"]
-    return b"".join(_field(text.encode("utf-8")) for text in fields)
+    head = [KEY_DOMAIN, compiler_version, str(len(request.sources))]
+    return [
+        *(text.encode("utf-8") for text in head),
+        *sources,
+        *(text.encode("utf-8") for text in fields),
+    ]
 
 
 def _axes(divisors: tuple[int, ...]) -> str:

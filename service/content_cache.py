@@ -8,6 +8,11 @@ successful run it stores the cubin there (an entry with an empty contract). The 
 SHA-256 over u64-length-prefixed fields: a domain tag, the bytecode, the target, opt level,
 host arch, lineinfo and the tileiras fingerprint, the inputs that decide the cubin (as in
 cutile-rs's L2 key). Cache errors never fail the assemble.
+
+Nothing unchecked goes in or comes out: given the entry's `symbol`, a cubin is checked
+(`lowering.cubin_info.check_cubin`: a cubin for the target holding the symbol) before it is
+stored, and a cached one that fails the check is dropped and assembled anew, so one bad
+tileiras run cannot fail that bytecode for later requests.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import struct
 from collections.abc import Callable
 from typing import Protocol
 
+from lowering.cubin_info import check_cubin
 from service.cache import ArtifactCache, CacheEntry
 
 log = logging.getLogger(__name__)
@@ -33,7 +39,14 @@ class Assembler(Protocol):
     def fingerprint(self) -> str: ...
 
     def assemble(
-        self, bytecode: bytes, *, sm: str, opt_level: int, host_arch: str, lineinfo: bool
+        self,
+        bytecode: bytes,
+        *,
+        sm: str,
+        opt_level: int,
+        host_arch: str,
+        lineinfo: bool,
+        symbol: str | None = None,
     ) -> bytes: ...
 
 
@@ -93,6 +106,7 @@ class ContentCachedAssembler:
         opt_level: int = 3,
         host_arch: str = "x86_64",
         lineinfo: bool = False,
+        symbol: str | None = None,
     ) -> bytes:
         key = content_key(
             bytecode,
@@ -104,18 +118,33 @@ class ContentCachedAssembler:
         )
         found = self.cache.get(key)
         if found is not None and found.cubin and not found.contract:
-            self.hits += 1
-            log.debug("content key %s: cubin from the cache", key[:8])
-            self._observe("hit")
-            return found.cubin
+            if _valid(found.cubin, sm, symbol):
+                self.hits += 1
+                log.debug("content key %s: cubin from the cache", key[:8])
+                self._observe("hit")
+                return found.cubin
+            log.warning("content key %s holds no valid cubin; assembling anew", key[:8])
+            self.cache.delete(key)
         self.runs += 1
         self._observe("miss")
-        cubin = self.inner.assemble(
-            bytecode, sm=sm, opt_level=opt_level, host_arch=host_arch, lineinfo=lineinfo
-        )
-        self.cache.put(key, CacheEntry(cubin, b""))
+        options: dict[str, object] = dict(sm=sm, opt_level=opt_level, host_arch=host_arch)
+        options.update(lineinfo=lineinfo, **({"symbol": symbol} if symbol else {}))
+        cubin = self.inner.assemble(bytecode, **options)  # type: ignore[arg-type]
+        if _valid(cubin, sm, symbol):
+            self.cache.put(key, CacheEntry(cubin, b""))
         return cubin
 
     def _observe(self, result: str) -> None:
         if self.observer is not None:
             self.observer(result)
+
+
+def _valid(cubin: bytes, sm: str, symbol: str | None) -> bool:
+    """Whether `cubin` may be cached or served: checked when the entry's symbol is known."""
+    if symbol is None:
+        return True
+    try:
+        check_cubin(cubin, sm, symbol)
+    except ValueError:
+        return False
+    return True

@@ -3,16 +3,25 @@
     cutile-serve [--host 127.0.0.1] [--port 50051] [--cache-dir DIR | --no-cache]
                  [--cache redis://[USER:PASSWORD@]HOST:PORT/DB] [--cache-ttl SECONDS]
                  [--cache-max-bytes N[K|M|G]] [--memory-cache-bytes N[K|M|G]]
-                 [--workers N] [--max-queued N]
+                 [--workers N] [--max-queued N] [--isolation process|thread]
+                 [--worker-memory N[K|M|G]] [--compile-cpu-seconds N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
                  [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
+                 [--signing-key-file PATH]
 
 Serves `cutile.compile.v1.CompileService`, the standard health service (SERVING for ""
 and the compile service; NOT_SERVING when tileiras is missing) and server reflection.
 Prints `cutile-serve listening on HOST:PORT` once bound (`--port 0` picks a free port).
 SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, in-flight ones get
-`--grace` seconds, then the process exits 0.
+`--grace` seconds, then the compile workers are killed and the process exits 0.
+
+Compiles run in `--workers` isolated worker processes (`service.worker_pool`): a crash, a
+stack overflow, a runaway or a memory blow-up in the front end or tileiras costs one
+worker, which is replaced. Each compile's front end may use `--compile-cpu-seconds` of CPU
+and each worker `--worker-memory` of address space; past either the request gets a
+CT0902 diagnostic. At start, tileiras runs and temp folders left by servers that died are
+removed. `--isolation thread` compiles on threads of the server instead (tests, debugging).
 
 `--cache redis://…` shares artifacts between replicas through Redis (see
 `service.redis_cache`: TTL, the compile lease, why the database must be writable only by
@@ -44,8 +53,10 @@ from grpc_reflection.v1alpha import reflection
 from service import logs
 from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
+from service.compile_worker import WorkerLimits
 from service.convert import DEFAULT_LIMITS, Limits
 from service.engine import CompileEngine
+from service.flight import default_workers
 from service.layered_cache import LayeredCache
 from service.memory_cache import DEFAULT_MEMORY_BYTES, MemoryCache
 from service.metrics import MetricsInterceptor, ServiceMetrics
@@ -53,6 +64,7 @@ from service.redis_cache import DEFAULT_TTL_S, RedisCache
 from service.registration import add_compile_service
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
 from service.toolchain import locate_assembler
+from service.worker_pool import WorkerPool, clean_orphans
 
 log = logging.getLogger("cutile-serve")
 
@@ -89,6 +101,7 @@ async def create_server(
     metrics: ServiceMetrics | None = None,
     auth_token: str | None = None,
     tls: tuple[bytes, bytes] | None = None,
+    signing_key: bytes | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """A bound, not yet started server and its port. `engine=None`: no tileiras.
 
@@ -109,6 +122,7 @@ async def create_server(
         service_limits=service_limits,
         retry_delay_s=retry_delay_s,
         metrics=metrics,
+        signing_key=signing_key,
     )
     add_compile_service(servicer, server)
 
@@ -190,7 +204,14 @@ async def serve(args: argparse.Namespace) -> int:
         metrics=metrics,
         auth_token=args.auth_token,
         tls=args.tls,
+        signing_key=args.signing_key,
     )
+    pool = None
+    if engine is not None and args.isolation == "process":  # once bound: a failed bind
+        clean_orphans()  # starts no workers
+        limits = WorkerLimits(args.worker_memory, args.compile_cpu_seconds)
+        pool = WorkerPool(args.workers or default_workers(), engine.assembler.path, limits)
+        engine.pool = pool
     try:
         metrics_port = None
         if args.metrics_port is not None:
@@ -213,6 +234,8 @@ async def serve(args: argparse.Namespace) -> int:
         return 0
     finally:
         metrics.close()
+        if pool is not None:
+            pool.close()
 
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -271,6 +294,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--workers", type=_positive_int, help="concurrent compiles (default: CPU count)"
     )
     parser.add_argument(
+        "--isolation",
+        choices=("process", "thread"),
+        default="process",
+        help="compile in isolated worker processes that a crash or runaway input cannot "
+        "take the server down with (default), or on threads of the server",
+    )
+    parser.add_argument(
+        "--worker-memory",
+        type=_byte_size,
+        default=WorkerLimits().memory_bytes,
+        help="address space of each compile worker, e.g. 4G (default 4G)",
+    )
+    parser.add_argument(
+        "--compile-cpu-seconds",
+        type=_positive_int,
+        default=WorkerLimits().cpu_seconds,
+        help="CPU time one compile's front end may use before it is stopped (default "
+        "%(default)s; tileiras has its own limits)",
+    )
+    parser.add_argument(
         "--max-queued",
         type=_non_negative_int,
         help="compiles that may wait for a worker; beyond, RESOURCE_EXHAUSTED "
@@ -307,6 +350,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="require `authorization: Bearer <token>` (the file's content) on every RPC "
         "but health checks",
     )
+    parser.add_argument(
+        "--signing-key-file",
+        type=Path,
+        metavar="PATH",
+        help="sign every artifact with this key (HMAC-SHA256; hosts given the same key, "
+        "CompileClient(signing_key=...), refuse artifacts without a valid signature)",
+    )
     parser.add_argument("--tls-cert", type=Path, metavar="PEM", help="TLS certificate chain")
     parser.add_argument("--tls-key", type=Path, metavar="PEM", help="TLS private key")
     args = parser.parse_args(argv)
@@ -325,6 +375,12 @@ def load_secrets(args: argparse.Namespace) -> None:
     """Read the token and TLS files once, into `args.auth_token` and `args.tls`; OSError."""
     args.auth_token = None
     args.tls = None
+    args.signing_key = None
+    if args.signing_key_file is not None:
+        try:  # the token rules fit a key too: non-empty, no whitespace
+            args.signing_key = read_token(args.signing_key_file).encode("utf-8")
+        except TokenError as exc:
+            raise OSError(str(exc).replace("auth token", "signing key")) from exc
     if args.auth_token_file is not None:
         try:
             args.auth_token = read_token(args.auth_token_file)

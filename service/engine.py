@@ -9,6 +9,12 @@ turns it into INTERNAL). It blocks: the server calls it from worker threads.
 
 With a shared store that offers a compile lease (Redis), `compile_leased` makes one
 replica compile a key while the others wait for its result (see `service.redis_cache`).
+
+Given a `WorkerPool` (the server's), the compiler runs in its isolated worker processes,
+which a caller's `may_store` turning false kills. What is not the kernel's doing (tileiras
+killed or writing garbage, a worker crash, a compile past its CPU or memory budget) raises
+`CompileFault` rather than becoming a diagnostic. Before an artifact enters any cache layer
+it is checked: a cubin for the contract's target that holds the contract's entry symbol.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
 
+from client_stubs.integrity import contract_bytes, digest_of
+from lowering.cubin_info import check_cubin
 from lowering.pipeline import (
     COMPILER_VERSION,
     CompileRequest,
@@ -29,15 +37,17 @@ from lowering.pipeline import (
     Timings,
     compile_kernel,
 )
-from lowering.tileiras import Tileiras, TileirasError
+from lowering.tileiras import Tileiras, TileirasError, TileirasFault
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
+from service.compile_faults import CompileFault
 from service.content_cache import ContentCachedAssembler
 from service.convert import contract_to_proto, digest
 from service.lease_keeper import LeaseKeeper
 from service.memory_cache import MemoryCache
+from service.worker_pool import WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +66,11 @@ class Artifact:
     def cubin_digest(self) -> compile_pb2.Digest:
         """The cubin's digest (computed once: hits from memory reuse it)."""
         return digest(self.cubin)
+
+    @functools.cached_property
+    def contract_digest(self) -> compile_pb2.Digest:
+        """The digest of the contract's deterministic serialization (what hosts verify)."""
+        return digest_of(contract_bytes(self.contract))
 
 
 @dataclass(frozen=True)
@@ -88,8 +103,10 @@ class CompileEngine:
         compile_fn: CompileFn | None = None,
         compiler_version: str = COMPILER_VERSION,
         memory: MemoryCache | None = None,
+        pool: WorkerPool | None = None,
     ) -> None:
         self.assembler = assembler
+        self.pool = pool
         self.cache = cache
         self.memory = memory if cache is not None else None
         # told "hit" / "miss" for each content-key lookup before tileiras (the server's metrics)
@@ -154,6 +171,7 @@ class CompileEngine:
         may_store: Callable[[], bool] | None = None,
         assembler: Tileiras | None = None,
         poll_s: float = LEASE_POLL_S,
+        parse_limit_ms: int | None = None,
     ) -> Outcome:
         """Compile under the shared store's lease: when another replica holds it, wait
         for its result (or for the lease to go) instead of compiling the same key too.
@@ -165,6 +183,7 @@ class CompileEngine:
             start=start,
             may_store=may_store,
             assembler=assembler,
+            parse_limit_ms=parse_limit_ms,
         )
         cache = self.cache
         if cache is None or not hasattr(cache, "acquire_lease"):
@@ -199,39 +218,60 @@ class CompileEngine:
         start: float | None = None,
         may_store: Callable[[], bool] | None = None,
         assembler: Tileiras | None = None,
+        parse_limit_ms: int | None = None,
     ) -> Outcome:
-        """Run the compiler (with `assembler`, default ours); store a success unless
-        `may_store()` says no (a passed deadline, every caller gone)."""
+        """Run the compiler (with `assembler`, default ours; in a worker with a pool, which
+        also checks `parse_limit_ms`); store a success unless `may_store()` says no (a passed
+        deadline, every caller gone)."""
         start = time.perf_counter() if start is None else start
-        tool = assembler or self.assembler
-        if self.cache is not None:  # the bytecode's cubin may be cached under its content key
-            tool = ContentCachedAssembler(tool, self.cache, self.content_observer)
-        result = self._run_compiler(request, tool)
+        if self.pool is not None:
+            result = self.pool.run(
+                request,
+                self.cache,
+                may_store or _always,
+                observer=self.content_observer,
+                parse_limit_ms=parse_limit_ms,
+            )
+        else:
+            tool = assembler or self.assembler
+            if self.cache is not None:  # the bytecode's cubin may be cached by content key
+                tool = ContentCachedAssembler(tool, self.cache, self.content_observer)
+            result = self._run_compiler(request, tool)
         timings = _since(start, result.timings)
         if not result.ok:
             return Outcome(key, result.diagnostics, timings=timings)
         if result.cubin is None or result.contract is None:
             raise RuntimeError("the compiler reported success without a cubin and contract")
         artifact = Artifact(result.cubin, contract_to_proto(result.contract))
+        _check_artifact(artifact)
         if may_store is None or may_store():
             self._store(key, artifact)
         else:
             log.info("not caching %s: its callers are gone or past their deadline", key.short)
         return Outcome(key, result.diagnostics, artifact, timings=timings)
 
-    def has(self, key: str) -> bool:
-        return self.cache is not None and self.cache.contains(key)
-
     def artifact(self, key: str) -> Artifact | None:
-        """The verified cached artifact of the hex `key`, or None."""
+        """The verified cached artifact of the hex request `key`, or None: also for what
+        the cache holds under that key that is no artifact (a content-key cubin has no
+        contract) or no longer passes `_check_artifact`."""
         found = self._lookup(RequestKey(key, 0))
-        return None if found is None else found[0]
+        if found is None or not found[0].contract.kernel.entry_symbol:
+            return None
+        try:
+            _check_artifact(found[0])
+        except CompileFault:
+            return None
+        return found[0]
 
     def _run_compiler(
         self, request: CompileRequest, assembler: Tileiras | ContentCachedAssembler
     ) -> CompileResult:
         try:
             return self.compile_fn(request, assembler=assembler)
+        except TileirasFault as exc:
+            raise CompileFault("tileiras", str(exc)) from None
+        except MemoryError:
+            raise CompileFault("costly", "the compile ran out of memory") from None
         except TileirasError as exc:  # compile_kernel reports these itself; a compile_fn may not
             return CompileResult(diagnostics=(tileiras_diagnostic(exc),))
 
@@ -258,6 +298,19 @@ class CompileEngine:
             self.memory.put(key.sha256, artifact)
         entry = CacheEntry(artifact.cubin, artifact.contract.SerializeToString(deterministic=True))
         self.cache.put(key.sha256, entry)
+
+
+def _always() -> bool:
+    return True
+
+
+def _check_artifact(artifact: Artifact) -> None:
+    """CompileFault unless the cubin is one for the contract's target holding its entry."""
+    contract = artifact.contract
+    try:
+        check_cubin(artifact.cubin, contract.target.sm, contract.kernel.entry_symbol)
+    except ValueError as exc:
+        raise CompileFault("tileiras", f"not caching a bad artifact: {exc}") from None
 
 
 def tileiras_diagnostic(exc: BaseException) -> Diagnostic:

@@ -29,6 +29,8 @@ ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
 COMPILE_ERROR = "COMPILE_ERROR"
 UNAUTHENTICATED = "UNAUTHENTICATED"
 PARSE_TIME_LIMIT = "PARSE_TIME_LIMIT"
+TILEIRAS_FAULT = "TILEIRAS_FAULT"
+WORKER_CRASHED = "WORKER_CRASHED"
 
 
 def invalid_argument(violations: Iterable[FieldViolation]) -> grpc.Status:
@@ -70,8 +72,10 @@ def unavailable(message: str, reason: str = TOOLCHAIN_UNAVAILABLE) -> grpc.Statu
     return to_grpc(rich(code_pb2.UNAVAILABLE, message, reason))
 
 
-def internal(message: str = "internal compiler error; see the server log") -> grpc.Status:
-    return to_grpc(rich(code_pb2.INTERNAL, message, INTERNAL_ERROR))
+def internal(
+    message: str = "internal compiler error; see the server log", reason: str = INTERNAL_ERROR
+) -> grpc.Status:
+    return to_grpc(rich(code_pb2.INTERNAL, message, reason))
 
 
 def resource_exhausted(retry_after_s: float) -> grpc.Status:

@@ -117,6 +117,11 @@ class Scheduler:
         """Distinct runs now queued or running."""
         return len(self._flights)
 
+    @property
+    def full(self) -> bool:
+        """Whether a new, distinct run would be refused now (`Overloaded`)."""
+        return len(self._flights) >= self.workers + self.max_queued
+
     def in_flight(self, key: Hashable) -> bool:
         return key in self._flights
 
@@ -134,7 +139,7 @@ class Scheduler:
         """`fn(flight)` on a worker, shared with every concurrent caller of `key`."""
         flight = self._flights.get(key)
         if flight is None:
-            if len(self._flights) >= self.workers + self.max_queued:
+            if self.full:
                 raise Overloaded(self.retry_delay_s)
             flight = Flight(deadline)
             flight.waiters = 1

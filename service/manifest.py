@@ -4,7 +4,8 @@
     OUT/<function>-<8 hex of request key>-<sm>.contract.pb     binary LaunchContract
     OUT/<function>-<8 hex of request key>-<sm>.contract.json   the same, as proto JSON
     OUT/manifest.json   {"schema": 1, "kernels": [{module, function, generics, sm, cubin,
-                         contract, contract_json, cubin_sha256, source, request_key,
+                         contract, contract_json, cubin_sha256, contract_sha256, source,
+                         request_key,
                          facts: [{param, dim_divisors, stride_divisors,
                                  base_align?, unit_last_stride?}]}]}
 
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from client_stubs.integrity import contract_bytes
 from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
 from service.cache import RequestKey
 from service.engine import Artifact
@@ -46,6 +48,9 @@ class KernelRecord:
     request_key: str
     # the request's tensor facts (`--facts`): variants of one kernel differ only here
     facts: list[dict[str, object]] = field(default_factory=list, hash=False)
+    # sha256 of the contract's deterministic serialization (the .pb file): hosts refuse a
+    # kernel whose contract does not match it
+    contract_sha256: str = ""
 
 
 def facts_record(facts: Iterable[TensorFacts]) -> list[dict[str, object]]:
@@ -88,10 +93,11 @@ def write_kernel(
         source=source,
         request_key=key.sha256,
         facts=facts_record(facts),
+        contract_sha256=artifact.contract_digest.sha256,
     )
     contract_json = json_format.MessageToJson(contract, always_print_fields_with_no_presence=True)
     write_atomically(out_dir / record.cubin, artifact.cubin)
-    write_atomically(out_dir / record.contract, contract.SerializeToString(deterministic=True))
+    write_atomically(out_dir / record.contract, contract_bytes(contract))
     write_atomically(out_dir / record.contract_json, (contract_json + "\n").encode("utf-8"))
     return record
 

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PREFIX = "cutile-serve:v1:"
 DEFAULT_TTL_S = 7 * 24 * 3600
-DEFAULT_LEASE_MS = 60_000
+DEFAULT_LEASE_MS = 3_000  # renewed every second while its compile runs
 DEFAULT_MAX_ENTRY_BYTES = 64 << 20
 DEFAULT_TIMEOUT_S = 0.5
 DEFAULT_RETRY_AFTER_S = 2.0

@@ -12,6 +12,7 @@ with bytes already serialized (`service.hot_hits`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from service import errors
 from service.convert import FieldViolation
 
 SERVICE = compile_pb2.DESCRIPTOR.services_by_name["CompileService"]
+OFF_LOOP_BYTES = 64 << 10  # requests larger than this are decoded off the event loop
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,9 @@ def _unary(behavior: Callable) -> Callable:
 
 def _unary_with_wire(behavior: Callable, decode: Callable[[bytes], object]) -> Callable:
     async def handle(wire: bytes, context: grpc.aio.ServicerContext):
-        request = decode(wire)
+        # a large request is decoded on a thread: a flood of them must not stall the loop
+        large = len(wire) > OFF_LOOP_BYTES
+        request = await asyncio.to_thread(decode, wire) if large else decode(wire)
         if isinstance(request, Undecodable):
             await context.abort_with_status(_invalid(request))
         return await behavior(request, context, wire=wire)

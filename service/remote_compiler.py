@@ -19,6 +19,8 @@ from pathlib import PurePath
 import grpc
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
+from client_stubs.errors import IntegrityError
+from client_stubs.integrity import MAX_CUBIN_BYTES, verify
 from lowering.pipeline import CompileRequest
 from parser.codes import DiagnosticCode
 from parser.diagnostics import Diagnostic, Severity
@@ -129,11 +131,17 @@ class RemoteCompiler:
         if status.code == code_pb2.OK and response.ok:
             artifact = response.artifact
             key = RequestKey(artifact.request_key.sha256, artifact.request_key.size)
-            cubin = artifact.cubin or self._fetch_cubin(artifact)
+            try:
+                if not artifact.cubin:
+                    artifact.cubin = self._fetch_cubin(artifact)
+                verify(artifact, f"the server's artifact {key.short}")
+            except IntegrityError as exc:  # written into no bundle
+                code = DiagnosticCode("CTS-INTEGRITY", "integrity", "an artifact failed its check")
+                return Outcome(NO_KEY, (Diagnostic(Severity.ERROR, code, str(exc)),)), None
             outcome = Outcome(
                 key,
                 diagnostics,
-                Artifact(cubin, artifact.contract),
+                Artifact(artifact.cubin, artifact.contract),
                 cache_hit=response.cache == compile_pb2.CACHE_OUTCOME_HIT,
             )
             return outcome, None
@@ -145,12 +153,17 @@ class RemoteCompiler:
     def _fetch_cubin(self, artifact: compile_pb2.Artifact) -> bytes:
         """A cubin the server left out of the batch result, by its request key."""
         request = compile_pb2.GetArtifactRequest(key=artifact.request_key)
+        announced = artifact.cubin_digest.size
+        if not 0 < announced <= MAX_CUBIN_BYTES:
+            raise IntegrityError(f"the server announced a {announced}-byte cubin")
         data = bytearray()
         for chunk in self._stub.GetArtifact(
             request, timeout=self.timeout_s, metadata=self._metadata
         ):
             if chunk.data:
-                data[chunk.offset : chunk.offset + len(chunk.data)] = chunk.data
+                if chunk.offset != len(data) or len(data) + len(chunk.data) > announced:
+                    raise IntegrityError("the server's cubin chunks do not fit its digest")
+                data.extend(chunk.data)
         return bytes(data)
 
 

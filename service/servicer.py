@@ -22,6 +22,7 @@ GetCapabilities advertises targets, versions and limits.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import re
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 import grpc
 from google.rpc import code_pb2, status_pb2
 
+from client_stubs.integrity import signature
 from lowering.pipeline import (
     COMPILER_VERSION,
     DEFAULT_BYTECODE_VERSION,
@@ -41,11 +43,13 @@ from lowering.pipeline import (
 )
 from lowering.pipeline import CompileRequest as DomainRequest
 from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, Tileiras
-from parser.codes import INTERNAL_ERROR
+from parser.codes import COMPILE_TOO_COSTLY, INTERNAL_ERROR
 from parser.cst_to_ast import MAX_NESTING_DEPTH
+from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
 from service.cache import RequestKey
+from service.compile_faults import CompileFault
 from service.convert import (
     DEFAULT_LIMITS,
     MAX_OPT_LEVEL,
@@ -53,15 +57,16 @@ from service.convert import (
     InvalidRequest,
     Limits,
     diagnostic_to_proto,
-    digest,
     request_from_proto,
     validate,
 )
-from service.engine import CompileEngine, Outcome
+from service.engine import Artifact, CompileEngine, Outcome
 from service.flight import Flight, Overloaded, Scheduler
 from service.hot_hits import HotHits
+from service.memory_return import MemoryReturn
 from service.metrics import ServiceMetrics
 from service.parse_limit import ParseTooSlow, check_parse_time
+from service.registration import OFF_LOOP_BYTES
 from service.source_pool import SourcePool
 from service.tileiras_runs import KillableTileiras
 
@@ -106,8 +111,10 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         service_limits: ServiceLimits = DEFAULT_SERVICE_LIMITS,
         retry_delay_s: float = 1.0,
         metrics: ServiceMetrics | None = None,
+        signing_key: bytes | None = None,
     ) -> None:
         self.engine = engine
+        self.signing_key = signing_key  # artifacts are signed with it (see client_stubs.integrity)
         self.limits = limits
         self.service_limits = service_limits
         self.scheduler = Scheduler(workers, max_queued=max_queued, retry_delay_s=retry_delay_s)
@@ -119,6 +126,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             engine.content_observer = self.metrics.content_lookup
         self._tileiras_version: str | None = None
         self.sources = SourcePool()
+        self.memory_return = MemoryReturn()
         # repeated hits as wire bytes: only with a memory layer, which they extend
         memory = engine is not None and engine.memory is not None and engine.cache is not None
         self.hot = HotHits() if memory else None
@@ -134,14 +142,20 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         """`wire`: the request as received (see `WIRE_METHODS`); a repeat of an earlier
         cache hit's exact bytes is answered from `hot` as bytes."""
         start = time.perf_counter()
-        hot = self.hot if wire is not None else None
+        size = len(wire) if wire is not None else request.ByteSize()
+        # hot hits are for small repeated requests: hashing a large one would stall the loop
+        hot = self.hot if wire is not None and size <= OFF_LOOP_BYTES else None
         if hot is not None:
             elapsed_ms = (time.perf_counter() - start) * 1e3
             answer = hot.answer(wire, elapsed_ms, self._in_memory)  # type: ignore[arg-type]
             if answer is not None:
                 self.metrics.cache("memory", "hit")  # hot hits exist only with a memory layer
                 return answer
-        result = await self._compile(request, context.time_remaining())
+        try:
+            result = await self._compile(request, context.time_remaining(), size)
+        finally:
+            if size > OFF_LOOP_BYTES:
+                self.memory_return.after_large_request()
         if log.isEnabledFor(logging.INFO):
             _log_compile(request, result, start)
         if not isinstance(result, Response):
@@ -155,15 +169,26 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         return memory is not None and memory.get(key) is not None
 
     async def _compile(
-        self, request: compile_pb2.CompileRequest, time_remaining: float | None
+        self, request: compile_pb2.CompileRequest, time_remaining: float | None, size: int = 0
     ) -> Response | grpc.Status:
-        """The response, or the status that ends the RPC."""
+        """The response, or the status that ends the RPC. A large request (`size` bytes on
+        the wire) is refused before any work proportional to it when the compile queue is
+        full, and converted and keyed on a thread, so a flood of them cannot stall the
+        event loop (health checks, cache hits)."""
+        large = size > OFF_LOOP_BYTES
+        if large and self.scheduler.full:
+            return errors.resource_exhausted(self.scheduler.retry_delay_s)
         try:
-            domain = request_from_proto(request, self.limits, self.sources.get)
+            convert = functools.partial(request_from_proto, request, self.limits, self.sources.get)
+            domain = await asyncio.to_thread(convert) if large else convert()
         except InvalidRequest as exc:
             return errors.invalid_argument(exc.violations)
         return await self._compile_domain(
-            domain, request.entry, skip_cache=request.options.skip_cache, remaining=time_remaining
+            domain,
+            request.entry,
+            skip_cache=request.options.skip_cache,
+            remaining=time_remaining,
+            large=large,
         )
 
     async def _compile_domain(
@@ -173,6 +198,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         *,
         skip_cache: bool,
         remaining: float | None,
+        large: bool = False,
     ) -> Response | grpc.Status:
         engine = self.engine
         if engine is None:
@@ -181,12 +207,12 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.deadline_exceeded()
         deadline = None if remaining is None else time.monotonic() + remaining
         try:
-            key = engine.key(domain)
+            key = await asyncio.to_thread(engine.key, domain) if large else engine.key(domain)
             if not skip_cache and engine.cache is not None:
                 remembered = engine.lookup_memory(key)  # the fast path: no task, no thread
                 if remembered is not None:
                     self._count_lookup(engine, remembered)
-                    return response_from_outcome(remembered)
+                    return response_from_outcome(remembered, signing_key=self.signing_key)
             outcome, joined = await asyncio.wait_for(
                 self._outcome(engine, domain, key, skip_cache, deadline), timeout=remaining
             )
@@ -196,6 +222,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.resource_exhausted(exc.retry_after_s)
         except ParseTooSlow as exc:
             return errors.parse_too_slow(exc.index, exc.limit_ms)
+        except CompileFault as exc:
+            return self._fault(exc, engine.key(domain), entry)
         except Exception:
             log.exception("internal error compiling entry %r", entry)
             return errors.internal()
@@ -204,7 +232,22 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             # that is a server fault, not the client's kernel
             log.error("internal compiler error compiling entry %r", entry)
             return errors.internal()
-        return response_from_outcome(outcome, joined=joined)
+        return response_from_outcome(outcome, joined=joined, signing_key=self.signing_key)
+
+    def _fault(self, fault: CompileFault, key: RequestKey, entry: str) -> Response | grpc.Status:
+        """The answer to a compile that ended without a verdict on the kernel."""
+        log.warning("compile of entry %r ended without a verdict: %s", entry, fault.message)
+        if fault.kind == "costly":  # the request's own input: its error, as a diagnostic
+            diagnostic = Diagnostic(Severity.ERROR, COMPILE_TOO_COSTLY, fault.message)
+            return response_from_outcome(Outcome(key, (diagnostic,)))
+        if fault.kind == "tileiras":
+            return errors.unavailable(fault.message.splitlines()[0], errors.TILEIRAS_FAULT)
+        if fault.kind == "cancelled":
+            return errors.deadline_exceeded()
+        if fault.kind == "unavailable":
+            return errors.unavailable(fault.message)
+        crashed = "the compile worker crashed; see the server log"
+        return errors.internal(crashed, errors.WORKER_CRASHED)
 
     async def _outcome(
         self,
@@ -217,13 +260,16 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         """(outcome, joined another caller's compile); the memory layer was looked at."""
         metrics = self.metrics
         cached = not skip_cache and engine.cache is not None
-        if cached:
-            hit = await asyncio.to_thread(engine.lookup, key)
+        hit = await asyncio.to_thread(engine.lookup, key) if cached else None
+        if hit is not None:
             self._count_lookup(engine, hit)
-            if hit is not None:
-                return hit, False
+            return hit, False
         flight_key = (key.sha256, skip_cache)
         joined = self.scheduler.in_flight(flight_key)
+        if not joined and self.scheduler.full:  # refused: no miss to count, nothing to run
+            raise Overloaded(self.scheduler.retry_delay_s)
+        if cached:
+            self._count_lookup(engine, None)
         metrics.cache("flight", "joined" if joined else "miss")
         parse_limit_ms = self.service_limits.max_parse_ms
 
@@ -234,13 +280,20 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 if hit is not None:
                     self._count_lookup(engine, hit)
                     return hit
-            check_parse_time(domain.sources, parse_limit_ms)
-            runner = _killable(engine.assembler)
+            isolated = engine.pool is not None  # the worker checks the parse time
+            if not isolated:
+                check_parse_time(domain.sources, parse_limit_ms)
+            runner = None if isolated else _killable(engine.assembler)
             if runner is not None:
                 flight.when_abandoned(runner.kill)
             try:
                 outcome = engine.compile_leased(
-                    domain, key, start=start, may_store=flight.may_store, assembler=runner
+                    domain,
+                    key,
+                    start=start,
+                    may_store=flight.may_store,
+                    assembler=runner,
+                    parse_limit_ms=parse_limit_ms if isolated else None,
                 )
             finally:
                 if runner is not None:
@@ -355,7 +408,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         engine = self.engine
 
         def missing() -> list[compile_pb2.Digest]:
-            return [k for k in request.keys if engine is None or not engine.has(k.sha256)]
+            # present only what GetArtifact would serve: a readable, verified artifact
+            return [k for k in request.keys if engine is None or not engine.artifact(k.sha256)]
 
         return compile_pb2.FindMissingResponse(missing=await asyncio.to_thread(missing))
 
@@ -375,13 +429,9 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         chunk = self.service_limits.artifact_chunk_bytes
         if 0 < request.max_chunk_bytes < chunk:
             chunk = request.max_chunk_bytes
-        yield compile_pb2.ArtifactChunk(
-            artifact=compile_pb2.Artifact(
-                cubin_digest=digest(found.cubin),
-                contract=found.contract,
-                request_key=request.key,
-            )
-        )
+        first = sealed(found, key, request.key.size, self.signing_key)
+        first.cubin = b""  # the cubin follows in chunks
+        yield compile_pb2.ArtifactChunk(artifact=first)
         view = memoryview(found.cubin)
         for offset in range(0, len(view), chunk):
             data = bytes(view[offset : offset + chunk])
@@ -483,7 +533,9 @@ def _check_keys(keys, limit: int, field: str = "keys") -> list[FieldViolation]:
     return found
 
 
-def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response:
+def response_from_outcome(
+    outcome: Outcome, *, joined: bool = False, signing_key: bytes | None = None
+) -> Response:
     cache = compile_pb2.CACHE_OUTCOME_JOINED if joined else _CACHE_OUTCOME[outcome.cache_hit]
     response = compile_pb2.CompileResponse(
         ok=outcome.ok,
@@ -497,14 +549,25 @@ def response_from_outcome(outcome: Outcome, *, joined: bool = False) -> Response
     )
     if outcome.artifact is not None:
         response.artifact.CopyFrom(
-            compile_pb2.Artifact(
-                cubin=outcome.artifact.cubin,
-                cubin_digest=outcome.artifact.cubin_digest,
-                contract=outcome.artifact.contract,
-                request_key=compile_pb2.Digest(sha256=outcome.key.sha256, size=outcome.key.size),
-            )
+            sealed(outcome.artifact, outcome.key.sha256, outcome.key.size, signing_key)
         )
     return response
+
+
+def sealed(
+    artifact: Artifact, key: str, key_size: int = 0, signing_key: bytes | None = None
+) -> compile_pb2.Artifact:
+    """The wire artifact with its digests (and signature, given the daemon's key)."""
+    wire = compile_pb2.Artifact(
+        cubin=artifact.cubin,
+        cubin_digest=artifact.cubin_digest,
+        contract=artifact.contract,
+        request_key=compile_pb2.Digest(sha256=key, size=key_size),
+        contract_digest=artifact.contract_digest,
+    )
+    if signing_key is not None:
+        wire.signature = signature(signing_key, wire)
+    return wire
 
 
 _CACHE_OUTCOME = {True: compile_pb2.CACHE_OUTCOME_HIT, False: compile_pb2.CACHE_OUTCOME_MISS}

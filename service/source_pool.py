@@ -3,7 +3,8 @@
 Building a `SourceFile` indexes every line start in Python, which for a repeated request
 (a cache hit) costs more than the rest of the hit. `SourcePool.get(name, text)` returns
 the same immutable `SourceFile` for the same name and text while it is among the most
-recently used (bounded by their total UTF-8 size), so a hit hashes the text instead.
+recently used (bounded by what they hold in memory: text, bytes, room for a line table), so
+a hit hashes the text instead.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class SourcePool:
                 self._files.move_to_end(ident)
                 return found
         source = SourceFile(name, text)
-        size = len(source.data)
+        size = _footprint(source)
         if size > self.max_bytes:
             return source
         with self._lock:
@@ -40,8 +41,20 @@ class SourcePool:
                 self._bytes += size
             while self._bytes > self.max_bytes:
                 _, evicted = self._files.popitem(last=False)
-                self._bytes -= len(evicted.data)
+                self._bytes -= _footprint(evicted)
         return source
 
     def __len__(self) -> int:
         return len(self._files)
+
+    @property
+    def bytes(self) -> int:
+        """What the pooled files hold, as accounted."""
+        return self._bytes
+
+
+def _footprint(source: SourceFile) -> int:
+    """What a pooled file keeps in memory: its text and its UTF-8 bytes (a line table is
+    built only for diagnostics, 4 bytes a line; counted as one byte a character, its upper
+    bound for lines of at least four characters)."""
+    return len(source.text) + 2 * len(source.data)

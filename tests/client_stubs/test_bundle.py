@@ -28,6 +28,10 @@ def no_gpu(monkeypatch):
     monkeypatch.setattr(driver, "device_count", lambda: 0)
 
 
+def _contract_sha256(contract: pb.LaunchContract) -> str:
+    return hashlib.sha256(contract.SerializeToString(deterministic=True)).hexdigest()
+
+
 def write_bundle(root: Path, kit, variants, *, json_only: bool = False) -> list[dict]:
     kernels = []
     for function, block, sm in variants:
@@ -45,6 +49,7 @@ def write_bundle(root: Path, kit, variants, *, json_only: bool = False) -> list[
             "cubin": f"{stem}.cubin",
             "contract_json": f"{stem}.contract.json",
             "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
+            "contract_sha256": _contract_sha256(contract),
         }
         if not json_only:
             (root / f"{stem}.contract.pb").write_bytes(contract.SerializeToString())
@@ -213,6 +218,7 @@ def _add_variant(root: Path, kit, stem: str, facts: list[dict]) -> dict:
         "cubin": f"{stem}.cubin",
         "contract": f"{stem}.contract.pb",
         "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
+        "contract_sha256": _contract_sha256(contract),
         "facts": facts,
     }
 
@@ -245,3 +251,18 @@ def test_relaxed_variants_rank_below_every_default_view_variant(tmp_path, kit):
     assert labels["relaxed_dims16"].endswith("specialized (4) relaxed (2)")
     with pytest.raises(AmbiguousKernelError, match="for_args="):
         bundle.find("add")
+
+
+def test_a_contract_that_is_not_the_manifests_is_refused(tmp_path, kit):
+    (entry,) = write_bundle(tmp_path, kit, [("add", 128, "sm_90")])
+    contract = kit.add(block=128)
+    contract.launch_checks.clear()
+    del contract.assumptions[:]
+    contract.params[0].tile_shape[:] = [64]  # what a tampered contract file could say
+    (tmp_path / entry["contract"]).write_bytes(contract.SerializeToString())
+    with pytest.raises(IntegrityError, match="contract sha256"):
+        Bundle.open(tmp_path).kernel("add", {"B": "128"}, sm="sm_90")
+    entry.pop("contract_sha256")
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [entry]}))
+    with pytest.raises(IntegrityError, match="no contract_sha256"):
+        Bundle.open(tmp_path).kernel("add", {"B": "128"}, sm="sm_90")

@@ -29,6 +29,7 @@ from client_stubs.client import (
     FIND_MISSING_METHOD,
     GET_ARTIFACT_METHOD,
 )
+from client_stubs.integrity import seal
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 
 SOURCE = "#[cutile::module] mod kernel { /* ... */ }"
@@ -50,6 +51,7 @@ class FakeService:
         self.chunk_bytes = 1000
         self.find_missing: list[list[str]] = []
         self.fetched: list[str] = []
+        self.stream_artifact = self._stored_artifact  # what GetArtifact streams
 
     def _fail_first_calls(self, context) -> None:
         if self.unavailable > 0:
@@ -81,6 +83,9 @@ class FakeService:
         )
 
     def GetArtifact(self, request, context):
+        return self.stream_artifact(request, context)
+
+    def _stored_artifact(self, request, context):
         key = request.key.sha256
         self.fetched.append(key)
         found = self.stored.get(key)
@@ -100,10 +105,9 @@ def ok_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.Compi
         block = int(request.generics.get("B", "128"))
         response = compile_pb2.CompileResponse(ok=True, cache=compile_pb2.CACHE_OUTCOME_MISS)
         response.artifact.cubin = CUBIN
-        response.artifact.cubin_digest.sha256 = hashlib.sha256(CUBIN).hexdigest()
-        response.artifact.cubin_digest.size = len(CUBIN)
         response.artifact.contract.CopyFrom(kit.add(block=block))
         response.artifact.request_key.sha256 = "ab" * 32
+        seal(response.artifact)
         return response
 
     return respond
@@ -261,6 +265,7 @@ def facts_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.Co
                     param=param.index, kind=contract_pb2.ASSUMPTION_KIND_STRIDE_ONE, value=1
                 )
         response.artifact.request_key.sha256 = request_key(request)
+        seal(response.artifact)
         return response
 
     return respond
@@ -316,6 +321,9 @@ def test_kernel_for_args_prefers_a_fitting_bundled_variant(service, kit, tmp_pat
         "cubin": "add.cubin",
         "contract": "add.contract.pb",
         "cubin_sha256": hashlib.sha256(CUBIN).hexdigest(),
+        "contract_sha256": hashlib.sha256(
+            contract.SerializeToString(deterministic=True)
+        ).hexdigest(),
     }
     (bundle_dir / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [kernel_record]}))
     bundle = Bundle.open(bundle_dir)
@@ -443,12 +451,10 @@ def test_resource_exhausted_is_retried_after_the_servers_retry_delay(service, tm
 def stored_artifact(kit, size: int = 10_000) -> tuple[str, compile_pb2.Artifact]:
     cubin = bytes(range(256)) * (size // 256) + b"tail"
     artifact = compile_pb2.Artifact(cubin=cubin)
-    artifact.cubin_digest.sha256 = hashlib.sha256(cubin).hexdigest()
-    artifact.cubin_digest.size = len(cubin)
     artifact.contract.CopyFrom(kit.add(block=256))
     key = hashlib.sha256(cubin + b"key").hexdigest()
     artifact.request_key.sha256 = key
-    return key, artifact
+    return key, seal(artifact)
 
 
 def test_kernel_for_key_streams_the_chunks_once_then_hits_the_cache(service, tmp_path, kit):
@@ -468,7 +474,7 @@ def test_a_corrupted_stream_is_rejected(service, tmp_path, kit):
     key, artifact = stored_artifact(kit)
     artifact.cubin_digest.sha256 = "0" * 64
     fake.stored[key] = artifact
-    with pytest.raises(IntegrityError, match="announced"):
+    with pytest.raises(IntegrityError, match="differs from the digest"):
         make_client(target, tmp_path).fetch_artifact(key)
     assert not list((tmp_path / "cache").glob("*/*.bin"))
 
@@ -511,3 +517,92 @@ def test_compiled_artifacts_are_cached_under_the_servers_key_too(service, tmp_pa
     client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
     kernel = client.kernel_for_key("ab" * 32)  # the fake's request_key: no GetArtifact needed
     assert kernel.cubin == CUBIN and fake.fetched == []
+
+
+# ---- integrity: nothing unverified is launched ------------------------------------------
+
+
+def test_an_artifact_without_digests_is_refused(service, tmp_path, kit):
+    fake, target = service
+    honest = fake.respond
+
+    def no_digests(request):  # type: ignore[no-untyped-def]
+        response = honest(request)
+        response.artifact.ClearField("cubin_digest")
+        return response
+
+    fake.respond = no_digests
+    with pytest.raises(IntegrityError, match="no cubin digest"):
+        make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+
+
+def test_a_contract_stripped_of_its_checks_is_refused(service, tmp_path, kit):
+    fake, target = service
+    honest = fake.respond
+
+    def stripped(request):  # type: ignore[no-untyped-def]
+        response = honest(request)
+        contract = response.artifact.contract
+        contract.assumptions.add(param=1, kind=contract_pb2.ASSUMPTION_KIND_BASE_ALIGN, value=16)
+        seal(response.artifact)
+        del contract.assumptions[:]  # sealed, then the contract lost its checks on the way
+        return response
+
+    fake.respond = stripped
+    with pytest.raises(IntegrityError, match="contract sha256"):
+        make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert not list((tmp_path / "cache").glob("*/*.bin"))
+
+
+def test_a_host_with_the_signing_key_takes_only_signed_artifacts(service, tmp_path, kit):
+    fake, target = service
+    honest = fake.respond
+    fake.respond = lambda r: _signed(honest(r), b"the daemon's key")
+    kernel = make_client(target, tmp_path, signing_key=b"the daemon's key").compile(
+        SOURCE, "add", {"B": 128}, target="sm_90"
+    )
+    assert kernel.cubin == CUBIN
+    for key in (b"another key", None):
+        fake.respond = lambda r, key=key: _signed(honest(r), key)
+        with pytest.raises(IntegrityError, match="signature"):
+            make_client(target, tmp_path / "other", signing_key=b"the daemon's key").compile(
+                SOURCE, "add", {"B": 256}, target="sm_90"
+            )
+
+
+def _signed(response, key):  # type: ignore[no-untyped-def]
+    seal(response.artifact, key)
+    return response
+
+
+def test_a_tampered_local_cache_entry_is_dropped_and_fetched_again(service, tmp_path, kit):
+    fake, target = service
+    client = make_client(target, tmp_path)
+    client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    key = request_key(fake.requests[0])
+    artifact = compile_pb2.Artifact.FromString(client.cache.get(key))
+    artifact.contract.params[0].tile_shape[:] = [64]  # a contract the service never sent
+    client.cache.put(key, artifact.SerializeToString())  # checksummed, but not what was sealed
+    client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert len(fake.requests) == 2  # asked the service again instead of trusting it
+
+
+def test_an_endless_artifact_stream_stops_at_the_announced_size(service, tmp_path, kit):
+    fake, target = service
+    key, artifact = stored_artifact(kit, 1000)
+
+    def endless(request, context):  # type: ignore[no-untyped-def]
+        head = compile_pb2.Artifact()
+        head.CopyFrom(artifact)
+        head.cubin = b""
+        yield compile_pb2.ArtifactChunk(artifact=head)
+        offset = 0
+        while True:
+            yield compile_pb2.ArtifactChunk(offset=offset, data=b"x" * 4096)
+            offset += 4096
+
+    fake.stream_artifact = endless
+    with pytest.raises(
+        IntegrityError, match=f"more than the {len(artifact.cubin)} bytes announced"
+    ):
+        make_client(target, tmp_path).fetch_artifact(key)

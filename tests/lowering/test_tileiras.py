@@ -14,12 +14,15 @@ from lowering.bytecode.writer import write_bytecode
 from lowering.cubin_info import function_symbols
 from lowering.ir.core import Module
 from lowering.tileiras import (
+    FILE_SIZE_CAP,
     Tileiras,
     TileirasError,
+    TileirasFault,
     TileirasNotFound,
     TileirasTimeout,
     tileiras_flags,
 )
+from tests.fake_cubin import fake_cubin
 
 
 def test_flags() -> None:
@@ -134,6 +137,7 @@ def test_empty_bytecode_is_rejected_before_running(tmp_path: Path) -> None:
 
 def _fake_tileiras(tmp_path: Path, script: str) -> Tileiras:
     """A shell script standing in for tileiras; temp dirs go under tmp_path/tmp."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     fake = tmp_path / "fake-tileiras"
     fake.write_text("#!/bin/sh\n" + script)
     fake.chmod(0o755)
@@ -187,3 +191,45 @@ def test_output_is_capped(tmp_path: Path) -> None:
         fake.assemble(b"bytes", sm="sm_90")
     assert caught.value.stderr.endswith("[... output truncated]")
     assert len(caught.value.stderr) < 70_000
+
+
+def _writing(tmp_path: Path, cubin: bytes) -> Tileiras:
+    """A fake tileiras that exits 0 after writing `cubin` as its output."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    made = tmp_path / "made.cubin"
+    made.write_bytes(cubin)
+    return _fake_tileiras(tmp_path, f"cp {made} output.cubin\n")
+
+
+@pytest.mark.parametrize(
+    ("cubin", "problem"),
+    [
+        (b"not an elf at all", "not an ELF file"),
+        (fake_cubin("sm_80", "add_B1024"), "a cubin for sm_80, not sm_90"),
+        (fake_cubin("sm_90", "other_kernel"), "lacks the entry symbol `add_B1024`"),
+    ],
+)
+def test_an_output_that_is_not_the_kernel_is_a_fault(
+    tmp_path: Path, cubin: bytes, problem: str
+) -> None:
+    fake = _writing(tmp_path, cubin)
+    with pytest.raises(TileirasFault, match=problem):
+        fake.assemble(b"bytes", sm="sm_90", symbol="add_B1024")
+    good = fake_cubin("sm_90", "add_B1024")
+    assert _writing(tmp_path / "good", good).assemble(b"b", sm="sm_90", symbol="add_B1024") == good
+
+
+def test_an_output_past_the_cap_is_refused_unread(tmp_path: Path) -> None:
+    fake = _fake_tileiras(tmp_path, f"head -c {FILE_SIZE_CAP + 1} /dev/zero > output.cubin\n")
+    with pytest.raises(TileirasFault, match="reached the cap"):
+        fake.assemble(b"bytes", sm="sm_90")
+
+
+def test_a_crash_is_a_fault_but_an_error_exit_is_the_bytecodes(tmp_path: Path) -> None:
+    crashing = _fake_tileiras(tmp_path, "kill -SEGV $$\n")
+    with pytest.raises(TileirasFault, match="killed by SIGSEGV"):
+        crashing.assemble(b"bytes", sm="sm_90")
+    rejecting = _fake_tileiras(tmp_path / "b", "echo 'error: bad op' >&2\nexit 1\n")
+    with pytest.raises(TileirasError) as caught:
+        rejecting.assemble(b"bytes", sm="sm_90")
+    assert not isinstance(caught.value, TileirasFault)

@@ -1,6 +1,7 @@
 """Fixtures for the service tests: sample domain objects, fakes, a real server in a thread.
 
-Test modules import nothing from here: everything shared is a fixture. Tests that use the
+Test modules import nothing from here: everything shared is a fixture (`start_daemon` runs
+real `cutile-serve` processes). Tests that use the
 `tileiras` fixture (tests/conftest.py) run the real compiler and the real tileiras, and
 skip only when tileiras is not installed; they are marked `tileiras`.
 """
@@ -11,16 +12,20 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from lowering.contract import (
     AbiSlot,
@@ -36,13 +41,11 @@ from lowering.pipeline import CompileRequest, CompileResult, Stage, Timings
 from parser.codes import OUTPUT_RANK
 from parser.diagnostics import Diagnostic, error
 from parser.spans import SourceFile, Span
-
-if TYPE_CHECKING:
-    import grpc
+from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
+from tests.fake_cubin import fake_cubin
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADD_RS = REPO_ROOT / "rust_examples" / "add.rs"
-FAKE_CUBIN = b"\x7fELF fake cubin"
 T = TypeVar("T")
 
 # Storing through a shared reference: E0596 at bad.rs:8:9.
@@ -127,11 +130,12 @@ class FakeCompiler:
             raise self.raises
         if self.result is not None:
             return self.result
+        function = request.entry.split("::")[-1]
         return CompileResult(
             diagnostics=(),
             stage_reached=Stage.CUBIN,
-            cubin=FAKE_CUBIN + request.target.encode(),
-            contract=sample_contract(request.entry.split("::")[-1], request.target),
+            cubin=fake_cubin(request.target, f"{function}_B128", b"fake cubin"),
+            contract=sample_contract(function, request.target),
             timings=Timings(1.0, 2.0, 3.0),
         )
 
@@ -298,3 +302,93 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 def unused_redis_url() -> str:
     """A Redis URL where nothing listens."""
     return f"redis://127.0.0.1:{_free_port()}/0"
+
+
+# --------------------------------------------------------------------------- daemons
+
+
+class Daemon:
+    """A real `cutile-serve` process on a free port; its stderr is kept for the test."""
+
+    def __init__(self, args: tuple[str, ...], env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service.daemon", "--port", "0", *args],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.stderr = ""
+        line = _first_line(self.proc, 60)
+        prefix = "cutile-serve listening on 127.0.0.1:"
+        if not line.startswith(prefix):
+            self.proc.kill()
+            _, err = self.proc.communicate()
+            raise RuntimeError(f"the daemon did not start ({line!r}):\n{err}")
+        self.port = int(line[len(prefix) :])
+        self.channel = grpc.insecure_channel(self.target)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def compile(self, request: compile_pb2.CompileRequest, timeout: float = 60):  # type: ignore[no-untyped-def]
+        return compile_pb2_grpc.CompileServiceStub(self.channel).Compile(request, timeout=timeout)
+
+    def health_ms(self) -> float:
+        """The round trip of one health check, in ms (SERVING asserted)."""
+        stub = health_pb2_grpc.HealthStub(self.channel)
+        started = time.perf_counter()
+        reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
+        elapsed = (time.perf_counter() - started) * 1000
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        return elapsed
+
+    def children(self) -> list[int]:
+        """The daemon's child processes (its compile workers)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(fields[1]) == self.proc.pid:
+                        found.append(int(entry.name))
+        return found
+
+    def stop(self, timeout: float = 30) -> str:
+        """SIGTERM, wait, and return stderr; the exit status is in `proc.returncode`."""
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            _, self.stderr = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, self.stderr = self.proc.communicate()
+            raise
+        return self.stderr
+
+
+def _first_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    return lines[0].strip() if lines else ""
+
+
+@pytest.fixture
+def start_daemon() -> Iterator[Callable[..., Daemon]]:
+    started: list[Daemon] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> Daemon:
+        daemon = Daemon(args, env)
+        started.append(daemon)
+        return daemon
+
+    yield start
+    for daemon in started:
+        if daemon.proc.poll() is None:
+            daemon.proc.kill()
+            daemon.proc.communicate()

@@ -10,9 +10,10 @@ import grpc
 import pytest
 from google.rpc import code_pb2, error_details_pb2
 
+from client_stubs.integrity import verify
 from lowering.pipeline import SUPPORTED_TARGETS, CompileResult
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.cache import DiskCache
+from service.cache import CacheEntry, DiskCache
 from service.engine import CompileEngine
 from service.servicer import ServiceLimits
 
@@ -178,3 +179,39 @@ def test_capabilities_without_tileiras(start_server) -> None:
         assert not caps.tileiras_available and caps.tileiras_version == ""
         (result,) = _batch(stub, _item("add"))
         assert result.status.code == code_pb2.UNAVAILABLE
+
+
+def test_find_missing_says_present_only_what_get_artifact_serves(stub, tmp_path) -> None:
+    """A cubin stored under its content key is no artifact: asked for by that key, the
+    server says missing, as GetArtifact would fail on it."""
+    response = stub.Compile(_request_for("add"), timeout=TIMEOUT_S)
+    engine_cache = DiskCache(tmp_path / "c")
+    content_only = "ab" * 32
+    engine_cache.put(content_only, CacheEntry(response.artifact.cubin, b""))
+    asked = compile_pb2.Digest(sha256=content_only)
+    found = stub.FindMissing(compile_pb2.FindMissingRequest(keys=[asked]), timeout=TIMEOUT_S)
+    assert list(found.missing) == [asked]
+    with pytest.raises(grpc.RpcError) as caught:
+        _fetch(stub, asked)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_artifacts_carry_both_digests_and_the_signature(
+    start_server, compiler, fake_assembler, tmp_path: Path
+) -> None:
+    engine = CompileEngine(fake_assembler, cache=DiskCache(tmp_path / "s"), compile_fn=compiler)
+    server = start_server(engine, signing_key=b"fleet key")
+    with grpc.insecure_channel(server.target) as channel:
+        stub = compile_pb2_grpc.CompileServiceStub(channel)
+        artifact = stub.Compile(_request_for("add"), timeout=TIMEOUT_S).artifact
+        verify(artifact, "compiled", b"fleet key")  # raises on any mismatch
+        head, *body = _fetch(stub, artifact.request_key)
+    fetched = compile_pb2.Artifact()
+    fetched.CopyFrom(head.artifact)
+    fetched.cubin = b"".join(c.data for c in body)
+    verify(fetched, "fetched", b"fleet key")
+    assert fetched.signature == artifact.signature
+
+
+def _request_for(entry: str) -> compile_pb2.CompileRequest:
+    return compile_pb2.CompileRequest(sources=SOURCES[:1], entry=entry, generics={"B": "128"})

@@ -9,9 +9,10 @@ import pytest
 
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
-from service.cache import DiskCache
+from service.cache import CacheEntry, DiskCache
 from service.content_cache import ContentCachedAssembler, content_key
 from service.engine import CompileEngine
+from tests.fake_cubin import fake_cubin
 
 BASE = dict(sm="sm_90", opt_level=3, host_arch="x86_64", lineinfo=False, tileiras_fingerprint="f")
 
@@ -90,3 +91,37 @@ def test_renamed_sources_share_one_tileiras_run(tileiras, add_rs: Path, tmp_path
     assert not renamed.cache_hit
     assert renamed.artifact.cubin == first.artifact.cubin  # ... one cubin
     assert len(counting.assembled) == 1
+
+
+@dataclass(frozen=True)
+class CubinAssembler:
+    """Assembles every bytecode to a checkable cubin for its target holding `symbol`."""
+
+    symbol: str = "add_B128"
+    version: str = "fake"
+    fingerprint: str = "fake-fp"
+
+    def assemble(self, bytecode: bytes, *, sm: str, **options: object) -> bytes:
+        return fake_cubin(sm, self.symbol, bytecode)
+
+
+def test_a_bad_cached_cubin_is_dropped_and_assembled_anew(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path)
+    key = content_key(b"bytecode", **{**BASE, "tileiras_fingerprint": "fake-fp"})
+    cache.put(key, CacheEntry(b"\x7fELF poisoned by a bad run", b""))  # what a bad run left
+    inner = CountingAssembler(CubinAssembler())
+    assembler = ContentCachedAssembler(inner, cache)
+    cubin = assembler.assemble(b"bytecode", sm="sm_90", symbol="add_B128")
+    assert cubin == fake_cubin("sm_90", "add_B128", b"bytecode")
+    assert (assembler.hits, assembler.runs) == (0, 1)
+    assert cache.get(key).cubin == cubin  # replaced by the good one
+    assert assembler.assemble(b"bytecode", sm="sm_90", symbol="add_B128") == cubin
+    assert (assembler.hits, assembler.runs) == (1, 1)
+
+
+def test_an_assembler_output_that_fails_the_check_is_not_stored(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path)
+    wrong_kernel = ContentCachedAssembler(CubinAssembler(symbol="other_kernel"), cache)
+    wrong_kernel.assemble(b"bytecode", sm="sm_90", symbol="add_B128")
+    key = content_key(b"bytecode", **{**BASE, "tileiras_fingerprint": "fake-fp"})
+    assert cache.get(key) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -9,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from lowering.pipeline import CompileRequest, CompileResult
-from lowering.tileiras import TileirasError, TileirasTimeout
+from lowering.tileiras import TileirasError, TileirasFault, TileirasTimeout
 from parser.spans import SourceFile
 from service.cache import CacheEntry, DiskCache
+from service.compile_faults import CompileFault
 from service.engine import CompileEngine, tileiras_diagnostic
 from service.layered_cache import LayeredCache
 from service.redis_cache import RedisCache
+from tests.fake_cubin import fake_cubin
 
 REQUEST = CompileRequest(sources=(SourceFile("add.rs", "mod k {}"),), entry="add")
 
@@ -72,11 +75,8 @@ def test_failures_are_not_cached(fake_compiler, fake_assembler, cache, make_erro
     assert cache.get(outcome.key.sha256) is None
 
 
-@pytest.mark.parametrize("error_type", [TileirasError, TileirasTimeout])
-def test_raised_tileiras_error_is_a_diagnostic(
-    fake_compiler, fake_assembler, cache, error_type
-) -> None:
-    fake_compiler.raises = error_type("tileiras blew up", 1, "bad IR at op 3", ("tileiras",))
+def test_raised_tileiras_error_is_a_diagnostic(fake_compiler, fake_assembler, cache) -> None:
+    fake_compiler.raises = TileirasError("tileiras blew up", 1, "bad IR at op 3", ("tileiras",))
     engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
     outcome = engine.compile(REQUEST)
     assert not outcome.ok
@@ -85,6 +85,34 @@ def test_raised_tileiras_error_is_a_diagnostic(
     assert "tileiras blew up" in diagnostic.message
     assert "bad IR at op 3" in "\n".join(diagnostic.notes)
     assert cache.get(outcome.key.sha256) is None
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        TileirasTimeout("tileiras did not finish", None, "", ("tileiras",)),
+        TileirasFault("tileiras was killed by SIGSEGV", -11, "", ("tileiras",)),
+    ],
+)
+def test_a_tileiras_fault_is_the_servers_not_a_diagnostic(
+    fake_compiler, fake_assembler, cache, fault
+) -> None:
+    fake_compiler.raises = fault
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    with pytest.raises(CompileFault) as raised:
+        engine.compile(REQUEST)
+    assert raised.value.kind == "tileiras" and str(fault.message) in raised.value.message
+    assert cache.get(engine.key(REQUEST).sha256) is None
+
+
+def test_a_bad_cubin_is_never_cached(fake_compiler, fake_assembler, cache) -> None:
+    good = fake_compiler(REQUEST)
+    for cubin in (b"\x7fELF garbage", fake_cubin("sm_80", "add_B128"), fake_cubin("sm_90", "x")):
+        fake_compiler.result = dataclasses.replace(good, cubin=cubin)
+        engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+        with pytest.raises(CompileFault, match="not caching a bad artifact"):
+            engine.compile(REQUEST)
+        assert cache.get(engine.key(REQUEST).sha256) is None
 
 
 def test_other_exceptions_propagate(fake_compiler, fake_assembler) -> None:
@@ -195,3 +223,19 @@ def test_the_lease_is_skipped_without_a_shared_store(fake_compiler, fake_assembl
     outcome = engine.compile_leased(REQUEST, engine.key(REQUEST))
     assert outcome.ok and len(fake_compiler.calls) == 1
     assert engine.lookup(engine.key(REQUEST)).cache_layer == "disk"
+
+
+def test_a_dead_replicas_lease_frees_its_key_within_seconds(
+    redis_server, fake_compiler, fake_assembler, tmp_path: Path
+) -> None:
+    """A replica killed mid-compile renews its lease no more: the others compile the key as
+    soon as the default lease runs out, not a minute later."""
+    cache = _shared(redis_server, tmp_path, "a")
+    assert cache.lease_ms <= 5_000
+    engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
+    key = engine.key(REQUEST)
+    assert cache.acquire_lease(key.sha256, "a replica that was then killed")
+    started = time.monotonic()
+    outcome = engine.compile_leased(REQUEST, key, poll_s=0.01)
+    assert outcome.ok and len(fake_compiler.calls) == 1
+    assert time.monotonic() - started < cache.lease_ms / 1000 + 2

@@ -54,7 +54,7 @@ def test_large_cubins_are_fetched_by_key(
     finally:
         compiler.close()
     assert outcome.ok
-    assert outcome.artifact.cubin.startswith(b"\x7fELF fake cubin")
+    assert outcome.artifact.cubin.startswith(b"\x7fELF") and b"fake cubin" in outcome.artifact.cubin
 
 
 def test_a_full_server_is_retried(start_server, fake_compiler, fake_assembler, caplog) -> None:
@@ -101,3 +101,27 @@ def test_an_unreachable_server_fails_each_request() -> None:
     for outcome in outcomes.values():
         assert not outcome.ok
         assert outcome.diagnostics[0].code.id == "CTS-UNAVAILABLE"
+
+
+def test_an_artifact_that_fails_its_check_goes_into_no_bundle(
+    start_server, fake_compiler, fake_assembler, monkeypatch
+) -> None:
+    from service import servicer
+
+    honest = servicer.sealed
+
+    def tampered(*args, **kwargs):  # type: ignore[no-untyped-def]
+        artifact = honest(*args, **kwargs)
+        artifact.contract.params[0].tile_shape[:] = [1]  # changed after it was sealed
+        return artifact
+
+    monkeypatch.setattr(servicer, "sealed", tampered)
+    server = start_server(CompileEngine(fake_assembler, compile_fn=fake_compiler))
+    compiler = RemoteCompiler(server.target)
+    try:
+        ((_, outcome),) = compiler.compile_all(_requests(1))
+    finally:
+        compiler.close()
+    assert not outcome.ok
+    (diagnostic,) = outcome.diagnostics
+    assert diagnostic.code.id == "CTS-INTEGRITY" and "contract sha256" in diagnostic.message

@@ -22,7 +22,7 @@ from grpc_status import rpc_status
 from lowering.cubin_info import ELF_MAGIC, function_symbols
 from lowering.pipeline import CompileResult
 from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, TileirasError
-from parser.codes import INTERNAL_ERROR
+from parser.codes import COMPILE_TOO_COSTLY, INTERNAL_ERROR
 from parser.cst_to_ast import MAX_NESTING_DEPTH
 from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc, contract_pb2
@@ -34,6 +34,8 @@ from service.memory_cache import MemoryCache
 from service.metrics import ServiceMetrics
 from service.redis_cache import RedisCache
 from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
+from service.worker_pool import WorkerPool
+from tests.service import worker_targets
 
 TIMEOUT_S = 60
 
@@ -513,3 +515,42 @@ def test_bad_fields_name_the_field(frontend_server, fields: dict, field: str) ->
     violations, reasons = _details(error)
     assert any(f.startswith(field) for f, _ in violations), violations
     assert reasons == ["INVALID_REQUEST"]
+
+
+# --------------------------------------------------------------------------- isolated workers
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "reason"),
+    [
+        (worker_targets.crashing, grpc.StatusCode.INTERNAL, "WORKER_CRASHED"),
+        (worker_targets.tileiras_faulting, grpc.StatusCode.UNAVAILABLE, "TILEIRAS_FAULT"),
+    ],
+)
+def test_a_fault_that_is_not_the_kernels_is_a_status_clients_can_act_on(
+    start_server, fake_assembler, target, code, reason
+) -> None:
+    pool = WorkerPool(1, "/nonexistent/tileiras", target=target)
+    try:
+        server = start_server(CompileEngine(fake_assembler, pool=pool))
+        error = _rpc_error(server, _request())
+        assert error.code() == code
+        status = rpc_status.from_call(error)
+        info = error_details_pb2.ErrorInfo()
+        assert any(d.Unpack(info) for d in status.details) and info.reason == reason
+        assert pool.wait_ready()  # the worker was replaced; the server serves on
+        assert _rpc_error(server, _request()).code() == code
+    finally:
+        pool.close()
+
+
+def test_an_input_past_the_cpu_budget_gets_its_own_diagnostic(start_server, fake_assembler) -> None:
+    pool = WorkerPool(1, "/nonexistent/tileiras", target=worker_targets.spinning)
+    try:
+        response = _call(start_server(CompileEngine(fake_assembler, pool=pool)), _request())
+    finally:
+        pool.close()
+    assert not response.ok
+    (diagnostic,) = response.diagnostics
+    assert diagnostic.code == COMPILE_TOO_COSTLY.id
+    assert "CPU time" in diagnostic.message

@@ -14,12 +14,20 @@ def test_same_name_and_text_give_the_same_object() -> None:
     assert first.name == "a.rs" and first.text == "fn f() {}\n"
 
 
-def test_the_pool_is_bounded_by_bytes() -> None:
-    pool = SourcePool(max_bytes=25)
+def test_the_pool_is_bounded_by_what_its_files_hold() -> None:
+    pool = SourcePool(max_bytes=75)  # a 10-character ASCII file counts 30: text, bytes, lines
     a = pool.get("a.rs", "x" * 10)
     pool.get("b.rs", "y" * 10)
+    assert pool.bytes == 60
     pool.get("c.rs", "z" * 10)  # a (least recently used) goes
-    assert len(pool) == 2
+    assert len(pool) == 2 and pool.bytes == 60
     assert pool.get("a.rs", "x" * 10) is not a
     big = pool.get("big.rs", "w" * 26)
     assert pool.get("big.rs", "w" * 26) is not big  # never pooled
+
+
+def test_a_large_source_costs_no_line_table_until_a_diagnostic_needs_it() -> None:
+    source = SourcePool().get("a.rs", "// comment\n" * 100_000)
+    assert "_line_starts" not in vars(source)
+    assert source.line_col(len(source.data) - 1) == (100_000, 11)
+    assert len(source._line_starts) == 100_001

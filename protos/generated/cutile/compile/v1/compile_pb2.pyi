@@ -115,16 +115,20 @@ class Digest(_message.Message):
     def __init__(self, sha256: _Optional[str] = ..., size: _Optional[int] = ...) -> None: ...
 
 class Artifact(_message.Message):
-    __slots__ = ("cubin", "cubin_digest", "contract", "request_key")
+    __slots__ = ("cubin", "cubin_digest", "contract", "request_key", "contract_digest", "signature")
     CUBIN_FIELD_NUMBER: _ClassVar[int]
     CUBIN_DIGEST_FIELD_NUMBER: _ClassVar[int]
     CONTRACT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_KEY_FIELD_NUMBER: _ClassVar[int]
+    CONTRACT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     cubin: bytes
     cubin_digest: Digest
     contract: _contract_pb2.LaunchContract
     request_key: Digest
-    def __init__(self, cubin: _Optional[bytes] = ..., cubin_digest: _Optional[_Union[Digest, _Mapping]] = ..., contract: _Optional[_Union[_contract_pb2.LaunchContract, _Mapping]] = ..., request_key: _Optional[_Union[Digest, _Mapping]] = ...) -> None: ...
+    contract_digest: Digest
+    signature: bytes
+    def __init__(self, cubin: _Optional[bytes] = ..., cubin_digest: _Optional[_Union[Digest, _Mapping]] = ..., contract: _Optional[_Union[_contract_pb2.LaunchContract, _Mapping]] = ..., request_key: _Optional[_Union[Digest, _Mapping]] = ..., contract_digest: _Optional[_Union[Digest, _Mapping]] = ..., signature: _Optional[bytes] = ...) -> None: ...
 
 class CompileTimings(_message.Message):
     __slots__ = ("frontend_ms", "tileiras_ms", "total_ms")
