@@ -189,9 +189,9 @@ class WorkerPool:
     # ------------------------------------------------------------------ workers
 
     def _replace(self, worker: Worker) -> None:
+        worker.kill()  # still in `_all` meanwhile: a `close` now kills it too
         with self._lock:
             self._all.discard(worker)
-        worker.kill()
         if not self._closed.is_set():
             self.replaced += 1
             self._requests.put(True)
@@ -247,12 +247,14 @@ class WorkerPool:
 
     def close(self) -> None:
         """Kill every worker (and its tileiras) and remove the pool's temp root."""
-        self._closed.set()
-        self._spawner.join(timeout=START_TIMEOUT_S)  # a worker being started is killed there
         with self._lock:
+            self._closed.set()
             workers, self._all = list(self._all), set()
         for worker in workers:  # a busy one's run then fails, and is not replaced
             worker.kill()
+        # only now: a worker dies with the thread that started it (a starting one is killed
+        # there, as the pool is closed)
+        self._spawner.join(timeout=START_TIMEOUT_S)
         kill_runs_under(str(self.root))
         shutil.rmtree(self.root, ignore_errors=True)
 
