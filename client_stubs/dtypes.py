@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
+
+from client_stubs.element_table import BOOL, ELEMENT_BY_NAME, FLOAT, HOST_ELEMENTS, INT, UINT
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class DType:
     name: str  # cuTile spelling: "f32", "bf16", "i32", "bool", ...
     itemsize: int  # bytes per element
     kind: str  # "b" bool, "i" signed, "u" unsigned, "f" float
-    numpy_name: str  # numpy spelling; "" for bf16 (see numpy_dtype)
+    numpy_name: str  # numpy spelling; "" where numpy has none (see numpy_dtype)
 
     @property
     def is_integer(self) -> bool:
@@ -32,55 +34,15 @@ class DType:
         return self.kind == "f"
 
 
-_ALL = (
-    DType("bool", 1, "b", "bool"),
-    DType("i8", 1, "i", "int8"),
-    DType("i16", 2, "i", "int16"),
-    DType("i32", 4, "i", "int32"),
-    DType("i64", 8, "i", "int64"),
-    DType("u8", 1, "u", "uint8"),
-    DType("u16", 2, "u", "uint16"),
-    DType("u32", 4, "u", "uint32"),
-    DType("u64", 8, "u", "uint64"),
-    DType("f16", 2, "f", "float16"),
-    DType("bf16", 2, "f", ""),
-    DType("f32", 4, "f", "float32"),
-    DType("f64", 8, "f", "float64"),
-)
+_KIND_CODES = {BOOL: "b", INT: "i", UINT: "u", FLOAT: "f"}
+_ALL = tuple(DType(e.name, e.storage_bytes, _KIND_CODES[e.kind], e.numpy) for e in HOST_ELEMENTS)
 DTYPES: dict[str, DType] = {d.name: d for d in _ALL}
 
-# struct codes (little-endian) for the scalar ctypes an ABI slot may carry; bf16 is special.
-_STRUCT_CODES: dict[str, str] = {
-    "bool": "?",
-    "i8": "b",
-    "u8": "B",
-    "i16": "h",
-    "u16": "H",
-    "i32": "i",
-    "u32": "I",
-    "i64": "q",
-    "u64": "Q",
-    "f16": "e",
-    "f32": "f",
-    "f64": "d",
-}
-CTYPE_SIZES: dict[str, int] = {name: DTYPES[name].itemsize for name in [*_STRUCT_CODES, "bf16"]}
+# struct codes (little-endian) for the scalar ctypes an ABI slot may carry; "" packs specially.
+_STRUCT_CODES: dict[str, str] = {e.name: e.struct for e in HOST_ELEMENTS if e.struct}
+CTYPE_SIZES: dict[str, int] = {name: d.itemsize for name, d in DTYPES.items()}
 
-_ALIASES: dict[str, str] = {
-    "float16": "f16",
-    "float32": "f32",
-    "float64": "f64",
-    "bfloat16": "bf16",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "bool_": "bool",
-}
+_ALIASES: dict[str, str] = {alias: e.name for e in HOST_ELEMENTS for alias in e.aliases}
 
 
 def dtype(name: str) -> DType:
@@ -91,21 +53,24 @@ def dtype(name: str) -> DType:
         raise KeyError(f"unknown cuTile dtype {name!r}; known: {', '.join(DTYPES)}") from None
 
 
-@lru_cache(maxsize=1)
-def _bfloat16_numpy() -> np.dtype | None:
+@cache
+def _ml_dtype(attr: str) -> np.dtype | None:
+    """`ml_dtypes.<attr>` as a numpy dtype, None when ml_dtypes (or that type) is missing."""
     try:
         import ml_dtypes
     except ImportError:
         return None
-    return np.dtype(ml_dtypes.bfloat16)
+    found = getattr(ml_dtypes, attr, None)
+    return None if found is None else np.dtype(found)
 
 
 def numpy_dtype(name: str) -> np.dtype:
-    """The numpy dtype holding elements of `name`; bf16 without ml_dtypes is raw `uint16`."""
-    d = dtype(name)
-    if d.name == "bf16":
-        return _bfloat16_numpy() or np.dtype(np.uint16)
-    return np.dtype(d.numpy_name)
+    """The numpy dtype holding elements of `name`: numpy's own, else the element table's
+    ml_dtypes type when ml_dtypes is importable, else raw bit patterns (bf16: `uint16`)."""
+    element = ELEMENT_BY_NAME[dtype(name).name]
+    if element.numpy:
+        return np.dtype(element.numpy)
+    return (element.ml_dtypes and _ml_dtype(element.ml_dtypes)) or np.dtype(element.raw)
 
 
 def dtype_name(spec: object) -> str:
@@ -130,11 +95,9 @@ def dtype_name(spec: object) -> str:
         np_dtype = np.dtype(spec)  # type: ignore[call-overload]
     except TypeError:
         raise KeyError(f"unknown dtype {spec!r}") from None
-    if np_dtype.name == "bfloat16":
-        return "bf16"
     if np_dtype.name == "bool":
         return "bool"
-    if np_dtype.name in _ALIASES:
+    if np_dtype.name in _ALIASES:  # numpy's names and ml_dtypes' ("bfloat16")
         return _ALIASES[np_dtype.name]
     raise KeyError(f"numpy dtype {np_dtype} has no cuTile equivalent")
 
@@ -166,6 +129,24 @@ def bf16_bits_to_f32_array(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
+# Float arrays -> raw bit patterns, for elements numpy (without ml_dtypes) cannot hold.
+_RAW_ROUNDERS = {"bf16": lambda values: f32_array_to_bf16_bits(values.astype(np.float32))}
+
+
+def as_element_array(host: np.ndarray, name: str) -> np.ndarray:
+    """`host` as an array of `numpy_dtype(name)`. Elements numpy has no type for take raw bit
+    patterns of their width (bf16: `uint16`) as they are, and float arrays rounded."""
+    target = numpy_dtype(name)
+    if host.dtype == target:
+        return host
+    element = ELEMENT_BY_NAME[name]
+    if not element.numpy and host.dtype == np.dtype(element.raw):
+        return host.view(target)  # raw bit patterns
+    if not element.numpy and target == np.dtype(element.raw):
+        return _RAW_ROUNDERS[name](host)
+    return host.astype(target)
+
+
 def struct_code(ctype: str) -> str | None:
     """The `struct` code of an ABI ctype, None when it needs custom packing (bf16)."""
     return _STRUCT_CODES.get(ctype)
@@ -184,10 +165,10 @@ def pack_ctype(ctype: str, value: int | float | bool, buffer: bytearray, offset:
 
     Raises `OverflowError` when an integer does not fit and `TypeError` for a wrong kind.
     """
-    if ctype == "bf16":
+    code = _STRUCT_CODES.get(ctype)
+    if code is None:  # bf16: no struct code
         struct.pack_into("<H", buffer, offset, float_to_bf16_bits(float(value)))
         return
-    code = _STRUCT_CODES[ctype]
     if code in "efd":
         value = float(value)  # struct raises OverflowError past the format's range
     if code in "bBhHiIqQ":

@@ -25,18 +25,7 @@ from lowering.ir.types import (
 
 Version = tuple[int, int]
 
-SCALAR_TAGS: dict[ElementType, int] = {
-    ElementType.I1: 0,
-    ElementType.I8: 1,
-    ElementType.I16: 2,
-    ElementType.I32: 3,
-    ElementType.I64: 4,
-    ElementType.F16: 5,
-    ElementType.BF16: 6,
-    ElementType.F32: 7,
-    ElementType.TF32: 8,
-    ElementType.F64: 9,
-}
+SCALAR_TAGS: dict[ElementType, int] = {e: e.spec.tag for e in ElementType}
 TAG_PTR, TAG_TILE, TAG_TENSOR_VIEW, TAG_PARTITION_VIEW, TAG_FUNCTION, TAG_TOKEN = (
     12,
     13,
