@@ -1,7 +1,10 @@
-"""cuTile element types: names, sizes, numpy equivalents and scalar packing for ABI slots.
+"""cuTile element types: names, sizes, numpy equivalents and scalar packing for ABI slots,
+all read from the element table (`client_stubs.element_table`).
 
-`bf16` maps to `ml_dtypes.bfloat16` when that package is importable and is otherwise carried
-as raw 2-byte words (numpy `uint16`); `float_to_bf16_bits` / `bf16_bits_to_float` convert.
+Types numpy lacks map to `ml_dtypes` types when that package is importable (`bf16` ->
+`bfloat16`, `f8e4m3fn` -> `float8_e4m3fn`, ...) and are otherwise carried as raw bit patterns
+(bf16: `uint16`; fp8 and packed fp4 pairs: `uint8`). `float_to_bf16_bits` /
+`bf16_bits_to_float` and `float_array_to_bits` / `bits_to_float_array` convert.
 """
 
 from __future__ import annotations
@@ -13,7 +16,17 @@ from functools import cache
 
 import numpy as np
 
-from client_stubs.element_table import BOOL, ELEMENT_BY_NAME, FLOAT, HOST_ELEMENTS, INT, UINT
+from client_stubs.element_table import (
+    BOOL,
+    ELEMENT_BY_NAME,
+    FLOAT,
+    HOST_ELEMENTS,
+    INT,
+    PACKED,
+    UINT,
+    Element,
+)
+from client_stubs.minifloat import IEEE, FloatFormat
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ class DType:
         return self.kind == "f"
 
 
-_KIND_CODES = {BOOL: "b", INT: "i", UINT: "u", FLOAT: "f"}
+_KIND_CODES = {BOOL: "b", INT: "i", UINT: "u", FLOAT: "f", PACKED: "u"}  # packed: raw bytes
 _ALL = tuple(DType(e.name, e.storage_bytes, _KIND_CODES[e.kind], e.numpy) for e in HOST_ELEMENTS)
 DTYPES: dict[str, DType] = {d.name: d for d in _ALL}
 
@@ -129,13 +142,53 @@ def bf16_bits_to_f32_array(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
-# Float arrays -> raw bit patterns, for elements numpy (without ml_dtypes) cannot hold.
-_RAW_ROUNDERS = {"bf16": lambda values: f32_array_to_bf16_bits(values.astype(np.float32))}
+def float_array_to_bits(values: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Round an array to a small float format (nearest, ties to the even code), returned as
+    `uint8` bit patterns. Past the largest value: infinity (IEEE formats), NaN ("fn"
+    formats) or the largest value (formats without either); NaN becomes the format's NaN."""
+    v = np.asarray(values, dtype=np.float64)
+    magnitudes, codes = (np.array(t) for t in fmt.finite)
+    mag = np.abs(v)
+    above = np.searchsorted(magnitudes, mag).clip(0, len(magnitudes) - 1)
+    below = (above - 1).clip(0)
+    d_above, d_below = magnitudes[above] - mag, mag - magnitudes[below]
+    take_below = (d_below < d_above) | ((d_below == d_above) & (codes[below] % 2 == 0))
+    out = np.where(take_below & (above > 0), codes[below], codes[above]).astype(np.int64)
+    top = len(magnitudes) - 1
+    overflow = mag - magnitudes[top] >= (magnitudes[top] - magnitudes[top - 1]) / 2
+    past = fmt.nan_code if fmt.specials != IEEE else ((1 << fmt.exponent) - 1) << fmt.mantissa
+    out = np.where(overflow, codes[top] if past is None else past, out)
+    if fmt.signed:
+        out |= np.signbit(v).astype(np.int64) << (fmt.exponent + fmt.mantissa)
+    elif np.any((v < 0) & ~np.isnan(v)):
+        raise ValueError(f"negative values have no encoding in the unsigned format {fmt}")
+    nan = np.isnan(v)
+    if np.any(nan):
+        if fmt.nan_code is None:
+            raise ValueError(f"NaN has no encoding in {fmt}")
+        out = np.where(nan, fmt.nan_code, out)
+    return out.astype(np.uint8)
+
+
+def bits_to_float_array(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Widen `uint8` bit patterns of a small float format to float32."""
+    values = np.array([fmt.decode(code) for code in range(1 << fmt.bits)], dtype=np.float32)
+    return values[np.asarray(bits, dtype=np.uint8) & ((1 << fmt.bits) - 1)]
+
+
+def _round_to_raw(host: np.ndarray, element: Element) -> np.ndarray:
+    """Float values as raw bit patterns of an element numpy cannot hold."""
+    if element.float_format is not None:
+        return float_array_to_bits(host, element.float_format)
+    if element.name == "bf16":
+        return f32_array_to_bf16_bits(host.astype(np.float32))
+    raise TypeError(f"{element.name} takes raw {element.raw} bytes, got {host.dtype} values")
 
 
 def as_element_array(host: np.ndarray, name: str) -> np.ndarray:
-    """`host` as an array of `numpy_dtype(name)`. Elements numpy has no type for take raw bit
-    patterns of their width (bf16: `uint16`) as they are, and float arrays rounded."""
+    """`host` as an array of `numpy_dtype(name)`. Elements numpy has no type for (bf16, fp8,
+    packed fp4 without ml_dtypes) take raw bit patterns of their width as they are (bf16:
+    `uint16`, fp8: `uint8`), and float arrays rounded."""
     target = numpy_dtype(name)
     if host.dtype == target:
         return host
@@ -143,12 +196,12 @@ def as_element_array(host: np.ndarray, name: str) -> np.ndarray:
     if not element.numpy and host.dtype == np.dtype(element.raw):
         return host.view(target)  # raw bit patterns
     if not element.numpy and target == np.dtype(element.raw):
-        return _RAW_ROUNDERS[name](host)
+        return _round_to_raw(host, element)
     return host.astype(target)
 
 
 def struct_code(ctype: str) -> str | None:
-    """The `struct` code of an ABI ctype, None when it needs custom packing (bf16)."""
+    """The `struct` code of an ABI ctype, None when it needs custom packing (bf16, fp8)."""
     return _STRUCT_CODES.get(ctype)
 
 
@@ -166,6 +219,10 @@ def pack_ctype(ctype: str, value: int | float | bool, buffer: bytearray, offset:
     Raises `OverflowError` when an integer does not fit and `TypeError` for a wrong kind.
     """
     code = _STRUCT_CODES.get(ctype)
+    fmt = ELEMENT_BY_NAME[dtype(ctype).name].float_format
+    if fmt is not None:  # fp8: the nearest code; OverflowError past the largest value
+        struct.pack_into("<B", buffer, offset, fmt.encode(float(value)))
+        return
     if code is None:  # bf16: no struct code
         struct.pack_into("<H", buffer, offset, float_to_bf16_bits(float(value)))
         return

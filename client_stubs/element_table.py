@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BOOL, INT, UINT, FLOAT = "bool", "int", "uint", "float"
+from client_stubs.minifloat import F4E2M1FN, F8E4M3FN, F8E5M2, F8E8M0FNU, FloatFormat
+
+# Kinds. PACKED: bytes that each hold several narrower values (`packs` says which).
+BOOL, INT, UINT, FLOAT, PACKED = "bool", "int", "uint", "float", "packed"
 
 
 @dataclass(frozen=True)
@@ -29,15 +32,18 @@ class Element:
     """One element type of the kernel language, by its Rust spelling."""
 
     name: str
-    kind: str  # BOOL, INT, UINT or FLOAT
-    bits: int  # width of one value (bool 1; tf32 is stored in 32)
+    kind: str  # BOOL, INT, UINT, FLOAT or PACKED
+    bits: int  # width of one value (bool 1; tf32 is stored in 32; sub-byte types 4)
     ir: str  # the Tile IR element type that carries it (an `IR_ELEMENTS` name)
     numpy: str = ""  # numpy dtype name; "" when numpy has none (see `ml_dtypes` / `raw`)
     ml_dtypes: str = ""  # the `ml_dtypes` type used when that package is importable
     raw: str = ""  # numpy dtype carrying raw bit patterns when neither exists
-    struct: str = ""  # `struct` code of a scalar ABI slot; "" packs by `float_bits`
+    struct: str = ""  # `struct` code of a scalar ABI slot; "" packs by `float_format`
+    float_format: FloatFormat | None = None  # bit layout of a float `struct` cannot pack
     dlpack: tuple[int, int, int] | None = None  # DLPack (type code, bits, lanes)
     float_max: float | None = None  # largest finite value of a float type
+    computes: bool = True  # Tile IR's arithmetic, comparison and math ops take it
+    packs: tuple[str, int] | None = None  # PACKED: (the element, how many per byte)
     host: bool = True  # the client can hold it (tensors and scalar slots)
     aliases: tuple[str, ...] = ()  # numpy / torch / ml_dtypes spellings
 
@@ -58,6 +64,18 @@ class Element:
     def storage_bytes(self) -> int:
         """Bytes per element in memory (bool takes a whole byte)."""
         return max(1, self.bits // 8)
+
+    @property
+    def addressable(self) -> bool:
+        """Whole bytes per element: it can be a tensor element or a scalar parameter
+        (`f4e2m1fn` and `i4` exist only inside kernels, packed by `pack`)."""
+        return self.kind == BOOL or self.bits % 8 == 0
+
+    @property
+    def is_byte(self) -> bool:
+        """One byte of storage: what `pack` writes and `unpack` reads (cuTile's
+        `ByteElement`: `i8`, `u8`, `f4e2m1fnx2`)."""
+        return self.ir == "i8"
 
 
 def _int(name: str, bits: int, signed: bool) -> Element:
@@ -131,6 +149,51 @@ ELEMENTS: tuple[Element, ...] = (
         aliases=("float64",),
     ),
 )
+ELEMENTS += (
+    *(
+        Element(
+            name,
+            FLOAT,
+            8,
+            ir,
+            ml_dtypes=f"float8_{name[2:]}",
+            raw="uint8",
+            float_format=fmt,
+            dlpack=(code, 8, 1),
+            float_max=fmt.max,
+            computes=False,
+            aliases=(f"float8_{name[2:]}",),
+        )
+        for name, ir, fmt, code in (
+            ("f8e4m3fn", "f8E4M3FN", F8E4M3FN, 10),
+            ("f8e5m2", "f8E5M2", F8E5M2, 12),
+            ("f8e8m0fnu", "f8E8M0FNU", F8E8M0FNU, 14),
+        )
+    ),
+    Element(
+        "f4e2m1fnx2",
+        PACKED,
+        8,
+        "i8",
+        raw="uint8",
+        struct="B",
+        dlpack=(17, 4, 2),
+        computes=False,
+        packs=("f4e2m1fn", 2),
+        aliases=("float4_e2m1fn_x2",),
+    ),
+    Element(
+        "f4e2m1fn",
+        FLOAT,
+        4,
+        "f4E2M1FN",
+        float_format=F4E2M1FN,
+        float_max=F4E2M1FN.max,
+        computes=False,
+        host=False,
+    ),
+    Element("i4", INT, 4, "i4", computes=False, host=False),
+)
 ELEMENT_BY_NAME: dict[str, Element] = {e.name: e for e in ELEMENTS}
 HOST_ELEMENTS: tuple[Element, ...] = tuple(e for e in ELEMENTS if e.host)
 
@@ -144,6 +207,8 @@ class IRElement:
     is_float: bool
     tag: int  # bytecode type tag
     since: tuple[int, int] = (13, 1)  # first bytecode version that has it
+    float_format: FloatFormat | None = None  # constants: a float `struct` cannot pack
+    min_sm: int = 0  # the oldest GPU (sm_XY as XY) tileiras compiles it for
 
     @property
     def storage_bytes(self) -> int:
@@ -162,5 +227,12 @@ IR_ELEMENTS: tuple[IRElement, ...] = (
     IRElement("f32", 32, True, 7),
     IRElement("tf32", 32, True, 8),
     IRElement("f64", 64, True, 9),
+    # tileiras 13.5: fp8 from Ada/Hopper (sm_89) on, the block-scale and fp4 types from
+    # Blackwell (sm_100) on ("Incompatibility with architecture 'sm_90': unsupported type").
+    IRElement("f8E4M3FN", 8, True, 10, float_format=F8E4M3FN, min_sm=89),
+    IRElement("f8E5M2", 8, True, 11, float_format=F8E5M2, min_sm=89),
+    IRElement("f8E8M0FNU", 8, True, 18, (13, 2), F8E8M0FNU, min_sm=100),
+    IRElement("f4E2M1FN", 4, True, 19, (13, 3), F4E2M1FN, min_sm=100),
+    IRElement("i4", 4, False, 22, (13, 3)),
 )
 IR_ELEMENT_BY_NAME: dict[str, IRElement] = {e.name: e for e in IR_ELEMENTS}

@@ -43,6 +43,17 @@ class _ElemBase(enum.Enum):
     def size_bytes(self) -> int:
         return self.spec.storage_bytes
 
+    @property
+    def computes(self) -> bool:
+        """Arithmetic, comparisons and math apply (fp8, fp4, i4 and packed bytes are storage:
+        load, store, reshape, convert and mma them)."""
+        return self.spec.computes
+
+    @property
+    def addressable(self) -> bool:
+        """Whole bytes per element: a tensor element or a scalar parameter may have it."""
+        return self.spec.addressable
+
     def __str__(self) -> str:
         return self.value
 
@@ -330,7 +341,7 @@ def associated_constant(elem: Elem, name: str) -> int | float | None:
             "E": 2.718281828459045,
         }
         return floats.get(name)
-    if elem is Elem.BOOL:
+    if elem is Elem.BOOL or not elem.is_integer:
         return None
     low = -(2 ** (elem.bits - 1)) if elem.is_signed else 0
     high = 2 ** (elem.bits - 1) - 1 if elem.is_signed else 2**elem.bits - 1

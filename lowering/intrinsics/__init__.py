@@ -7,6 +7,7 @@ from lowering.intrinsics.compare import COMPARE_LOWERINGS
 from lowering.intrinsics.convert import CONVERT_LOWERINGS
 from lowering.intrinsics.math import MATH_LOWERINGS
 from lowering.intrinsics.mma import MMA_LOWERINGS
+from lowering.intrinsics.packing import PACKING_LOWERINGS
 from lowering.intrinsics.pointers import POINTER_LOWERINGS
 from lowering.intrinsics.reduce import REDUCE_LOWERINGS
 from lowering.intrinsics.shape import SHAPE_LOWERINGS
@@ -25,6 +26,7 @@ INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     **REDUCE_LOWERINGS,
     **MMA_LOWERINGS,
     **CONVERT_LOWERINGS,
+    **PACKING_LOWERINGS,
     **POINTER_LOWERINGS,
 }
 

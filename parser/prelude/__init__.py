@@ -13,6 +13,7 @@ from parser.prelude.compare import COMPARE_INTRINSICS
 from parser.prelude.convert import CONVERT_INTRINSICS
 from parser.prelude.math import MATH_INTRINSICS
 from parser.prelude.mma import MMA_INTRINSICS
+from parser.prelude.packing import PACKING_INTRINSICS
 from parser.prelude.pointers import POINTER_INTRINSICS
 from parser.prelude.reduce import REDUCE_INTRINSICS
 from parser.prelude.shape import SHAPE_INTRINSICS
@@ -31,6 +32,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     *REDUCE_INTRINSICS,
     *MMA_INTRINSICS,
     *CONVERT_INTRINSICS,
+    *PACKING_INTRINSICS,
     *POINTER_INTRINSICS,
     *ASSUME_INTRINSICS,
 )
