@@ -136,7 +136,8 @@ ELEMENTS: tuple[Element, ...] = (
         float_max=3.4028234663852886e38,
         aliases=("float32",),
     ),
-    Element("tf32", FLOAT, 32, "tf32", float_max=3.4028234663852886e38, host=False),
+    # tf32 is an mma operand format: Tile IR's arithmetic takes f16/bf16/f32/f64 only.
+    Element("tf32", FLOAT, 32, "tf32", float_max=3.4028234663852886e38, computes=False, host=False),
     Element(
         "f64",
         FLOAT,

@@ -18,15 +18,16 @@ def unsupported(span: Span, what: str) -> Diagnostic:
 
 
 def storage_only(elem: Elem, what: str, span: Span) -> Diagnostic:
-    """`elem` (fp8, fp4, i4, packed fp4 bytes) is storage: no arithmetic, comparison or math."""
+    """`elem` (tf32, fp8, fp4, i4, packed fp4 bytes) is storage: no arithmetic, comparison or
+    math in Tile IR."""
     return error(
         codes.UNSUPPORTED_TYPE,
         f"{what} does not apply to `{elem}` values: `{elem}` is a storage type",
         span,
         f"`{elem}` has no arithmetic",
         notes=(
-            "fp8, fp4 and i4 elements are loaded, stored, reshaped, converted and fed to `mma`; "
-            "Tile IR computes on them only there",
+            "tf32, fp8, fp4 and i4 elements are loaded, stored, reshaped, converted and fed "
+            "to `mma`; Tile IR computes on them only there",
         ),
         help=("convert to `f32` (or `f16`) first with `convert_tile`",),
     )

@@ -45,8 +45,8 @@ class _ElemBase(enum.Enum):
 
     @property
     def computes(self) -> bool:
-        """Arithmetic, comparisons and math apply (fp8, fp4, i4 and packed bytes are storage:
-        load, store, reshape, convert and mma them)."""
+        """Arithmetic, comparisons and math apply (tf32, fp8, fp4, i4 and packed bytes are
+        storage: load, store, reshape, convert and mma them)."""
         return self.spec.computes
 
     @property

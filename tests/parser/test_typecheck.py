@@ -577,3 +577,19 @@ def test_ok_result_carries_the_typed_kernel() -> None:
     assert result.kernel.function.name == "add"
     assert result.kernel.generics == {"B": 128}
     assert isinstance(result.kernel.function, A.Function)
+
+
+def test_tf32_is_an_mma_format_only() -> None:
+    """Tile IR's addf takes f16/bf16/f32/f64: tf32 arithmetic is rejected here, not by
+    tileiras."""
+    text = kernel(
+        body(
+            "let t = x.load_like(z);",
+            "let q: Tile<tf32, { [B] }> = convert_tile(t);",
+            "let u = q * q;",
+            "z.store(t);",
+        )
+    )
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNSUPPORTED_TYPE
+    assert diagnostic.message.startswith("`*` does not apply to `tf32` values")
