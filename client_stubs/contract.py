@@ -208,7 +208,7 @@ class ContractSpec:
     @cached_property
     def packer(self) -> struct.Struct | None:
         """One precompiled `struct.Struct` for the whole parameter buffer (padding included),
-        or None when a slot needs custom packing (bf16)."""
+        or None when a slot needs custom packing (bf16, fp8)."""
         return slots_struct(self.slots, self.param_buffer_bytes)
 
 

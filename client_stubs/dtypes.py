@@ -1,7 +1,10 @@
-"""cuTile element types: names, sizes, numpy equivalents and scalar packing for ABI slots.
+"""cuTile element types: names, sizes, numpy equivalents and scalar packing for ABI slots,
+all read from the element table (`client_stubs.element_table`).
 
-`bf16` maps to `ml_dtypes.bfloat16` when that package is importable and is otherwise carried
-as raw 2-byte words (numpy `uint16`); `float_to_bf16_bits` / `bf16_bits_to_float` convert.
+Types numpy lacks map to `ml_dtypes` types when that package is importable (`bf16` ->
+`bfloat16`, `f8e4m3fn` -> `float8_e4m3fn`, ...) and are otherwise carried as raw bit patterns
+(bf16: `uint16`; fp8 and packed fp4 pairs: `uint8`). `float_to_bf16_bits` /
+`bf16_bits_to_float` and `float_array_to_bits` / `bits_to_float_array` convert.
 """
 
 from __future__ import annotations
@@ -9,9 +12,21 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
+
+from client_stubs.element_table import (
+    BOOL,
+    ELEMENT_BY_NAME,
+    FLOAT,
+    HOST_ELEMENTS,
+    INT,
+    PACKED,
+    UINT,
+    Element,
+)
+from client_stubs.minifloat import IEEE, FloatFormat
 
 
 @dataclass(frozen=True)
@@ -21,7 +36,7 @@ class DType:
     name: str  # cuTile spelling: "f32", "bf16", "i32", "bool", ...
     itemsize: int  # bytes per element
     kind: str  # "b" bool, "i" signed, "u" unsigned, "f" float
-    numpy_name: str  # numpy spelling; "" for bf16 (see numpy_dtype)
+    numpy_name: str  # numpy spelling; "" where numpy has none (see numpy_dtype)
 
     @property
     def is_integer(self) -> bool:
@@ -32,55 +47,15 @@ class DType:
         return self.kind == "f"
 
 
-_ALL = (
-    DType("bool", 1, "b", "bool"),
-    DType("i8", 1, "i", "int8"),
-    DType("i16", 2, "i", "int16"),
-    DType("i32", 4, "i", "int32"),
-    DType("i64", 8, "i", "int64"),
-    DType("u8", 1, "u", "uint8"),
-    DType("u16", 2, "u", "uint16"),
-    DType("u32", 4, "u", "uint32"),
-    DType("u64", 8, "u", "uint64"),
-    DType("f16", 2, "f", "float16"),
-    DType("bf16", 2, "f", ""),
-    DType("f32", 4, "f", "float32"),
-    DType("f64", 8, "f", "float64"),
-)
+_KIND_CODES = {BOOL: "b", INT: "i", UINT: "u", FLOAT: "f", PACKED: "u"}  # packed: raw bytes
+_ALL = tuple(DType(e.name, e.storage_bytes, _KIND_CODES[e.kind], e.numpy) for e in HOST_ELEMENTS)
 DTYPES: dict[str, DType] = {d.name: d for d in _ALL}
 
-# struct codes (little-endian) for the scalar ctypes an ABI slot may carry; bf16 is special.
-_STRUCT_CODES: dict[str, str] = {
-    "bool": "?",
-    "i8": "b",
-    "u8": "B",
-    "i16": "h",
-    "u16": "H",
-    "i32": "i",
-    "u32": "I",
-    "i64": "q",
-    "u64": "Q",
-    "f16": "e",
-    "f32": "f",
-    "f64": "d",
-}
-CTYPE_SIZES: dict[str, int] = {name: DTYPES[name].itemsize for name in [*_STRUCT_CODES, "bf16"]}
+# struct codes (little-endian) for the scalar ctypes an ABI slot may carry; "" packs specially.
+_STRUCT_CODES: dict[str, str] = {e.name: e.struct for e in HOST_ELEMENTS if e.struct}
+CTYPE_SIZES: dict[str, int] = {name: d.itemsize for name, d in DTYPES.items()}
 
-_ALIASES: dict[str, str] = {
-    "float16": "f16",
-    "float32": "f32",
-    "float64": "f64",
-    "bfloat16": "bf16",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "bool_": "bool",
-}
+_ALIASES: dict[str, str] = {alias: e.name for e in HOST_ELEMENTS for alias in e.aliases}
 
 
 def dtype(name: str) -> DType:
@@ -91,21 +66,24 @@ def dtype(name: str) -> DType:
         raise KeyError(f"unknown cuTile dtype {name!r}; known: {', '.join(DTYPES)}") from None
 
 
-@lru_cache(maxsize=1)
-def _bfloat16_numpy() -> np.dtype | None:
+@cache
+def _ml_dtype(attr: str) -> np.dtype | None:
+    """`ml_dtypes.<attr>` as a numpy dtype, None when ml_dtypes (or that type) is missing."""
     try:
         import ml_dtypes
     except ImportError:
         return None
-    return np.dtype(ml_dtypes.bfloat16)
+    found = getattr(ml_dtypes, attr, None)
+    return None if found is None else np.dtype(found)
 
 
 def numpy_dtype(name: str) -> np.dtype:
-    """The numpy dtype holding elements of `name`; bf16 without ml_dtypes is raw `uint16`."""
-    d = dtype(name)
-    if d.name == "bf16":
-        return _bfloat16_numpy() or np.dtype(np.uint16)
-    return np.dtype(d.numpy_name)
+    """The numpy dtype holding elements of `name`: numpy's own, else the element table's
+    ml_dtypes type when ml_dtypes is importable, else raw bit patterns (bf16: `uint16`)."""
+    element = ELEMENT_BY_NAME[dtype(name).name]
+    if element.numpy:
+        return np.dtype(element.numpy)
+    return (element.ml_dtypes and _ml_dtype(element.ml_dtypes)) or np.dtype(element.raw)
 
 
 def dtype_name(spec: object) -> str:
@@ -130,11 +108,9 @@ def dtype_name(spec: object) -> str:
         np_dtype = np.dtype(spec)  # type: ignore[call-overload]
     except TypeError:
         raise KeyError(f"unknown dtype {spec!r}") from None
-    if np_dtype.name == "bfloat16":
-        return "bf16"
     if np_dtype.name == "bool":
         return "bool"
-    if np_dtype.name in _ALIASES:
+    if np_dtype.name in _ALIASES:  # numpy's names and ml_dtypes' ("bfloat16")
         return _ALIASES[np_dtype.name]
     raise KeyError(f"numpy dtype {np_dtype} has no cuTile equivalent")
 
@@ -166,8 +142,66 @@ def bf16_bits_to_f32_array(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
+def float_array_to_bits(values: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Round an array to a small float format (nearest, ties to the even code), returned as
+    `uint8` bit patterns. Past the largest value: infinity (IEEE formats), NaN ("fn"
+    formats) or the largest value (formats without either); NaN becomes the format's NaN."""
+    v = np.asarray(values, dtype=np.float64)
+    magnitudes, codes = (np.array(t) for t in fmt.finite)
+    mag = np.abs(v)
+    above = np.searchsorted(magnitudes, mag).clip(0, len(magnitudes) - 1)
+    below = (above - 1).clip(0)
+    d_above, d_below = magnitudes[above] - mag, mag - magnitudes[below]
+    take_below = (d_below < d_above) | ((d_below == d_above) & (codes[below] % 2 == 0))
+    out = np.where(take_below & (above > 0), codes[below], codes[above]).astype(np.int64)
+    top = len(magnitudes) - 1
+    overflow = mag - magnitudes[top] >= (magnitudes[top] - magnitudes[top - 1]) / 2
+    past = fmt.nan_code if fmt.specials != IEEE else ((1 << fmt.exponent) - 1) << fmt.mantissa
+    out = np.where(overflow, codes[top] if past is None else past, out)
+    if fmt.signed:
+        out |= np.signbit(v).astype(np.int64) << (fmt.exponent + fmt.mantissa)
+    elif np.any((v < 0) & ~np.isnan(v)):
+        raise ValueError(f"negative values have no encoding in the unsigned format {fmt}")
+    nan = np.isnan(v)
+    if np.any(nan):
+        if fmt.nan_code is None:
+            raise ValueError(f"NaN has no encoding in {fmt}")
+        out = np.where(nan, fmt.nan_code, out)
+    return out.astype(np.uint8)
+
+
+def bits_to_float_array(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Widen `uint8` bit patterns of a small float format to float32."""
+    values = np.array([fmt.decode(code) for code in range(1 << fmt.bits)], dtype=np.float32)
+    return values[np.asarray(bits, dtype=np.uint8) & ((1 << fmt.bits) - 1)]
+
+
+def _round_to_raw(host: np.ndarray, element: Element) -> np.ndarray:
+    """Float values as raw bit patterns of an element numpy cannot hold."""
+    if element.float_format is not None:
+        return float_array_to_bits(host, element.float_format)
+    if element.name == "bf16":
+        return f32_array_to_bf16_bits(host.astype(np.float32))
+    raise TypeError(f"{element.name} takes raw {element.raw} bytes, got {host.dtype} values")
+
+
+def as_element_array(host: np.ndarray, name: str) -> np.ndarray:
+    """`host` as an array of `numpy_dtype(name)`. Elements numpy has no type for (bf16, fp8,
+    packed fp4 without ml_dtypes) take raw bit patterns of their width as they are (bf16:
+    `uint16`, fp8: `uint8`), and float arrays rounded."""
+    target = numpy_dtype(name)
+    if host.dtype == target:
+        return host
+    element = ELEMENT_BY_NAME[name]
+    if not element.numpy and host.dtype == np.dtype(element.raw):
+        return host.view(target)  # raw bit patterns
+    if not element.numpy and target == np.dtype(element.raw):
+        return _round_to_raw(host, element)
+    return host.astype(target)
+
+
 def struct_code(ctype: str) -> str | None:
-    """The `struct` code of an ABI ctype, None when it needs custom packing (bf16)."""
+    """The `struct` code of an ABI ctype, None when it needs custom packing (bf16, fp8)."""
     return _STRUCT_CODES.get(ctype)
 
 
@@ -184,10 +218,14 @@ def pack_ctype(ctype: str, value: int | float | bool, buffer: bytearray, offset:
 
     Raises `OverflowError` when an integer does not fit and `TypeError` for a wrong kind.
     """
-    if ctype == "bf16":
+    code = _STRUCT_CODES.get(ctype)
+    fmt = ELEMENT_BY_NAME[dtype(ctype).name].float_format
+    if fmt is not None:  # fp8: the nearest code; OverflowError past the largest value
+        struct.pack_into("<B", buffer, offset, fmt.encode(float(value)))
+        return
+    if code is None:  # bf16: no struct code
         struct.pack_into("<H", buffer, offset, float_to_bf16_bits(float(value)))
         return
-    code = _STRUCT_CODES[ctype]
     if code in "efd":
         value = float(value)  # struct raises OverflowError past the format's range
     if code in "bBhHiIqQ":

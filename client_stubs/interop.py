@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from client_stubs.dtypes import dtype_name
+from client_stubs.element_table import HOST_ELEMENTS
 
 DL_CPU = 1
 DL_CUDA = 2
@@ -34,21 +35,9 @@ DEVICE_TYPE_NAMES: dict[int, str] = {
 }
 GPU_DEVICE_TYPES = frozenset({DL_CUDA, DL_CUDA_MANAGED})
 
-# (type code, bits) -> cuTile name; codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool.
-_DL_DTYPES: dict[tuple[int, int], str] = {
-    (0, 8): "i8",
-    (0, 16): "i16",
-    (0, 32): "i32",
-    (0, 64): "i64",
-    (1, 8): "u8",
-    (1, 16): "u16",
-    (1, 32): "u32",
-    (1, 64): "u64",
-    (2, 16): "f16",
-    (2, 32): "f32",
-    (2, 64): "f64",
-    (4, 16): "bf16",
-    (6, 8): "bool",
+# DLPack (type code, bits, lanes) -> cuTile name, from the element table.
+_DL_DTYPES: dict[tuple[int, int, int], str] = {
+    e.dlpack: e.name for e in HOST_ELEMENTS if e.dlpack is not None
 }
 
 
@@ -166,8 +155,8 @@ def from_dlpack(obj: object, stream: int | None = None) -> ArrayDescriptor:
 def _describe_dltensor(tensor: _DLTensor, owner: object) -> ArrayDescriptor:
     ndim = int(tensor.ndim)
     code, bits, lanes = int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes)
-    key = (code, bits)
-    if lanes != 1 or key not in _DL_DTYPES:
+    key = (code, bits, lanes)
+    if key not in _DL_DTYPES:
         raise TypeError(f"unsupported DLPack dtype code={code} bits={bits} lanes={lanes}")
     shape = tuple(int(tensor.shape[i]) for i in range(ndim))
     if tensor.strides:

@@ -23,12 +23,7 @@ from functools import cached_property
 import numpy as np
 
 from client_stubs import driver
-from client_stubs.dtypes import (
-    dtype,
-    dtype_name,
-    f32_array_to_bf16_bits,
-    numpy_dtype,
-)
+from client_stubs.dtypes import as_element_array, dtype, dtype_name, numpy_dtype
 from client_stubs.errors import HostArrayError, MovedTensorError
 from client_stubs.interop import GPU_DEVICE_TYPES, contiguous_strides, describe
 from client_stubs.pending import PENDING
@@ -149,7 +144,7 @@ class DeviceTensor:
         """
         host = np.asarray(array)
         name = dtype_name(host.dtype) if dtype is None else dtype_name(dtype)
-        host = np.ascontiguousarray(_to_host_dtype(host, name))
+        host = np.ascontiguousarray(as_element_array(host, name))
         tensor = cls.empty(host.shape, name, device)
         driver.memcpy_htod(tensor.ptr, host.ctypes.data, host.nbytes)
         return tensor
@@ -275,7 +270,7 @@ class DeviceTensor:
         `PendingWorkError` while unfinished GPU work uses it."""
         lay = self.layout
         PENDING.check_host(self, "overwrite from the host", reads_only=False)
-        host = np.ascontiguousarray(_to_host_dtype(np.asarray(array), lay.dtype))
+        host = np.ascontiguousarray(as_element_array(np.asarray(array), lay.dtype))
         if host.shape != lay.shape:
             raise ValueError(f"shape {host.shape} differs from the tensor's {lay.shape}")
         if not lay.is_contiguous:
@@ -555,14 +550,3 @@ class _AllocationSpan:
 
     def __repr__(self) -> str:
         return repr(self.allocation)
-
-
-def _to_host_dtype(host: np.ndarray, name: str) -> np.ndarray:
-    target = numpy_dtype(name)
-    if host.dtype == target:
-        return host
-    if name == "bf16" and host.dtype == np.dtype(np.uint16):
-        return host.view(target)  # raw bfloat16 bit patterns
-    if name == "bf16" and target == np.dtype(np.uint16):
-        return f32_array_to_bf16_bits(host.astype(np.float32))
-    return host.astype(target)

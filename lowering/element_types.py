@@ -1,26 +1,12 @@
-"""Map cuTile element types (Rust spellings) to Tile IR element types and C types."""
+"""Map cuTile element types (Rust spellings) to Tile IR element types and C types, as the
+element table (`client_stubs.element_table`) says."""
 
 from __future__ import annotations
 
 from lowering.ir.types import ElementType, PointerType, TileType
 from parser.types import Elem, PointerTileTy, PointerTy, ScalarTy, SemType, TileTy
 
-_IR_ELEMENT = {
-    Elem.BOOL: ElementType.I1,
-    Elem.I8: ElementType.I8,
-    Elem.U8: ElementType.I8,
-    Elem.I16: ElementType.I16,
-    Elem.U16: ElementType.I16,
-    Elem.I32: ElementType.I32,
-    Elem.U32: ElementType.I32,
-    Elem.I64: ElementType.I64,
-    Elem.U64: ElementType.I64,
-    Elem.F16: ElementType.F16,
-    Elem.BF16: ElementType.BF16,
-    Elem.F32: ElementType.F32,
-    Elem.TF32: ElementType.TF32,
-    Elem.F64: ElementType.F64,
-}
+_IR_ELEMENT = {elem: ElementType(elem.spec.ir) for elem in Elem}
 
 
 def ir_element(elem: Elem) -> ElementType:
@@ -42,4 +28,4 @@ def ir_tile_type(ty: SemType) -> TileType:
 
 def ctype(elem: Elem) -> str:
     """The C type name of a scalar parameter slot (as written in the launch contract)."""
-    return "bool" if elem is Elem.BOOL else elem.value
+    return elem.value

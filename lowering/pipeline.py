@@ -29,6 +29,7 @@ from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasErro
 from parser import ast_nodes as A
 from parser import codes
 from parser.checks.ownership import check_ownership
+from parser.checks.target import check_target_elements
 from parser.cst_to_ast import parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
@@ -152,6 +153,7 @@ def _compile(
     # are not Copy) and must pass before lowering, which assumes a sound program.
     if kernel is not None and not sink.has_errors:
         check_ownership(kernel, sink)
+        check_target_elements(kernel, request.target, sink)
         cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
         kernel = specialize(kernel, request.specialization, sink, cap)
         if sink.has_errors:

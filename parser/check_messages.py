@@ -8,12 +8,28 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import Diagnostic, error
 from parser.spans import Span
-from parser.types import SemType
+from parser.types import Elem, SemType
 
 
 def unsupported(span: Span, what: str) -> Diagnostic:
     return error(
         codes.UNSUPPORTED_SYNTAX, f"{what} is not supported yet", span, "not supported here"
+    )
+
+
+def storage_only(elem: Elem, what: str, span: Span) -> Diagnostic:
+    """`elem` (tf32, fp8, fp4, i4, packed fp4 bytes) is storage: no arithmetic, comparison or
+    math in Tile IR."""
+    return error(
+        codes.UNSUPPORTED_TYPE,
+        f"{what} does not apply to `{elem}` values: `{elem}` is a storage type",
+        span,
+        f"`{elem}` has no arithmetic",
+        notes=(
+            "tf32, fp8, fp4 and i4 elements are loaded, stored, reshaped, converted and fed "
+            "to `mma`; Tile IR computes on them only there",
+        ),
+        help=("convert to `f32` (or `f16`) first with `convert_tile`",),
     )
 
 

@@ -129,6 +129,11 @@ IN_KERNEL_CHECK_DENIED: Final = _code(
     "CT0209", "in-kernel-check-denied", "a bounds check left in a `deny_in_kernel_checks` kernel"
 )
 
+# --- target ---
+TARGET_UNSUPPORTED: Final = _code(
+    "CT0801", "unsupported-on-target", "the target GPU lacks a type the kernel uses"
+)
+
 # --- backend ---
 TILEIRAS_FAILED: Final = _code("CT0901", "tileiras-failed", "the Tile IR assembler failed")
 COMPILE_TOO_COSTLY: Final = _code(

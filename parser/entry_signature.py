@@ -24,6 +24,7 @@ from parser.types import (
     ScalarTy,
     SemType,
     TensorTy,
+    element_of,
     is_power_of_two,
 )
 
@@ -211,7 +212,7 @@ def _entry_param(
     index: int, param: A.Param, resolver: TypeResolver, sink: DiagnosticSink
 ) -> EntryParam | None:
     ty = resolver.resolve(param.type)
-    if ty is None:
+    if ty is None or not _addressable(param, ty, sink):
         return None
     if isinstance(ty, ScalarTy):
         return EntryParam(index, param.name, ParamRole.SCALAR, ty, param.span)
@@ -240,6 +241,28 @@ def _entry_param(
         )
     )
     return None
+
+
+def _addressable(param: A.Param, ty: SemType, sink: DiagnosticSink) -> bool:
+    """Host data has whole bytes per element: `f4e2m1fn` and `i4` exist only in kernels."""
+    elem = element_of(ty) or (ty.elem if isinstance(ty, (PointerTy, MappedTy)) else None)
+    if elem is None or elem.addressable:
+        return True
+    sink.add(
+        error(
+            codes.UNSUPPORTED_TYPE,
+            f"entry parameter `{param.name}` has `{elem}` elements (narrower than a byte)",
+            param.type.span,
+            f"`{elem}` is {elem.bits} bits wide",
+            notes=(f"`{elem}` values exist only inside kernels, made by `unpack`",),
+            help=(
+                "pass packed bytes (`f4e2m1fnx2` or `u8`) and `unpack` them in the kernel"
+                if elem.is_float
+                else "pass bytes (`u8`) and `unpack` them in the kernel",
+            ),
+        )
+    )
+    return False
 
 
 def _check_mapped(param: A.Param, mapped: MappedTy, sink: DiagnosticSink) -> bool:

@@ -217,7 +217,7 @@ class TypeResolver:
                 f"expected an element type, found `{ty.span.text}`",
                 ty.span,
                 "not an element type",
-                help=("element types are bool, i8..i64, u8..u64, f16, bf16, tf32, f32, f64",),
+                help=(f"element types are {', '.join(ELEM_BY_NAME)}",),
             )
         )
         return None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from parser import ast_nodes as A
 from parser import codes
-from parser.check_messages import unsupported
+from parser.check_messages import storage_only, unsupported
 from parser.diagnostics import error
 from parser.type_eval import TypeResolver
 from parser.types import ELEM_BY_NAME, Elem, ScalarTy, SemType, TileTy
@@ -97,6 +97,9 @@ class OperatorRules:
 
     def binary_result(self: Checker, op: str, ty: SemType, span: A.Span) -> SemType | None:
         elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
+        if elem is not None and not elem.computes:
+            self.report(storage_only(elem, f"`{op}`", span))
+            return None
         valid = elem is not None and (
             (op in ARITHMETIC and elem is not Elem.BOOL)
             or (op in BITWISE and not elem.is_float)
@@ -127,6 +130,9 @@ class OperatorRules:
         if ty is None:
             return None
         elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
+        if elem is not None and not elem.computes:
+            self.report(storage_only(elem, f"`{unary.op}`", unary.span))
+            return None
         allowed = elem is not None and (
             (unary.op == "-" and (elem.is_float or elem.is_signed))
             or (unary.op == "!" and not elem.is_float)
@@ -153,7 +159,8 @@ class OperatorRules:
         target = _cast_target(cast.type, self.resolver)
         if source is None:
             return None
-        if target is None or not isinstance(source, ScalarTy):
+        storage = isinstance(source, ScalarTy) and not source.elem.computes
+        if target is None or not isinstance(source, ScalarTy) or storage or not target.computes:
             self.report(
                 error(
                     codes.INVALID_OPERAND,

@@ -10,53 +10,57 @@ import enum
 from dataclasses import dataclass, field
 from typing import Union
 
+from client_stubs.element_table import ELEMENT_BY_NAME, ELEMENTS, Element
+
 DYNAMIC = -1  # a dynamic tensor extent
 
 
-class Elem(enum.Enum):
-    """cuTile element types, by their Rust spelling."""
+class _ElemBase(enum.Enum):
+    """cuTile element types, by their Rust spelling; the members are the rows of
+    `client_stubs.element_table.ELEMENTS` (`Elem.F32`, `Elem.BF16`, ...)."""
 
-    BOOL = "bool"
-    I8 = "i8"
-    I16 = "i16"
-    I32 = "i32"
-    I64 = "i64"
-    U8 = "u8"
-    U16 = "u16"
-    U32 = "u32"
-    U64 = "u64"
-    F16 = "f16"
-    BF16 = "bf16"
-    F32 = "f32"
-    TF32 = "tf32"
-    F64 = "f64"
+    @property
+    def spec(self) -> Element:
+        return ELEMENT_BY_NAME[self.value]
 
     @property
     def is_float(self) -> bool:
-        return self in (Elem.F16, Elem.BF16, Elem.F32, Elem.TF32, Elem.F64)
+        return self.spec.is_float
 
     @property
     def is_integer(self) -> bool:
-        return not self.is_float and self is not Elem.BOOL
+        return self.spec.is_integer
 
     @property
     def is_signed(self) -> bool:
-        return self in (Elem.I8, Elem.I16, Elem.I32, Elem.I64) or self.is_float
+        return self.spec.is_signed
 
     @property
     def bits(self) -> int:
-        return _BITS[self]
+        return self.spec.bits
 
     @property
     def size_bytes(self) -> int:
-        return max(1, self.bits // 8)
+        return self.spec.storage_bytes
+
+    @property
+    def computes(self) -> bool:
+        """Arithmetic, comparisons and math apply (tf32, fp8, fp4, i4 and packed bytes are
+        storage: load, store, reshape, convert and mma them)."""
+        return self.spec.computes
+
+    @property
+    def addressable(self) -> bool:
+        """Whole bytes per element: a tensor element or a scalar parameter may have it."""
+        return self.spec.addressable
 
     def __str__(self) -> str:
         return self.value
 
 
-_BITS = {Elem.BOOL: 1, Elem.TF32: 32, Elem.BF16: 16}
-_BITS.update({e: int(e.value[1:]) for e in Elem if e not in _BITS})
+Elem = _ElemBase(
+    "Elem", [(e.name.upper(), e.name) for e in ELEMENTS], module=__name__, qualname="Elem"
+)
 ELEM_BY_NAME = {e.value: e for e in Elem}
 
 
@@ -427,22 +431,13 @@ def associated_constant(elem: Elem, name: str) -> int | float | None:
             "INFINITY": float("inf"),
             "NEG_INFINITY": float("-inf"),
             "NAN": float("nan"),
-            "MAX": _FLOAT_MAX[elem],
-            "MIN": -_FLOAT_MAX[elem],
+            "MAX": elem.spec.float_max,
+            "MIN": -elem.spec.float_max,
             "E": 2.718281828459045,
         }
         return floats.get(name)
-    if elem is Elem.BOOL:
+    if elem is Elem.BOOL or not elem.is_integer:
         return None
     low = -(2 ** (elem.bits - 1)) if elem.is_signed else 0
     high = 2 ** (elem.bits - 1) - 1 if elem.is_signed else 2**elem.bits - 1
     return {"MAX": high, "MIN": low}.get(name)
-
-
-_FLOAT_MAX = {
-    Elem.F16: 65504.0,
-    Elem.BF16: 3.3895313892515355e38,
-    Elem.F32: 3.4028234663852886e38,
-    Elem.TF32: 3.4028234663852886e38,
-    Elem.F64: 1.7976931348623157e308,
-}

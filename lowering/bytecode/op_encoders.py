@@ -126,6 +126,17 @@ def _fixed(opcode: int, flags: tuple[str, ...] = (), attrs: tuple[str, ...] = ()
     return encode
 
 
+def _fixed_since(opcode: int, version: tuple[int, int]) -> OpEncoder:
+    """An op with a fixed layout (R per result; operand indices) new in `version`."""
+    fixed = _fixed(opcode)
+
+    def encode(op: Op, ctx: EncodeContext) -> None:
+        _require(_since(ctx, version), op, "the op", version)
+        fixed(op, ctx)
+
+    return encode
+
+
 def _terminator(opcode: int) -> OpEncoder:
     """return / yield / continue / break: [R..] (always none); [v..]."""
 
@@ -475,6 +486,8 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     convert.ExtI: _fixed(0x25, attrs=("signedness",)),
     convert.TruncI: _fixed(0x6B, attrs=("overflow",)),
     convert.Bitcast: _fixed(0x09),
+    convert.Pack: _fixed_since(0x6F, (13, 3)),
+    convert.Unpack: _fixed_since(0x70, (13, 3)),
     # control flow
     control.For: _for,
     control.Loop: _loop,
@@ -488,6 +501,7 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     # matrix multiply
     matmul.MmaF: _mmaf,
     matmul.MmaI: _fixed(0x4A, attrs=("signedness_lhs", "signedness_rhs")),
+    matmul.MmaFScaled: _fixed_since(0x72, (13, 3)),
     # shape
     shape.Permute: _permute,
     shape.Cat: _cat,

@@ -27,18 +27,7 @@ from lowering.ir.types import (
 
 Version = tuple[int, int]
 
-SCALAR_TAGS: dict[ElementType, int] = {
-    ElementType.I1: 0,
-    ElementType.I8: 1,
-    ElementType.I16: 2,
-    ElementType.I32: 3,
-    ElementType.I64: 4,
-    ElementType.F16: 5,
-    ElementType.BF16: 6,
-    ElementType.F32: 7,
-    ElementType.TF32: 8,
-    ElementType.F64: 9,
-}
+SCALAR_TAGS: dict[ElementType, int] = {e: e.spec.tag for e in ElementType}
 TAG_PTR, TAG_TILE, TAG_TENSOR_VIEW, TAG_PARTITION_VIEW, TAG_FUNCTION, TAG_TOKEN = (
     12,
     13,
@@ -121,6 +110,9 @@ class ModuleTables:
 
 
 def _scalar(tables: ModuleTables, ty: ElementType) -> bytes:
+    if not tables.at_least(*ty.spec.since):
+        since = "{}.{}".format(*ty.spec.since)
+        raise BytecodeError(f"element type {ty} needs bytecode {since} or newer")
     return uvarint(SCALAR_TAGS[ty])
 
 
@@ -234,8 +226,8 @@ def _bool_data(values: Sequence[int | float | bool]) -> bytes:
 def _element_bytes(element: ElementType, value: int | float | bool) -> bytes:
     if element.is_float:
         try:
-            return _FLOAT_PACKERS[element](float(value))
-        except (OverflowError, struct.error) as exc:
+            return _float_bytes(element, float(value))
+        except (OverflowError, ValueError, struct.error) as exc:
             raise BytecodeError(f"constant {value} does not fit {element}") from exc
     if isinstance(value, float):
         raise BytecodeError(f"integer constant of {element} got float {value}")
@@ -263,6 +255,15 @@ def _bf16(value: float) -> bytes:
 
 def _tf32(value: float) -> bytes:
     return _round_f32_bits(value, 13, 0x3FE00).to_bytes(3, "little")
+
+
+def _float_bytes(element: ElementType, value: float) -> bytes:
+    """One float constant; fp8/fp4 take a byte each (MLIR's dense layout rounds sub-byte
+    elements up to a byte)."""
+    fmt = element.spec.float_format
+    if fmt is not None:
+        return fmt.encode(value).to_bytes(1, "little")
+    return _FLOAT_PACKERS[element](value)
 
 
 _FLOAT_PACKERS: dict[ElementType, Callable[[float], bytes]] = {

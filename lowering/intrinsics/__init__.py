@@ -8,6 +8,7 @@ from lowering.intrinsics.compare import COMPARE_LOWERINGS
 from lowering.intrinsics.convert import CONVERT_LOWERINGS
 from lowering.intrinsics.math import MATH_LOWERINGS
 from lowering.intrinsics.mma import MMA_LOWERINGS
+from lowering.intrinsics.packing import PACKING_LOWERINGS
 from lowering.intrinsics.pointers import POINTER_LOWERINGS
 from lowering.intrinsics.raw_views import RAW_VIEW_LOWERINGS
 from lowering.intrinsics.reduce import REDUCE_LOWERINGS
@@ -28,6 +29,7 @@ INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     **REDUCE_LOWERINGS,
     **MMA_LOWERINGS,
     **CONVERT_LOWERINGS,
+    **PACKING_LOWERINGS,
     **POINTER_LOWERINGS,
     **TOKEN_LOWERINGS,
     **ATOMIC_LOWERINGS,

@@ -1,5 +1,6 @@
 """Lowering of matrix multiply-accumulate (`parser.prelude.mma`): `mmaf` for float
-accumulators, `mmai` (operand signedness from their Rust types, or given) otherwise."""
+accumulators, `mmai` (operand signedness from their Rust types, or given) otherwise, and
+`mmaf_scaled` as it is."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lowering.intrinsics.common import SIGNEDNESS, marker, result_type, value_type, values
 from lowering.intrinsics.spec import IntrinsicLowering
-from lowering.ir.ops_matmul import MmaF, MmaI
+from lowering.ir.ops_matmul import MmaF, MmaFScaled, MmaI
 from lowering.lower_ops import signedness
 from lowering.lowered_values import Lowered
 from parser import ast_nodes as A
@@ -39,4 +40,23 @@ def _mma(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lower
     ).result
 
 
-MMA_LOWERINGS: dict[str, IntrinsicLowering] = {"mma": _mma, "mmaf": _mma, "mmai": _mma}
+def _mmaf_scaled(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    lhs, rhs, acc, lhs_scale, rhs_scale = values(ctx, args)
+    return ctx.builder.emit(
+        MmaFScaled,
+        result=result_type(ctx, call),
+        lhs=lhs,
+        rhs=rhs,
+        acc=acc,
+        lhs_scale=lhs_scale,
+        rhs_scale=rhs_scale,
+        span=call.span,
+    ).result
+
+
+MMA_LOWERINGS: dict[str, IntrinsicLowering] = {
+    "mma": _mma,
+    "mmaf": _mma,
+    "mmai": _mma,
+    "mmaf_scaled": _mmaf_scaled,
+}

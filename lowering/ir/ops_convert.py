@@ -1,6 +1,7 @@
-"""Element-type conversions: float<->float, int<->float, int widening/narrowing, bitcast.
+"""Element-type conversions: float<->float, int<->float, int widening/narrowing, bitcast,
+and the byte (re)packing of rank-1 tiles (`pack` / `unpack`).
 
-Every conversion keeps the tile shape; only the element type changes.
+Every conversion but `pack` / `unpack` keeps the tile shape; only the element type changes.
 """
 
 from __future__ import annotations
@@ -54,7 +55,21 @@ class FToF(Op):
     source: Value = operand()
 
     def verify(self) -> list[str]:
-        return _kind_errors(self, self.source, self.result, src_float=True, dst_float=True)
+        errors = _kind_errors(self, self.source, self.result, src_float=True, dst_float=True)
+        if errors:
+            return errors
+        if self.source.type == self.result.type:
+            return ["ftof: converting to the same type is a no-op"]
+        to = self.result.type.element  # type: ignore[union-attr]
+        allowed = E8M0_ROUNDINGS if to is ElementType.F8E8M0FNU else (RoundingMode.NEAREST_EVEN,)
+        if self.rounding not in allowed:
+            want = " or ".join(r.name.lower() for r in allowed)
+            return [f"ftof to {to} rounds {want}, not {self.rounding.name.lower()}"]
+        return []
+
+
+# Tile IR: conversions to the power-of-two scale type round toward zero or up, never nearest.
+E8M0_ROUNDINGS = (RoundingMode.ZERO, RoundingMode.POSITIVE_INF)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,3 +135,48 @@ class Bitcast(Op):
             return [pair]
         src, dst = pair
         return [] if src.bits == dst.bits else [f"bitcast needs equal widths: {src} -> {dst}"]
+
+
+def _pack_errors(op: Op, source: Value, res: Value, byte_side: str) -> list[str]:
+    """`pack` / `unpack` (bytecode 13.3): rank-1 tiles of the same number of bits, one side
+    `i8` bytes, the other of another width (`bitcast` covers 8-bit elements)."""
+    src, dst = source.type, res.type
+    if not (isinstance(src, TileType) and isinstance(dst, TileType)):
+        return [f"{op.NAME} works on tiles"]
+    if not (isinstance(src.element, ElementType) and isinstance(dst.element, ElementType)):
+        return [f"{op.NAME} reinterprets numbers, not pointers"]
+    if src.rank != 1 or dst.rank != 1:
+        return [f"{op.NAME} needs rank-1 tiles: {src} -> {dst}"]
+    bytes_, other = (dst, src) if byte_side == "result" else (src, dst)
+    if bytes_.element is not ElementType.I8:
+        return [f"the {byte_side} of {op.NAME} must be i8 bytes, got {bytes_}"]
+    if other.element.bits == 8:
+        return [f"{op.NAME} of 8-bit {other.element} is a bitcast"]
+    if src.element.bits * src.shape[0] != dst.element.bits * dst.shape[0]:
+        return [f"{op.NAME} keeps the number of bits: {src} -> {dst}"]
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pack(Op):
+    """A rank-1 tile's bits as a rank-1 `i8` tile (two fp4/i4 values per byte, four bytes per
+    i32, ...)."""
+
+    NAME = "pack"
+    result: Value = result()
+    source: Value = operand()
+
+    def verify(self) -> list[str]:
+        return _pack_errors(self, self.source, self.result, "result")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unpack(Op):
+    """A rank-1 `i8` tile's bits as a rank-1 tile of another element type."""
+
+    NAME = "unpack"
+    result: Value = result()
+    source: Value = operand()
+
+    def verify(self) -> list[str]:
+        return _pack_errors(self, self.source, self.result, "source")

@@ -1,4 +1,5 @@
-"""Matrix multiply-accumulate: `mmaf` (float) and `mmai` (8-bit integer).
+"""Matrix multiply-accumulate: `mmaf` (float), `mmai` (8-bit integer) and `mmaf_scaled`
+(block-scaled fp8/fp4).
 
 Shapes: `[M,K] x [K,N] + [M,N]`, or batched `[B,M,K] x [B,K,N] + [B,M,N]`; the result
 has the accumulator's type. lhs and rhs share one element type.
@@ -48,7 +49,7 @@ def mma_shape_errors(lhs: TileType, rhs: TileType, acc: TileType) -> list[str]:
     return []
 
 
-def _tiles(op: MmaF | MmaI) -> tuple[TileType, TileType, TileType] | str:
+def _tiles(op: MmaF | MmaI | MmaFScaled) -> tuple[TileType, TileType, TileType] | str:
     types = (op.lhs.type, op.rhs.type, op.acc.type)
     if not all(isinstance(t, TileType) and isinstance(t.element, ElementType) for t in types):
         return "lhs, rhs and acc must be tiles of numbers"
@@ -109,3 +110,61 @@ class MmaI(Op):
         if acc.element is not ElementType.I32:
             errors.append(f"accumulator must be i32, got {acc.element}")
         return errors
+
+
+# Tile IR 13.3 `MmaFScaledOp::verify`: scale element -> operand elements it scales, and the
+# number of K elements one scale covers.
+MMAF_SCALED_BLOCKS: dict[str, dict[str, tuple[int, ...]]] = {
+    "f8E8M0FNU": {"f8E4M3FN": (32,), "f8E5M2": (32,), "f4E2M1FN": (16, 32)},
+    "f8E4M3FN": {"f4E2M1FN": (16,)},
+}
+
+
+def mmaf_scaled_errors(
+    lhs: TileType, rhs: TileType, lhs_scale: TileType, rhs_scale: TileType
+) -> list[str]:
+    """The element and scale-shape rules of `mmaf_scaled` (after `mma_shape_errors`)."""
+    if lhs_scale.element != rhs_scale.element:
+        return ["lhs_scale and rhs_scale must share one element type"]
+    if not lhs.rank == lhs_scale.rank == rhs_scale.rank:
+        return ["scales must have the operands' rank"]
+    blocks = MMAF_SCALED_BLOCKS.get(str(lhs_scale.element), {}).get(str(lhs.element))
+    if blocks is None:
+        return [f"{lhs_scale.element} scales do not scale {lhs.element} operands"]
+    batch = lhs.shape[:-2]
+    (m, k), (n,) = lhs.shape[-2:], rhs.shape[-1:]
+    groups = lhs_scale.shape[-1]
+    if lhs_scale.shape != (*batch, m, groups) or rhs_scale.shape != (*batch, groups, n):
+        want = f"{[*batch, m, groups]} and {[*batch, groups, n]}"
+        return [f"scales must be {want}, got {lhs_scale} and {rhs_scale}"]
+    if groups < 1 or k % groups or k // groups not in blocks:
+        sizes = " or ".join(map(str, blocks))
+        return [f"one {lhs_scale.element} scale covers {sizes} K elements of {lhs.element}"]
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class MmaFScaled(Op):
+    """`result = (lhs * lhs_scale) @ (rhs * rhs_scale) + acc` (bytecode 13.3): fp8/fp4
+    operands, each scale element covering a block of consecutive K elements, f32 accumulator."""
+
+    NAME = "mmaf_scaled"
+    result: Value = result()
+    lhs: Value = operand()
+    rhs: Value = operand()
+    acc: Value = operand()
+    lhs_scale: Value = operand()
+    rhs_scale: Value = operand()
+
+    def verify(self) -> list[str]:
+        tiles = _tiles(self)
+        if isinstance(tiles, str):
+            return [tiles]
+        lhs, rhs, acc = tiles
+        scales = (self.lhs_scale.type, self.rhs_scale.type)
+        if not all(isinstance(t, TileType) and isinstance(t.element, ElementType) for t in scales):
+            return ["lhs_scale and rhs_scale must be tiles of numbers"]
+        errors = mma_shape_errors(lhs, rhs, acc)
+        if acc.element is not ElementType.F32:
+            errors.append(f"the accumulator must be f32, got {acc.element}")
+        return errors or mmaf_scaled_errors(lhs, rhs, *scales)  # type: ignore[arg-type]

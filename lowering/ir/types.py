@@ -10,51 +10,40 @@ import enum
 from dataclasses import dataclass
 from typing import Union
 
+from client_stubs.element_table import IR_ELEMENT_BY_NAME, IR_ELEMENTS, IRElement
 
-class ElementType(enum.Enum):
-    """Scalar element types (Tile IR has no signedness: ops carry it)."""
 
-    I1 = "i1"
-    I8 = "i8"
-    I16 = "i16"
-    I32 = "i32"
-    I64 = "i64"
-    F16 = "f16"
-    BF16 = "bf16"
-    F32 = "f32"
-    TF32 = "tf32"
-    F64 = "f64"
+class _ElementTypeBase(enum.Enum):
+    """Scalar element types (Tile IR has no signedness: ops carry it); the members are the
+    rows of `client_stubs.element_table.IR_ELEMENTS` (`ElementType.F32`, ...)."""
+
+    @property
+    def spec(self) -> IRElement:
+        return IR_ELEMENT_BY_NAME[self.value]
 
     @property
     def is_float(self) -> bool:
-        return self in _FLOATS
+        return self.spec.is_float
 
     @property
     def bits(self) -> int:
-        return _BITS[self]
+        return self.spec.bits
 
     @property
     def bytes(self) -> int:
         """Storage size in memory (i1 is one byte)."""
-        return max(1, self.bits // 8)
+        return self.spec.storage_bytes
 
     def __str__(self) -> str:
         return self.value
 
 
-_FLOATS = {ElementType.F16, ElementType.BF16, ElementType.F32, ElementType.TF32, ElementType.F64}
-_BITS = {
-    ElementType.I1: 1,
-    ElementType.I8: 8,
-    ElementType.I16: 16,
-    ElementType.I32: 32,
-    ElementType.I64: 64,
-    ElementType.F16: 16,
-    ElementType.BF16: 16,
-    ElementType.F32: 32,
-    ElementType.TF32: 32,
-    ElementType.F64: 64,
-}
+ElementType = _ElementTypeBase(
+    "ElementType",
+    [(e.name.upper(), e.name) for e in IR_ELEMENTS],
+    module=__name__,
+    qualname="ElementType",
+)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from parser.prelude.compare import COMPARE_INTRINSICS
 from parser.prelude.convert import CONVERT_INTRINSICS
 from parser.prelude.math import MATH_INTRINSICS
 from parser.prelude.mma import MMA_INTRINSICS
+from parser.prelude.packing import PACKING_INTRINSICS
 from parser.prelude.pointers import POINTER_INTRINSICS
 from parser.prelude.raw_views import RAW_VIEW_INTRINSICS
 from parser.prelude.reduce import REDUCE_INTRINSICS
@@ -34,6 +35,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     *REDUCE_INTRINSICS,
     *MMA_INTRINSICS,
     *CONVERT_INTRINSICS,
+    *PACKING_INTRINSICS,
     *POINTER_INTRINSICS,
     *ASSUME_INTRINSICS,
     *TOKEN_INTRINSICS,

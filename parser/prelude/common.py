@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.check_messages import storage_only
 from parser.diagnostics import error
 from parser.prelude.spec import CallTyper
 from parser.types import (
@@ -124,6 +125,9 @@ def elem_kind_ok(call: CallTyper, index: int, ty: Value, fn: str, kind: str) -> 
     """`kind` is "float", "integer" (bool excluded), "number" (not bool) or "bits"
     (integers and bool)."""
     elem = ty.elem
+    if not elem.computes:
+        call.report(storage_only(elem, f"`{fn}`", call.args[index].span))
+        return False
     ok = {
         "float": elem.is_float,
         "integer": elem.is_integer,

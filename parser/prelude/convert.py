@@ -2,6 +2,11 @@
 the annotation or a turbofish), `bitcast`, `exti`/`trunci`, `ftof`/`ftoi`/`itof` with
 rounding markers.
 
+fp8 and fp4 convert like other floats (`ftof`, `ftoi`, `itof`); a conversion to the scale type
+`f8e8m0fnu` needs `ftof` with `rounding::Zero` or `rounding::PositiveInf` (Tile IR has no
+nearest rounding to it). Packed `f4e2m1fnx2` bytes and `i4` have no value conversions: `pack`
+and `unpack` move between them and numbers.
+
 Deliberate extension: cuTile's `convert_tile` rejects int <-> int conversions; here they
 lower to `exti` (widening, by the source's signedness), `trunci` (narrowing) or nothing
 (same width, e.g. `u32` <-> `i32`). Converting to `bool` is rejected (compare instead).
@@ -52,13 +57,42 @@ def _value_convert(fn: str, scalar: bool) -> Callable[[CallTyper], SemType | Non
         if target is Elem.BOOL and source.elem is not Elem.BOOL:
             _report(call, fn, source, target, "there is no conversion to `bool`", "compare instead")
             return None
+        if source.elem is not target and not _storage_ok(call, fn, source, target):
+            return None
         return _with_elem(source, target)
 
     return rule
 
 
+def _storage_ok(call: CallTyper, fn: str, source: Value, target: Elem) -> bool:
+    """Packed bytes and `i4` have no value conversion; a power-of-two scale needs an explicit
+    rounding direction."""
+    for elem in (source.elem, target):
+        if _kind(elem) in ("packed", "storage"):
+            why = f"`{elem}` values are {'packed bytes' if _kind(elem) == 'packed' else 'storage'}"
+            _report(call, fn, source, target, why, _UNPACK_HELP)
+            return False
+    if target is E8M0:
+        why = "a conversion to the power-of-two scale type needs a rounding direction"
+        _report(call, fn, source, target, why, _E8M0_HELP)
+        return False
+    return True
+
+
+E8M0 = Elem.F8E8M0FNU
+E8M0_ROUNDINGS = ("Zero", "PositiveInf")
+_E8M0_HELP = "use `ftof(t, rounding::Zero)` or `ftof(t, rounding::PositiveInf)`"
+_UNPACK_HELP = "`unpack` bytes into `f4e2m1fn` or `i4` values (and `pack` them back)"
+
+
 def _kind(elem: Elem) -> str:
-    return "float" if elem.is_float else "integer" if elem.is_integer else "bool"
+    """The conversion kind: `float` (fp8 and fp4 too: `ftof` converts them), `integer`,
+    `bool`, `packed` (bytes of fp4 pairs) or `storage` (`i4`: only `pack` / `unpack`)."""
+    if elem.is_float:
+        return "float"
+    if elem.is_integer:
+        return "integer" if elem.computes else "storage"
+    return "bool" if elem is Elem.BOOL else "packed"
 
 
 def _op_convert(
@@ -79,6 +113,10 @@ def _op_convert(
         target = target_elem(call, fn, 1, "the target element type")
         if target is None:
             return None
+        storage = next((e for e in (source.elem, target) if _kind(e) == "storage"), None)
+        if storage is not None:  # `i4`: no Tile IR op but pack / unpack takes it
+            _report(call, fn, source, target, f"`{storage}` values are storage", _UNPACK_HELP)
+            return None
         kinds_ok = source_kind in ("any", _kind(source.elem)) and target_kind in (
             "any",
             _kind(target),
@@ -90,19 +128,22 @@ def _op_convert(
         if width is not None and not width(source.elem, target):
             _report(call, fn, source, target, width_rule, _suggest(source.elem, target))
             return None
-        if mode is not None and not _mode_ok(call, fn, mode):
+        if mode is not None and not _mode_ok(call, fn, mode, target):
             return None
         return TileTy(target, source.shape)
 
     return rule
 
 
-def _mode_ok(call: CallTyper, fn: str, mode: str) -> bool:
+def _mode_ok(call: CallTyper, fn: str, mode: str, target: Elem) -> bool:
     if mode == "overflow":
         return marker_arg(call, 1, "overflow", fn) is not None
     if fn == "ftoi":
         why = " (Tile IR converts floats to integers rounding toward zero)"
         return marker_arg(call, 1, "rounding", fn, ("Zero",), why) is not None
+    if target is E8M0:
+        why = " (Tile IR converts to `f8e8m0fnu` rounding toward zero or up)"
+        return marker_arg(call, 1, "rounding", fn, E8M0_ROUNDINGS, why) is not None
     why = " (Tile IR converts to floats with nearest-even rounding)"
     return marker_arg(call, 1, "rounding", fn, ("NearestEven",), why) is not None
 

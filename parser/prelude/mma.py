@@ -1,10 +1,12 @@
 """Matrix multiply-accumulate: `mma(a, b, acc)` (`[M, K] x [K, N] + [M, N]`, or batched
-`[B, M, K] x [B, K, N] + [B, M, N]`), and the explicit `mmaf(a, b, acc)` /
-`mmai(a, b, acc, signedness::X, signedness::Y)`.
+`[B, M, K] x [B, K, N] + [B, M, N]`), the explicit `mmaf(a, b, acc)` /
+`mmai(a, b, acc, signedness::X, signedness::Y)`, and the block-scaled
+`mmaf_scaled(a, b, acc, a_scale, b_scale)` (fp8/fp4 operands, one scale per block of K
+elements: `a_scale` is `[M, K / block]`, `b_scale` `[K / block, N]`).
 
 The element rules are Tile IR's: float operands with an accumulator they support
-(f16 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64); 8-bit integer operands with an i32
-accumulator. The result has the accumulator's type.
+(f16/f8e4m3fn/f8e5m2 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64); 8-bit integer operands
+with an i32 accumulator. The result has the accumulator's type.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ MMA_ACCUMULATORS: dict[Elem, tuple[Elem, ...]] = {
     Elem.TF32: (Elem.F32,),
     Elem.F32: (Elem.F32,),
     Elem.F64: (Elem.F64,),
+    Elem.F8E4M3FN: (Elem.F16, Elem.F32),
+    Elem.F8E5M2: (Elem.F16, Elem.F32),
     Elem.I8: (Elem.I32, Elem.U32),
     Elem.U8: (Elem.I32, Elem.U32),
 }
@@ -125,10 +129,16 @@ def _elements_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str
             message,
             call.args[2].span if allowed else call.args[0].span,
             "unsupported element types",
-            notes=("Tile IR mma: f16 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64, i8/u8 -> i32",),
+            notes=(_RULES,),
         )
     )
     return False
+
+
+_RULES = (
+    "Tile IR mma: f16, f8e4m3fn, f8e5m2 -> f16/f32; bf16/tf32/f32 -> f32; f64 -> f64; "
+    "i8/u8 -> i32 (block-scaled fp8/fp4: `mmaf_scaled`)"
+)
 
 
 def _allowed(fn: str, elem: Elem) -> tuple[Elem, ...]:
@@ -156,6 +166,98 @@ def _mma(fn: str) -> Callable[[CallTyper], SemType | None]:
     return rule
 
 
+# Block-scaled mma (Tile IR 13.3 `mmaf_scaled`): scale element -> operand element -> how many
+# consecutive K elements one scale covers.
+SCALED_BLOCKS: dict[Elem, dict[Elem, tuple[int, ...]]] = {
+    Elem.F8E8M0FNU: {Elem.F8E4M3FN: (32,), Elem.F8E5M2: (32,), Elem.F4E2M1FN: (16, 32)},
+    Elem.F8E4M3FN: {Elem.F4E2M1FN: (16,)},
+}
+_SCALED_RULES = (
+    "Tile IR mmaf_scaled: f8e4m3fn/f8e5m2 with f8e8m0fnu scales per 32 K elements; f4e2m1fn "
+    "with f8e8m0fnu scales per 16 or 32, or f8e4m3fn scales per 16; an f32 accumulator"
+)
+
+
+def _scaled_error(
+    call: CallTyper, index: int, message: str, label: str, code: codes.DiagnosticCode
+) -> None:
+    call.report(
+        error(
+            code,
+            message,
+            call.args[index].span,
+            label,
+            notes=(_SCALED_RULES,),
+        )
+    )
+
+
+def _scaled_elements(call: CallTyper, tiles: list[TileTy]) -> tuple[int, ...] | None:
+    """The block sizes the operand and scale elements allow."""
+    lhs, rhs, acc, lhs_scale, rhs_scale = tiles
+    if rhs.elem != lhs.elem or rhs_scale.elem != lhs_scale.elem:
+        index = 1 if rhs.elem != lhs.elem else 4
+        other = lhs if index == 1 else lhs_scale
+        message = (
+            f"mismatched types: `mmaf_scaled` needs one element type for both "
+            f"{'operands' if index == 1 else 'scales'}, found `{other.elem}` and "
+            f"`{tiles[index].elem}`"
+        )
+        _scaled_error(call, index, message, f"expected `{other.elem}`", codes.MISMATCHED_TYPES)
+        return None
+    if acc.elem is not Elem.F32:
+        message = f"`mmaf_scaled` accumulates in `f32`, found `{acc}`"
+        _scaled_error(call, 2, message, "expected `f32`", codes.UNSUPPORTED_TYPE)
+        return None
+    blocks = SCALED_BLOCKS.get(lhs_scale.elem, {}).get(lhs.elem)
+    if blocks is None:
+        message = f"`mmaf_scaled` does not scale `{lhs.elem}` operands by `{lhs_scale.elem}`"
+        _scaled_error(call, 3, message, "unsupported element types", codes.UNSUPPORTED_TYPE)
+    return blocks
+
+
+def _scaled_shapes(call: CallTyper, tiles: list[TileTy], blocks: tuple[int, ...]) -> bool:
+    lhs, rhs, _, lhs_scale, rhs_scale = tiles
+    batch, (m, k), n = lhs.shape[:-2], lhs.shape[-2:], rhs.shape[-1]
+    groups = lhs_scale.shape[-1] if lhs_scale.shape else 0
+    want_lhs, want_rhs = (*batch, m, groups), (*batch, groups, n)
+    if lhs_scale.shape != want_lhs or rhs_scale.shape != want_rhs:
+        index = 3 if lhs_scale.shape != want_lhs else 4
+        want = want_lhs if index == 3 else want_rhs
+        message = (
+            f"mismatched scales in `mmaf_scaled`: operands {shape_text(lhs.shape)} x "
+            f"{shape_text(rhs.shape)} with {groups} scale groups along K need scales "
+            f"{shape_text(want_lhs)} and {shape_text(want_rhs)}, found "
+            f"{shape_text(tiles[index].shape)}"
+        )
+        label = f"expected shape {shape_text(want)}"
+        _scaled_error(call, index, message, label, codes.MISMATCHED_TYPES)
+        return False
+    if groups and k % groups == 0 and k // groups in blocks:
+        return True
+    sizes = " or ".join(str(b) for b in blocks)
+    message = (
+        f"`mmaf_scaled` scales `{lhs.elem}` in blocks of {sizes} K elements, but K = {k} "
+        f"with {groups} scale groups"
+    )
+    _scaled_error(call, 3, message, f"K / {sizes} scale groups expected", codes.MISMATCHED_TYPES)
+    return False
+
+
+def _mmaf_scaled(call: CallTyper) -> SemType | None:
+    tiles = [tile_arg(call, i, "mmaf_scaled") for i in range(5)]
+    if any(t is None for t in tiles):
+        return None
+    lhs, rhs, acc, *_ = tiles
+    assert lhs is not None and rhs is not None and acc is not None
+    blocks = _scaled_elements(call, tiles)  # type: ignore[arg-type]
+    if blocks is None or not _shapes_ok(call, lhs, rhs, acc, "mmaf_scaled"):
+        return None
+    if not _scaled_shapes(call, tiles, blocks):  # type: ignore[arg-type]
+        return None
+    return acc
+
+
 MMA_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
         "mma",
@@ -181,5 +283,15 @@ MMA_INTRINSICS: tuple[Intrinsic, ...] = (
         (5,),
         _mma("mmai"),
         functions=("mmai",),
+    ),
+    Intrinsic(
+        "mmaf_scaled",
+        "fn mmaf_scaled<EIn, EScale, const LHS: [i32; N], const RHS: [i32; N], const ACC: "
+        "[i32; N], const LHS_SCALE: [i32; N], const RHS_SCALE: [i32; N]>(lhs: Tile<EIn, LHS>, "
+        "rhs: Tile<EIn, RHS>, acc: Tile<f32, ACC>, lhs_scale: Tile<EScale, LHS_SCALE>, "
+        "rhs_scale: Tile<EScale, RHS_SCALE>) -> Tile<f32, ACC>",
+        (5,),
+        _mmaf_scaled,
+        functions=("mmaf_scaled",),
     ),
 )

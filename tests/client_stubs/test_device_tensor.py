@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
-from client_stubs import DeviceTensor, HostArrayError, MovedTensorError, Partition
+from client_stubs import DeviceTensor, HostArrayError, MovedTensorError, Partition, interop
 from client_stubs.interop import DL_CPU, describe, from_cuda_array_interface, from_dlpack
 
 
@@ -137,3 +139,43 @@ def test_dlpack_dtypes(np_dtype, name):
 def test_describe_non_arrays():
     assert describe(object()) is None
     assert describe(3.0) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "bits", "lanes", "name"),
+    [
+        (10, 8, 1, "f8e4m3fn"),
+        (12, 8, 1, "f8e5m2"),
+        (14, 8, 1, "f8e8m0fnu"),
+        (17, 4, 2, "f4e2m1fnx2"),
+    ],
+)
+def test_dlpack_low_precision_dtypes(code, bits, lanes, name):
+    """torch's float8_e4m3fn / float8_e5m2 / float8_e8m0fnu and float4_e2m1fn_x2 (two fp4
+    values per byte: bits 4, lanes 2) as DLPack describes them."""
+    shape = (ctypes.c_int64 * 1)(16)
+    tensor = interop._DLTensor(
+        data=0xB000,
+        device=interop._DLDevice(interop.DL_CUDA, 0),
+        ndim=1,
+        dtype=interop._DLDataType(code, bits, lanes),
+        shape=shape,
+        strides=None,
+        byte_offset=0,
+    )
+    d = interop._describe_dltensor(tensor, owner=None)
+    assert (d.dtype, d.shape, d.strides, d.ptr) == (name, (16,), (1,), 0xB000)
+
+
+def test_dlpack_unknown_lanes_are_rejected():
+    shape = (ctypes.c_int64 * 1)(4)
+    tensor = interop._DLTensor(
+        data=0xB000,
+        device=interop._DLDevice(interop.DL_CUDA, 0),
+        ndim=1,
+        dtype=interop._DLDataType(10, 8, 4),
+        shape=shape,
+        byte_offset=0,
+    )
+    with pytest.raises(TypeError, match="unsupported DLPack dtype"):
+        interop._describe_dltensor(tensor, owner=None)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from client_stubs import dtypes
+from client_stubs.element_table import ELEMENT_BY_NAME
 
 
 def test_all_names_and_sizes():
@@ -26,6 +27,10 @@ def test_all_names_and_sizes():
         "bf16": 2,
         "f32": 4,
         "f64": 8,
+        "f8e4m3fn": 1,
+        "f8e5m2": 1,
+        "f8e8m0fnu": 1,
+        "f4e2m1fnx2": 1,
     }
 
 
@@ -97,6 +102,10 @@ def test_bf16_rounding():
         ("u16", 65535, b"\xff\xff"),
         ("u32", 2**32 - 1, b"\xff" * 4),
         ("bool", True, b"\x01"),
+        ("f8e4m3fn", 1.0, b"\x38"),
+        ("f8e5m2", -2.0, b"\xc0"),
+        ("f8e8m0fnu", 1.0, b"\x7f"),
+        ("f4e2m1fnx2", 0x22, b"\x22"),
     ],
 )
 def test_pack_ctype(ctype, value, expected):
@@ -107,8 +116,54 @@ def test_pack_ctype(ctype, value, expected):
 
 
 @pytest.mark.parametrize(
-    ("ctype", "value"), [("i32", 2**31), ("u8", -1), ("u64", 2**64), ("f16", 1e6), ("i32", 1.5)]
+    ("ctype", "value"),
+    [
+        ("i32", 2**31),
+        ("u8", -1),
+        ("u64", 2**64),
+        ("f16", 1e6),
+        ("i32", 1.5),
+        ("f8e4m3fn", 1000.0),
+        ("f8e8m0fnu", -1.0),
+    ],
 )
 def test_pack_ctype_rejects_unrepresentable(ctype, value):
     with pytest.raises((OverflowError, TypeError)):
         dtypes.pack_ctype(ctype, value, bytearray(8), 0)
+
+
+def test_fp8_without_ml_dtypes_is_raw_bytes():
+    """numpy has no fp8: raw `uint8` patterns pass as they are, float arrays are rounded."""
+    assert dtypes.numpy_dtype("f8e4m3fn") == np.dtype(np.uint8)  # ml_dtypes is not installed
+    raw = np.array([0x38, 0xC0], np.uint8)
+    assert dtypes.as_element_array(raw, "f8e4m3fn") is raw
+    bits = dtypes.as_element_array(np.array([1.0, -2.0, 0.3, 1000.0, np.nan]), "f8e4m3fn")
+    assert list(bits) == [0x38, 0xC0, 0x2A, 0x7F, 0x7F]  # 1000 and NaN: NaN (no infinity)
+    e5m2 = dtypes.as_element_array(np.array([1.0, 1e6]), "f8e5m2")
+    assert list(e5m2) == [0x3C, 0x7C]  # past the largest value: infinity
+    assert dtypes.dtype_name("float8_e4m3fn") == "f8e4m3fn"
+    assert dtypes.dtype_name("torch.float4_e2m1fn_x2") == "f4e2m1fnx2"
+    with pytest.raises(TypeError, match="raw uint8"):
+        dtypes.as_element_array(np.array([1.0]), "f4e2m1fnx2")
+
+
+@pytest.mark.parametrize("name", ["f8e4m3fn", "f8e5m2", "f8e8m0fnu"])
+def test_fp8_bits_round_trip(name):
+    fmt = ELEMENT_BY_NAME[name].float_format
+    codes = np.arange(256)
+    values = dtypes.bits_to_float_array(codes, fmt)
+    finite = np.isfinite(values)
+    assert list(dtypes.float_array_to_bits(values[finite], fmt)) == list(codes[finite])
+    assert values[finite].max() == ELEMENT_BY_NAME[name].float_max
+    singles = [fmt.encode(float(v)) for v in values[finite]]
+    assert singles == list(codes[finite])
+
+
+def test_fp8_rounds_to_nearest_even():
+    fmt = ELEMENT_BY_NAME["f8e4m3fn"].float_format
+    assert fmt.encode(1.0 + 2**-4) == 0x38  # halfway between 1 and 1.125: even code
+    assert fmt.encode(1.0 + 3 * 2**-4) == 0x3A  # halfway between 1.125 and 1.25: even code
+    assert fmt.encode(2**-9) == 0x01  # smallest subnormal
+    assert fmt.encode(-0.0) == 0x80
+    values = np.array([1.0 + 2**-4, 1.0 + 3 * 2**-4, 2**-10, 2**-10 + 2**-12])
+    assert list(dtypes.float_array_to_bits(values, fmt)) == [0x38, 0x3A, 0x00, 0x01]

@@ -131,6 +131,26 @@ def test_bf16_and_f16_scalar_packing(kit):
     assert plan.param_buffer[:4] == struct.pack("<He", 0x3F80, -2.0)
 
 
+def test_fp8_scalars_and_tensors(kit):
+    """An fp8 scalar slot is one byte (the nearest code); fp8 tensors match by dtype name."""
+    c = kit.build(
+        "s",
+        [
+            kit.P("a", kit.SCALAR, "f8e4m3fn"),
+            kit.P("b", kit.SCALAR, "f8e5m2"),
+            kit.P("x", kit.IN, "f8e4m3fn", [-1]),
+            kit.P("z", kit.OUT, "f4e2m1fnx2", [8]),
+        ],
+    )
+    x = fake(X, 8, "f8e4m3fn")
+    plan = plan_launch(c, [1.0, -2.0, x, fake(Z, 8, "f4e2m1fnx2").partition([8])])
+    assert plan.param_buffer[:2] == b"\x38\xc0"
+    with pytest.raises(DTypeMismatchError):
+        plan_launch(c, [1.0, -2.0, fake(X, 8, "f8e5m2"), fake(Z, 8, "f4e2m1fnx2").partition([8])])
+    with pytest.raises(SlotValueError, match="out of range"):
+        plan_launch(c, [1e6, -2.0, x, fake(Z, 8, "f4e2m1fnx2").partition([8])])
+
+
 def test_kernel_params_are_packed_once_per_call(add):
     first = plan_launch(add, vadd_args())
     second = plan_launch(add, vadd_args(n=1000))

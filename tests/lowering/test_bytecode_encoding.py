@@ -111,3 +111,36 @@ def test_bad_constants_raise() -> None:
         encode_constant_data(ElementType.F16, (1e10,), 1)
     with pytest.raises(BytecodeError, match="float"):
         encode_constant_data(ElementType.I32, (1.5,), 1)
+
+
+@pytest.mark.parametrize(
+    ("element", "tag", "since"),
+    [
+        (ElementType.F8E4M3FN, 10, (13, 1)),
+        (ElementType.F8E5M2, 11, (13, 1)),
+        (ElementType.F8E8M0FNU, 18, (13, 2)),
+        (ElementType.F4E2M1FN, 19, (13, 3)),
+        (ElementType.I4, 22, (13, 3)),
+    ],
+)
+def test_low_precision_type_tags(element: ElementType, tag: int, since: tuple[int, int]) -> None:
+    tables = ModuleTables(since)
+    tables.type(TileType(element, (16,)))
+    assert tables.types.keys()[0] == bytes([tag])
+    if since > (13, 1):
+        older = ModuleTables((since[0], since[1] - 1))
+        with pytest.raises(BytecodeError, match=f"{element} needs bytecode"):
+            older.type(element)
+
+
+def test_low_precision_constants() -> None:
+    """One byte per element (MLIR's dense layout rounds sub-byte elements up)."""
+    assert encode_constant_data(ElementType.F8E4M3FN, (1.0, -2.0), 2) == b"\x38\xc0"
+    assert encode_constant_data(ElementType.F8E5M2, (0.5,), 4) == b"\x38"
+    assert encode_constant_data(ElementType.F8E8M0FNU, (1.0, 2.0**-3), 2) == b"\x7f\x7c"
+    assert encode_constant_data(ElementType.F4E2M1FN, (1.5, -6.0), 2) == b"\x03\x0f"
+    assert encode_constant_data(ElementType.I4, (-1, 7), 2) == b"\x0f\x07"
+    with pytest.raises(BytecodeError, match="does not fit"):
+        encode_constant_data(ElementType.F8E4M3FN, (1000.0,), 1)
+    with pytest.raises(BytecodeError, match="does not fit"):
+        encode_constant_data(ElementType.F4E2M1FN, (float("nan"),), 1)

@@ -76,3 +76,35 @@ def test_convert_scalar_of_a_const_generic(tileiras: Tileiras) -> None:
     """
     ir = assembled_ir(body, tileiras, params="<const N: i32>", values={"N": "48"})
     assert re.search(r"constant \{values = \[48\]\} : tile<i32>\n.*= itof ", ir)
+
+
+def test_fp8_conversions_on_hopper(tileiras: Tileiras) -> None:
+    """fp8 converts with ftof/ftoi/itof; sm_90 holds f8e4m3fn and f8e5m2."""
+    body = """
+    let e4: Tile<f8e4m3fn, { [4, 64] }> = convert_tile(t);
+    let e5: Tile<f8e5m2, { [4, 64] }> = convert_tile(e4);
+    let i: Tile<i32, { [4, 64] }> = ftoi(e5, rounding::Zero);
+    let back: Tile<f8e4m3fn, { [4, 64] }> = itof(i, rounding::NearestEven);
+    let raw: Tile<u8, { [4, 64] }> = bitcast(back);
+    let again: Tile<f8e4m3fn, { [4, 64] }> = bitcast(raw);
+    z.store(convert_tile(again));
+    """
+    ir = assembled_ir(body, tileiras)
+    assert re.search(r"= ftof %\d+ \{rounding = nearest_even\} : tile<4x64xf8E4M3FN>", ir)
+    assert re.search(r"= ftof %\d+ .*: tile<4x64xf8E5M2>", ir)
+    assert re.search(r"= itof %\d+ .*: tile<4x64xf8E4M3FN>", ir)
+    assert re.search(r"= bitcast %\d+ : tile<4x64xi8>", ir)
+
+
+def test_scale_conversions_round_up_or_down(tileiras: Tileiras) -> None:
+    """`f8e8m0fnu` has no nearest rounding: ftof takes `Zero` or `PositiveInf` (sm_100)."""
+    body = """
+    let up: Tile<f8e8m0fnu, { [4, 64] }> = ftof(t, rounding::PositiveInf);
+    let down: Tile<f8e8m0fnu, { [4, 64] }> = ftof(t, rounding::Zero);
+    let a: Tile<f32, { [4, 64] }> = convert_tile(up);
+    let b: Tile<f32, { [4, 64] }> = convert_tile(down);
+    z.store(a + b);
+    """
+    ir = assembled_ir(body, tileiras, target="sm_100")
+    assert re.search(r"= ftof %\d+ \{rounding = positive_inf\} : tile<4x64xf8E8M0FNU>", ir)
+    assert re.search(r"= ftof %\d+ \{rounding = zero\} : tile<4x64xf8E8M0FNU>", ir)

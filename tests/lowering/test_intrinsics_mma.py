@@ -56,3 +56,35 @@ def test_batched_mma(tileiras: Tileiras) -> None:
     """
     ir = assembled_ir(body, tileiras)
     assert re.search(r"= mmaf %\d+, %\d+, %\d+ .*: tile<2x8x8xf32>", ir)
+
+
+FP8_SIG = (
+    "z: &mut Tensor<f32, { [128, 128] }>, x: &Tensor<f8e4m3fn, { [-1, -1] }>, "
+    "y: &Tensor<f8e4m3fn, { [-1, -1] }>"
+)
+
+
+def test_fp8_mma_on_hopper(tileiras: Tileiras) -> None:
+    """e4m3 x e4m3 with an f32 accumulator: an sm_90 cubin (Hopper's fp8 wgmma)."""
+    body = """
+    let a: Tile<f8e4m3fn, { [128, 64] }> = x.partition(const_shape![128, 64]).load([0, 0]);
+    let b: Tile<f8e4m3fn, { [128, 64] }> = y.partition(const_shape![128, 64]).load([0, 0]);
+    let acc: Tile<f32, { [128, 128] }> = constant(0.0f32, const_shape![128, 128]);
+    z.store(mma(a, b.transpose(), acc));
+    """
+    ir = assembled_ir(body, tileiras, sig=FP8_SIG, prelude="")
+    assert re.search(r"= mmaf %\d+, %\d+, %\d+ .*: tile<128x128xf32>", ir)
+    assert "tile<128x64xf8E4M3FN>" in ir
+
+
+def test_block_scaled_mma_on_blackwell(tileiras: Tileiras) -> None:
+    sig = FP8_SIG + ", s: &Tensor<f8e8m0fnu, { [-1, -1] }>"
+    body = """
+    let a: Tile<f8e4m3fn, { [128, 64] }> = x.partition(const_shape![128, 64]).load([0, 0]);
+    let b: Tile<f8e4m3fn, { [128, 64] }> = y.partition(const_shape![128, 64]).load([0, 0]);
+    let sa: Tile<f8e8m0fnu, { [128, 2] }> = s.partition(const_shape![128, 2]).load([0, 0]);
+    let acc: Tile<f32, { [128, 128] }> = constant(0.0f32, const_shape![128, 128]);
+    z.store(mmaf_scaled(a, b.transpose(), acc, sa, sa.transpose()));
+    """
+    ir = assembled_ir(body, tileiras, sig=sig, prelude="", target="sm_100")
+    assert re.search(r"= mmaf_scaled %\d+, %\d+, %\d+, %\d+, %\d+ : tile<128x128xf32>", ir)

@@ -1,5 +1,6 @@
-"""`mmaf` / `mmai`: real GEMM tiles assembled for Ampere, Hopper and Blackwell; the
-shape and element-type rules; the 13.3 `fast_acc` flag."""
+"""`mmaf` / `mmai` / `mmaf_scaled`: real GEMM tiles assembled for Ampere, Hopper and
+Blackwell; the shape and element-type rules; the 13.3 `fast_acc` flag; fp8 on Hopper and
+block-scaled fp8/fp4 on Blackwell."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from lowering.cubin_info import function_symbols
 from lowering.ir import ops_core as core
 from lowering.ir.attributes import Signedness
 from lowering.ir.core import Builder, Function, Module, Op
-from lowering.ir.ops_matmul import MmaF, MmaI
+from lowering.ir.ops_matmul import MmaF, MmaFScaled, MmaI
 from lowering.ir.types import ElementType, TileType
 from lowering.ir.verify import verify_module
 from lowering.tileiras import Tileiras
@@ -155,3 +156,102 @@ def test_mmai_rejections() -> None:
     assert _mma_errors(MmaI, _t(E.I8, 8, 8), _t(E.I8, 8, 8), _t(E.I16, 8, 8)) == [
         "accumulator must be i32, got i16"
     ]
+
+
+@pytest.mark.tileiras
+@pytest.mark.parametrize("operand", [E.F8E4M3FN, E.F8E5M2])
+@pytest.mark.parametrize("acc", [E.F32, E.F16])
+def test_fp8_gemm_tiles_assemble_for_hopper(
+    operand: ElementType, acc: ElementType, tileiras: Tileiras
+) -> None:
+    """Hopper has fp8 wgmma: e4m3/e5m2 operands with an f32 or f16 accumulator."""
+    module = build_mma(operand, acc, ((128, 64), (64, 128), (128, 128)))
+    assert verify_module(module) == []
+    for sm in ("sm_90", "sm_100"):
+        cubin = tileiras.assemble(write_bytecode(module), sm=sm)
+        assert module.functions[0].name in function_symbols(cubin)
+
+
+def build_mma_scaled(operand: ElementType, scale: ElementType, block: int) -> Module:
+    """c = (a * sa) @ (b * sb) + 0 for [16, 128] x [128, 16] tiles."""
+    m, k, n = 16, 128, 16
+    tiles = (
+        TileType(operand, (m, k)),
+        TileType(operand, (k, n)),
+        TileType(E.F32, (m, n)),
+        TileType(scale, (m, k // block)),
+        TileType(scale, (k // block, n)),
+    )
+    kernel = start_view_kernel(*tiles)
+    a, b, sa, sb = (kernel.load(i) for i in (0, 1, 3, 4))
+    zero = kernel.const(tiles[2], 0.0)
+    product = kernel.b.emit(
+        MmaFScaled, result=tiles[2], lhs=a, rhs=b, acc=zero, lhs_scale=sa, rhs_scale=sb
+    )
+    kernel.store(2, product.result)
+    return kernel.finish(f"mma_scaled_{operand}_{scale}_{block}")
+
+
+@pytest.mark.tileiras
+@pytest.mark.parametrize(
+    ("operand", "scale", "block"),
+    [
+        (E.F8E4M3FN, E.F8E8M0FNU, 32),  # MXFP8
+        (E.F8E5M2, E.F8E8M0FNU, 32),
+        (E.F4E2M1FN, E.F8E8M0FNU, 32),  # MXFP4
+        (E.F4E2M1FN, E.F8E4M3FN, 16),  # NVFP4
+    ],
+)
+def test_block_scaled_tiles_assemble_for_blackwell(
+    operand: ElementType, scale: ElementType, block: int, tileiras: Tileiras
+) -> None:
+    module = build_mma_scaled(operand, scale, block)
+    assert verify_module(module) == []
+    for sm in ("sm_100", "sm_120"):
+        cubin = tileiras.assemble(write_bytecode(module), sm=sm)
+        assert module.functions[0].name in function_symbols(cubin)
+    with pytest.raises(BytecodeError, match=r"(mmaf_scaled: the op|f4E2M1FN) needs bytecode 13.3"):
+        write_bytecode(module, (13, 2))
+
+
+def _scaled_errors(lhs: TileType, rhs: TileType, acc: TileType, sa: TileType, sb: TileType):
+    b = Builder()
+    values = [
+        b.emit(core.Constant, result=t, values=(0.0,)).result for t in (lhs, rhs, acc, sa, sb)
+    ]
+    b.emit(
+        MmaFScaled,
+        result=acc,
+        lhs=values[0],
+        rhs=values[1],
+        acc=values[2],
+        lhs_scale=values[3],
+        rhs_scale=values[4],
+    )
+    b.emit(core.Return)
+    module = Module((Function("k", (), b.finish(())),))
+    return [e.removeprefix("@k: mmaf_scaled: ") for e in verify_module(module)]
+
+
+@pytest.mark.parametrize(
+    ("operand", "acc", "scales", "message"),
+    [
+        (E.F8E4M3FN, E.F32, ((16, 2), (2, 16), E.F8E8M0FNU), None),
+        (E.F8E4M3FN, E.F16, ((16, 2), (2, 16), E.F8E8M0FNU), "the accumulator must be f32"),
+        (E.F8E4M3FN, E.F32, ((16, 4), (4, 16), E.F8E8M0FNU), "covers 32 K elements"),
+        (E.F8E4M3FN, E.F32, ((16, 2), (2, 16), E.F8E4M3FN), "do not scale f8E4M3FN"),
+        (E.F8E4M3FN, E.F32, ((16, 2), (16, 2), E.F8E8M0FNU), "scales must be [16, 2] and"),
+        (E.F4E2M1FN, E.F32, ((16, 4), (4, 16), E.F8E4M3FN), None),
+        (E.F4E2M1FN, E.F32, ((16, 2), (2, 16), E.F8E4M3FN), "covers 16 K elements"),
+        (E.F16, E.F32, ((16, 2), (2, 16), E.F8E8M0FNU), "do not scale f16"),
+    ],
+)
+def test_mmaf_scaled_rules(operand, acc, scales, message) -> None:
+    sa, sb, scale = scales
+    errors = _scaled_errors(
+        _t(operand, 16, 64), _t(operand, 64, 16), _t(acc, 16, 16), _t(scale, *sa), _t(scale, *sb)
+    )
+    if message is None:
+        assert errors == []
+    else:
+        assert any(message in e for e in errors), errors

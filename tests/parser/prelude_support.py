@@ -4,7 +4,13 @@ its one error, and its printed IR after a real tileiras run."""
 from __future__ import annotations
 
 from lowering.ir.printer import print_module
-from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kernel
+from lowering.pipeline import (
+    DEFAULT_TARGET,
+    CompileRequest,
+    CompileResult,
+    Stage,
+    compile_kernel,
+)
 from lowering.tileiras import Tileiras
 from parser.diagnostics import Diagnostic
 from parser.spans import SourceFile
@@ -37,11 +43,15 @@ def compile_body(
     stage: Stage = Stage.CHECK,
     values: dict[str, str] | None = None,
     assembler: Tileiras | None = None,
+    target: str = DEFAULT_TARGET,
     **kw: str,
 ) -> CompileResult:
-    """Compile `module(body, **kw)` up to `stage`, binding generics to `values`."""
+    """Compile `module(body, **kw)` for `target` up to `stage`, binding generics to `values`."""
     request = CompileRequest(
-        (SourceFile("k.rs", module(body, **kw)),), "f", tuple((values or {}).items())
+        (SourceFile("k.rs", module(body, **kw)),),
+        "f",
+        tuple((values or {}).items()),
+        target=target,
     )
     return compile_kernel(request, stop_after=stage, assembler=assembler)
 
@@ -70,7 +80,8 @@ def primary_text(diagnostic: Diagnostic) -> str:
 
 
 def assembled_ir(body: str, tileiras: Tileiras, **kw: str) -> str:
-    """The printed IR of the body's kernel, after tileiras accepted it (sm_90 cubin)."""
+    """The printed IR of the body's kernel, after tileiras accepted it (an sm_90 cubin unless
+    `target=` says otherwise)."""
     result = compile_body(body, Stage.CUBIN, assembler=tileiras, **kw)
     assert result.ok, [d.message for d in result.diagnostics]
     assert result.cubin

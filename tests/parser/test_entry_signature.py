@@ -158,6 +158,36 @@ def test_unsupported_parameter_types(written: str, code: object) -> None:
         assert "&mut Tensor<E, S>" in diagnostic.notes[0]
 
 
+@pytest.mark.parametrize(
+    ("written", "help_"),
+    [
+        ("&Tensor<f4e2m1fn, { [-1] }>", "`f4e2m1fnx2`"),
+        ("i4", "bytes (`u8`)"),
+        ("&mut Tensor<i4, { [B] }>", "bytes (`u8`)"),
+    ],
+)
+def test_sub_byte_elements_stay_inside_kernels(written: str, help_: str) -> None:
+    diagnostic, _ = single_error(f"z: &mut Tensor<f32, {{ [B] }}>, p: {written}")
+    assert diagnostic.code is codes.UNSUPPORTED_TYPE
+    assert "elements (narrower than a byte)" in diagnostic.message
+    assert diagnostic.primary_span.text == written  # type: ignore[union-attr]
+    assert help_ in diagnostic.help[0]
+
+
+def test_fp8_and_packed_fp4_parameters() -> None:
+    result, diagnostics, _ = signature(
+        "z: &mut Tensor<f8e4m3fn, { [B] }>, x: &Tensor<f4e2m1fnx2, { [-1] }>, "
+        "s: &Tensor<f8e8m0fnu, { [-1] }>, a: f8e5m2"
+    )
+    assert not diagnostics and result is not None
+    assert [p.type for p in result.params] == [
+        RefTy(TensorTy(Elem.F8E4M3FN, (128,)), mutable=True),
+        RefTy(TensorTy(Elem.F4E2M1FNX2, (-1,)), mutable=False),
+        RefTy(TensorTy(Elem.F8E8M0FNU, (-1,)), mutable=False),
+        ScalarTy(Elem.F8E5M2),
+    ]
+
+
 def test_every_bad_parameter_is_reported() -> None:
     result, diagnostics, _ = signature(
         "z: &mut Tensor<f32, { [3] }>, p: Vec<f32>, w: &mut Tensor<f32, { [1, 1, 1, 1] }>, q: &f32"

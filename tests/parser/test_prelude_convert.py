@@ -98,3 +98,70 @@ def test_conversion_errors(body: str, fragment: str) -> None:
 def test_convert_scalar_needs_a_scalar() -> None:
     error = the_error("let a: f16 = convert_scalar(t);")
     assert error.code is codes.MISMATCHED_TYPES
+
+
+LOW = (
+    "z: &mut Tensor<f32, { [64] }>, x: &Tensor<f8e4m3fn, { [-1] }>, "
+    "p: &Tensor<f4e2m1fnx2, { [-1] }>"
+)
+LOW_PRELUDE = "let a: Tile<f8e4m3fn, { [64] }> = load_tile_like(x, z);"
+
+
+def test_fp8_converts_like_other_floats() -> None:
+    types = lets(
+        """
+        let f: Tile<f32, { [64] }> = convert_tile(a);
+        let e5: Tile<f8e5m2, { [64] }> = convert_tile(f);
+        let h: Tile<f16, { [64] }> = ftof(e5, rounding::NearestEven);
+        let i: Tile<i32, { [64] }> = ftoi(a, rounding::Zero);
+        let back: Tile<f8e4m3fn, { [64] }> = itof(i, rounding::NearestEven);
+        let scale: Tile<f8e8m0fnu, { [64] }> = ftof(f, rounding::PositiveInf);
+        let raw: Tile<u8, { [64] }> = bitcast(a);
+        """,
+        sig=LOW,
+        prelude=LOW_PRELUDE,
+        target="sm_100",
+    )
+    assert types["e5"] == TileTy(Elem.F8E5M2, (64,))
+    assert types["back"] == TileTy(Elem.F8E4M3FN, (64,))
+    assert types["scale"] == TileTy(Elem.F8E8M0FNU, (64,))
+    assert types["raw"] == TileTy(Elem.U8, (64,))
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "help_"),
+    [
+        (
+            "let s: Tile<f8e8m0fnu, { [64] }> = convert_tile(a);",
+            "needs a rounding direction",
+            "rounding::PositiveInf",
+        ),
+        (
+            "let s: Tile<f8e8m0fnu, { [64] }> = ftof(a, rounding::NearestEven);",
+            "toward zero or up",
+            "rounding::Zero",
+        ),
+        (
+            "let q: Tile<f4e2m1fnx2, { [64] }> = load_tile_like(p, z);\n"
+            "let f: Tile<f32, { [64] }> = convert_tile(q);",
+            "`f4e2m1fnx2` values are packed bytes",
+            "`unpack` bytes",
+        ),
+    ],
+)
+def test_conversions_that_fp8_and_fp4_do_not_have(body: str, message: str, help_: str) -> None:
+    error = the_error(body, sig=LOW, prelude=LOW_PRELUDE, target="sm_100")
+    assert error.code is codes.UNSUPPORTED_TYPE
+    assert message in error.message
+    assert any(help_ in h for h in error.help)
+
+
+def test_i4_has_no_bitcast_or_value_conversion() -> None:
+    prelude = (
+        "let w: Tile<u8, { [64] }> = constant(0u8, const_shape![64]);\n"
+        "let n: Tile<i4, { [128] }> = unpack(w);"
+    )
+    error = the_error("let i: Tile<i8, { [128] }> = convert_tile(n);", prelude=prelude)
+    assert "`i4` values are storage" in error.message
+    error = the_error("let f: Tile<f4e2m1fn, { [128] }> = bitcast(n);", prelude=prelude)
+    assert "`i4` values are storage" in error.message

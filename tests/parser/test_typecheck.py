@@ -419,6 +419,40 @@ def test_invalid_operands(statement: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("statement", "what"),
     [
+        ("let u = q + q;", "`+`"),
+        ("let u = -q;", "`-`"),
+        ("let u = exp(q);", "`exp`"),
+        ("let u = reduce_max(q, 0);", "`reduce_max`"),
+        ("let u = lt_tile(q, q);", "`lt_tile`"),
+        ("let u = 1.0f32 as f8e4m3fn;", None),
+    ],
+)
+def test_fp8_is_storage(statement: str, what: str | None) -> None:
+    """fp8 tiles are loaded, converted and fed to mma; Tile IR has no arithmetic on them."""
+    text = kernel(
+        body(
+            "let t = x.load_like(z);",
+            "let q: Tile<f8e4m3fn, { [B] }> = convert_tile(t);",
+            statement,
+            "z.store(t);",
+        )
+    )
+    (diagnostic,) = errors(failing(text))
+    if what is None:  # `as` converts primitive numbers only
+        assert diagnostic.code is codes.INVALID_OPERAND
+        assert diagnostic.message == "cannot cast `f32` as `f8e4m3fn`"
+        return
+    assert diagnostic.code is codes.UNSUPPORTED_TYPE
+    assert (
+        diagnostic.message
+        == f"{what} does not apply to `f8e4m3fn` values: `f8e4m3fn` is a storage type"
+    )
+    assert "convert_tile" in diagnostic.help[0]
+
+
+@pytest.mark.parametrize(
+    ("statement", "what"),
+    [
         ("let c = |a: i32| a;", "a closure"),
         ("for i in 0..=4 { }", "iterating over anything but"),
         ("let r = z.partition(const_shape![B]);", "`partition` of a `&mut Tensor` output"),
@@ -543,3 +577,19 @@ def test_ok_result_carries_the_typed_kernel() -> None:
     assert result.kernel.function.name == "add"
     assert result.kernel.generics == {"B": 128}
     assert isinstance(result.kernel.function, A.Function)
+
+
+def test_tf32_is_an_mma_format_only() -> None:
+    """Tile IR's addf takes f16/bf16/f32/f64: tf32 arithmetic is rejected here, not by
+    tileiras."""
+    text = kernel(
+        body(
+            "let t = x.load_like(z);",
+            "let q: Tile<tf32, { [B] }> = convert_tile(t);",
+            "let u = q * q;",
+            "z.store(t);",
+        )
+    )
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNSUPPORTED_TYPE
+    assert diagnostic.message.startswith("`*` does not apply to `tf32` values")

@@ -1,0 +1,60 @@
+"""The element table is the one list of element types: its rows are consistent, and every layer
+(front end, IR, bytecode, contract ctypes, client dtypes, DLPack) reads its types from it."""
+
+from __future__ import annotations
+
+from client_stubs import dtypes, interop
+from client_stubs.element_table import (
+    ELEMENTS,
+    HOST_ELEMENTS,
+    IR_ELEMENT_BY_NAME,
+    IR_ELEMENTS,
+)
+from lowering.bytecode.tables import SCALAR_TAGS
+from lowering.element_types import ctype, ir_element
+from lowering.ir.types import ElementType
+from parser.types import ELEM_BY_NAME, Elem
+
+
+def test_spellings_are_unique():
+    spellings = [e.name for e in ELEMENTS] + [a for e in ELEMENTS for a in e.aliases]
+    assert len(spellings) == len(set(spellings))
+    assert len({e.name for e in IR_ELEMENTS}) == len(IR_ELEMENTS)
+    assert len({e.tag for e in IR_ELEMENTS}) == len(IR_ELEMENTS)
+
+
+def test_rows_are_consistent():
+    for e in ELEMENTS:
+        ir = IR_ELEMENT_BY_NAME[e.ir]
+        assert ir.is_float == e.is_float, e.name
+        assert ir.bits == e.bits, e.name
+        if e.is_float:
+            assert e.float_max is not None and e.float_max > 0, e.name
+        if e.host:
+            assert e.numpy or e.raw, f"{e.name}: a host type needs a numpy or raw dtype"
+
+
+def test_front_end_elements_are_the_rows():
+    assert [e.value for e in Elem] == [e.name for e in ELEMENTS]
+    for e in ELEMENTS:
+        elem = ELEM_BY_NAME[e.name]
+        assert (elem.bits, elem.is_float, elem.is_signed) == (e.bits, e.is_float, e.is_signed)
+        assert ir_element(elem).value == e.ir
+        assert ctype(elem) == e.name
+
+
+def test_ir_elements_and_bytecode_tags_are_the_rows():
+    assert [t.value for t in ElementType] == [e.name for e in IR_ELEMENTS]
+    assert {t.value: tag for t, tag in SCALAR_TAGS.items()} == {e.name: e.tag for e in IR_ELEMENTS}
+    assert ElementType("tf32").bits == 32
+    assert ElementType("i1").bytes == 1
+
+
+def test_client_dtypes_are_the_host_rows():
+    assert list(dtypes.DTYPES) == [e.name for e in HOST_ELEMENTS]
+    assert "tf32" not in dtypes.DTYPES  # no host type
+    for e in HOST_ELEMENTS:
+        assert dtypes.dtype(e.name).itemsize == e.storage_bytes
+        assert dtypes.numpy_dtype(e.name).itemsize == e.storage_bytes
+        if e.dlpack is not None:
+            assert interop._DL_DTYPES[e.dlpack] == e.name
