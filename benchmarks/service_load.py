@@ -21,6 +21,10 @@ folder, metrics on a free port) and stops them with SIGTERM afterwards:
    `--skip-redis`): every client asks both replicas for `--replica-kernels` distinct
    kernels at once; the compile and tileiras-run counts of both metrics endpoints must
    each add up to the number of kernels.
+6. a flood of `--flood` requests of 1 MiB each from another process against a daemon with
+   one worker and two queue places: outcomes by status (compiled or RESOURCE_EXHAUSTED,
+   never CANCELLED), health-check round trips meanwhile (target: p95 <= 50 ms) and the
+   daemon's RSS before, after, and after a second flood.
 
 Every loop is bounded by a request count or a duration; all traffic stays on 127.0.0.1.
 The daemons log at WARNING (one INFO line per request is the default).
@@ -49,12 +53,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
+from benchmarks.request_flood import flood_from_subprocess
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-ADD_RS = (REPO_ROOT / "rust_examples" / "add.rs").read_text()
+ADD_PATH = REPO_ROOT / "rust_examples" / "add.rs"
+ADD_RS = ADD_PATH.read_text()
 START_TIMEOUT_S = 60
 RPC_TIMEOUT_S = 120
 TILE_SIZES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -332,6 +339,33 @@ def replicas_with_redis(kernels: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def flood(daemon: Daemon, count: int) -> None:
+    with grpc.insecure_channel(daemon.target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+
+        def health_ms() -> float:
+            start = time.perf_counter()
+            stub.Check(health_pb2.HealthCheckRequest(), timeout=10)
+            return (time.perf_counter() - start) * 1000.0
+
+        for _ in range(20):
+            health_ms()
+        print(f"  RSS before: {_rss_mib(daemon.process.pid):.0f} MiB")
+        for round_ in (1, 2):
+            outcomes, samples = flood_from_subprocess(daemon.target, ADD_PATH, count, health_ms)
+            time.sleep(2)
+            print(f"  flood {round_}: {dict(Counter(outcomes))}")
+            print(f"  health during it: {percentiles(samples)}")
+            print(f"  RSS after flood {round_}: {_rss_mib(daemon.process.pid):.0f} MiB")
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hits", type=int, default=2000)
@@ -341,6 +375,7 @@ def main() -> None:
     parser.add_argument("--mixed-clients", type=int, default=8)
     parser.add_argument("--replica-kernels", type=int, default=12)
     parser.add_argument("--skip-redis", action="store_true")
+    parser.add_argument("--flood", type=int, default=200)
     args = parser.parse_args()
     print(f"cutile-serve load, {os.cpu_count()} CPUs, loopback")
     with daemons() as (daemon,):
@@ -357,6 +392,9 @@ def main() -> None:
         print("  skipped (--skip-redis)")
     else:
         replicas_with_redis(args.replica_kernels)
+    print("6. a flood of 1 MiB requests")
+    with daemons(1, "--workers", "1", "--max-queued", "2") as (daemon,):
+        flood(daemon, args.flood)
 
 
 if __name__ == "__main__":
