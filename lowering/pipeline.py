@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from lowering.abi import entry_abi
 from lowering.bounds import InKernelCheckDenied
+from lowering.build_id import compiler_version
 from lowering.bytecode.writer import write_bytecode
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
@@ -41,7 +42,7 @@ from parser.typecheck import typecheck_entry
 
 _log = logging.getLogger(__name__)
 
-COMPILER_VERSION = "0.1.0"
+COMPILER_VERSION = compiler_version()  # "0.1.0+<digest of the compiler's source>"
 DEFAULT_TARGET = "sm_90"
 DEFAULT_BYTECODE_VERSION = (13, 3)
 SUPPORTED_TARGETS = SUPPORTED_SMS
