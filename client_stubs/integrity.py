@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import TYPE_CHECKING
 
 from client_stubs.errors import IntegrityError
-from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
+from protos.generated.cutile.compile.v1 import contract_pb2
+
+if TYPE_CHECKING:  # the service messages need googleapis' protos, which a host that only
+    # opens bundles need not have: they are imported where an artifact message is handled
+    from protos.generated.cutile.compile.v1 import compile_pb2
 
 SIGNATURE_DOMAIN = b"cutile-serve-artifact-v1"
 MAX_CUBIN_BYTES = 64 << 20  # what a host accepts (the service's tileiras output cap)
@@ -29,6 +34,8 @@ def contract_bytes(contract: contract_pb2.LaunchContract) -> bytes:
 
 
 def digest_of(data: bytes) -> compile_pb2.Digest:
+    from protos.generated.cutile.compile.v1 import compile_pb2
+
     return compile_pb2.Digest(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
 
 

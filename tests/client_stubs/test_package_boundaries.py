@@ -45,3 +45,23 @@ def test_no_module_imports_the_compiler():
 def test_public_names_resolve():
     for name in client_stubs.__all__:
         assert hasattr(client_stubs, name), name
+
+
+def test_a_bundle_opens_and_loads_without_the_service_protos(tmp_path: Path):
+    """A GPU host with only grpcio, protobuf, numpy and cuda-python has no googleapis
+    protos (google.rpc): the bundle path must not need them (the service path does)."""
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[:2] == ['google', 'rpc']:\n"
+        "            raise ImportError('no googleapis protos on this host')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import client_stubs\n"
+        "from client_stubs.integrity import contract_bytes\n"
+        "print(sorted(m for m in sys.modules if m.startswith('google.rpc')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PACKAGE.parent, capture_output=True, text=True
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
