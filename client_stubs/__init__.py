@@ -72,6 +72,7 @@ from client_stubs.launcher import Kernel
 from client_stubs.pending import synchronize
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
+from client_stubs.variants import Variants
 
 __all__ = [
     "AmbiguousKernelError",
@@ -127,6 +128,7 @@ __all__ = [
     "TargetMismatchError",
     "TensorLayout",
     "TileShapeMismatchError",
+    "Variants",
     "default_cache_dir",
     "plan_launch",
     "request_key",

@@ -181,6 +181,10 @@ class PendingWork:
             queue.append(batch)
         return batch
 
+    def event_of(self, batch: Batch) -> Any:
+        """The event another stream waits on to order after `batch`."""
+        return batch.event
+
     def _tidy(self, queue: deque[Batch]) -> None:
         """Retire the finished front of `queue`: all of it when its newest batch finished."""
         if queue[-1].finished():
@@ -349,7 +353,7 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
     """Order a launch on `stream` after unfinished conflicting work on other streams."""
     if PENDING.others_pending(stream):
         for batch in PENDING.conflicts(stream, accesses):
-            driver.stream_wait_event(stream, batch.event)
+            driver.stream_wait_event(stream, PENDING.event_of(batch))
 
 
 def synchronize(stream: object = None) -> None:

@@ -40,6 +40,7 @@ class FakeDriver:
         self.host_funcs: list[tuple[int, int, int]] = []  # (stream, address, token)
         patches = {
             "ensure_context": lambda device: self._rec("ensure_context", device) or 1234,
+            "context_handle": lambda device: self._rec("ensure_context", device) or 1234,
             "current_device": lambda: 0,
             "device_sm": lambda device: self._rec("device_sm", device) or self.sm,
             "load_function": lambda *a: self._rec("load_function", *a) or "FUNC",
