@@ -298,6 +298,6 @@ def test_kernel_of_an_entry_in_variants_chooses_per_launch(tmp_path, kit):
 
 def test_variants_of_several_kernels_stay_ambiguous(tmp_path, kit):
     write_bundle(tmp_path, kit, [("add", 128, "sm_90"), ("add", 256, "sm_90")])
-    with pytest.raises(AmbiguousKernelError, match="give more generics or sm$"):
+    with pytest.raises(AmbiguousKernelError, match=r"give more generics or sm$"):
         Bundle.open(tmp_path).kernel("add")
     assert isinstance(Bundle.open(tmp_path).kernel("add", {"B": 256}), Kernel)
