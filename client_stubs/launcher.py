@@ -234,11 +234,12 @@ class Kernel:
         if self.spec.host_grid:
             kernel, plan = self._checked(args, stream, grid)
             return PreparedLaunch(plan, plan.keep_alive, kernel)
-        entry = self._memo.find(args)
+        memo = self._memo  # read once: a `Served` kernel may replace it from another thread
+        entry = memo.find(args)
         if entry is not None and entry.prepared is not None:
             return entry.prepared  # type: ignore[return-value]
         kernel, plan = self._checked(args, stream)
-        entry = self._memo.store(args, plan)
+        entry = memo.store(args, plan)
         if entry is None:  # foreign arguments: their owners ride along with this launch
             return PreparedLaunch(plan, plan.keep_alive, kernel)
         prepared = PreparedLaunch(entry.plan, (), kernel)
