@@ -4,20 +4,25 @@
 
 `tests/client_stubs/fake_driver.py` stands in for `client_stubs.driver`: every driver call is
 a Python function that records its name, so what is left is the client's own work per launch
-(checks, memo lookups, pending-work tracking, packing) plus a small constant per driver call.
-Figures are medians over rounds (µs per launch, `gc` off). On the H200 add the driver calls
-listed per row (`benchmarks.launch_overhead` measures them there).
+(checks, memo lookups, pending-work tracking, packing) plus a small constant per driver call
+(the "fake driver floor" row: one such call). Figures are the best of N rounds of CPU time of
+this thread (`time.thread_time_ns`, `gc` off), µs per launch: on a shared machine the best
+round is the stable figure. Each row lists the driver calls one launch makes; on the H200,
+`benchmarks.launch_overhead` measures the same modes with the real driver.
 
-  fake driver floor   one fake `launch_params` call: the floor every launch row includes
-  eager               kernel(z, x, y): memoized checks, launch, completion tracking
-  eager, variants     the same through `Bundle.kernel(...)` of an entry with a specialized
-                      variant: the per-launch choice of variant is the difference
-  choice alone        that difference (the target is < 0.5 µs)
-  op.sync()           kernel.op(z, x, y).sync(): one round trip
-  graph replay        `Graph.capture` of a 100-launch chain, `replay()` / `replay(sync=True)`,
-                      per kernel
+  fake driver floor    one fake `launch_params` call
+  eager                kernel(z, x, y): memoized checks, launch, pending-work tracking
+  eager, variants      the same through `Bundle.kernel(...)` of an entry built with a
+                       specialized variant: the per-launch choice of variant
+  choice alone         the difference of the two (target: < 0.5 µs)
+  new arguments        eager launches with new tensor objects each time (a full check of
+                       every argument per launch), plain kernel and variants
+  op.sync()            kernel.op(z, x, y).sync(): one round trip
+  graph replay         `Graph.capture` of a 100-launch chain: `replay()` and
+                       `replay(sync=True)`, per kernel
 
-`--profile` prints a cProfile of 20000 eager launches and 20000 `op.sync()` round trips.
+`--profile` prints a cProfile of 20000 eager launches and of 20000 `op.sync()` round trips.
+The script also runs on checkouts older than `client_stubs.variants` (without those rows).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ import gc
 import hashlib
 import json
 import pstats
-import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from client_stubs import Bundle, DeviceTensor, Graph, Kernel, driver
+from client_stubs import AmbiguousKernelError, Bundle, DeviceTensor, Graph, Kernel, driver
 from client_stubs.device_op import DeviceOp
 from client_stubs.pending import PENDING
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
@@ -47,34 +51,33 @@ from tests.client_stubs.fake_driver import CUBIN, FakeDriver
 N = 1024
 CHAIN = 100
 PER_ROUND = 500
-MIN = True
+Z, X, Y = 0x7F00_0000_0000, 0x7F10_0000_0000, 0x7F20_0000_0000
 
 
-def median_us(
-    fn: Callable[[], object], count: int, rounds: int, reset: Callable[[], None]
-) -> float:
-    """Median over `rounds` of the µs per call of `count` calls of `fn`."""
+def best_us(fn: Callable[[], object], count: int, rounds: int, reset: Callable[[], None]) -> float:
+    """The least CPU time per call (µs) over `rounds` rounds of `count` calls of `fn`."""
     samples = []
     for _ in range(rounds + 1):  # the first round warms up
         reset()
-        start = time.perf_counter_ns()
+        start = time.thread_time_ns()
         for _ in range(count):
             fn()
-        samples.append((time.perf_counter_ns() - start) / count / 1e3)
+        samples.append((time.thread_time_ns() - start) / count / 1e3)
     reset()
-    return min(samples[1:]) if MIN else statistics.median(samples[1:])
+    return min(samples[1:])
 
 
 def calls_per(fn: Callable[[], object], fake: FakeDriver, per: int = 1) -> str:
-    """The driver calls one `fn()` makes (after a warm-up call), as "name, name"."""
+    """The driver calls one `fn()` makes, counted over 64 calls after a warm-up call."""
     fn()
     fake.calls.clear()
-    fn()
-    names = fake.names()
+    for _ in range(64):
+        fn()
+    counts: dict[str, int] = {}
+    for name in fake.names():
+        counts[name] = counts.get(name, 0) + 1
     fake.calls.clear()
-    if per > 1:
-        return f"{len(names) / per:g} per kernel ({', '.join(dict.fromkeys(names))})"
-    return ", ".join(names) or "none"
+    return ", ".join(f"{name} {count / 64 / per:g}" for name, count in counts.items()) or "none"
 
 
 def variant_bundle(root: Path) -> Bundle:
@@ -118,16 +121,35 @@ def chain_of(kernel: Kernel, args: tuple[object, ...], length: int) -> DeviceOp:
     return op
 
 
+def fresh_arguments(count: int) -> list[tuple[object, ...]]:
+    """`count` argument sets of new objects with the same layouts (each misses the memo)."""
+    return [
+        (DeviceTensor(Z, (N,)).partition([N]), DeviceTensor(X, (N,)), DeviceTensor(Y, (N,)))
+        for _ in range(count)
+    ]
+
+
 def report(name: str, value: float, calls: str = "") -> None:
-    print(f"  {name:<28} {value:7.3f} µs   {calls}")
+    print(f"  {name:<30} {value:7.3f} µs   {calls}")
+
+
+def profile(label: str, fn: Callable[[], object], reset: Callable[[], None]) -> None:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(20000):
+        fn()
+    profiler.disable()
+    reset()
+    print(f"cProfile of 20000 launches, {label} (top 12 by own time):")
+    pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--rounds", type=int, default=15)
-    options = parser.parse_args(argv)
-    rounds = options.rounds
+    parser.add_argument("--rounds", type=int, default=100)
+    rounds = parser.parse_args(argv).rounds
+    profiling = "--profile" in argv
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
         patch.setattr(PENDING, "_streams", {})
         patch.setattr(PENDING, "_pins", [])
@@ -136,54 +158,45 @@ def main(argv: list[str]) -> int:
         fake = FakeDriver(patch)
         kernel = Kernel(CUBIN, add_contract(block=N))
         try:
-            chooser = variant_bundle(Path(folder)).kernel("add", {"B": str(N)})
-        except Exception as exc:
-            print("no variant choice:", exc)
+            chooser: Kernel | None = variant_bundle(Path(folder)).kernel("add", {"B": str(N)})
+        except AmbiguousKernelError:  # a client without per-launch variant choice
             chooser = None
-        z = DeviceTensor(0x7F00_0000_0000, (N,)).partition([N])
-        x = DeviceTensor(0x7F10_0000_0000, (N,))
-        y = DeviceTensor(0x7F20_0000_0000, (N,))
-        args = (z, x, y)
+        args = (DeviceTensor(Z, (N,)).partition([N]), DeviceTensor(X, (N,)), DeviceTensor(Y, (N,)))
 
         def reset() -> None:
             fake.calls.clear()
             driver.synchronize(0)
             PENDING.completed(0)
 
+        def measure(fn: Callable[[], object], count: int = PER_ROUND) -> float:
+            return best_us(fn, count, rounds, reset)
+
         gc.disable()
-        print(f"Python host cost per launch, add<B={N}> on the fake driver (median of {rounds})")
+        print(f"Python host cost per launch, add<B={N}>, fake driver (best of {rounds} rounds)")
         launch = driver.launch_params
-        floor = median_us(
-            lambda: launch("F", (1, 1, 1), (1, 1, 1), 0, 0, 0), PER_ROUND, rounds, reset
-        )
-        report("fake driver floor", floor, "launch")
-        eager = median_us(lambda: kernel(*args), PER_ROUND, rounds, reset)
+        report("fake driver floor", measure(lambda: launch("F", (1, 1, 1), (1, 1, 1), 0, 0, 0)))
+        eager = measure(lambda: kernel(*args))
         report("eager kernel(...)", eager, calls_per(lambda: kernel(*args), fake))
         if chooser is not None:
-            chosen = median_us(lambda: chooser(*args), PER_ROUND, rounds, reset)
+            chosen = measure(lambda: chooser(*args))
             report("eager, variants", chosen, calls_per(lambda: chooser(*args), fake))
             report("choice alone", chosen - eager)
-        sync = median_us(lambda: kernel.op(*args).sync(), PER_ROUND, rounds, reset)
+        for label, target in (("new arguments", kernel), ("new arguments, variants", chooser)):
+            if target is not None:
+                fresh = iter(fresh_arguments(PER_ROUND * (rounds + 2)))
+                report(label, measure(lambda t=target, f=fresh: t(*next(f))))
+        sync = measure(lambda: kernel.op(*args).sync())
         report("op.sync()", sync, calls_per(lambda: kernel.op(*args).sync(), fake))
         graph = Graph.capture(chain_of(kernel, args, CHAIN))
-        replay = median_us(graph.replay, PER_ROUND // 10, rounds, reset) / CHAIN
+        replay = measure(graph.replay, PER_ROUND // 10) / CHAIN
         report(f"graph replay ({CHAIN} kernels)", replay, calls_per(graph.replay, fake, CHAIN))
-        replay_sync = median_us(lambda: graph.replay(sync=True), PER_ROUND // 10, rounds, reset)
-        report("graph replay(sync=True)", replay_sync / CHAIN, "per kernel")
+        replay_sync = measure(lambda: graph.replay(sync=True), PER_ROUND // 10) / CHAIN
+        calls = calls_per(lambda: graph.replay(sync=True), fake, CHAIN)
+        report("graph replay(sync=True)", replay_sync, calls)
         graph.close()
-        if options.profile:
-            for label, fn in (
-                ("eager", lambda: kernel(*args)),
-                ("op.sync()", lambda: kernel.op(*args).sync()),
-            ):
-                profiler = cProfile.Profile()
-                profiler.enable()
-                for _ in range(20000):
-                    fn()
-                profiler.disable()
-                reset()
-                print(f"cProfile of 20000 launches, {label} (top 12 by own time):")
-                pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
+        if profiling:
+            profile("eager", lambda: kernel(*args), reset)
+            profile("op.sync()", lambda: kernel.op(*args).sync(), reset)
         gc.enable()
     return 0
 

@@ -343,6 +343,21 @@ def event_done(event: Any) -> bool:
     return True
 
 
+def stream_done(stream: int) -> bool:
+    """True once all work queued on `stream` completed (cuStreamQuery)."""
+    handle = _stream_objects.get(stream)
+    if handle is None:
+        handle = cu_stream(stream)
+    result = _state["cu"].cuStreamQuery(handle)
+    err = result[0] if isinstance(result, tuple) else result
+    if not err:
+        return True
+    if int(err) == _CUDA_ERROR_NOT_READY:
+        return False
+    check(result, "cuStreamQuery")
+    return True
+
+
 def destroy_event(event: Any) -> None:
     check(cu().cuEventDestroy(event), "cuEventDestroy")
 

@@ -165,8 +165,8 @@ class Kernel:
         if sync:
             driver.synchronize(handle)
             PENDING.completed(handle)
-        else:
-            PENDING.record(handle, prepared.accesses, (args, prepared.keep_alive))
+        else:  # tracked without an event of its own (see PendingWork.note)
+            PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))
         return args
 
     __call__ = launch

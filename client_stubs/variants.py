@@ -13,8 +13,8 @@ The choice costs nothing on a repeated launch: it is part of the memoized plan (
 keyed on the arguments' identity and immutable layouts), whose prepared launch names the chosen
 variant. A launch with new argument objects is fully checked again, but the choice is
 remembered per layout class (every tensor's shape, strides, base address modulo the largest
-alignment any variant assumes, dtype, device and tiling; each scalar's type): the variant a
-class chose is checked first, and the others only when it no longer fits.
+alignment any variant assumes and tiling; each scalar's type): the variant a class chose is
+checked first, and the others only when it no longer fits.
 """
 
 from __future__ import annotations
@@ -105,26 +105,24 @@ class Variants(Kernel):
 
 
 def layout_class(args: Sequence[object], align: int) -> LayoutClass | None:
-    """What every variant's checks depend on, per argument (None for arguments that are not
-    our tensors or plain scalars, or a moved handle: those are checked in full each time)."""
+    """What the variants' assumptions and launch checks depend on: per tensor its shape,
+    strides, base address modulo `align` and tiling; per scalar its type (None for arguments
+    that are not our tensors or plain scalars, or a moved handle: those are checked in full
+    each time). The rest (dtype, device, aliasing) is the same for every variant, and the
+    variant a class chose is checked in full anyway."""
     parts: list[object] = []
+    append = parts.append
     for arg in args:
         if isinstance(arg, _TENSORS):
             layout, tiling = arg.plan_key()
             if layout is None:
                 return None
-            parts.append(
-                (
-                    layout.shape,
-                    layout.strides,
-                    layout.ptr % align,
-                    layout.dtype,
-                    layout.device,
-                    tiling,
-                )
-            )
+            append(layout.shape)
+            append(layout.strides)
+            append(layout.ptr % align)
+            append(tiling)
         elif type(arg) in _SCALARS:
-            parts.append(type(arg))
+            append(type(arg))
         else:
             return None
     return tuple(parts)
