@@ -8,8 +8,11 @@ plan: from the partitioned outputs, or (num_tile_blocks, 1, 1) for a persistent 
 
 The launch path is built for host overhead: a repeated launch with the same argument layouts
 reuses the checked plan and its prebuilt kernelParams array (packed once per argument layout),
-so it costs a few identity checks and one `cuLaunchKernel`. `kernel.op(...)` is the same launch
-as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or capture in a graph).
+so it costs a few identity checks, one `cuCtxGetCurrent` and one `cuLaunchKernel`; an eager
+launch is tracked without an event of its own (`PendingWork.note`). `kernel.op(...)` is the
+same launch as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or capture in
+a graph). Subclasses choose among several cubins per argument layout (`_checked`): the prepared
+launch names the kernel whose function runs (`variants.Variants`, `served.Served`).
 """
 
 from __future__ import annotations

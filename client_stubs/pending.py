@@ -3,7 +3,11 @@
 Every launch that returns before its work completes records one `Batch`: the byte ranges its
 arguments touch (`Access`, reads and writes), the argument objects (kept referenced, so no
 memory is freed under the GPU) and a completion signal (an event, or a flag a host function
-sets). The tensor operations ask `PENDING` before they act:
+sets). An eager `kernel(...)` records no event of its own (`note`, one driver call less per
+launch): an event recorded behind a later batch of its stream covers it (every
+`RETIRE_EVERY`-th batch gets one, and so does a batch another stream must wait for), and while
+none does, it asks whether its stream is idle (`cuStreamQuery`). Both answers may come later
+than the work finished, never earlier. The tensor operations ask `PENDING` before they act:
 
 * reading on the host: refused while unfinished work writes any of the bytes;
 * writing on the host, freeing, partitioning or unpartitioning: refused while unfinished work
