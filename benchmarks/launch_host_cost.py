@@ -22,7 +22,11 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
                        `replay(sync=True)`, per kernel
 
 `--profile` prints a cProfile of 20000 eager launches and of 20000 `op.sync()` round trips.
-The script also runs on checkouts older than `client_stubs.variants` (without those rows).
+`--bindings` runs the real `client_stubs.driver` and cuda-python instead of the fake: on a
+machine without a GPU, over `benchmarks/stub_libcuda.c` (its header says how to build and
+load it), where every driver call succeeds at once, so the figures are the client plus the
+bindings' own cost, next to a raw `cuLaunchKernel` through the same bindings. The script also
+runs on checkouts older than `client_stubs.variants` (without those rows).
 """
 
 from __future__ import annotations
@@ -144,12 +148,43 @@ def profile(label: str, fn: Callable[[], object], reset: Callable[[], None]) -> 
     pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--rounds", type=int, default=100)
-    rounds = parser.parse_args(argv).rounds
-    profiling = "--profile" in argv
+CallsOf = Callable[..., str]
+
+
+def run_rows(
+    kernel: Kernel,
+    chooser: Kernel | None,
+    args: tuple[object, ...],
+    rounds: int,
+    reset: Callable[[], None],
+    calls_of: CallsOf,
+) -> None:
+    """Every row of the module docstring but the floor."""
+
+    def measure(fn: Callable[[], object], count: int = PER_ROUND) -> float:
+        return best_us(fn, count, rounds, reset)
+
+    eager = measure(lambda: kernel(*args))
+    report("eager kernel(...)", eager, calls_of(lambda: kernel(*args)))
+    if chooser is not None:
+        chosen = measure(lambda: chooser(*args))
+        report("eager, variants", chosen, calls_of(lambda: chooser(*args)))
+        report("choice alone", chosen - eager)
+    for label, target in (("new arguments", kernel), ("new arguments, variants", chooser)):
+        if target is not None:
+            fresh = iter(fresh_arguments(PER_ROUND * (rounds + 2)))
+            report(label, measure(lambda t=target, f=fresh: t(*next(f))))
+    sync = measure(lambda: kernel.op(*args).sync())
+    report("op.sync()", sync, calls_of(lambda: kernel.op(*args).sync()))
+    graph = Graph.capture(chain_of(kernel, args, CHAIN))
+    replay = measure(graph.replay, PER_ROUND // 10) / CHAIN
+    report(f"graph replay ({CHAIN} kernels)", replay, calls_of(graph.replay, CHAIN))
+    replay_sync = measure(lambda: graph.replay(sync=True), PER_ROUND // 10) / CHAIN
+    report("graph replay(sync=True)", replay_sync, calls_of(lambda: graph.replay(sync=True), CHAIN))
+    graph.close()
+
+
+def with_fake_driver(rounds: int, profiling: bool) -> None:
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
         patch.setattr(PENDING, "_streams", {})
         patch.setattr(PENDING, "_pins", [])
@@ -157,10 +192,7 @@ def main(argv: list[str]) -> int:
         patch.setattr(driver, "device_count", lambda: 0)
         fake = FakeDriver(patch)
         kernel = Kernel(CUBIN, add_contract(block=N))
-        try:
-            chooser: Kernel | None = variant_bundle(Path(folder)).kernel("add", {"B": str(N)})
-        except AmbiguousKernelError:  # a client without per-launch variant choice
-            chooser = None
+        chooser = variant_kernel(Path(folder))
         args = (DeviceTensor(Z, (N,)).partition([N]), DeviceTensor(X, (N,)), DeviceTensor(Y, (N,)))
 
         def reset() -> None:
@@ -168,36 +200,76 @@ def main(argv: list[str]) -> int:
             driver.synchronize(0)
             PENDING.completed(0)
 
-        def measure(fn: Callable[[], object], count: int = PER_ROUND) -> float:
-            return best_us(fn, count, rounds, reset)
-
-        gc.disable()
         print(f"Python host cost per launch, add<B={N}>, fake driver (best of {rounds} rounds)")
         launch = driver.launch_params
-        report("fake driver floor", measure(lambda: launch("F", (1, 1, 1), (1, 1, 1), 0, 0, 0)))
-        eager = measure(lambda: kernel(*args))
-        report("eager kernel(...)", eager, calls_per(lambda: kernel(*args), fake))
-        if chooser is not None:
-            chosen = measure(lambda: chooser(*args))
-            report("eager, variants", chosen, calls_per(lambda: chooser(*args), fake))
-            report("choice alone", chosen - eager)
-        for label, target in (("new arguments", kernel), ("new arguments, variants", chooser)):
-            if target is not None:
-                fresh = iter(fresh_arguments(PER_ROUND * (rounds + 2)))
-                report(label, measure(lambda t=target, f=fresh: t(*next(f))))
-        sync = measure(lambda: kernel.op(*args).sync())
-        report("op.sync()", sync, calls_per(lambda: kernel.op(*args).sync(), fake))
-        graph = Graph.capture(chain_of(kernel, args, CHAIN))
-        replay = measure(graph.replay, PER_ROUND // 10) / CHAIN
-        report(f"graph replay ({CHAIN} kernels)", replay, calls_per(graph.replay, fake, CHAIN))
-        replay_sync = measure(lambda: graph.replay(sync=True), PER_ROUND // 10) / CHAIN
-        calls = calls_per(lambda: graph.replay(sync=True), fake, CHAIN)
-        report("graph replay(sync=True)", replay_sync, calls)
-        graph.close()
+        floor = best_us(
+            lambda: launch("F", (1, 1, 1), (1, 1, 1), 0, 0, 0), PER_ROUND, rounds, reset
+        )
+        report("fake driver floor", floor)
+        run_rows(kernel, chooser, args, rounds, reset, lambda fn, per=1: calls_per(fn, fake, per))
         if profiling:
             profile("eager", lambda: kernel(*args), reset)
             profile("op.sync()", lambda: kernel.op(*args).sync(), reset)
-        gc.enable()
+
+
+def with_bindings(rounds: int, profiling: bool) -> None:
+    """The real `client_stubs.driver` on whatever libcuda is found (benchmarks/stub_libcuda.c:
+    every call succeeds at once)."""
+    import ctypes
+
+    from cuda.bindings import driver as cu
+
+    from client_stubs import launcher, synchronize
+
+    launcher.host_arch = lambda: "x86_64"  # what the hand-built contract names
+    with tempfile.TemporaryDirectory() as folder:
+        driver.ensure_context(0)
+        kernel = Kernel(CUBIN, add_contract(block=N))
+        chooser = variant_kernel(Path(folder))
+        args = (DeviceTensor(Z, (N,)).partition([N]), DeviceTensor(X, (N,)), DeviceTensor(Y, (N,)))
+        kernel(*args, sync=True)
+        plan = kernel.plan(*args)
+        function = driver.load_function(kernel.cubin, kernel.sha256, kernel.entry_symbol, 0)
+        buffer = ctypes.create_string_buffer(plan.param_buffer, len(plan.param_buffer))
+        base = ctypes.addressof(buffer)
+        params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
+        address, launch = ctypes.addressof(params), cu.cuLaunchKernel
+
+        def raw() -> object:
+            return launch(function, 1, 1, 1, 1, 1, 1, 0, 0, address, 0), buffer, params
+
+        def reset() -> None:
+            synchronize(0)
+
+        print(f"host cost per launch, add<B={N}>, cuda-python bindings (best of {rounds} rounds)")
+        report("raw cuLaunchKernel", best_us(raw, PER_ROUND, rounds, reset))
+        both = best_us(lambda: (raw(), cu.cuStreamSynchronize(0)), PER_ROUND, rounds, reset)
+        report("raw + cuStreamSynchronize", both)
+        run_rows(kernel, chooser, args, rounds, reset, lambda fn, per=1: "")
+        if profiling:
+            profile("eager", lambda: kernel(*args), reset)
+            profile("op.sync()", lambda: kernel.op(*args).sync(), reset)
+
+
+def variant_kernel(folder: Path) -> Kernel | None:
+    try:
+        return variant_bundle(folder).kernel("add", {"B": str(N)})
+    except AmbiguousKernelError:  # a client without per-launch variant choice
+        return None
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--bindings", action="store_true")
+    parser.add_argument("--rounds", type=int, default=100)
+    options = parser.parse_args(argv)
+    gc.disable()
+    if options.bindings:
+        with_bindings(options.rounds, options.profile)
+    else:
+        with_fake_driver(options.rounds, options.profile)
+    gc.enable()
     return 0
 
 
