@@ -9,10 +9,12 @@ plan: from the partitioned outputs, or (num_tile_blocks, 1, 1) for a persistent 
 The launch path is built for host overhead: a repeated launch with the same argument layouts
 reuses the checked plan and its prebuilt kernelParams array (packed once per argument layout),
 so it costs a few identity checks, one `cuCtxGetCurrent` and one `cuLaunchKernel`; an eager
-launch is tracked without an event of its own (`PendingWork.note`). `kernel.op(...)` is the
-same launch as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or capture in
-a graph). Subclasses choose among several cubins per argument layout (`_checked`): the prepared
-launch names the kernel whose function runs (`variants.Variants`, `served.Served`).
+launch on a default stream is tracked without an event of its own (`PendingWork.note`; on a
+stream its owner may destroy, an event per launch, which outlives the stream). `kernel.op(...)`
+is the same launch as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or
+capture in a graph). Subclasses choose among several cubins per argument layout (`_checked`):
+the prepared launch names the kernel whose function runs (`variants.Variants`,
+`served.Served`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ _HOST_ARCH_ALIASES = {
     "arm64": "aarch64",
     "aarch64": "aarch64",
 }
+
+
+# The legacy default stream (0, or CU_STREAM_LEGACY) and the per-thread default stream: no one
+# destroys them, so work on them can be tracked by asking the stream itself (PendingWork.note).
+DEFAULT_STREAMS = frozenset({0, 1, 2})
 
 
 def host_arch() -> str:
@@ -168,8 +175,10 @@ class Kernel:
         if sync:
             driver.synchronize(handle)
             PENDING.completed(handle)
-        else:  # tracked without an event of its own (see PendingWork.note)
+        elif handle in DEFAULT_STREAMS:  # tracked without an event of its own
             PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))
+        else:  # a stream its owner may destroy: an event, which outlives it
+            PENDING.record(handle, prepared.accesses, (args, prepared.keep_alive))
         return args
 
     __call__ = launch
@@ -217,7 +226,9 @@ class Kernel:
                 _refuse_pending_in_capture(stream, prepared.plan)
             else:  # wait_for_conflicts, minus its repeated others_pending
                 for batch in PENDING.conflicts(stream, prepared.accesses):
-                    driver.stream_wait_event(stream, PENDING.event_of(batch))
+                    event = PENDING.event_of(batch)
+                    if event is not None:  # None: it retired meanwhile
+                        driver.stream_wait_event(stream, event)
         if packed:
             plan = prepared.plan
             driver.launch_packed(

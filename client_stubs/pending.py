@@ -3,8 +3,8 @@
 Every launch that returns before its work completes records one `Batch`: the byte ranges its
 arguments touch (`Access`, reads and writes), the argument objects (kept referenced, so no
 memory is freed under the GPU) and a completion signal (an event, or a flag a host function
-sets). An eager `kernel(...)` records no event of its own (`note`, one driver call less per
-launch): an event recorded behind a later batch of its stream covers it (every
+sets). An eager `kernel(...)` on a default stream records no event of its own (`note`, one
+driver call less per launch): an event recorded behind a later batch of its stream covers it (every
 `RETIRE_EVERY`-th batch gets one, and so does a batch another stream must wait for), and while
 none does, it asks whether its stream is idle (`cuStreamQuery`). Both answers may come later
 than the work finished, never earlier. The tensor operations ask `PENDING` before they act:
@@ -216,7 +216,7 @@ class PendingWork:
         those answer for the repeat too."""
         with self._lock:
             queue = self._streams.get(stream)
-            if queue:
+            if queue and accesses:
                 newest = queue[-1]
                 if (
                     newest.accesses is accesses  # the same memoized plan: the same memory
@@ -460,7 +460,9 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
     """Order a launch on `stream` after unfinished conflicting work on other streams."""
     if PENDING.others_pending(stream):
         for batch in PENDING.conflicts(stream, accesses):
-            driver.stream_wait_event(stream, PENDING.event_of(batch))
+            event = PENDING.event_of(batch)
+            if event is not None:  # None: it retired meanwhile
+                driver.stream_wait_event(stream, event)
 
 
 def synchronize(stream: object = None) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import wait as wait_all
 
+from client_stubs import driver
 from client_stubs.errors import AssumptionError, ClientError, CompileError, LaunchError
 from client_stubs.launcher import Kernel
 from client_stubs.plan import LaunchPlan, plan_launch
@@ -74,8 +75,6 @@ class Served(Kernel):
 
     def choose(self, *args: object, stream: object = None) -> Kernel:
         """The kernel a launch with `args` runs now (checking them as the launch would)."""
-        from client_stubs import driver
-
         return self._checked(args, driver.stream_handle(stream))[0]
 
     def _checked(

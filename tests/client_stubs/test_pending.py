@@ -171,21 +171,21 @@ def test_eager_launches_share_one_event_per_retire_batch(add, busy, monkeypatch)
 
     def launches(count: int) -> None:
         for _ in range(count):
-            kernel(parts[next(turn) % 2], x, y, stream=3)
+            kernel(parts[next(turn) % 2], x, y, stream=0)
 
     launches(RETIRE_EVERY - 1)
-    assert asked == [] and events_recorded(busy, 3) == []  # nothing but the launch itself
+    assert asked == [] and events_recorded(busy, 0) == []  # nothing but the launch itself
     launches(1)  # the eighth: an event behind it covers all eight
-    (first,) = events_recorded(busy, 3)
+    (first,) = events_recorded(busy, 0)
     assert asked == [first] and len(PENDING) == RETIRE_EVERY  # not finished yet
     launches(RETIRE_EVERY - 1)
     busy.done.add(first)  # the first eight finished; the stream is still busy
     asked.clear()
     launches(1)
-    second = events_recorded(busy, 3)[-1]
+    second = events_recorded(busy, 0)[-1]
     # one query retires the eight the fired event covers; the next asks the new event
     assert asked == [first, second] and len(PENDING) == RETIRE_EVERY
-    synchronize(3)
+    synchronize(0)
     assert len(PENDING) == 0
 
 
@@ -196,15 +196,15 @@ def test_a_repeated_eager_launch_joins_its_uncovered_batch(add, busy, monkeypatc
     z_alias = DeviceTensor(z.ptr, N, owner=z.owner)
     part = z.partition([128])
     for _ in range(3 * RETIRE_EVERY):
-        kernel(part, x, y, stream=3)
-    assert len(PENDING) == 1 and asked == [] and events_recorded(busy, 3) == []
+        kernel(part, x, y, stream=0)
+    assert len(PENDING) == 1 and asked == [] and events_recorded(busy, 0) == []
     with pytest.raises(PendingWorkError):
         part.to_numpy()  # it stands for every repeat: the stream is busy
     out = DeviceTensor.empty(N).partition([128])
     kernel(out, z_alias, y, stream=4)  # reads z: waits for the batch, which an event now covers
-    (event,) = events_recorded(busy, 3)
+    (event,) = events_recorded(busy, 0)
     assert ("stream_wait_event", (4, event)) in busy.calls
-    kernel(part, x, y, stream=3)  # after the event: a batch of its own
+    kernel(part, x, y, stream=0)  # after the event: a batch of its own
     assert len(PENDING) == 3
     busy.complete()
     part.to_numpy()
@@ -213,10 +213,10 @@ def test_a_repeated_eager_launch_joins_its_uncovered_batch(add, busy, monkeypatc
 def test_an_uncovered_launch_asks_its_stream(add, busy, monkeypatch):
     asked = count_queries(monkeypatch, busy)
     z, x, y = tensors()
-    part, _, _ = Kernel(CUBIN, add)(z.partition([128]), x, y, stream=3)
+    part, _, _ = Kernel(CUBIN, add)(z.partition([128]), x, y, stream=0)
     with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
         part.to_numpy()
-    assert asked == ["stream 3"]
+    assert asked == ["stream 0"]
     busy.complete()  # the stream ran idle
     part.to_numpy()
     assert "memcpy_dtoh" in busy.names()
@@ -255,9 +255,9 @@ def test_events_are_recorded_under_the_registry_lock(add, busy, monkeypatch):
     z, x, y = tensors()
     kernel = Kernel(CUBIN, add)
     part = z.partition([128])
-    kernel.op(part, x, y).start(stream=3)
+    kernel.op(part, x, y).start(stream=0)
     assert held == [True]
     other = DeviceTensor.empty(N).partition([128])
     for i in range(RETIRE_EVERY):  # alternating outputs: a batch each
-        kernel(other if i % 2 else part, x, y, stream=3)
+        kernel(other if i % 2 else part, x, y, stream=0)
     assert held == [True, True]  # the eighth batch got an event that covers the ones before
