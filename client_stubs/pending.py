@@ -248,16 +248,17 @@ class PendingWork:
         """An event that fires once `batch` finished, for another stream to wait on: its own,
         its anchor's, or one recorded now behind its stream's work (which then covers it)."""
         with self._lock:
-            if batch.event is not None:
-                return batch.event
-            if batch.anchor is None:
+            if not batch.covered:  # it is in the uncovered tail of its stream's FIFO
                 queue = self._streams.get(batch.stream)
                 if queue:
                     self._anchor(queue)
+                if not batch.covered:  # (not queued: cannot happen) an event of its own
+                    batch.event = self._event()
+                    driver.event_record(batch.event, batch.stream)
+            if batch.event is not None:
+                return batch.event
             anchor = batch.anchor
-            if anchor is not None and anchor.event is not None:
-                return anchor.event
-            return batch.event  # None only when retired meanwhile (nothing to wait for)
+            return None if anchor is None else anchor.event  # None: retired, nothing to wait
 
     def _event(self) -> Any:
         try:
