@@ -7,7 +7,8 @@ machine, which has tileiras); copy the folder to the GPU host along with the rep
 Each family compiles its declared configurations (benchmarks/configs.py) twice where tensor
 facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
 are multiples of 16 elements (every benchmark shape is), which `Bundle.kernel(...,
-for_args=...)` picks.
+for_args=...)` picks. Only these (`--specialize none`): the configurations say which
+variants each benchmark times.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def compile_jobs(
     for group in groups:
         generics = [arg for c in group.configs for arg in ("--generics", _generics(c))]
         base = [str(EXAMPLES / group.file), "--entry", group.entry, *generics]
-        tail = ["--arch", "sm_90", "-o", str(out)]
+        tail = ["--arch", "sm_90", "-o", str(out), "--specialize", "none"]
         if group.general:
             yield [*base, *tail]
         if group.facts:

@@ -7,9 +7,13 @@ The kernel is the bundle's `add<B=1024>` on 1024 f32 elements (one tile block). 
 medians over rounds (µs per launch); "issue" figures time only the host loop (the GPU drains
 the queue afterwards, untimed), "round trip" figures include waiting for the GPU.
 
-  raw            cuLaunchKernel from Python, same cubin, prebuilt kernelParams
+  raw            cuLaunchKernel from Python, same cubin, prebuilt kernelParams (the stream
+                 as an int, and as a prebuilt CUstream object, as the client passes it)
+  GPU time       timing events around the same back-to-back launches: when it is close to
+                 the host figure above it, that loop is bound by the GPU, not the host
   torch add      torch.add(x, y, out=z) on 1024 f32 elements
-  eager          kernel(z, x, y): checks (memoized), launch, completion event
+  eager          kernel(z, x, y): checks (memoized), launch, pending-work tracking (an event
+                 every RETIRE_EVERY launches, client_stubs.pending)
   chained        a 100-launch `.then` chain built once, `.start()` (one event for all)
   graph replay   `Graph.capture` of the same 100-launch chain, `replay()`
   sync / asyncio one `kernel.op(...)` per round trip: `.sync()` against `await`
@@ -22,8 +26,11 @@ the queue afterwards, untimed), "round trip" figures include waiting for the GPU
 `--profile` adds where one round trip's time goes: per-phase medians (perf_counter_ns probes
 around the steps `op.sync()` and `await op` take) and a cProfile of 2000 awaits.
 
-Targets (from issue 6): chained <= 1.2x raw, asyncio within 10% of sync, graph replay
-<= 1 µs per kernel.
+Targets (issues 6 and 14): eager <= torch add, op.sync() <= raw + cuStreamSynchronize +
+1 µs, chained <= 1.2x raw, asyncio within 10% of sync, graph replay <= 1 µs per kernel.
+BUNDLE/default from `tests.gpu.build_artifacts` holds add<B=1024> with its automatic variant:
+there the kernel is a `Variants` and eager includes the per-launch choice of variant.
+`benchmarks.launch_host_cost` measures the Python side of the same modes without a GPU.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from client_stubs import Bundle, DeviceTensor, Graph, Kernel, driver, synchronize
+from client_stubs import Bundle, DeviceTensor, Graph, Kernel, Variants, driver, synchronize
 from client_stubs.completion import COMPLETIONS
 from client_stubs.device_op import DeviceOp, Run
 from client_stubs.pending import PENDING
@@ -76,24 +83,50 @@ def chain_of(kernel: Kernel, args: tuple[object, ...], length: int) -> DeviceOp:
     return op
 
 
-def raw_launcher(kernel: Kernel, args: tuple[object, ...]) -> Callable[[], object]:
-    """A bare cuLaunchKernel of the same function with a kernelParams array built once."""
+def raw_launcher(
+    kernel: Kernel, args: tuple[object, ...], stream_object: bool = False
+) -> Callable[[], object]:
+    """A bare cuLaunchKernel of the same function with a kernelParams array built once; the
+    legacy stream as the int 0, or as a prebuilt `CUstream` (the bindings build one from an
+    int on every call; the client passes cached ones)."""
     from cuda.bindings import driver as cu
 
     plan = kernel.plan(*args)
+    chosen = kernel.choose(*args) if isinstance(kernel, Variants) else kernel
     ctx = driver.ensure_context(0)
-    function = driver.load_function(kernel.cubin, kernel.sha256, kernel.entry_symbol, ctx)
+    function = driver.load_function(chosen.cubin, chosen.sha256, chosen.entry_symbol, ctx)
     buffer = ctypes.create_string_buffer(plan.param_buffer, len(plan.param_buffer))
     base = ctypes.addressof(buffer)
     params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
     address = ctypes.addressof(params)
     gx, gy, gz = plan.grid
     launch = cu.cuLaunchKernel
+    stream = cu.CUstream(0) if stream_object else 0
 
     def raw() -> object:
-        return launch(function, gx, gy, gz, 1, 1, 1, 0, 0, address, 0), buffer, params
+        return launch(function, gx, gy, gz, 1, 1, 1, 0, stream, address, 0), buffer, params
 
     return raw
+
+
+def gpu_us_per_launch(launch: Callable[[], object], count: int = PER_ROUND) -> float:
+    """GPU time per launch of `count` back-to-back launches (timing events around them): when
+    it is close to the host figure, the loop is bound by the GPU, not by the host."""
+    from cuda.bindings import driver as cu
+
+    start = driver.check(cu.cuEventCreate(0), "cuEventCreate")
+    end = driver.check(cu.cuEventCreate(0), "cuEventCreate")
+    synchronize()
+    driver.check(cu.cuEventRecord(start, 0), "cuEventRecord")
+    for _ in range(count):
+        launch()
+    driver.check(cu.cuEventRecord(end, 0), "cuEventRecord")
+    driver.check(cu.cuEventSynchronize(end), "cuEventSynchronize")
+    elapsed_ms = driver.check(cu.cuEventElapsedTime(start, end), "cuEventElapsedTime")
+    for event in (start, end):
+        driver.destroy_event(event)
+    synchronize()
+    return float(elapsed_ms) * 1e3 / count
 
 
 def torch_add() -> tuple[Callable[[], object], Callable[[], object]] | None:
@@ -263,23 +296,33 @@ def main(argv: list[str]) -> int:
     gc.disable()
 
     print(f"host overhead per launch, add<B=1024> on {N} f32 (median of {ROUNDS} rounds)")
+    kind = type(kernel).__name__
+    if isinstance(kernel, Variants):
+        kind += f" of {len(kernel.variants)}, launching {kernel.choose(*args).sha256[:12]}"
+    print(f"kernel: {kind}")
     print("issue (host loop only):")
     raw = raw_launcher(kernel, args)
     raw_us = median_us(lambda: timed_loop(raw, PER_ROUND, synchronize), PER_ROUND)
     report("raw cuLaunchKernel", raw_us)
+    raw_object = raw_launcher(kernel, args, stream_object=True)
+    report(
+        "raw, CUstream object",
+        median_us(lambda: timed_loop(raw_object, PER_ROUND, synchronize), PER_ROUND),
+    )
+    report("  GPU time per raw launch", gpu_us_per_launch(raw), "(events; ~host: GPU-bound)")
+    torch_us = None
     torch_pair = torch_add()
     if torch_pair is not None:
         torch_fn, torch_sync = torch_pair
-        report(
-            "torch add",
-            median_us(lambda: timed_loop(torch_fn, PER_ROUND, torch_sync), PER_ROUND),
-        )
+        torch_us = median_us(lambda: timed_loop(torch_fn, PER_ROUND, torch_sync), PER_ROUND)
+        report("torch add", torch_us)
     else:
         print("  torch add                          (torch with CUDA not available)")
     eager_us = median_us(
         lambda: timed_loop(lambda: kernel(*args), PER_ROUND, synchronize), PER_ROUND
     )
     report("eager kernel(...)", eager_us)
+    report("  GPU time per eager launch", gpu_us_per_launch(lambda: kernel(*args)))
     chain = chain_of(kernel, args, CHAIN)
     chained_us = median_us(lambda: timed_loop(chain.start, 1, synchronize), CHAIN)
     report(f"chained ({CHAIN} launches, .start())", chained_us)
@@ -292,10 +335,10 @@ def main(argv: list[str]) -> int:
     report(f"graph replay ({CHAIN} kernels)", replay_us, "per kernel")
 
     print("round trip (launch + wait for the GPU):")
-    report(
-        "raw + cuStreamSynchronize",
-        median_us(lambda: timed_loop(lambda: (raw(), driver.synchronize(0)), 50, nothing), 50),
+    raw_sync_us = median_us(
+        lambda: timed_loop(lambda: (raw(), driver.synchronize(0)), 50, nothing), 50
     )
+    report("raw + cuStreamSynchronize", raw_sync_us)
     sync_us = median_us(lambda: timed_loop(lambda: kernel.op(*args).sync(), 50, nothing), 50)
     report("op.sync()", sync_us)
 
@@ -315,6 +358,11 @@ def main(argv: list[str]) -> int:
         lambda: timed_loop(lambda: graph.replay(sync=True), 1, nothing), CHAIN
     )
     report(f"graph of {CHAIN}: replay(sync=True)", replay_sync_us, "per kernel")
+    report(
+        "  GPU time per kernel of a replay",
+        gpu_us_per_launch(graph.replay, 20) / CHAIN,
+        "(events; the floor of the round trip)",
+    )
 
     print(f"asyncio pipeline ({TASKS} tasks on 4 streams, {ROUNDS_PER_TASK} awaits each):")
     pipeline = Pipeline(kernel, x, y)
@@ -327,6 +375,9 @@ def main(argv: list[str]) -> int:
         profile(kernel, args)
 
     print("targets:")
+    if torch_us is not None:
+        verdict("eager / torch add", eager_us / torch_us, 1.0)
+    verdict("op.sync() - (raw + sync)", sync_us - raw_sync_us, 1.0, "µs")
     verdict("chained / raw", chained_us / raw_us, 1.2)
     verdict("await / sync (one op)", async_us / sync_us, 1.1)
     verdict(f"await / sync (chain of {CHAIN})", chain_async_us / chain_sync_us, 1.1)

@@ -9,6 +9,11 @@ so this package imports on machines that have neither a GPU nor a server.
     add(z, DeviceTensor.from_numpy(x), DeviceTensor.from_numpy(y), sync=True)
     result = z.unpartition().to_numpy()
 
+An entry `cutile-compile` built in variants (by default, the general kernel and the one for
+extents and strides divisible by 16) loads as one `Variants` kernel that runs, per launch, the
+most specialized variant the arguments meet; `CompileClient.kernel(...)` gets specializations
+from the service per argument layout (`client_stubs.served`).
+
 Launches are also lazy operations, run synchronously, under asyncio, or as CUDA graphs:
 
     op = add.op(z, x, y).then(lambda r: add.op(w, r[1], r[2]))
@@ -72,6 +77,7 @@ from client_stubs.launcher import Kernel
 from client_stubs.pending import synchronize
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.tensor import DeviceTensor, MappedPartition, Partition, TensorLayout
+from client_stubs.variants import Variants
 
 __all__ = [
     "AmbiguousKernelError",
@@ -127,6 +133,7 @@ __all__ = [
     "TargetMismatchError",
     "TensorLayout",
     "TileShapeMismatchError",
+    "Variants",
     "default_cache_dir",
     "plan_launch",
     "request_key",

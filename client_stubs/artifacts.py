@@ -10,11 +10,13 @@ Layout of a bundle folder::
 `Bundle.open(path).kernel("add", {"B": "1024"})` picks one entry (the current GPU's target
 when a GPU is present), verifies the cubin's and the contract's sha256 (both required: the
 contract decides what a launch checks) and returns a launchable `Kernel`.
-A kernel compiled in several variants that differ only in their tensor facts
-(`cutile-compile --facts`) needs `for_args=`: the most specialized variant whose contract
-assumptions those arguments meet is chosen. Variants whose facts relax the default view
-assumptions (a base aligned to less than 16 bytes, a strided last axis) rank below every
-variant that keeps them, so they are chosen only for the views that need them.
+A kernel compiled in several variants that differ only in their tensor facts (the ones
+`cutile-compile` builds by default, or `--facts`) loads as one `Variants` kernel: each launch
+runs the most specialized variant whose contract those arguments meet, chosen once per
+argument layout (see `client_stubs.variants`); `for_args=` loads the one variant given
+arguments pick. Variants whose facts relax the default view assumptions (a base aligned to
+less than 16 bytes, a strided last axis) rank below every variant that keeps them, so they
+are chosen only for the views that need them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from client_stubs.errors import (
 from client_stubs.integrity import contract_bytes
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
+from client_stubs.variants import Variants
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 MANIFEST = "manifest.json"
@@ -129,6 +132,43 @@ class Bundle:
         (None: the current GPU's target when there is a GPU, else the only one). Among
         variants with different tensor facts, `for_args` picks the most specialized one
         whose assumptions the arguments meet."""
+        candidates, request = self._candidates(function, generics, sm, module)
+        if len(candidates) > 1 and for_args is not None:
+            candidates = self._best_for(candidates, for_args)
+        if len(candidates) > 1:
+            hint = "give more generics or sm"
+            if _one_family(candidates) and for_args is None:
+                hint += (
+                    ", or for_args= to choose among variants by their tensor facts "
+                    "(Bundle.kernel chooses per launch)"
+                )
+            raise self._ambiguous(candidates, request, hint)
+        return candidates[0]
+
+    def variants(
+        self,
+        function: str,
+        generics: Mapping[str, object] | None = None,
+        sm: str | None = None,
+        module: str | None = None,
+    ) -> list[BundleEntry]:
+        """The entries of one kernel that differ only in their tensor facts, best first
+        (least relaxed, then most specialized; manifest order among equals). Entries of
+        several kernels (other generics or targets) are ambiguous."""
+        candidates, request = self._candidates(function, generics, sm, module)
+        if not _one_family(candidates):
+            raise self._ambiguous(candidates, request, "give more generics or sm")
+        return sorted(candidates, key=_rank, reverse=True)
+
+    def _candidates(
+        self,
+        function: str,
+        generics: Mapping[str, object] | None,
+        sm: str | None,
+        module: str | None,
+    ) -> tuple[list[BundleEntry], str]:
+        """The entries that match, on `sm` or the current GPU's target; `KernelNotFoundError`
+        when none does."""
         wanted = dict(generics or {})
         candidates = [
             e
@@ -147,17 +187,15 @@ class Bundle:
             raise KernelNotFoundError(
                 f"{self.root}: no kernel matches {request}; available: {available}"
             )
-        if len(candidates) > 1 and for_args is not None:
-            candidates = self._best_for(candidates, for_args)
-        if len(candidates) > 1:
-            listed = "; ".join(e.label() for e in candidates)
-            hint = "give more generics or sm"
-            if any(e.specificity or e.relaxation for e in candidates) and for_args is None:
-                hint += ", or for_args= to choose among variants by their tensor facts"
-            raise AmbiguousKernelError(
-                f"{self.root}: {len(candidates)} kernels match {request}: {listed}; {hint}"
-            )
-        return candidates[0]
+        return candidates, request
+
+    def _ambiguous(
+        self, candidates: list[BundleEntry], request: str, hint: str
+    ) -> AmbiguousKernelError:
+        listed = "; ".join(e.label() for e in candidates)
+        return AmbiguousKernelError(
+            f"{self.root}: {len(candidates)} kernels match {request}: {listed}; {hint}"
+        )
 
     def _best_for(self, candidates: list[BundleEntry], args: Sequence[object]) -> list[BundleEntry]:
         """The candidates whose assumptions `args` meet, least relaxed first, then most
@@ -184,9 +222,19 @@ class Bundle:
         for_args: Sequence[object] | None = None,
         allow_unchecked: bool = False,
     ) -> Kernel:
-        """Find, verify and load one kernel."""
-        entry = self.find(function, generics, sm, module, for_args)
-        return self.load(entry, allow_unchecked=allow_unchecked)
+        """Find, verify and load one kernel. An entry built in several variants (different
+        tensor facts) loads as one `Variants` kernel that launches, per argument layout, the
+        best variant the arguments meet; `for_args` instead loads the one variant those
+        arguments pick."""
+        if for_args is not None:
+            entry = self.find(function, generics, sm, module, for_args)
+            return self.load(entry, allow_unchecked=allow_unchecked)
+        family = self.variants(function, generics, sm, module)
+        kernels = [self.load(e, allow_unchecked=allow_unchecked) for e in family]
+        if len(kernels) == 1:
+            return kernels[0]
+        general = next((i for i, e in enumerate(family) if _rank(e) == (0, 0)), None)
+        return Variants(kernels, general)
 
     def load(self, entry: BundleEntry, *, allow_unchecked: bool = False) -> Kernel:
         """Read an entry's cubin and contract, verify both digests and their consistency,
@@ -253,6 +301,11 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
 
 def _rank(entry: BundleEntry) -> tuple[int, int]:
     return (-entry.relaxation, entry.specificity)
+
+
+def _one_family(entries: list[BundleEntry]) -> bool:
+    """Whether `entries` are one kernel (module, function, target, generics) in variants."""
+    return len({(e.module, e.function, e.sm, e.generics) for e in entries}) == 1
 
 
 def _specificity(facts: list[object], where: str) -> int:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -37,6 +39,7 @@ from client_stubs.integrity import MAX_CUBIN_BYTES, verify
 from client_stubs.launcher import Kernel, host_arch
 from client_stubs.plan import plan_launch
 from client_stubs.retry import RetryPolicy, call_with_retries
+from client_stubs.served import Served
 from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
 
@@ -98,6 +101,8 @@ class CompileClient:
         ]
         self._channel: Any = None
         self._calls: dict[str, Any] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
 
     # ---- requests -------------------------------------------------------------------------
 
@@ -116,10 +121,12 @@ class CompileClient:
         lineinfo: bool = False,
         skip_cache: bool = False,
         specialize_for: Mapping[str, object] | None = None,
+        specialization: Sequence[compile_pb2.TensorFacts] = (),
     ) -> compile_pb2.CompileRequest:
         """A `CompileRequest`; the first source holds the entry. `specialize_for` maps tensor
         parameter names to the tensors the kernel will run on: their measured divisibility
-        becomes facts the kernel may assume (and every launch is checked against)."""
+        becomes facts the kernel may assume (and every launch is checked against);
+        `specialization` gives such facts already measured (`specialization.facts_for`)."""
         request = compile_pb2.CompileRequest(entry=entry, target=target)
         request.sources.add(name=file_name, text=source_text)
         for name, text in (extra_sources or {}).items():
@@ -133,6 +140,7 @@ class CompileClient:
         request.options.lineinfo = lineinfo
         request.options.skip_cache = skip_cache
         request.specialization.extend(facts_for(specialize_for or {}))
+        request.specialization.extend(specialization)
         return request
 
     def compile(
@@ -159,6 +167,44 @@ class CompileClient:
             cubin_sha256=artifact.cubin_digest.sha256 or None,
             allow_unchecked=allow_unchecked,
         )
+
+    def kernel(
+        self,
+        source_text: str,
+        entry: str,
+        generics: Mapping[str, object] | None = None,
+        target: str | None = None,
+        file_name: str = "kernel.rs",
+        *,
+        non_blocking: bool = False,
+        allow_unchecked: bool = False,
+        **options: Any,
+    ) -> Served:
+        """`entry` compiled for the arguments it is launched with (`served.Served`): the
+        general kernel now, then, at the first launch of each new argument layout, the
+        service's specialization for the arguments' measured facts (asked once, kept in the
+        local cache). The first launch of a layout waits for it; with `non_blocking` it
+        compiles in the background while the general kernel serves that layout. `options`
+        are `compile`'s (but `specialize_for`: the launches measure their arguments)."""
+        if "specialize_for" in options or "specialization" in options:
+            raise TypeError("kernel() measures its launch arguments; compile() takes facts")
+        compile_args = (source_text, entry, generics, target, file_name)
+        general = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
+
+        def compile_for(facts: list[compile_pb2.TensorFacts]) -> Kernel:
+            return self.compile(
+                *compile_args, allow_unchecked=allow_unchecked, specialization=facts, **options
+            )
+
+        executor = self._background() if non_blocking else None
+        return Served(general, compile_for, executor=executor)
+
+    def _background(self) -> ThreadPoolExecutor:
+        """The threads that compile specializations for non-blocking `Served` kernels."""
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(2, thread_name_prefix="cutile-specialize")
+            return self._executor
 
     def compile_artifact(
         self,
@@ -392,6 +438,11 @@ class CompileClient:
         return call
 
     def close(self) -> None:
+        """Close the channel; specializations still compiling in the background are dropped
+        (their layouts stay on the general kernel)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
         if self._channel is not None:
             self._channel.close()
             self._channel = None

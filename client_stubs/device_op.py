@@ -143,6 +143,15 @@ class LaunchOp(DeviceOp):
         self.grid = grid
         self.name = kernel.name
 
+    def sync(self, stream: object = None) -> Results:
+        """`DeviceOp.sync` for one launch: nothing to track, so no `Run` (the round-trip
+        fast path: check or reuse the plan, launch, cuStreamSynchronize, retire)."""
+        handle = 0 if stream is None else driver.stream_handle(stream)
+        self.kernel.issue(self.args, handle, None, False, grid=self.grid)
+        driver.synchronize(handle)
+        PENDING.completed(handle)
+        return self.args
+
     def _issue(self, run: Run) -> Results:
         args = self.args
         prepared = self.kernel.issue(args, run.stream, run.contexts, run.capturing, grid=self.grid)

@@ -19,6 +19,8 @@ from client_stubs.errors import ContractError, CudaError, NoDeviceError
 _lock = threading.RLock()
 _state: dict[str, Any] = {}
 _primary: dict[int, Any] = {}  # device ordinal -> retained primary CUcontext
+_primary_handles: dict[int, int] = {}  # device ordinal -> int(its retained primary context)
+_stream_objects: dict[int, Any] = {}  # raw stream handle -> its CUstream (see cu_stream)
 _modules: dict[tuple[int, str], Any] = {}  # (context handle, cubin sha256) -> CUmodule
 _functions: dict[tuple[int, str, str], Any] = {}  # (context, sha256, symbol) -> CUfunction
 _CUDA_ERROR_NOT_READY = 600
@@ -127,6 +129,7 @@ def primary_context(ordinal: int) -> Any:
             device = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
             ctx = check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
             _primary[ordinal] = ctx
+            _primary_handles[ordinal] = int(ctx)
         return ctx
 
 
@@ -150,6 +153,17 @@ def ensure_context(ordinal: int) -> Any:
     ctx = primary_context(ordinal)
     check(cu().cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
     return ctx
+
+
+def context_handle(ordinal: int) -> int:
+    """`ensure_context(ordinal)` as an int handle, for the launch path: when our retained
+    primary context is current (the common case) one `cuCtxGetCurrent` and no unwrapping."""
+    primary = _primary_handles.get(ordinal)
+    if primary is not None:
+        result = _state["cu"].cuCtxGetCurrent()
+        if not result[0] and int(result[1]) == primary:
+            return primary
+    return int(ensure_context(ordinal))
 
 
 @dataclass(frozen=True)
@@ -272,7 +286,13 @@ def stream_handle(stream: object) -> int:
 
 def synchronize(stream: object = None) -> None:
     """Wait for all work on `stream` (None: the legacy default stream)."""
-    check(cu().cuStreamSynchronize(stream_handle(stream)), "cuStreamSynchronize")
+    handle = stream if type(stream) is int else stream_handle(stream)
+    cu_handle = _stream_objects.get(handle)
+    if cu_handle is None:
+        cu_handle = cu_stream(handle)
+    result = _state["cu"].cuStreamSynchronize(cu_handle)
+    if result[0]:
+        check(result, "cuStreamSynchronize")
 
 
 def mem_alloc(nbytes: int) -> int:
@@ -323,6 +343,21 @@ def event_done(event: Any) -> bool:
     return True
 
 
+def stream_done(stream: int) -> bool:
+    """True once all work queued on `stream` completed (cuStreamQuery)."""
+    handle = _stream_objects.get(stream)
+    if handle is None:
+        handle = cu_stream(stream)
+    result = _state["cu"].cuStreamQuery(handle)
+    err = result[0] if isinstance(result, tuple) else result
+    if not err:
+        return True
+    if int(err) == _CUDA_ERROR_NOT_READY:
+        return False
+    check(result, "cuStreamQuery")
+    return True
+
+
 def destroy_event(event: Any) -> None:
     check(cu().cuEventDestroy(event), "cuEventDestroy")
 
@@ -336,7 +371,10 @@ def create_event() -> Any:
 
 
 def event_record(event: Any, stream: int) -> None:
-    result = cu().cuEventRecord(event, stream)
+    handle = _stream_objects.get(stream)
+    if handle is None:
+        handle = cu_stream(stream)
+    result = _state["cu"].cuEventRecord(event, handle)
     if result[0]:  # on every tracked launch: no unwrapping on success
         check(result, "cuEventRecord")
 
@@ -373,6 +411,17 @@ def launch_host_func(stream: int, function_address: int, token: int) -> None:
     )
 
 
+def cu_stream(handle: int) -> Any:
+    """The bindings' `CUstream` of a raw handle, made once per handle: the bindings convert
+    an int stream argument into a new `CUstream` on every call, a cost on the launch path."""
+    stream = _stream_objects.get(handle)
+    if stream is None:
+        if len(_stream_objects) >= 1024:
+            _stream_objects.clear()
+        stream = _stream_objects[handle] = cu().CUstream(handle)
+    return stream
+
+
 def launch_params(
     function: Any,
     grid: tuple[int, int, int],
@@ -384,8 +433,11 @@ def launch_params(
     """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation)."""
     gx, gy, gz = grid
     bx, by, bz = block
-    result = cu().cuLaunchKernel(
-        function, gx, gy, gz, bx, by, bz, shared_mem_bytes, stream, params_address, 0
+    handle = _stream_objects.get(stream)
+    if handle is None:
+        handle = cu_stream(stream)
+    result = _state["cu"].cuLaunchKernel(
+        function, gx, gy, gz, bx, by, bz, shared_mem_bytes, handle, params_address, 0
     )
     if result[0]:  # CUDA_SUCCESS is 0
         check(result, "cuLaunchKernel")

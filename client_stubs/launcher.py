@@ -8,8 +8,13 @@ plan: from the partitioned outputs, or (num_tile_blocks, 1, 1) for a persistent 
 
 The launch path is built for host overhead: a repeated launch with the same argument layouts
 reuses the checked plan and its prebuilt kernelParams array (packed once per argument layout),
-so it costs a few identity checks and one `cuLaunchKernel`. `kernel.op(...)` is the same launch
-as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or capture in a graph).
+so it costs a few identity checks, one `cuCtxGetCurrent` and one `cuLaunchKernel`; an eager
+launch on a default stream is tracked without an event of its own (`PendingWork.note`; on a
+stream its owner may destroy, an event per launch, which outlives the stream). `kernel.op(...)`
+is the same launch as a lazy `DeviceOp` (chain with `.then`, run with `.sync()`, `await`, or
+capture in a graph). Subclasses choose among several cubins per argument layout (`_checked`):
+the prepared launch names the kernel whose function runs (`variants.Variants`,
+`served.Served`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,11 @@ _HOST_ARCH_ALIASES = {
     "arm64": "aarch64",
     "aarch64": "aarch64",
 }
+
+
+# The legacy default stream (0, or CU_STREAM_LEGACY) and the per-thread default stream: no one
+# destroys them, so work on them can be tracked by asking the stream itself (PendingWork.note).
+DEFAULT_STREAMS = frozenset({0, 1, 2})
 
 
 def host_arch() -> str:
@@ -121,10 +131,10 @@ class Kernel:
         grid no output defines (raw pointers; see `host_grid`)."""
         handle = driver.stream_handle(stream)
         if self.spec.host_grid or grid is not None:
-            return plan_launch(self.spec, args, stream=handle, grid=grid)
+            return self._checked(args, handle, grid)[1]
         plan = self._memo.lookup(args)
         if plan is None:
-            plan = plan_launch(self.spec, args, stream=handle)
+            plan = self._checked(args, handle)[1]
             self._memo.store(args, plan)
         return plan
 
@@ -156,16 +166,18 @@ class Kernel:
         the parameters through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of
         kernelParams. `grid` is the launch grid of a kernel whose grid no output defines
         (`host_grid`), and refused for any other."""
-        handle = driver.stream_handle(stream)
+        handle = 0 if stream is None else driver.stream_handle(stream)
         if grid is not None and not self.spec.host_grid:
             raise LaunchGridError(
                 self.name, None, "no grid argument", tuple(grid), "its outputs define the grid"
             )
-        prepared = self.issue(args, handle, {}, False, packed, grid)
+        prepared = self.issue(args, handle, None, False, packed, grid)
         if sync:
             driver.synchronize(handle)
             PENDING.completed(handle)
-        else:
+        elif handle in DEFAULT_STREAMS:  # tracked without an event of its own
+            PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))
+        else:  # a stream its owner may destroy: an event, which outlives it
             PENDING.record(handle, prepared.accesses, (args, prepared.keep_alive))
         return args
 
@@ -175,15 +187,16 @@ class Kernel:
         self,
         args: tuple[object, ...],
         stream: int,
-        contexts: dict[int, int],
+        contexts: dict[int, int] | None = None,
         capturing: bool = False,
         packed: bool = False,
         grid: tuple[int, int, int] | None = None,
     ) -> PreparedLaunch:
         """Check (or reuse the checked plan), order after conflicting work on other streams,
         and call `cuLaunchKernel` on `stream`. `contexts` maps device ordinals to the context
-        already made current in this run (filled on first use). Tracking the work is the
-        caller's job. This is the hot path: keep it free of allocations and extra calls."""
+        already made current in this run (filled on first use; None: ask the driver). Tracking
+        the work is the caller's job. This is the hot path: keep it free of allocations and
+        extra calls."""
         entry = self._memo.entries.get(tuple(map(id, args)))
         if (  # PlanMemo's fast path, inlined
             entry is not None
@@ -197,18 +210,25 @@ class Kernel:
         device = prepared.device
         if device is None:
             device = driver.current_device()
-        ctx = contexts.get(device)
-        if ctx is None:
-            ctx = contexts[device] = int(driver.ensure_context(device))
-        function = self._functions.get(ctx)
+        if contexts is None:
+            ctx = driver.context_handle(device)
+        else:
+            ctx = contexts.get(device)
+            if ctx is None:
+                ctx = contexts[device] = driver.context_handle(device)
+        kernel = prepared.kernel  # the variant chosen for these arguments (or self)
+        function = kernel._functions.get(ctx)
         if function is None:
-            function = self._load(device, ctx)
-        if PENDING.others_pending(stream):
+            function = kernel._load(device, ctx)
+        streams = PENDING._streams  # PENDING.others_pending(stream), inlined
+        if streams and (len(streams) > 1 or stream not in streams):
             if capturing:
                 _refuse_pending_in_capture(stream, prepared.plan)
             else:  # wait_for_conflicts, minus its repeated others_pending
                 for batch in PENDING.conflicts(stream, prepared.accesses):
-                    driver.stream_wait_event(stream, batch.event)
+                    event = PENDING.event_of(batch)
+                    if event is not None:  # None: it retired meanwhile
+                        driver.stream_wait_event(stream, event)
         if packed:
             plan = prepared.plan
             driver.launch_packed(
@@ -226,18 +246,26 @@ class Kernel:
         """The checked plan with its kernelParams array, reused while the arguments repeat
         (a host-grid kernel's plan is not: its grid is not part of the arguments)."""
         if self.spec.host_grid:
-            plan = plan_launch(self.spec, args, stream=stream, grid=grid)
-            return PreparedLaunch(plan, plan.keep_alive)
-        entry = self._memo.find(args)
+            kernel, plan = self._checked(args, stream, grid)
+            return PreparedLaunch(plan, plan.keep_alive, kernel)
+        memo = self._memo  # read once: a `Served` kernel may replace it from another thread
+        entry = memo.find(args)
         if entry is not None and entry.prepared is not None:
             return entry.prepared  # type: ignore[return-value]
-        plan = plan_launch(self.spec, args, stream=stream)
-        entry = self._memo.store(args, plan)
+        kernel, plan = self._checked(args, stream)
+        entry = memo.store(args, plan)
         if entry is None:  # foreign arguments: their owners ride along with this launch
-            return PreparedLaunch(plan, plan.keep_alive)
-        prepared = PreparedLaunch(entry.plan, ())
+            return PreparedLaunch(plan, plan.keep_alive, kernel)
+        prepared = PreparedLaunch(entry.plan, (), kernel)
         entry.prepared = prepared
         return prepared
+
+    def _checked(
+        self, args: tuple[object, ...], stream: int | None, grid: tuple[int, int, int] | None = None
+    ) -> tuple[Kernel, LaunchPlan]:
+        """Every check of a launch with `args`: the kernel that launches them and its plan
+        (`Variants` chooses among its kernels here)."""
+        return self, plan_launch(self.spec, args, stream=stream, grid=grid)
 
     def _check_target(self, device: int) -> None:
         arch = host_arch()
@@ -274,7 +302,8 @@ class Kernel:
 
 class PreparedLaunch:
     """A checked plan and its kernelParams: one pointer per ABI slot into one packed buffer,
-    built once per argument layout. `keep_alive` holds the owners of foreign arguments."""
+    built once per argument layout. `keep_alive` holds the owners of foreign arguments;
+    `kernel` is the one whose cubin launches (a `Variants`' choice for these arguments)."""
 
     __slots__ = (
         "_buffer",
@@ -285,12 +314,14 @@ class PreparedLaunch:
         "device",
         "grid",
         "keep_alive",
+        "kernel",
         "plan",
         "smem",
     )
 
-    def __init__(self, plan: LaunchPlan, keep_alive: tuple[object, ...]) -> None:
+    def __init__(self, plan: LaunchPlan, keep_alive: tuple[object, ...], kernel: Kernel) -> None:
         self.plan = plan
+        self.kernel = kernel
         self.keep_alive = keep_alive
         self.device = plan.device
         self.grid = plan.grid

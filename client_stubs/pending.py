@@ -3,7 +3,11 @@
 Every launch that returns before its work completes records one `Batch`: the byte ranges its
 arguments touch (`Access`, reads and writes), the argument objects (kept referenced, so no
 memory is freed under the GPU) and a completion signal (an event, or a flag a host function
-sets). The tensor operations ask `PENDING` before they act:
+sets). An eager `kernel(...)` on a default stream records no event of its own (`note`, one
+driver call less per launch): an event recorded behind a later batch of its stream covers it (every
+`RETIRE_EVERY`-th batch gets one, and so does a batch another stream must wait for), and while
+none does, it asks whether its stream is idle (`cuStreamQuery`). Both answers may come later
+than the work finished, never earlier. The tensor operations ask `PENDING` before they act:
 
 * reading on the host: refused while unfinished work writes any of the bytes;
 * writing on the host, freeing, partitioning or unpartitioning: refused while unfinished work
@@ -116,17 +120,24 @@ def hazard_spans(accesses: Sequence[Access]) -> HazardSpans:
 
 
 class Batch:
-    """GPU work issued on one stream whose completion is not yet known on the host."""
+    """GPU work issued on one stream whose completion is not yet known on the host.
 
-    __slots__ = ("_spans", "accesses", "done", "event", "owners", "stream")
+    A batch from `PendingWork.record` has its own completion event. One from `note` (an eager
+    launch) has none: it is covered by the next batch of its stream that has one (its
+    `anchor`: stream order makes it complete first), and an uncovered batch asks whether its
+    whole stream is idle (`cuStreamQuery`). Either answer may come later than the work itself
+    finished, never earlier."""
+
+    __slots__ = ("_spans", "accesses", "anchor", "done", "event", "owners", "stream")
 
     def __init__(
         self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...], event: Any
     ) -> None:
         self.stream = stream
-        self.accesses = tuple(accesses)
+        self.accesses = accesses if type(accesses) is tuple else tuple(accesses)
         self.owners = owners
         self.event = event
+        self.anchor: Batch | None = None
         self.done = False
         self._spans: HazardSpans | None = None
 
@@ -137,9 +148,24 @@ class Batch:
             spans = self._spans = hazard_spans(self.accesses)
         return spans
 
+    @property
+    def covered(self) -> bool:
+        """Whether an event tells when this batch finished (its own or its anchor's)."""
+        return self.done or self.event is not None or self.anchor is not None
+
     def finished(self) -> bool:
-        """True once the GPU completed the work (a host function said so, or the event fired)."""
-        if not self.done and (self.event is None or driver.event_done(self.event)):
+        """True once the GPU completed the work (a host function said so, its event or its
+        anchor's fired, or its stream ran idle)."""
+        if self.done:
+            return True
+        event = self.event
+        if event is not None:
+            if driver.event_done(event):
+                self.done = True
+        elif self.anchor is not None:
+            if self.anchor.finished():
+                self.done = True
+        elif driver.stream_done(self.stream):
             self.done = True
         return self.done
 
@@ -165,10 +191,7 @@ class PendingWork:
 
     def record(self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> Batch:
         """Record an event on `stream` after the work just issued and track it."""
-        try:
-            event = self._events.pop()  # atomic: no lock needed
-        except IndexError:
-            event = driver.create_event()
+        event = self._event()
         batch = Batch(stream, accesses, owners, event)
         with self._lock:  # record and queue together: a FIFO's order is its stream's order
             driver.event_record(event, stream)
@@ -179,7 +202,80 @@ class PendingWork:
             if queue and len(queue) % RETIRE_EVERY == 0:
                 self._tidy(queue)
             queue.append(batch)
+            _cover(queue)
         return batch
+
+    def note(self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> Batch:
+        """Track work just issued on `stream` without an event of its own (an eager launch:
+        one driver call less). Whenever a stream's FIFO reaches a multiple of `RETIRE_EVERY`
+        batches, its newest gets an event that covers the batches before it, and the front
+        whose covering event fired retires (amortized: one record and one query per
+        `RETIRE_EVERY` launches). A launch that repeats the newest uncovered batch (the same
+        memoized plan, hence the same memory and owners) joins it: nothing tells when an
+        uncovered batch finished but events recorded later or its stream running idle, and
+        those answer for the repeat too."""
+        with self._lock:
+            queue = self._streams.get(stream)
+            if queue and accesses:
+                newest = queue[-1]
+                if (
+                    newest.accesses is accesses  # the same memoized plan: the same memory
+                    and newest.event is None
+                    and newest.anchor is None
+                    and not newest.done
+                ):
+                    return newest  # only later events and the idle stream answer for it
+            batch = Batch(stream, accesses, owners, None)
+            if queue is None:
+                self._streams[stream] = deque((batch,))
+                return batch
+            queue.append(batch)
+            if len(queue) % RETIRE_EVERY == 0:
+                self._anchor(queue)
+                self._retire_covered(queue)
+        return batch
+
+    def _retire_covered(self, queue: deque[Batch]) -> None:
+        """Retire the front of `queue` whose covering events fired (a query per event: the
+        batches an event covers then retire on its cached answer)."""
+        while len(queue) > 1:
+            front = queue[0]
+            if not front.covered or not front.finished():
+                return
+            self._release(queue.popleft())
+
+    def event_of(self, batch: Batch) -> Any:
+        """An event that fires once `batch` finished, for another stream to wait on: its own,
+        its anchor's, or one recorded now behind its stream's work (which then covers it)."""
+        with self._lock:
+            if not batch.covered:  # it is in the uncovered tail of its stream's FIFO
+                queue = self._streams.get(batch.stream)
+                if queue:
+                    self._anchor(queue)
+                if not batch.covered:  # (not queued: cannot happen) an event of its own
+                    batch.event = self._event()
+                    driver.event_record(batch.event, batch.stream)
+            if batch.event is not None:
+                return batch.event
+            anchor = batch.anchor
+            return None if anchor is None else anchor.event  # None: retired, nothing to wait
+
+    def _event(self) -> Any:
+        try:
+            return self._events.pop()  # atomic: no lock needed
+        except IndexError:
+            return driver.create_event()
+
+    def _anchor(self, queue: deque[Batch]) -> None:
+        """Give the newest batch of `queue` an event if it has none and cover the uncovered
+        batches before it (under the lock)."""
+        newest = queue[-1]
+        if newest.event is None and not newest.done:
+            event = self._event()
+            driver.event_record(event, newest.stream)
+            newest.event = event
+            newest.anchor = None
+        _cover(queue)
 
     def _tidy(self, queue: deque[Batch]) -> None:
         """Retire the finished front of `queue`: all of it when its newest batch finished."""
@@ -188,12 +284,15 @@ class PendingWork:
                 self._release(queue.popleft())
             return
         for _ in range(RETIRE_EVERY):
-            if not queue or not queue[0].finished():
+            # an uncovered front could only ask its stream, which the newest batch just did
+            if not queue or not queue[0].covered or not queue[0].finished():
                 return
             self._release(queue.popleft())
 
     def completed(self, stream: int) -> None:
         """The host waited for all of `stream`'s work: retire every batch on it."""
+        if stream not in self._streams:  # (work queued meanwhile is not this wait's to retire)
+            return
         with self._lock:
             queue = self._streams.pop(stream, None)
             for batch in queue or ():
@@ -215,6 +314,7 @@ class PendingWork:
                 for front in queue:  # _release, inlined: on every await
                     front.done = True
                     front.owners = ()
+                    front.anchor = None
                     if front.event is not None:
                         events.append(front.event)
                         front.event = None
@@ -247,6 +347,7 @@ class PendingWork:
     def _release(self, batch: Batch) -> None:
         batch.done = True
         batch.owners = ()
+        batch.anchor = None
         if batch.event is not None:
             self._events.append(batch.event)
             batch.event = None
@@ -336,6 +437,17 @@ class PendingWork:
         self.check_pinned(span, action)
 
 
+def _cover(queue: deque[Batch]) -> None:
+    """Make the newest batch of `queue`, which has an event, the anchor of the uncovered
+    batches right before it (the uncovered batches of a stream are always its newest ones)."""
+    newest = queue[-1]
+    for index in range(len(queue) - 2, -1, -1):
+        batch = queue[index]
+        if batch.done or batch.event is not None or batch.anchor is not None:  # covered
+            return
+        batch.anchor = newest
+
+
 def _pending_message(span: Span, action: str, access: Access, batch: Batch) -> str:
     verb = "writes" if access.writes else "reads"
     return (
@@ -349,7 +461,9 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
     """Order a launch on `stream` after unfinished conflicting work on other streams."""
     if PENDING.others_pending(stream):
         for batch in PENDING.conflicts(stream, accesses):
-            driver.stream_wait_event(stream, batch.event)
+            event = PENDING.event_of(batch)
+            if event is not None:  # None: it retired meanwhile
+                driver.stream_wait_event(stream, event)
 
 
 def synchronize(stream: object = None) -> None:

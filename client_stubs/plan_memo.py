@@ -18,8 +18,8 @@ output per stream, all stay fast). The fast path, for a loop that passes the ver
 objects: the argument ids find an entry, no ownership move happened anywhere since
 (`Moves.count`), and every remembered tensor handle is still alive (a weakref callback clears
 `alive` when one dies, so an id can never be reused unnoticed; scalars are held strongly).
-Anything else takes the full comparison above, which rebinds the entry to the new objects
-when it matches.
+Anything else looks the entry up by its layouts' identities (`layout_key`) and confirms it
+with the full comparison above, which rebinds the entry to the new objects when it matches.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class MemoEntry:
         "extras",
         "handles",
         "ids",
+        "key",
         "layouts",
         "moves",
         "plan",
@@ -57,7 +58,9 @@ class MemoEntry:
         extras: tuple[object, ...],
         scalars: tuple[object, ...],
         plan: LaunchPlan,
+        key: tuple[object, ...] = (),
     ) -> None:
+        self.key = key  # `layout_key` of the arguments it was stored for
         self.layouts = layouts
         self.extras = extras
         self.scalars = scalars
@@ -105,23 +108,27 @@ class MemoEntry:
 
 
 class PlanMemo:
-    """The last `size` plans of a kernel, by the ids of their argument objects (`entries`)."""
+    """The last `size` plans of a kernel, by the ids of their argument objects (`entries`)
+    and by their layouts' identities (`by_layout`, for new handles of the same layouts)."""
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
         self.entries: dict[tuple[int, ...], MemoEntry] = {}
+        self.by_layout: dict[tuple[object, ...], MemoEntry] = {}
 
     def find(self, args: tuple[object, ...]) -> MemoEntry | None:
         """The remembered entry for `args`: by object identity when nothing moved since,
-        else by a full comparison (most recent first), which rebinds the entry to `args`."""
+        else the entry stored for the same layouts if a full comparison confirms it (which
+        rebinds the entry to `args`)."""
         ids = tuple(map(id, args))
         entry = self.entries.get(ids)
         if entry is not None and entry.alive and entry.moves == Moves.count:
             return entry
-        for candidate in reversed(list(self.entries.values())):
-            if candidate.matches(args):
-                self._file(candidate, args)
-                return candidate
+        key = layout_key(args)
+        candidate = None if key is None else self.by_layout.get(key)
+        if candidate is not None and candidate.matches(args):
+            self._file(candidate, args)
+            return candidate
         return None
 
     def lookup(self, args: tuple[object, ...]) -> LaunchPlan | None:
@@ -134,30 +141,31 @@ class PlanMemo:
 
     def store(self, args: tuple[object, ...], plan: LaunchPlan) -> MemoEntry | None:
         """Remember `plan` for `args` (nothing is remembered for foreign arguments)."""
+        key = layout_key(args)
+        if key is None:
+            return None
         layouts: list[weakref.ref[TensorLayout] | None] = []
         extras: list[object] = []
         scalars: list[object] = []
         for arg in args:
             if isinstance(arg, _TENSOR_TYPES):
                 layout, tiles = arg.plan_key()
-                if layout is None:
-                    return None
-                layouts.append(weakref.ref(layout))
+                layouts.append(weakref.ref(layout))  # type: ignore[arg-type]
                 extras.append(tiles)
                 scalars.append(None)
-            elif type(arg) in _SCALAR_TYPES:
+            else:
                 layouts.append(None)
                 extras.append(None)
                 scalars.append(arg)
-            else:
-                return None
         entry = MemoEntry(
             tuple(layouts),
             tuple(extras),
             tuple(scalars),
             replace(plan, results=(), keep_alive=()),
+            key,
         )
         self._file(entry, args)
+        self.by_layout[key] = entry
         return entry
 
     def _file(self, entry: MemoEntry, args: tuple[object, ...]) -> None:
@@ -169,4 +177,24 @@ class PlanMemo:
         entries.pop(entry.ids, None)
         entries[entry.ids] = entry
         while len(entries) > self.size:
-            del entries[next(iter(entries))]
+            oldest = entries.pop(next(iter(entries)))
+            if self.by_layout.get(oldest.key) is oldest:
+                del self.by_layout[oldest.key]
+
+
+def layout_key(args: tuple[object, ...]) -> tuple[object, ...] | None:
+    """What a remembered plan is found by when the argument objects are new: each tensor's
+    layout identity and tiling, each scalar's type and value (None for foreign arguments or a
+    moved handle, which are never remembered)."""
+    parts: list[object] = []
+    for arg in args:
+        if isinstance(arg, _TENSOR_TYPES):
+            layout, tiles = arg.plan_key()
+            if layout is None:
+                return None
+            parts.append((id(layout), tiles))
+        elif type(arg) in _SCALAR_TYPES:
+            parts.append((type(arg), arg))
+        else:
+            return None
+    return tuple(parts)

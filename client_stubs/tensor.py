@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,27 @@ from client_stubs.dtypes import as_element_array, dtype, dtype_name, numpy_dtype
 from client_stubs.errors import HostArrayError, MovedTensorError
 from client_stubs.interop import GPU_DEVICE_TYPES, contiguous_strides, describe
 from client_stubs.pending import PENDING
+
+T = TypeVar("T")
+
+
+class cached(Generic[T]):  # lower case: used like functools.cached_property
+    """`functools.cached_property` without its lock (Python 3.11 takes one on every first
+    access, a cost on each new tensor's first launch): the value is computed on first access
+    and stored in the instance, which shadows this descriptor afterwards. Computing it twice
+    in a race gives the same value (layouts are immutable)."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.__doc__ = function.__doc__
+
+    def __get__(self, instance: object, owner: type | None = None) -> T:
+        if instance is None:
+            return self  # type: ignore[return-value]
+        value = self.function(instance)
+        instance.__dict__[self.name] = value
+        return value
 
 
 class Moves:
@@ -52,19 +73,19 @@ class TensorLayout:
     def ndim(self) -> int:
         return len(self.shape)
 
-    @cached_property
+    @cached
     def itemsize(self) -> int:
         return dtype(self.dtype).itemsize
 
-    @cached_property
+    @cached
     def numel(self) -> int:
         return math.prod(self.shape)
 
-    @cached_property
+    @cached
     def nbytes(self) -> int:
         return self.numel * self.itemsize
 
-    @cached_property
+    @cached
     def byte_extent(self) -> tuple[int, int]:
         """Half-open byte range [lo, hi) holding every element; (ptr, ptr) when empty."""
         if self.numel == 0:
@@ -73,7 +94,7 @@ class TensorLayout:
         high = sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=False) if s > 0)
         return self.ptr + low * self.itemsize, self.ptr + (high + 1) * self.itemsize
 
-    @cached_property
+    @cached
     def is_contiguous(self) -> bool:
         live = [(d, s) for d, s in zip(self.shape, self.strides, strict=False) if d != 1]
         expected = contiguous_strides(tuple(d for d, _ in live))

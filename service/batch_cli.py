@@ -6,6 +6,7 @@
                    [--message-format human|json] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
+                   [--specialize none|auto|D[,D..]]
                    [--server HOST:PORT [--auth-token-file PATH] [--tls-ca PEM]]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
@@ -15,9 +16,19 @@ An entry only has to exist in one of the files; all files are linked into every
 compile (device functions may live in any of them).
 `--generics` takes names (`E=f16,B=1024`) or positions
 (`f16,1024`); commas inside brackets belong to the value (`S=[64, 32]`). No `--generics`
-means one compile without generic arguments; no `--arch` means sm_90. `--facts`
-specializes an entry for tensors with the given divisibility (see `service.facts_arg`);
-its variants sit next to the general one in the manifest (field `facts`).
+means one compile without generic arguments; no `--arch` means sm_90.
+
+Every kernel is built fast by default: next to the general kernel, `--specialize auto` (the
+default) builds a variant that assumes every extent and every stride (but the unit last one)
+of every tensor parameter divisible by 16 (lowered to the target's `max_divisibility`), and
+keeps it when its cubin differs from the general one's. `--specialize 16,8` builds one
+variant per divisor, `--specialize none` the general kernel only (see
+`service.specialize_arg`). Variants sit next to the general kernel in the manifest (field
+`facts`); `Bundle.kernel(...)` returns a kernel that launches, per argument layout, the most
+specialized variant the arguments meet. A variant that fails to compile is a warning (the
+general kernel serves every launch). `--facts` specializes an entry for tensors with the
+given divisibility instead (see `service.facts_arg`): such an entry gets exactly that
+variant and no automatic ones.
 
 The artifact cache is on by default and shared with `cutile-serve` (the same folder and
 keys): `--cache-dir` moves it, `--no-cache` turns it off.
@@ -35,11 +46,14 @@ When stderr is a terminal, each kernel also prints a progress line there,
 `[3/12] compiled add (sm_90) 212 ms` (or `failed`).
 
 `--summary-json PATH` writes a machine-readable summary (also when kernels fail):
-`{"kernels": [{"file", "entry", "generics", "arch", "ok", "cubin", "ms", "diagnostics"}],
-"ok": N, "failed": N, "unparsed_files": [{"file", "diagnostics"}]}`. `generics` is an
-object for named generics, a list for positional ones; `cubin` is the written cubin's
-path relative to OUT, or null; `diagnostics` holds the `--message-format json` objects;
-`failed` counts kernels, files that do not parse are listed in `unparsed_files`.
+`{"kernels": [{"file", "entry", "generics", "arch", "ok", "cubin", "facts", "divisor",
+"kept", "ms", "diagnostics"}], "ok": N, "failed": N, "unparsed_files": [{"file",
+"diagnostics"}]}`. `generics` is an object for named generics, a list for positional ones;
+`cubin` is the written cubin's path relative to OUT, or null; `facts` the request's facts
+(as in the manifest); `divisor` is null for a requested kernel and D for an automatic
+variant, which is `kept` when its cubin differs; `diagnostics` holds the
+`--message-format json` objects; `ok` and `failed` count the requested kernels (variants
+do not fail a build), files that do not parse are listed in `unparsed_files`.
 
 Exit status: 0 when every kernel compiled, 1 when any failed, 2 for usage errors.
 """
@@ -53,7 +67,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 
@@ -70,6 +84,8 @@ from parser.codes import INTERNAL_ERROR
 from parser.diagnostics import Diagnostic, Severity
 from parser.render import render, to_json
 from parser.spans import SourceFile
+from parser.specialization import TensorFacts
+from protos.generated.cutile.compile.v1 import contract_pb2
 from service.auth import TokenError, read_token
 from service.cache import DiskCache, default_cache_dir
 from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
@@ -81,8 +97,15 @@ from service.facts_arg import (
     parse_facts,
     same_entry,
 )
-from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
+from service.manifest import (
+    KernelRecord,
+    facts_record,
+    read_manifest,
+    write_kernel,
+    write_manifest,
+)
 from service.remote_compiler import NO_KEY, RemoteCompiler
+from service.specialize_arg import SpecializeError, parse_specialize, variant_facts
 from service.toolchain import locate_assembler
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -176,15 +199,24 @@ def _split_top_level(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Kernel:
-    """One compile of the batch."""
+    """One compile of the batch: a requested kernel (with its `--facts`), or an automatic
+    variant of one (`divisor` > 0, see `service.specialize_arg`)."""
 
     source: SourceFile
     entry: str
     generics: GenericsSet
     arch: str
+    facts: tuple[TensorFacts, ...] = ()
+    divisor: int = 0
 
     def describe(self) -> str:
-        return f"`{self.entry}` ({self.source.name}; {self.generics.describe()}; {self.arch})"
+        variant = f"; every extent and stride divisible by {self.divisor}" if self.divisor else ""
+        return (
+            f"`{self.entry}` ({self.source.name}; {self.generics.describe()}; {self.arch}{variant})"
+        )
+
+    def variant(self, facts: tuple[TensorFacts, ...], divisor: int) -> Kernel:
+        return replace(self, facts=facts, divisor=divisor)
 
 
 @dataclass
@@ -246,6 +278,8 @@ class Batch:
     summary: list[dict[str, object]] = field(default_factory=list)
     unparsed: list[dict[str, object]] = field(default_factory=list)
     total: int = 0
+    done: int = 0
+    _rebuilt: set[str] = field(default_factory=set)  # identities this run compiled
 
     def run(self, sources: Sequence[SourceFile]) -> int:
         try:
@@ -257,11 +291,6 @@ class Batch:
     def _run(self, sources: Sequence[SourceFile]) -> int:
         self.sources = tuple(s for s in sources if self._parses(s))
         defined = list_entries(self.sources)
-        if self.sources:
-            sets = self.args.generics
-            self.total = sum(len(generics_for(e, sets)) for e in self.args.entry) * len(
-                self.args.arch
-            )
         kernels: list[Kernel] = []
         for entry in self.args.entry:
             home = next(
@@ -272,15 +301,79 @@ class Batch:
                 home = self.sources[0]
             if home is not None:
                 sets = generics_for(entry, self.args.generics)
-                kernels += [Kernel(home, entry, g, a) for g, a in product(sets, self.args.arch)]
-        self._compile_kernels(kernels)
-        kept = [r for r in read_manifest(self.args.out) if _still_valid(r, self.records)]
-        write_manifest(self.args.out, _unique(kept + self.records))
+                facts = facts_for_entry(entry, self.args.facts)
+                kernels += [
+                    Kernel(home, entry, g, a, facts) for g, a in product(sets, self.args.arch)
+                ]
+        automatic = sum(1 for k in kernels if not k.facts) * len(self.args.specialize)
+        self.total = len(kernels) + automatic
+        outcomes = self._compile_kernels(kernels)
+        variants = [
+            (index, variant)
+            for index, kernel in enumerate(kernels)
+            for variant in self._variants_of(kernel, outcomes[index][0])
+        ]
+        self.total = len(kernels) + len(variants)
+        variant_outcomes = self._compile_kernels([v for _, v in variants])
+        self._record(kernels, outcomes, variants, variant_outcomes)
+        write_manifest(self.args.out, _unique(self._kept_records() + self.records))
         if self.report.failed:
             self.report.note(f"error: {self.report.failed} compile(s) failed")
             return EXIT_FAILED
         self.report.note(f"wrote {len(self.records)} kernel(s) to {self.args.out}")
         return EXIT_OK
+
+    def _variants_of(self, kernel: Kernel, outcome: Outcome) -> list[Kernel]:
+        """The automatic variants of a requested kernel that compiled without `--facts`."""
+        if kernel.facts or outcome.artifact is None:
+            return []
+        contract = outcome.artifact.contract
+        variants = []
+        for divisor in self.args.specialize:
+            facts = variant_facts(contract, divisor)
+            if facts:
+                variants.append(kernel.variant(facts, divisor))
+        return variants
+
+    def _record(
+        self,
+        kernels: Sequence[Kernel],
+        outcomes: dict[int, tuple[Outcome, float]],
+        variants: Sequence[tuple[int, Kernel]],
+        variant_outcomes: dict[int, tuple[Outcome, float]],
+    ) -> None:
+        """Write every compiled kernel, and each variant whose cubin differs from its general
+        kernel's and from every variant of it kept before; summarize all of them."""
+        cubins: dict[int, set[bytes]] = {}
+        for index, kernel in enumerate(kernels):
+            outcome, ms = outcomes[index]
+            record = self._write(kernel, outcome)
+            if outcome.artifact is not None:
+                cubins[index] = {outcome.artifact.cubin}
+            self.summary.append(_kernel_summary(kernel, outcome, record, ms))
+        for position, (index, variant) in enumerate(variants):
+            outcome, ms = variant_outcomes[position]
+            artifact, record = outcome.artifact, None
+            if artifact is not None:
+                self._rebuilt.add(_identity_of(artifact.contract, facts_record(variant.facts)))
+                if artifact.cubin not in cubins[index]:
+                    cubins[index].add(artifact.cubin)
+                    record = self._write(variant, outcome)
+            self.summary.append(_kernel_summary(variant, outcome, record, ms))
+
+    def _write(self, kernel: Kernel, outcome: Outcome) -> KernelRecord | None:
+        if outcome.artifact is None:
+            return None
+        record = write_kernel(
+            self.args.out, outcome.artifact, outcome.key, kernel.source.name, kernel.facts
+        )
+        self.records.append(record)
+        self._rebuilt.add(_identity(record))
+        return record
+
+    def _kept_records(self) -> list[KernelRecord]:
+        """An earlier run's kernels, but those this run rebuilt (kept or not)."""
+        return [r for r in read_manifest(self.args.out) if _identity(r) not in self._rebuilt]
 
     def _parses(self, source: SourceFile) -> bool:
         """Parse `source` once: a file that does not parse fails once, not once per kernel."""
@@ -294,51 +387,50 @@ class Batch:
             )
         return result.ok
 
-    def _compile_kernels(self, kernels: Sequence[Kernel]) -> None:
-        """Compile every kernel (in completion order); record them in request order."""
-        args = self.args
-        records: dict[int, KernelRecord] = {}
-        summaries: dict[int, dict[str, object]] = {}
+    def _compile_kernels(self, kernels: Sequence[Kernel]) -> dict[int, tuple[Outcome, float]]:
+        """Compile every kernel, reporting each as it finishes; outcomes and times by index.
+        An automatic variant that fails is a warning: the bundle keeps the general kernel."""
+        outcomes: dict[int, tuple[Outcome, float]] = {}
         requests = [self._request(kernel) for kernel in kernels]
         start = time.perf_counter()
         for index, outcome in self.compiler.compile_all(requests):
             kernel = kernels[index]
             ms = (time.perf_counter() - start) * 1000.0
             start = time.perf_counter()
+            self.done += 1
             self._progress(kernel, outcome.ok, ms)
             self.report.diagnostics(outcome.diagnostics)
-            record = None
-            if outcome.artifact is None:
-                self.report.failure(kernel.describe())
-            else:
-                facts = facts_for_entry(kernel.entry, args.facts)
-                record = write_kernel(
-                    args.out, outcome.artifact, outcome.key, kernel.source.name, facts
+            if outcome.artifact is None and kernel.divisor:
+                self.report.note(
+                    f"warning: could not compile the specialized variant {kernel.describe()}; "
+                    "the bundle keeps the general kernel\n"
                 )
-                records[index] = record
-            summaries[index] = _kernel_summary(kernel, outcome, record, ms)
-            self.summary.append(summaries[index])
-        self.records = [records[i] for i in sorted(records)]
-        self.summary = [summaries[i] for i in sorted(summaries)]
+            elif outcome.artifact is None:
+                self.report.failure(kernel.describe())
+            outcomes[index] = (outcome, ms)
+        return outcomes
 
     def _progress(self, kernel: Kernel, ok: bool, ms: float) -> None:
         """`[3/12] compiled add (sm_90) 212 ms` on stderr, only when it is a terminal."""
         stream = sys.stderr
         if not (hasattr(stream, "isatty") and stream.isatty()):
             return
-        done = len(self.summary) + 1
+        done = self.done
         verb = "compiled" if ok else "failed"
         generics = kernel.generics.describe()
         what = kernel.entry if generics == "no generics" else f"{kernel.entry}<{generics}>"
+        if kernel.divisor:
+            what += f" divisible by {kernel.divisor}"
         total = max(self.total, done)
         print(f"[{done}/{total}] {verb} {what} ({kernel.arch}) {ms:.0f} ms", file=stream)
 
     def _write_summary(self, path: Path) -> None:
-        ok = sum(1 for k in self.summary if k["ok"])
+        requested = [k for k in self.summary if k["divisor"] is None]
+        ok = sum(1 for k in requested if k["ok"])
         summary = {
             "kernels": self.summary,
             "ok": ok,
-            "failed": len(self.summary) - ok,
+            "failed": len(requested) - ok,
             "unparsed_files": self.unparsed,
         }
         try:
@@ -358,7 +450,7 @@ class Batch:
             opt_level=self.args.opt_level,
             host_arch=self.args.host_arch,
             lineinfo=self.args.lineinfo,
-            specialization=facts_for_entry(kernel.entry, self.args.facts),
+            specialization=kernel.facts,
         )
 
 
@@ -371,16 +463,14 @@ def _kernel_summary(
         "entry": kernel.entry,
         "generics": dict(generics.named) if generics.named else list(generics.positional),
         "arch": kernel.arch,
-        "ok": record is not None,
+        "ok": outcome.ok,
         "cubin": None if record is None else record.cubin,
+        "facts": facts_record(kernel.facts),
+        "divisor": kernel.divisor or None,
+        "kept": record is not None,
         "ms": round(ms, 1),
         "diagnostics": [to_json(d) for d in outcome.diagnostics],
     }
-
-
-def _still_valid(old: KernelRecord, new: list[KernelRecord]) -> bool:
-    """An earlier run's kernel stays in the bundle unless this run rebuilt the same one."""
-    return _identity(old) not in {_identity(r) for r in new}
 
 
 def _identity(record: KernelRecord) -> str:
@@ -388,6 +478,13 @@ def _identity(record: KernelRecord) -> str:
     return json.dumps(
         [record.module, record.function, record.sm, sorted(record.generics.items()), record.facts]
     )
+
+
+def _identity_of(contract: contract_pb2.LaunchContract, facts: list[dict[str, object]]) -> str:
+    """`_identity` of the record a compiled kernel would get."""
+    generics = sorted((g.name, g.value) for g in contract.specialization.generics)
+    kernel = contract.kernel
+    return json.dumps([kernel.module, kernel.function, contract.target.sm, generics, facts])
 
 
 def _unique(records: list[KernelRecord]) -> list[KernelRecord]:
@@ -447,6 +544,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "16-byte aligned base and unit last stride; the host checks them before every launch",
     )
     parser.add_argument(
+        "--specialize",
+        default="auto",
+        metavar="none|auto|D[,D..]",
+        help="the variants built next to each general kernel: auto (default) adds one that "
+        "assumes every extent and stride of every tensor divisible by 16, D,.. one per divisor, "
+        "none only the general kernel; a variant is kept when its cubin differs",
+    )
+    parser.add_argument(
         "--server",
         metavar="HOST:PORT",
         help="compile through this cutile-serve instead of locally",
@@ -473,7 +578,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     try:
         args.generics = [parse_generics(text) for text in args.generics or [""]]
         args.facts = [parse_facts(text) for text in args.facts or []]
-    except (UsageError, FactsError) as exc:
+        args.specialize = parse_specialize(args.specialize)
+    except (UsageError, FactsError, SpecializeError) as exc:
         parser.error(str(exc))
     if args.server is None and (args.auth_token_file or args.tls_ca):
         parser.error("--auth-token-file and --tls-ca go with --server")

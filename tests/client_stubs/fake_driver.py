@@ -3,7 +3,9 @@
 Every driver call the client makes is recorded in `calls`. Events model completion: with
 `auto_complete` (the default) recorded work counts as finished at once; otherwise it stays
 pending until `complete()`, which also runs the queued host functions through the real C
-trampoline (optionally from another thread, as the driver does).
+trampoline (optionally from another thread, as the driver does). A stream is idle
+(`stream_done`) until work is launched on it without `auto_complete`, and again after
+`complete()` or its `synchronize`.
 """
 
 from __future__ import annotations
@@ -38,14 +40,17 @@ class FakeDriver:
         self.done: set[str] = set()
         self.recorded: dict[str, int] = {}  # event -> stream
         self.host_funcs: list[tuple[int, int, int]] = []  # (stream, address, token)
+        self.busy: set[int] = set()  # streams with work launched since they were last idle
         patches = {
             "ensure_context": lambda device: self._rec("ensure_context", device) or 1234,
+            "context_handle": lambda device: self._rec("ensure_context", device) or 1234,
             "current_device": lambda: 0,
             "device_sm": lambda device: self._rec("device_sm", device) or self.sm,
             "load_function": lambda *a: self._rec("load_function", *a) or "FUNC",
             "verify_param_layout": lambda *a: self._rec("verify_param_layout", *a),
-            "launch_params": lambda *a: self._rec("launch", *a),
-            "launch_packed": lambda *a: self._rec("launch_packed", *a),
+            "launch_params": lambda *a: self._launch("launch", *a),
+            "launch_packed": lambda *a: self._launch("launch_packed", *a),
+            "stream_done": self._stream_done,
             "synchronize": self._synchronize,
             "create_event": lambda: f"E{next(self._ids)}",
             "event_record": self._event_record,
@@ -59,7 +64,7 @@ class FakeDriver:
             "begin_capture": lambda *a: self._rec("begin_capture", *a),
             "end_capture": lambda *a: self._rec("end_capture", *a) or "GRAPH",
             "instantiate_graph": lambda *a: self._rec("instantiate_graph", *a) or "EXEC",
-            "launch_graph": lambda *a: self._rec("launch_graph", *a),
+            "launch_graph": lambda *a: self._launch("launch_graph", *a),
             "destroy_graph": lambda *a: self._rec("destroy_graph", *a),
             "mem_alloc": lambda nbytes: 0x7000_0000 + 0x100_0000 * next(self._ids),
             "mem_free": lambda ptr: self._rec("mem_free", ptr),
@@ -73,6 +78,15 @@ class FakeDriver:
 
     def _rec(self, name: str, *args: object) -> None:
         self.calls.append((name, args))
+
+    def _launch(self, name: str, *args: object) -> None:
+        self.calls.append((name, args))
+        if not self.auto_complete:
+            self.busy.add(args[1] if name == "launch_graph" else args[4])  # the stream
+
+    def _stream_done(self, stream: int) -> bool:
+        self._rec("stream_done", stream)
+        return stream not in self.busy
 
     def names(self) -> list[str]:
         return [name for name, _ in self.calls]
@@ -92,6 +106,7 @@ class FakeDriver:
     def _synchronize(self, stream: int = 0) -> None:
         self._rec("synchronize", stream)
         self.done.update(e for e, s in self.recorded.items() if s == stream)
+        self.busy.discard(stream)
 
     def _launch_host_func(self, stream: int, address: int, token: int) -> None:
         self._rec("launch_host_func", stream)
@@ -102,6 +117,7 @@ class FakeDriver:
     def complete(self, *, on_thread: bool = False) -> None:
         """Finish all recorded work and run the queued host functions."""
         self.done.update(self.recorded)
+        self.busy.clear()
         queued, self.host_funcs = self.host_funcs, []
 
         def fire() -> None:

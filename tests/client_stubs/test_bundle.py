@@ -17,6 +17,7 @@ from client_stubs import (
     IntegrityError,
     Kernel,
     KernelNotFoundError,
+    Variants,
     driver,
 )
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
@@ -266,3 +267,37 @@ def test_a_contract_that_is_not_the_manifests_is_refused(tmp_path, kit):
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [entry]}))
     with pytest.raises(IntegrityError, match="no contract_sha256"):
         Bundle.open(tmp_path).kernel("add", {"B": "128"}, sm="sm_90")
+
+
+def test_kernel_of_an_entry_in_variants_chooses_per_launch(tmp_path, kit):
+    variants = {
+        "general": [],
+        "dims16": [{"param": "x", "dim_divisors": [16], "stride_divisors": [1]}],
+        "relaxed": [{"param": "x", "base_align": 4, "unit_last_stride": False}],
+    }
+    kernels = [_add_variant(tmp_path, kit, stem, facts) for stem, facts in variants.items()]
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": kernels}))
+    bundle = Bundle.open(tmp_path)
+    assert [e.cubin.stem for e in bundle.variants("add")] == ["dims16", "general", "relaxed"]
+    kernel = bundle.kernel("add", {"B": "128"})  # no for_args
+    assert isinstance(kernel, Variants) and kernel.general.cubin == b"general cubin bytes"
+
+    def chosen(n: int, offset: int = 0) -> bytes:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+        x = DeviceTensor(0x7F10_0000_0000 + offset, (n,))
+        return kernel.choose(z, x, DeviceTensor(0x7F20_0000_0000, (n,))).cubin
+
+    assert chosen(4096) == b"dims16 cubin bytes"
+    assert chosen(4097) == b"general cubin bytes"
+    assert chosen(4096, offset=4) == b"relaxed cubin bytes"
+    z = DeviceTensor(0x7F00_0000_0000, (4097,)).partition((128,))
+    x, y = DeviceTensor(0x7F10_0000_0000, (4097,)), DeviceTensor(0x7F20_0000_0000, (4097,))
+    only = bundle.kernel("add", {"B": "128"}, for_args=(z, x, y))  # still one variant
+    assert not isinstance(only, Variants) and only.cubin == b"general cubin bytes"
+
+
+def test_variants_of_several_kernels_stay_ambiguous(tmp_path, kit):
+    write_bundle(tmp_path, kit, [("add", 128, "sm_90"), ("add", 256, "sm_90")])
+    with pytest.raises(AmbiguousKernelError, match=r"give more generics or sm$"):
+        Bundle.open(tmp_path).kernel("add")
+    assert isinstance(Bundle.open(tmp_path).kernel("add", {"B": 256}), Kernel)

@@ -606,3 +606,49 @@ def test_an_endless_artifact_stream_stops_at_the_announced_size(service, tmp_pat
         IntegrityError, match=f"more than the {len(artifact.cubin)} bytes announced"
     ):
         make_client(target, tmp_path).fetch_artifact(key)
+
+
+def test_kernel_asks_once_per_measured_layout_and_caches_it_locally(service, kit, tmp_path):
+    fake, target = service
+    fake.respond = facts_response(kit)
+    n = 4096
+
+    def args(x_offset: int = 0) -> tuple[object, ...]:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+        return (
+            z,
+            DeviceTensor(0x7F10_0000_0000 + x_offset, (n,)),
+            DeviceTensor(0x7F20_0000_0000, (n,)),
+        )
+
+    client = make_client(target, tmp_path)
+    kernel = client.kernel(SOURCE, "add", {"B": 128}, target="sm_90")
+    assert [list(r.specialization) for r in fake.requests] == [[]]  # the general kernel
+    assert kernel.choose(*args()) is kernel.choose(*args())
+    facts = {f.param: list(f.dim_divisors) for f in fake.requests[-1].specialization}
+    assert facts == {"x": [16], "y": [16], "z": [16]} and len(fake.requests) == 2
+    misaligned = kernel.choose(*args(x_offset=4))
+    assert fake.requests[-1].specialization[0].base_align == 4 and len(fake.requests) == 3
+    assert misaligned is not kernel.general and len(kernel.specializations) == 2
+
+    again = make_client(target, tmp_path).kernel(SOURCE, "add", {"B": 128}, target="sm_90")
+    again.choose(*args())
+    again.choose(*args(x_offset=4))
+    assert len(fake.requests) == 3  # another process: everything from the local cache
+
+
+def test_kernel_non_blocking_serves_the_general_kernel_meanwhile(service, kit, tmp_path):
+    fake, target = service
+    fake.respond = facts_response(kit)
+    n = 4096
+    z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+    x, y = DeviceTensor(0x7F10_0000_0000, (n,)), DeviceTensor(0x7F20_0000_0000, (n,))
+    with make_client(target, tmp_path) as client:
+        kernel = client.kernel(SOURCE, "add", {"B": 128}, target="sm_90", non_blocking=True)
+        first = kernel.choose(z, x, y)
+        kernel.wait(10)
+        assert first is kernel.general  # the specialization compiles meanwhile
+        assert kernel.choose(z, x, y) is kernel.specializations[0]
+    assert len(fake.requests) == 2
+    with pytest.raises(TypeError, match="measures"):
+        client.kernel(SOURCE, "add", specialize_for={"x": x})

@@ -137,3 +137,60 @@ def test_event_done_raises_on_a_failure(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(driver._state, "cu", failing)
     with pytest.raises(driver.CudaError, match="cuEventQuery"):
         driver.event_done(object())
+
+
+@pytest.mark.usefixtures("contexts")
+def test_context_handle_is_one_query_when_our_primary_context_is_current(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake, calls = _context_driver(100, {100: 0, 200: 1})
+    monkeypatch.setitem(driver._state, "cu", fake)
+    monkeypatch.setattr(driver, "_primary_handles", {0: 100, 1: 200})
+    assert driver.context_handle(0) == 100 and calls == ["get"]
+    calls.clear()
+    assert driver.context_handle(1) == 200  # another device's: ensure_context makes it current
+    assert calls[-2:] == ["device", "set"]
+
+
+class _Stream:
+    """A CUstream stand-in that counts how often one is made."""
+
+    made: list[int] = []
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+        _Stream.made.append(handle)
+
+
+def test_stream_arguments_are_made_once_per_handle(monkeypatch: pytest.MonkeyPatch) -> None:
+    launched: list[object] = []
+    fake = SimpleNamespace(
+        CUstream=_Stream,
+        cuLaunchKernel=lambda *a: launched.append(a[8]) or (_Status.CUDA_SUCCESS,),
+        cuEventRecord=lambda event, stream: launched.append(stream) or (_Status.CUDA_SUCCESS,),
+        cuStreamSynchronize=lambda stream: (_Status.CUDA_SUCCESS,),
+    )
+    monkeypatch.setitem(driver._state, "cu", fake)
+    monkeypatch.setattr(driver, "_stream_objects", {})
+    _Stream.made = []
+    for _ in range(3):
+        driver.launch_params("F", (1, 1, 1), (1, 1, 1), 0, 7, 0)
+        driver.event_record("E", 7)
+        driver.synchronize(7)
+    assert _Stream.made == [7] and {s.handle for s in launched} == {7}  # type: ignore[attr-defined]
+    assert len({id(s) for s in launched}) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "idle"), [(_Status.CUDA_SUCCESS, True), (600, False)], ids=["idle", "busy"]
+)
+def test_stream_done_reads_the_two_expected_answers(
+    monkeypatch: pytest.MonkeyPatch, status: int, idle: bool
+) -> None:
+    fake = SimpleNamespace(CUstream=_Stream, cuStreamQuery=lambda s: (status,))
+    monkeypatch.setitem(driver._state, "cu", fake)
+    assert driver.stream_done(3) is idle
+    failing = SimpleNamespace(CUstream=_Stream, cuStreamQuery=lambda s: (_Status(1),))
+    monkeypatch.setitem(driver._state, "cu", failing)
+    with pytest.raises(driver.CudaError, match="cuStreamQuery"):
+        driver.stream_done(3)

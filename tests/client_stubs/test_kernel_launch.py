@@ -18,6 +18,7 @@ from client_stubs import (
     TargetMismatchError,
     launcher,
 )
+from client_stubs.pending import PENDING
 from tests.client_stubs.fake_driver import CUBIN
 
 N = 1_000_003
@@ -49,7 +50,10 @@ def test_launch_calls_the_driver_with_plan(add, fake_driver):
     assert load == (CUBIN, hashlib.sha256(CUBIN).hexdigest(), "add_entry", 1234)
     verify = next(a for name, a in fake_driver.calls if name == "verify_param_layout")
     assert verify[1][:3] == [(0, 8), (8, 4), (12, 4)]
-    assert ("event_record", ("E1", 77)) in fake_driver.calls
+    # stream 77 is the caller's (it may destroy it): its work is tracked by an event
+    assert ("event_record", ("E1", 77)) in fake_driver.calls and len(PENDING) == 1
+    kernel(*given)  # the legacy default stream: tracked without an event of its own
+    assert fake_driver.names().count("event_record") == 1 and len(PENDING) == 2
 
 
 def test_layout_is_verified_once_per_context(add, fake_driver):

@@ -4,6 +4,7 @@ host; launches on other streams wait for conflicting work (with the fake driver)
 from __future__ import annotations
 
 import gc
+import itertools
 import weakref
 
 import numpy as np
@@ -97,13 +98,16 @@ def test_a_launch_on_another_stream_waits_for_conflicting_work(add, busy):
     w = DeviceTensor.empty(N)
     z_alias = DeviceTensor(z.ptr, N, owner=z.owner)
     kernel(z.partition([128]), x, y, stream=1)
-    (event,) = [a[0] for name, a in busy.calls if name == "event_record"]
+    assert "event_record" not in busy.names()  # an eager launch records no event
     part_w = w.partition([128])
     kernel(part_w, x, y, stream=2)  # only reads what stream 1 reads: no wait
     assert "stream_wait_event" not in busy.names()
     out = DeviceTensor.empty(N).partition([128])
     kernel(out, z_alias, y, stream=3)  # reads stream 1's output
+    # an event recorded behind stream 1's work when stream 3 had to wait for it
+    (event,) = [a[0] for name, a in busy.calls if name == "event_record" and a[1] == 1]
     assert ("stream_wait_event", (3, event)) in busy.calls
+    assert busy.names().index("stream_wait_event") < len(busy.names()) - 1  # before the launch
 
 
 def test_finished_work_is_not_waited_for(add, fake_driver):
@@ -145,33 +149,77 @@ def count_queries(monkeypatch, busy) -> list[str]:
         asked.append(event)
         return event in busy.done
 
+    def stream_done(stream: int) -> bool:
+        asked.append(f"stream {stream}")
+        return stream not in busy.busy
+
     monkeypatch.setattr(driver, "event_done", event_done)
+    monkeypatch.setattr(driver, "stream_done", stream_done)
     return asked
 
 
-def test_retiring_is_batched_and_one_query_clears_a_finished_stream(add, busy, monkeypatch):
+def events_recorded(busy, stream: int) -> list[str]:
+    return [a[0] for name, a in busy.calls if name == "event_record" and a[1] == stream]
+
+
+def test_eager_launches_share_one_event_per_retire_batch(add, busy, monkeypatch):
+    asked = count_queries(monkeypatch, busy)
+    kernel = Kernel(CUBIN, add)
+    z, w, x, y = DeviceTensor.empty(N), *tensors()
+    parts = z.partition([128]), w.partition([128])  # alternating outputs: one batch each
+    turn = itertools.count()
+
+    def launches(count: int) -> None:
+        for _ in range(count):
+            kernel(parts[next(turn) % 2], x, y, stream=0)
+
+    launches(RETIRE_EVERY - 1)
+    assert asked == [] and events_recorded(busy, 0) == []  # nothing but the launch itself
+    launches(1)  # the eighth: an event behind it covers all eight
+    (first,) = events_recorded(busy, 0)
+    assert asked == [first] and len(PENDING) == RETIRE_EVERY  # not finished yet
+    launches(RETIRE_EVERY - 1)
+    busy.done.add(first)  # the first eight finished; the stream is still busy
+    asked.clear()
+    launches(1)
+    second = events_recorded(busy, 0)[-1]
+    # one query retires the eight the fired event covers; the next asks the new event
+    assert asked == [first, second] and len(PENDING) == RETIRE_EVERY
+    synchronize(0)
+    assert len(PENDING) == 0
+
+
+def test_a_repeated_eager_launch_joins_its_uncovered_batch(add, busy, monkeypatch):
     asked = count_queries(monkeypatch, busy)
     kernel = Kernel(CUBIN, add)
     z, x, y = tensors()
+    z_alias = DeviceTensor(z.ptr, N, owner=z.owner)
     part = z.partition([128])
-    for _ in range(RETIRE_EVERY):
-        kernel(part, x, y, stream=3)
-    assert asked == [] and len(PENDING) == RETIRE_EVERY  # no query on the launch path
-    busy.complete()
-    kernel(part, x, y, stream=3)
-    assert len(asked) == 1 and len(PENDING) == 1  # the newest finished: all of them retire
-
-
-def test_an_unfinished_front_stops_the_tidy_after_one_query_each(add, busy, monkeypatch):
-    asked = count_queries(monkeypatch, busy)
-    kernel = Kernel(CUBIN, add)
-    z, x, y = tensors()
-    part = z.partition([128])
-    for _ in range(RETIRE_EVERY + 1):
-        kernel(part, x, y, stream=3)
-    assert len(asked) == 2 and len(PENDING) == RETIRE_EVERY + 1  # newest, then the front
+    for _ in range(3 * RETIRE_EVERY):
+        kernel(part, x, y, stream=0)
+    assert len(PENDING) == 1 and asked == [] and events_recorded(busy, 0) == []
     with pytest.raises(PendingWorkError):
-        part.to_numpy()  # unretired work still protects its memory
+        part.to_numpy()  # it stands for every repeat: the stream is busy
+    out = DeviceTensor.empty(N).partition([128])
+    kernel(out, z_alias, y, stream=4)  # reads z: waits for the batch, which an event now covers
+    (event,) = events_recorded(busy, 0)
+    assert ("stream_wait_event", (4, event)) in busy.calls
+    kernel(part, x, y, stream=0)  # after the event: a batch of its own
+    assert len(PENDING) == 3
+    busy.complete()
+    part.to_numpy()
+
+
+def test_an_uncovered_launch_asks_its_stream(add, busy, monkeypatch):
+    asked = count_queries(monkeypatch, busy)
+    z, x, y = tensors()
+    part, _, _ = Kernel(CUBIN, add)(z.partition([128]), x, y, stream=0)
+    with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
+        part.to_numpy()
+    assert asked == ["stream 0"]
+    busy.complete()  # the stream ran idle
+    part.to_numpy()
+    assert "memcpy_dtoh" in busy.names()
 
 
 def test_retiring_a_batch_retires_its_stream_predecessors_without_asking(add, busy, monkeypatch):
@@ -205,5 +253,11 @@ def test_events_are_recorded_under_the_registry_lock(add, busy, monkeypatch):
 
     monkeypatch.setattr(driver, "event_record", event_record)
     z, x, y = tensors()
-    Kernel(CUBIN, add)(z.partition([128]), x, y, stream=3)
+    kernel = Kernel(CUBIN, add)
+    part = z.partition([128])
+    kernel.op(part, x, y).start(stream=0)
     assert held == [True]
+    other = DeviceTensor.empty(N).partition([128])
+    for i in range(RETIRE_EVERY):  # alternating outputs: a batch each
+        kernel(other if i % 2 else part, x, y, stream=0)
+    assert held == [True, True]  # the eighth batch got an event that covers the ones before

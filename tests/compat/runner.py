@@ -6,7 +6,8 @@
 Entries come from the checkout (`tests.compat.discover`), generics and expected verdicts
 from the hand-read tables (`tests.compat.table`). Each entry is compiled to a cubin with
 the real tileiras for the target its host code uses. `--bundle DIR` also writes the
-cubins and contracts there as a `cutile-compile` bundle, for the GPU mode
+cubins and contracts there as a `cutile-compile` bundle (with the variants `cutile-compile`
+builds by default, `service.specialize_arg`), for the GPU mode
 (`tests.compat.gpu_check` on the GPU host, whose results `--gpu-results` merges back into
 the table). `CUTILE_RS` stands in for `--cutile-rs`.
 """
@@ -19,17 +20,19 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from lowering.tileiras import Tileiras
 from parser.diagnostics import Diagnostic
 from parser.spans import SourceFile
+from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache import DiskCache, RequestKey
 from service.engine import Artifact, CompileEngine, Outcome
 from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
+from service.specialize_arg import AUTO_DIVISORS, variant_facts
 from tests.compat.discover import find_entries
 from tests.compat.report import Result, write_report
 from tests.compat.table import Case, cases_for, load_rows
@@ -91,13 +94,20 @@ def compile_cases(
     if bundle is not None:
         bundle.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(
-        max_workers=max(1, jobs), initializer=_start_worker, initargs=(cache, stop_after)
+        max_workers=max(1, jobs),
+        initializer=_start_worker,
+        initargs=(cache, stop_after, bundle is not None),
     ) as pool:
         for job, done in zip(work, pool.map(_compile_one, work), strict=True):
-            key, diagnostics, cubin, contract = done
+            key, diagnostics, cubin, contract, variants = done
             if bundle is not None and cubin:
                 artifact = Artifact(cubin, contract_pb2.LaunchContract.FromString(contract))
                 records.append(write_kernel(bundle, artifact, key, job.source.name))
+                for v_key, facts, v_cubin, v_contract in variants:
+                    v_artifact = Artifact(
+                        v_cubin, contract_pb2.LaunchContract.FromString(v_contract)
+                    )
+                    records.append(write_kernel(bundle, v_artifact, v_key, job.source.name, facts))
             yield Result(job.case, cubin is not None, diagnostics, len(cubin or b""))
     if bundle is not None:
         kept = [
@@ -112,15 +122,19 @@ _ENGINE: CompileEngine | None = None
 
 
 _STOP_AFTER = Stage.CUBIN
+_VARIANTS = False  # also compile the automatic variants (for a bundle)
 
 
-def _start_worker(cache: bool, stop_after: Stage) -> None:
-    global _ENGINE, _STOP_AFTER
+def _start_worker(cache: bool, stop_after: Stage, variants: bool = False) -> None:
+    global _ENGINE, _STOP_AFTER, _VARIANTS
     _ENGINE = CompileEngine(Tileiras.locate(), cache=DiskCache() if cache else None)
     _STOP_AFTER = stop_after
+    _VARIANTS = variants
 
 
-Done = tuple[RequestKey, tuple[Diagnostic, ...], bytes | None, bytes]
+# an automatic variant: its key, facts, cubin and serialized contract
+Variant = tuple[RequestKey, tuple[TensorFacts, ...], bytes, bytes]
+Done = tuple[RequestKey, tuple[Diagnostic, ...], bytes | None, bytes, tuple[Variant, ...]]
 
 
 def _compile_one(job: Job) -> Done:
@@ -128,12 +142,36 @@ def _compile_one(job: Job) -> Done:
     not pickle)."""
     if _STOP_AFTER is not Stage.CUBIN:
         result = compile_kernel(_request(job.case, job.source), stop_after=_STOP_AFTER)
-        return RequestKey("", 0), result.diagnostics, None if not result.ok else b"", b""
+        return RequestKey("", 0), result.diagnostics, None if not result.ok else b"", b"", ()
     outcome = _outcome(job)
     artifact = outcome.artifact
     if artifact is None:
-        return outcome.key, outcome.diagnostics, None, b""
-    return outcome.key, outcome.diagnostics, artifact.cubin, artifact.contract.SerializeToString()
+        return outcome.key, outcome.diagnostics, None, b"", ()
+    variants = _variants(job, artifact) if _VARIANTS else ()
+    contract = artifact.contract.SerializeToString()
+    return outcome.key, outcome.diagnostics, artifact.cubin, contract, variants
+
+
+def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
+    """What `cutile-compile` builds next to the general kernel by default (`--specialize
+    auto`): the variants that assemble to another cubin (a failing one is left out)."""
+    assert _ENGINE is not None
+    found: list[Variant] = []
+    for divisor in AUTO_DIVISORS:
+        facts = variant_facts(general.contract, divisor)
+        if not facts:
+            continue
+        request = replace(_request(job.case, job.source), specialization=facts)
+        try:
+            outcome = _ENGINE.compile(request)
+        except Exception:  # the general kernel serves every launch
+            continue
+        artifact = outcome.artifact
+        if artifact is None or artifact.cubin in {general.cubin, *(v[2] for v in found)}:
+            continue
+        contract = artifact.contract.SerializeToString()
+        found.append((outcome.key, facts, artifact.cubin, contract))
+    return tuple(found)
 
 
 def _outcome(job: Job) -> Outcome:

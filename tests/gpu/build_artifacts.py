@@ -6,6 +6,11 @@
 Then, on the GPU machine, with OUT copied along:
 
     PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu -v
+
+OUT holds exactly the kernels the tests name (`--specialize none`: the tests launch each
+entry with arguments of their own); OUT/default holds a few kernels as `cutile-compile`
+builds them by default, with their automatic variants (tests/gpu/test_default_variants_gpu.py,
+and `benchmarks.launch_overhead OUT/default` for the per-launch choice of variant).
 """
 
 from __future__ import annotations
@@ -37,6 +42,24 @@ def argv(out: Path) -> list[str]:
         "sm_90",
         "-o",
         str(out),
+        "--specialize",
+        "none",
+    ]
+
+
+def default_argv(out: Path) -> list[list[str]]:
+    """Kernels built the default way (general + automatic variants) into `out`."""
+    tail = ("--arch", "sm_90", "-o", str(out))
+    return [
+        [
+            str(EXAMPLES / "gemm.rs"),
+            "--entry",
+            "gemm",
+            "--generics",
+            "E=f16,BM=128,BN=128,BK=64",
+            *tail,
+        ],
+        [str(EXAMPLES / "add.rs"), "--entry", "add", "--generics", "B=1024", *tail],
     ]
 
 
@@ -50,7 +73,7 @@ def variant_argv(
         *("--entry", entry),
         *(arg for g in generics for arg in ("--generics", g)),
         *(arg for fact in facts for arg in ("--facts", f"{entry}:{fact}")),
-        *("--arch", "sm_90", "-o", str(out)),
+        *("--arch", "sm_90", "-o", str(out), "--specialize", "none"),
     ]
 
 
@@ -90,7 +113,7 @@ def variants(out: Path) -> list[list[str]]:
 
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    for run in [argv(out), *variants(out)]:
+    for run in [argv(out), *variants(out), *default_argv(out / "default")]:
         status = cutile_compile(run)
         if status:
             return status

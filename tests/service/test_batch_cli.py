@@ -85,6 +85,8 @@ def test_parse_generics_rejects(text: str) -> None:
         ["add.rs", "--entry", "add", "--opt-level", "4", "-o", "out"],
         ["add.rs", "--entry", "add", "--facts", "add:x:dims=3", "-o", "out"],
         ["add.rs", "--entry", "add", "--facts", "sub:x:dims=16", "-o", "out"],
+        ["add.rs", "--entry", "add", "--specialize", "fast", "-o", "out"],
+        ["add.rs", "--entry", "add", "--specialize", "16,3", "-o", "out"],
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
@@ -134,7 +136,7 @@ def test_success_writes_cubin_contracts_and_manifest(tileiras, add_rs, tmp_path,
 def test_every_generics_set_and_arch(tileiras, add_rs, tmp_path) -> None:
     argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--generics", "256"]
     assert _compile(tmp_path, *argv, "--arch", "sm_90", "--arch", "sm_100") == 0
-    kernels = _manifest(tmp_path)["kernels"]
+    kernels = [k for k in _manifest(tmp_path)["kernels"] if not k["facts"]]  # the general ones
     assert sorted((k["generics"]["B"], k["sm"]) for k in kernels) == [
         ("128", "sm_100"),
         ("128", "sm_90"),
@@ -242,7 +244,7 @@ def test_json_diagnostics(tileiras, tmp_path, capsys) -> None:
 
 
 def test_cache_is_used_and_can_be_turned_off(tileiras, add_rs, tmp_path) -> None:
-    argv = [str(add_rs), "--entry", "add", "--generics", "B=128"]
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--specialize", "none"]
     assert _compile(tmp_path, *argv) == 0
     # the result under its request key, the cubin under its content key
     assert len(list((tmp_path / "cache").rglob("*.artifact"))) == 2
@@ -338,6 +340,7 @@ def test_server_builds_the_same_bundle(
     sub_rs.write_text(SUB_RS)
     kernels = [str(add_rs), str(sub_rs), "--entry", "add", "--entry", "sub"]
     kernels += ["--generics", "B=128", "--generics", "B=256", "--arch", "sm_90", "--arch", "sm_80"]
+    kernels += ["--specialize", "none"]
     local_out, remote_out = tmp_path / "local", tmp_path / "remote"
     assert main([*kernels, "-o", str(local_out), "--no-cache"]) == 0
     server = start_server(CompileEngine(tileiras, cache=DiskCache(tmp_path / "server-cache")))
@@ -433,3 +436,105 @@ def test_a_relaxed_variant_serves_misaligned_and_strided_views_only(
     assert chosen(DeviceTensor(base, (n,))) != special["cubin"]  # the default is preferred
     assert chosen(DeviceTensor(base + 4, (n,))) == special["cubin"]  # x[1:]
     assert chosen(DeviceTensor(base, (n,), strides=(2,))) == special["cubin"]  # x[::2]
+
+
+# --------------------------------------------------------------------------- --specialize
+
+
+def _contract(out: Path, kernel: dict) -> contract_pb2.LaunchContract:
+    return contract_pb2.LaunchContract.FromString((out / kernel["contract"]).read_bytes())
+
+
+def test_a_divisible_by_16_variant_is_built_by_default_and_kept_where_it_differs(
+    tileiras, add_rs, tmp_path
+) -> None:
+    from client_stubs import AssumptionError, DeviceTensor, Variants
+    from client_stubs.artifacts import Bundle
+
+    summary_path = tmp_path / "summary.json"
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--generics", "B=256"]
+    argv += ["--summary-json", str(summary_path)]
+    assert _compile(tmp_path, *argv) == 0
+    summary = json.loads(summary_path.read_text())
+    rows = [(k["generics"]["B"], k["divisor"], k["ok"], k["kept"]) for k in summary["kernels"]]
+    # with 128-element tiles the variant assembles to the general cubin: left out; with 256 it
+    # differs and sits next to the general kernel
+    assert rows == [
+        ("128", None, True, True),
+        ("256", None, True, True),
+        ("128", 16, True, False),
+        ("256", 16, True, True),
+    ]
+    assert (summary["ok"], summary["failed"]) == (2, 0)
+    kernels = _manifest(tmp_path)["kernels"]
+    (variant,) = [k for k in kernels if k["facts"]]
+    assert variant["generics"] == {"B": "256"}
+    assert variant["facts"] == [
+        {"param": name, "dim_divisors": [16], "stride_divisors": [1]} for name in "xyz"
+    ]
+    general = next(k for k in kernels if k["generics"] == {"B": "256"} and not k["facts"])
+    assert variant["cubin_sha256"] != general["cubin_sha256"]
+    assumed = {
+        (a.param, contract_pb2.AssumptionKind.Name(a.kind), a.value)
+        for a in _contract(tmp_path / "out", variant).assumptions
+    }
+    assert {(p, "ASSUMPTION_KIND_DIM_DIV", 16) for p in (0, 1, 2)} <= assumed
+
+    bundle = Bundle.open(tmp_path / "out")
+    assert not isinstance(bundle.kernel("add", {"B": "128"}), Variants)
+    kernel = bundle.kernel("add", {"B": "256"})
+    assert isinstance(kernel, Variants) and len(kernel.variants) == 2
+
+    def launched(n: int, x_offset: int = 0) -> str:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((256,))
+        x = DeviceTensor(0x7F10_0000_0000 + x_offset, (n,))
+        y = DeviceTensor(0x7F20_0000_0000, (n,))
+        return kernel.choose(z, x, y).sha256
+
+    assert launched(4096) == variant["cubin_sha256"]
+    assert launched(4097) == general["cubin_sha256"]
+    with pytest.raises(AssumptionError, match="% 16 == 0"):  # the general kernel's alignment
+        launched(4096, x_offset=4)
+
+
+def test_specialize_none_builds_the_general_kernel_only(tileiras, add_rs, tmp_path) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=256"]
+    assert _compile(tmp_path, *argv, "--specialize", "none") == 0
+    assert [k["facts"] for k in _manifest(tmp_path)["kernels"]] == [[]]
+
+
+def test_each_listed_divisor_is_a_variant_and_equal_cubins_are_kept_once(
+    tileiras, tmp_path
+) -> None:
+    summary_path = tmp_path / "summary.json"
+    gemm = REPO_ROOT / "rust_examples" / "gemm.rs"
+    argv = [str(gemm), "--entry", "gemm", "--generics", "E=f16,BM=64,BN=64,BK=32"]
+    argv += ["--specialize", "16,8,2", "--summary-json", str(summary_path)]
+    assert _compile(tmp_path, *argv) == 0
+    rows = json.loads(summary_path.read_text())["kernels"]
+    assert [k["divisor"] for k in rows] == [None, 16, 8, 2]
+    assert all(k["ok"] for k in rows)
+    kernels = _manifest(tmp_path)["kernels"]
+    assert len(kernels) == sum(k["kept"] for k in rows) >= 2  # the 16-variant pays on a GEMM
+    assert len({k["cubin_sha256"] for k in kernels}) == len(kernels)
+    dims = {k["facts"][0]["dim_divisors"][0] for k in kernels if k["facts"]}
+    assert 16 in dims
+
+
+def test_an_entry_given_facts_gets_no_automatic_variant(tileiras, add_rs, tmp_path) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=256"]
+    assert _compile(tmp_path, *argv, "--facts", "add:x:dims=8") == 0
+    assert [k["facts"] for k in _manifest(tmp_path)["kernels"]] == [
+        [{"param": "x", "dim_divisors": [8], "stride_divisors": []}]
+    ]
+
+
+def test_server_builds_the_same_variants(tileiras, start_server, add_rs, tmp_path: Path) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=256"]
+    local_out, remote_out = tmp_path / "local", tmp_path / "remote"
+    assert main([*argv, "-o", str(local_out), "--no-cache"]) == 0
+    server = start_server(CompileEngine(tileiras))
+    assert main([*argv, "-o", str(remote_out), "--server", server.target]) == 0
+    assert _bundle(remote_out) == _bundle(local_out)
+    facts = [k["facts"] for k in json.loads((remote_out / MANIFEST_NAME).read_text())["kernels"]]
+    assert len(facts) == 2 and facts[0] == [] and facts[1]

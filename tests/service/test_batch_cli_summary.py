@@ -14,9 +14,10 @@ class _Terminal(io.StringIO):
         return True
 
 
-def _run(tmp_path: Path, *args: str) -> int:
+def _run(tmp_path: Path, *args: str, specialize: str = "none") -> int:
     out = tmp_path / "out"
-    return main([*args, "-o", str(out), "--cache-dir", str(tmp_path / "cache")])
+    argv = [*args, "-o", str(out), "--cache-dir", str(tmp_path / "cache")]
+    return main([*argv, "--specialize", specialize])
 
 
 def test_summary_json_lists_every_kernel(tileiras, add_rs, tmp_path, capsys) -> None:

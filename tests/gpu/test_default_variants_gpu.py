@@ -1,0 +1,72 @@
+"""The default path on the GPU: kernels built the way `cutile-compile` builds them by default
+(the general kernel plus its variant for extents and strides divisible by 16), launched with
+`Bundle.kernel(...)` and no `for_args`: each launch runs the variant its arguments meet.
+
+    python -m tests.gpu.build_artifacts OUT      # writes OUT/default too
+    PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu/test_default_variants_gpu.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from client_stubs import Bundle, BundleError, DeviceTensor, Variants, driver
+
+pytestmark = pytest.mark.gpu
+
+ENV = "CUTILE_GPU_ARTIFACTS"
+GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
+
+
+@pytest.fixture(scope="module")
+def torch():
+    torch = pytest.importorskip("torch")
+    if driver.device_count() == 0 or not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    driver.ensure_context(0)
+    return torch
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Bundle:
+    root = os.environ.get(ENV)
+    if not root:
+        pytest.skip(f"{ENV} is not set")
+    try:
+        return Bundle.open(Path(root) / "default")
+    except BundleError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(1024, 512, 256), (1000, 520, 200), (1024, 512, 264)])
+def test_gemm_runs_the_variant_its_arguments_meet(bundle: Bundle, torch, m, n, k) -> None:
+    kernel = bundle.kernel("gemm", GEMM)
+    assert isinstance(kernel, Variants) and len(kernel.variants) == 2
+    x = torch.randn((m, k), device="cuda", dtype=torch.float16)
+    y = torch.randn((k, n), device="cuda", dtype=torch.float16)
+    z = torch.zeros((m, n), device="cuda", dtype=torch.float16)
+    args = (DeviceTensor.wrap(z).partition((128, 128)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+    divisible = all(d % 16 == 0 for d in (m, n, k))
+    assert (kernel.choose(*args) is not kernel.general) == divisible
+    kernel(*args, sync=True)
+    expected = x.float() @ y.float()
+    error = (z.float() - expected).abs().max().item() / expected.abs().max().item()
+    assert error <= 1e-2
+
+
+def test_add_repeats_and_alternates_its_variants(bundle: Bundle, torch) -> None:
+    kernel = bundle.kernel("add", {"B": "1024"})
+    assert isinstance(kernel, Variants)
+    for n in (1 << 20, (1 << 20) + 3, 1 << 20):
+        x = torch.randn(n, device="cuda")
+        y = torch.randn(n, device="cuda")
+        z = torch.zeros(n, device="cuda")
+        args = (DeviceTensor.wrap(z).partition((1024,)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+        for _ in range(3):
+            kernel(*args)
+        kernel.op(*args).sync()
+        assert (kernel.choose(*args) is kernel.general) == (n % 16 != 0)
+        assert torch.equal(z, x + y)

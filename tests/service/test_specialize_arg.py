@@ -1,0 +1,99 @@
+"""`--specialize none|auto|D[,D..]` parsing and the facts of an automatic variant."""
+
+from __future__ import annotations
+
+import pytest
+
+from lowering.pipeline import CompileRequest, Stage, compile_kernel
+from parser.spans import SourceFile
+from parser.specialization import TensorFacts
+from protos.generated.cutile.compile.v1 import contract_pb2 as pb
+from service.specialize_arg import SpecializeError, parse_specialize, variant_facts
+
+STATIC_ROWS = """\
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn rows<const B: i32>(
+        z: &mut Tensor<f32, { [1, B] }>,
+        x: &Tensor<f32, { [-1, 24] }>,
+        s: f32,
+    ) {
+        let row = get_tile_block_id().0;
+        let t: Tile<f32, { [1, B] }> = x.partition(const_shape![1, B]).load([row, 0i32]);
+        let one: Tile<f32, { [1, 1] }> = scalar_to_tile(s).reshape(const_shape![1, 1]);
+        let scale: Tile<f32, { [1, B] }> = one.broadcast(const_shape![1, B]);
+        z.store(t * scale);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("auto", (16,)), ("none", ()), ("16,8", (16, 8)), ("2,8,8", (8, 2)), (" AUTO ", (16,))],
+)
+def test_parse(text: str, expected: tuple[int, ...]) -> None:
+    assert parse_specialize(text) == expected
+
+
+@pytest.mark.parametrize("text", ["fast", "16,1", "32", "", "16;8"])
+def test_parse_rejects(text: str) -> None:
+    with pytest.raises(SpecializeError):
+        parse_specialize(text)
+
+
+def _contract() -> pb.LaunchContract:
+    """rows(z: &mut Tensor<f32, {[1, B]}>, x: &Tensor<f32, {[-1, 24]}>, s: f32), plus a
+    mapped output `m` of rank 1 and a rank-0 input `c`."""
+    contract = pb.LaunchContract()
+    contract.params.add(name="z", kind=pb.PARAM_KIND_TENSOR_OUT, rank=2, tile_shape=[1, 128])
+    contract.params.add(name="x", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, declared_shape=[-1, 24])
+    contract.params.add(name="s", kind=pb.PARAM_KIND_SCALAR)
+    contract.params.add(
+        name="m", kind=pb.PARAM_KIND_TENSOR_OUT_MAPPED, rank=1, tile_shape=[8], map_shape=[1]
+    )
+    contract.params.add(name="c", kind=pb.PARAM_KIND_TENSOR_IN, rank=0)
+    return contract
+
+
+def test_every_extent_and_stride_but_the_unit_last_one_and_static_extents_keep_their_part() -> None:
+    assert variant_facts(_contract(), 16) == (
+        TensorFacts("m", (16,), (1,)),
+        TensorFacts("x", (16, 8), (16, 1)),  # 24 is a multiple of 8, not of 16
+        TensorFacts("z", (16, 16), (16, 1)),  # an output's type gives its tile, not its extent
+    )
+    assert variant_facts(_contract(), 4)[1] == TensorFacts("x", (4, 4), (4, 1))
+
+
+def test_no_variant_where_no_tensor_gains_anything() -> None:
+    contract = pb.LaunchContract()
+    contract.params.add(name="x", kind=pb.PARAM_KIND_TENSOR_IN, rank=1, declared_shape=[7])
+    contract.params.add(name="p", kind=pb.PARAM_KIND_POINTER)
+    assert variant_facts(contract, 16) == ()
+
+
+def test_the_compiler_takes_the_facts_of_a_static_extent() -> None:
+    """The facts never contradict a declared extent (which the compiler would refuse)."""
+    facts = tuple(f for f in variant_facts(_contract(), 16) if f.param in ("x", "z"))
+    request = CompileRequest(
+        sources=(SourceFile("rows.rs", STATIC_ROWS),),
+        entry="rows",
+        generics=(("B", "8"),),
+        specialization=facts,
+    )
+    result = compile_kernel(request, stop_after=Stage.BYTECODE)
+    assert result.ok, [d.message for d in result.diagnostics]
+    contradicted = (TensorFacts("x", (16, 16), (16, 1)),)
+    refused = compile_kernel(
+        CompileRequest(
+            sources=request.sources,
+            entry="rows",
+            generics=request.generics,
+            specialization=contradicted,
+        ),
+        stop_after=Stage.BYTECODE,
+    )
+    assert not refused.ok and "static extent 24" in refused.diagnostics[0].message
