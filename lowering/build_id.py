@@ -10,7 +10,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-RELEASE = "0.1.0"
+RELEASE = "0.1.0"  # the package's version (pyproject.toml; a test keeps them equal)
 _ROOT = Path(__file__).resolve().parents[1]
 _SOURCES = ("parser", "lowering", "client_stubs/element_table.py")
 
@@ -28,6 +28,11 @@ def build_id() -> str:
 def compiler_version() -> str:
     """`0.1.0+<build id>`: the version artifacts, contracts and cache keys carry."""
     return f"{RELEASE}+{build_id()}"
+
+
+def version_text(tool: str) -> str:
+    """What `--version` prints: the release, then the compiler build."""
+    return f"{tool} {RELEASE} (compiler {compiler_version()})"
 
 
 def _source_files() -> list[Path]:

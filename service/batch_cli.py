@@ -71,6 +71,7 @@ from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 
+from lowering.build_id import version_text
 from lowering.pipeline import (
     DEFAULT_TARGET,
     HOST_ARCHES,
@@ -505,6 +506,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="cutile-compile",
         description="Compile cuTile Rust kernels to cubins and launch contracts.",
     )
+    parser.add_argument("--version", action="version", version=version_text("cutile-compile"))
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE.rs")
     parser.add_argument("--entry", action="append", required=True, help="entry function")
     parser.add_argument(

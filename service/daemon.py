@@ -50,6 +50,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from lowering.build_id import version_text
 from service import logs
 from service.auth import AuthInterceptor, TokenError, read_token
 from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
@@ -249,6 +250,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="cutile-serve", description="Serve cuTile Rust kernel compilation over gRPC."
     )
+    parser.add_argument("--version", action="version", version=version_text("cutile-serve"))
     parser.add_argument("--host", default=DEFAULT_HOST, help="bind address (default %(default)s)")
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help="port (default %(default)s; 0 = any free)"

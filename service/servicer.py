@@ -34,6 +34,7 @@ import grpc
 from google.rpc import code_pb2, status_pb2
 
 from client_stubs.integrity import signature
+from lowering.build_id import RELEASE
 from lowering.pipeline import (
     COMPILER_VERSION,
     DEFAULT_BYTECODE_VERSION,
@@ -73,7 +74,7 @@ from service.tileiras_runs import KillableTileiras
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = compile_pb2.DESCRIPTOR.services_by_name["CompileService"].full_name
-SERVICE_VERSION = "0.2.0"
+SERVICE_VERSION = RELEASE  # the package's version: one string for the tools and the service
 Response = compile_pb2.CompileResponse
 _HEX_KEY = re.compile(r"[0-9a-f]{64}")
 # the wall-time limit compile_kernel gives each tileiras run (Tileiras.assemble's default)

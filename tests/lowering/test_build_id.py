@@ -27,3 +27,18 @@ def test_a_change_to_the_compilers_source_changes_the_build(tmp_path, monkeypatc
     build_id.build_id.cache_clear()
     assert build_id.build_id() != first
     build_id.build_id.cache_clear()
+
+
+def test_one_version_string_for_the_package_the_tools_and_the_service() -> None:
+    from pathlib import Path
+
+    import tomllib
+
+    from service.servicer import SERVICE_VERSION
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    assert tomllib.loads(pyproject.read_text())["project"]["version"] == build_id.RELEASE
+    assert build_id.RELEASE == SERVICE_VERSION
+    assert build_id.version_text(
+        "cutile-serve"
+    ) == f"cutile-serve 0.1.0 ({COMPILER_VERSION})".replace("(", "(compiler ")
