@@ -39,6 +39,5 @@ def test_one_version_string_for_the_package_the_tools_and_the_service() -> None:
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     assert tomllib.loads(pyproject.read_text())["project"]["version"] == build_id.RELEASE
     assert build_id.RELEASE == SERVICE_VERSION
-    assert build_id.version_text(
-        "cutile-serve"
-    ) == f"cutile-serve 0.1.0 ({COMPILER_VERSION})".replace("(", "(compiler ")
+    expected = f"cutile-serve 0.1.0 (compiler {COMPILER_VERSION})"
+    assert build_id.version_text("cutile-serve") == expected
