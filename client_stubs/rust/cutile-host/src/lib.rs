@@ -1,0 +1,3 @@
+pub mod proto {
+    tonic::include_proto!("cutile.compile.v1");
+}
