@@ -14,12 +14,16 @@ import pytest
 from google.protobuf import json_format
 
 from client_stubs import Kernel, driver
+from client_stubs.client import request_key
+from client_stubs.errors import IntegrityError
+from client_stubs.integrity import verify
+from protos.generated.cutile.compile.v1 import compile_pb2
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 from tests.client_stubs.fake_driver import CUBIN, packed_params
-from tests.vectors import make_launch_vectors
+from tests.vectors import generate
 from tests.vectors.args import build_arg, outcome
 
-VECTORS = Path(make_launch_vectors.OUT)
+VECTORS = Path(generate.OUT)
 CASES = [
     (path.stem, c)
     for path in sorted(VECTORS.glob("*.json"))
@@ -37,12 +41,36 @@ def find(family: str, name: str) -> dict[str, Any]:
 
 
 def test_the_vectors_are_what_the_generator_writes() -> None:
-    wanted = {
-        f"{n}.json": make_launch_vectors.render(c)
-        for n, c in make_launch_vectors.families().items()
+    wanted = generate.documents()
+    stored = {
+        p: p.read_text(encoding="utf-8")
+        for folder in (generate.OUT, generate.HOST)
+        for p in folder.glob("*.json")
     }
-    stored = {p.name: p.read_text(encoding="utf-8") for p in VECTORS.glob("*.json")}
-    assert stored == wanted, "stale: run python -m tests.vectors.make_launch_vectors"
+    assert stored == wanted, "stale: run python -m tests.vectors.generate"
+
+
+def test_request_key_vectors_hold() -> None:
+    doc = json.loads((generate.HOST / "request_keys.json").read_text(encoding="utf-8"))
+    keys = [c["key"] for c in doc["cases"]]
+    assert len(set(keys)) == len(keys) - 1  # skip_cache changes no key
+    for c in doc["cases"]:
+        request = compile_pb2.CompileRequest.FromString(bytes.fromhex(c["request_pb"]))
+        assert request_key(request) == c["key"]
+
+
+def test_artifact_vectors_hold() -> None:
+    doc = json.loads((generate.HOST / "artifacts.json").read_text(encoding="utf-8"))
+    key = bytes.fromhex(doc["signing_key"])
+    for c in doc["cases"]:
+        artifact = compile_pb2.Artifact.FromString(bytes.fromhex(c["artifact_pb"]))
+        for holder, signing_key in (("with_key", key), ("without_key", None)):
+            try:
+                verify(artifact, c["name"], signing_key)
+                verdict = "ok"
+            except IntegrityError:
+                verdict = "IntegrityError"
+            assert verdict == c["expect"][holder], (c["name"], holder)
 
 
 def test_every_check_kind_is_covered() -> None:

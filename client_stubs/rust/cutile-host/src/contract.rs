@@ -184,9 +184,16 @@ impl AssumptionSpec {
 pub enum Quantity {
     Constant(i64),
     /// Extent of a tensor param's axis.
-    Dim { param: usize, axis: usize },
+    Dim {
+        param: usize,
+        axis: usize,
+    },
     /// ceil(dim / tile).
-    TileCount { param: usize, axis: usize, tile: i64 },
+    TileCount {
+        param: usize,
+        axis: usize,
+        tile: i64,
+    },
     /// The launch grid along axis 0, 1 or 2.
     GridAxis(usize),
 }
@@ -318,7 +325,8 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         .collect::<Result<Vec<_>>>()?;
     let launch = contract.launch.clone().unwrap_or_default();
     let buffer_bytes = buffer_bytes(&name, launch.param_buffer_bytes as usize, &slots)?;
-    let (grid_mode, grid_outputs) = grid(&name, &contract.grid.clone().unwrap_or_default(), &params)?;
+    let (grid_mode, grid_outputs) =
+        grid(&name, &contract.grid.clone().unwrap_or_default(), &params)?;
     let block: Vec<u32> = if launch.block.is_empty() {
         vec![1, 1, 1]
     } else {
@@ -342,7 +350,7 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         .map(|(position, c)| launch_check(&name, &params, position, c))
         .collect::<Result<Vec<_>>>()?;
     let target = contract.target.clone().unwrap_or_default();
-    let safety = contract.safety.clone().unwrap_or_default();
+    let safety = contract.safety.unwrap_or_default();
     let specialization = contract.specialization.clone().unwrap_or_default();
     Ok(ContractSpec {
         function: identity.function,
@@ -409,7 +417,14 @@ fn param(kernel: &str, position: usize, p: &proto::Param) -> Result<ParamSpec> {
     let dtype = DType::parse(&p.dtype)
         .ok_or_else(|| contract_error(format!("{at}: unknown dtype '{}'", p.dtype)))?;
     let rank = p.rank as usize;
-    check_shapes(&at, kind, rank, &p.declared_shape, &p.tile_shape, &p.map_shape)?;
+    check_shapes(
+        &at,
+        kind,
+        rank,
+        &p.declared_shape,
+        &p.tile_shape,
+        &p.map_shape,
+    )?;
     Ok(ParamSpec {
         index: position,
         name: p.name.clone(),
@@ -432,7 +447,9 @@ fn check_shapes(
 ) -> Result<()> {
     if kind.is_output() {
         if !(1..=3).contains(&rank) {
-            return Err(contract_error(format!("{at}: output rank {rank} is not 1..3")));
+            return Err(contract_error(format!(
+                "{at}: output rank {rank} is not 1..3"
+            )));
         }
         if tiles.len() != rank || tiles.iter().any(|&t| t <= 0) {
             return Err(contract_error(format!(
@@ -496,7 +513,10 @@ fn slot(kernel: &str, params: &[ParamSpec], s: &proto::AbiSlot) -> Result<SlotSp
         )));
     }
     let axis = s.axis as usize;
-    if matches!(r, Role::Dim | Role::Stride | Role::PartDim | Role::PartStride) && axis >= param.rank
+    if matches!(
+        r,
+        Role::Dim | Role::Stride | Role::PartDim | Role::PartStride
+    ) && axis >= param.rank
     {
         return Err(contract_error(format!(
             "{at}: axis {axis} out of range for rank {}",
@@ -512,13 +532,15 @@ fn slot(kernel: &str, params: &[ParamSpec], s: &proto::AbiSlot) -> Result<SlotSp
             ctype.itemsize()
         )));
     }
-    if s.offset as usize % size != 0 {
+    if !(s.offset as usize).is_multiple_of(size) {
         return Err(contract_error(format!(
             "{at}: offset is not naturally aligned for {ctype}"
         )));
     }
     if r == Role::Ptr && size != 8 {
-        return Err(contract_error(format!("{at}: a pointer slot must be 8 bytes")));
+        return Err(contract_error(format!(
+            "{at}: a pointer slot must be 8 bytes"
+        )));
     }
     Ok(SlotSpec {
         param: s.param as usize,
@@ -549,7 +571,11 @@ fn buffer_bytes(kernel: &str, declared: usize, slots: &[SlotSpec]) -> Result<usi
     Ok(if declared != 0 { declared } else { end })
 }
 
-fn grid(kernel: &str, rule: &proto::GridRule, params: &[ParamSpec]) -> Result<(GridMode, Vec<usize>)> {
+fn grid(
+    kernel: &str,
+    rule: &proto::GridRule,
+    params: &[ParamSpec],
+) -> Result<(GridMode, Vec<usize>)> {
     let mode = match Mode::try_from(rule.mode) {
         Ok(Mode::FromOutputs) => GridMode::FromOutputs,
         Ok(Mode::Persistent) => GridMode::Persistent,
@@ -584,7 +610,11 @@ fn grid(kernel: &str, rule: &proto::GridRule, params: &[ParamSpec]) -> Result<(G
         )));
     }
     let outputs: Vec<usize> = if rule.output_params.is_empty() {
-        params.iter().filter(|p| p.kind == kind).map(|p| p.index).collect()
+        params
+            .iter()
+            .filter(|p| p.kind == kind)
+            .map(|p| p.index)
+            .collect()
     } else {
         rule.output_params.iter().map(|&i| i as usize).collect()
     };

@@ -138,17 +138,29 @@ impl Scalar {
     }
 }
 
-/// Python's `repr(float)` for the common cases.
+/// Python's `repr(float)`: the shortest text that reads back, in exponent form below 1e-4
+/// and from 1e16 on.
 pub fn float_repr(v: f64) -> String {
     if v.is_nan() {
-        "nan".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.into()
-    } else if v == v.trunc() && v.abs() < 1e16 {
-        format!("{v:.1}")
-    } else {
-        format!("{v}")
+        return "nan".into();
     }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let magnitude = v.abs();
+    if magnitude == 0.0 || (1e-4..1e16).contains(&magnitude) {
+        let text = format!("{v}");
+        return if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        };
+    }
+    let text = format!("{v:e}");
+    let (mantissa, exponent) = text.split_once('e').expect("exponent form");
+    let exponent: i32 = exponent.parse().expect("an exponent");
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
 }
 
 macro_rules! scalar_from {
@@ -270,6 +282,24 @@ mod tests {
     }
 
     #[test]
+    fn floats_print_as_python_does() {
+        let cases = [
+            (1e300, "1e+300"),
+            (1e39, "1e+39"),
+            (1.5e-5, "1.5e-05"),
+            (2.5, "2.5"),
+            (3.0, "3.0"),
+            (-0.0, "-0.0"),
+            (1e16, "1e+16"),
+            (123456789.0, "123456789.0"),
+            (0.1, "0.1"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(float_repr(value), text);
+        }
+    }
+
+    #[test]
     fn names_round_trip() {
         for d in ALL {
             assert_eq!(DType::parse(d.name()), Some(d));
@@ -279,7 +309,10 @@ mod tests {
 
     #[test]
     fn integers_are_range_checked() {
-        assert_eq!(packed(DType::I32, Scalar::Int(-2)).unwrap(), vec![0xfe, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            packed(DType::I32, Scalar::Int(-2)).unwrap(),
+            vec![0xfe, 0xff, 0xff, 0xff]
+        );
         assert!(packed(DType::I32, Scalar::Int(1 << 31)).is_err());
         assert!(packed(DType::U8, Scalar::Int(-1)).is_err());
         assert!(packed(DType::I64, Scalar::Float(1.0)).is_err());
@@ -290,9 +323,18 @@ mod tests {
     fn floats_round_like_python() {
         // 1 + 2^-8 is a tie between two bf16 values: rounds to even (1.0)
         let tie = 1.0 + 1.0 / 256.0;
-        assert_eq!(packed(DType::BF16, Scalar::Float(tie)).unwrap(), vec![0x80, 0x3f]);
-        assert_eq!(packed(DType::BF16, Scalar::Float(f64::NAN)).unwrap(), vec![0xc0, 0x7f]);
-        assert_eq!(packed(DType::F16, Scalar::Float(1.0)).unwrap(), vec![0x00, 0x3c]);
+        assert_eq!(
+            packed(DType::BF16, Scalar::Float(tie)).unwrap(),
+            vec![0x80, 0x3f]
+        );
+        assert_eq!(
+            packed(DType::BF16, Scalar::Float(f64::NAN)).unwrap(),
+            vec![0xc0, 0x7f]
+        );
+        assert_eq!(
+            packed(DType::F16, Scalar::Float(1.0)).unwrap(),
+            vec![0x00, 0x3c]
+        );
         assert!(packed(DType::F16, Scalar::Float(1e6)).is_err());
         assert!(packed(DType::F32, Scalar::Float(1e300)).is_err());
         assert_eq!(

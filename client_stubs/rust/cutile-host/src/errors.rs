@@ -97,10 +97,22 @@ impl LaunchErrorKind {
     }
 }
 
-/// A launch rejected before anything reached the GPU: the kernel, the parameter (None for
-/// the launch as a whole), what the contract expected and what the caller gave.
+/// A launch rejected before anything reached the GPU (boxed: the error path stays one
+/// pointer wide on the launch path); its fields are [`LaunchErrorInfo`]'s.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LaunchError {
+pub struct LaunchError(Box<LaunchErrorInfo>);
+
+impl std::ops::Deref for LaunchError {
+    type Target = LaunchErrorInfo;
+    fn deref(&self) -> &LaunchErrorInfo {
+        &self.0
+    }
+}
+
+/// The kernel, the parameter (None for the launch as a whole), what the contract expected
+/// and what the caller gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchErrorInfo {
     pub kind: LaunchErrorKind,
     pub kernel: String,
     pub param: Option<String>,
@@ -117,18 +129,18 @@ impl LaunchError {
         expected: impl Into<String>,
         actual: impl Into<String>,
     ) -> Self {
-        LaunchError {
+        LaunchError(Box::new(LaunchErrorInfo {
             kind,
             kernel: kernel.to_string(),
             param: param.map(str::to_string),
             expected: expected.into(),
             actual: actual.into(),
             detail: String::new(),
-        }
+        }))
     }
 
     pub fn detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = detail.into();
+        self.0.detail = detail.into();
         self
     }
 }

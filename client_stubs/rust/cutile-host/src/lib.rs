@@ -3,6 +3,8 @@
 //! with every check the contract carries. The GPU machine needs the NVIDIA driver only: the
 //! driver library is loaded at run time (cudarc's dynamic loading), nothing links against CUDA.
 
+pub mod artifacts;
+pub mod client;
 pub mod contract;
 pub mod dtype;
 pub mod errors;

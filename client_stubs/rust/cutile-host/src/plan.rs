@@ -149,7 +149,11 @@ type Checked<T> = Result<T, LaunchError>;
 
 /// Check `args` against `spec` and compute the grid and the packed parameter buffer. `grid`
 /// is given exactly when no output defines it (a raw-pointer kernel).
-pub fn plan_launch(spec: &ContractSpec, args: &[PlanArg<'_>], grid: Option<&[i64]>) -> Checked<LaunchPlan> {
+pub fn plan_launch(
+    spec: &ContractSpec,
+    args: &[PlanArg<'_>],
+    grid: Option<&[i64]>,
+) -> Checked<LaunchPlan> {
     let kernel = spec.name();
     if args.len() != spec.params.len() {
         let names: Vec<&str> = spec.params.iter().map(|p| p.name.as_str()).collect();
@@ -263,10 +267,21 @@ fn bind<'a>(kernel: &str, param: &'a ParamSpec, arg: PlanArg<'a>) -> Checked<Bou
 }
 
 fn kind_error(kernel: &str, param: &ParamSpec, expected: &str, arg: &PlanArg<'_>) -> LaunchError {
-    LaunchError::new(K::ArgumentKind, kernel, Some(&param.name), expected, arg_name(arg))
+    LaunchError::new(
+        K::ArgumentKind,
+        kernel,
+        Some(&param.name),
+        expected,
+        arg_name(arg),
+    )
 }
 
-fn pointer<'a>(kernel: &str, param: &'a ParamSpec, arg: PlanArg<'a>, b: &mut Bound<'a>) -> Checked<()> {
+fn pointer<'a>(
+    kernel: &str,
+    param: &'a ParamSpec,
+    arg: PlanArg<'a>,
+    b: &mut Bound<'a>,
+) -> Checked<()> {
     let expected = format!("a {} DeviceTensor or a device address (int)", param.dtype);
     match arg {
         PlanArg::Tensor(layout) => {
@@ -316,9 +331,10 @@ fn output_layout<'a>(
     let expected = format!("a Partition of a {} tensor with tiles {tiles}", param.dtype);
     match arg {
         PlanArg::Partition { layout, tile } => Ok((layout, tile)),
-        PlanArg::Mapped { .. } | PlanArg::Moved(Handle::Mapped) => Err(kind_error(kernel, param, &expected, &arg).detail(
-            "this output is not a MappedPartitionMut; pass the Partition (mapped.unmap())",
-        )),
+        PlanArg::Mapped { .. } | PlanArg::Moved(Handle::Mapped) => Err(kind_error(
+            kernel, param, &expected, &arg,
+        )
+        .detail("this output is not a MappedPartitionMut; pass the Partition (mapped.unmap())")),
         PlanArg::Tensor(_) => Err(kind_error(kernel, param, &expected, &arg)
             .detail(format!("pass tensor.partition({tiles})"))),
         PlanArg::Moved(handle) => Err(LaunchError::new(
@@ -335,7 +351,11 @@ fn output_layout<'a>(
 
 type MappedParts<'a> = (&'a TensorLayout, &'a [i64], &'a [i64], i64);
 
-fn mapped_output<'a>(kernel: &str, param: &ParamSpec, arg: PlanArg<'a>) -> Checked<MappedParts<'a>> {
+fn mapped_output<'a>(
+    kernel: &str,
+    param: &ParamSpec,
+    arg: PlanArg<'a>,
+) -> Checked<MappedParts<'a>> {
     let (tiles, groups) = (py_list(&param.tile_shape), py_list(&param.map_shape));
     let expected = format!(
         "a MappedPartition of a {} tensor with tiles {tiles}, map {groups}",
@@ -349,9 +369,11 @@ fn mapped_output<'a>(kernel: &str, param: &ParamSpec, arg: PlanArg<'a>) -> Check
             map,
             num_tile_blocks,
         } => Ok((layout, tile, map, num_tile_blocks)),
-        PlanArg::Partition { .. } => Err(kind_error(kernel, param, &expected, &arg).detail(format!(
+        PlanArg::Partition { .. } => {
+            Err(kind_error(kernel, param, &expected, &arg).detail(format!(
             "this output is a MappedPartitionMut; pass partition.map({groups}, num_tile_blocks)"
-        ))),
+        )))
+        }
         PlanArg::Moved(handle) => Err(LaunchError::new(
             K::MovedArgument,
             kernel,
@@ -363,14 +385,19 @@ fn mapped_output<'a>(kernel: &str, param: &ParamSpec, arg: PlanArg<'a>) -> Check
     }
 }
 
-fn input_layout<'a>(kernel: &str, param: &ParamSpec, arg: PlanArg<'a>) -> Checked<&'a TensorLayout> {
+fn input_layout<'a>(
+    kernel: &str,
+    param: &ParamSpec,
+    arg: PlanArg<'a>,
+) -> Checked<&'a TensorLayout> {
     let expected = format!("a {} device tensor", param.dtype);
     match arg {
         PlanArg::Tensor(layout) => Ok(layout),
         PlanArg::Partition { .. }
         | PlanArg::Mapped { .. }
         | PlanArg::Moved(Handle::Partition | Handle::Mapped) => {
-            Err(kind_error(kernel, param, &expected, &arg).detail("only outputs (&mut) take partitions"))
+            Err(kind_error(kernel, param, &expected, &arg)
+                .detail("only outputs (&mut) take partitions"))
         }
         PlanArg::Moved(Handle::Tensor) => Err(LaunchError::new(
             K::MovedArgument,
@@ -426,7 +453,12 @@ fn check_tensor(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Check
     Ok(())
 }
 
-fn check_output(kernel: &str, param: &ParamSpec, layout: &TensorLayout, tile: &[i64]) -> Checked<()> {
+fn check_output(
+    kernel: &str,
+    param: &ParamSpec,
+    layout: &TensorLayout,
+    tile: &[i64],
+) -> Checked<()> {
     let name = Some(param.name.as_str());
     if !(1..=3).contains(&layout.ndim()) {
         return Err(LaunchError::new(
@@ -505,7 +537,13 @@ fn check_input_shape(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> 
             let expected: Vec<String> = param
                 .declared_shape
                 .iter()
-                .map(|&d| if d == -1 { "'*'".to_string() } else { d.to_string() })
+                .map(|&d| {
+                    if d == -1 {
+                        "'*'".to_string()
+                    } else {
+                        d.to_string()
+                    }
+                })
                 .collect();
             return Err(LaunchError::new(
                 K::ShapeMismatch,
@@ -619,7 +657,7 @@ fn scalar_assumption_holds(a: &AssumptionSpec, value: Option<Scalar>) -> bool {
     if a.kind == AssumptionKind::NonNeg {
         return number >= 0;
     }
-    -(1i128 << 31) <= number && number <= I32_MAX
+    (-(1i128 << 31)..=I32_MAX).contains(&number)
 }
 
 fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
@@ -632,7 +670,12 @@ fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
         AssumptionKind::StaticDim => layout.shape[a.axis] as i128 == value,
         AssumptionKind::NonNeg => layout.shape.iter().chain(&layout.strides).all(|&v| v >= 0),
         AssumptionKind::FitsI32 => {
-            let largest = layout.shape.iter().chain(&layout.strides).map(|&v| v as i128).max();
+            let largest = layout
+                .shape
+                .iter()
+                .chain(&layout.strides)
+                .map(|&v| v as i128)
+                .max();
             largest.unwrap_or(0).max(layout.element_span()) <= I32_MAX
         }
     }
@@ -640,11 +683,16 @@ fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
 
 fn assumption_actual(a: &AssumptionSpec, b: &Bound<'_>) -> String {
     let Some(layout) = b.layout else {
-        return b.value.map(|v| python_str(&v)).unwrap_or_else(|| "None".into());
+        return b
+            .value
+            .map(|v| python_str(&v))
+            .unwrap_or_else(|| "None".into());
     };
     match a.kind {
         AssumptionKind::BaseAlign => format!("address {:#x}", layout.ptr),
-        AssumptionKind::DimDiv | AssumptionKind::StaticDim => format!("dim {}", layout.shape[a.axis]),
+        AssumptionKind::DimDiv | AssumptionKind::StaticDim => {
+            format!("dim {}", layout.shape[a.axis])
+        }
         AssumptionKind::StrideDiv | AssumptionKind::StrideOne => {
             format!("stride {}", layout.strides[a.axis])
         }
@@ -829,11 +877,19 @@ fn persistent_grid(kernel: &str, mapped: &[&Bound<'_>]) -> Checked<[u32; 3]> {
 
 // ---- launch checks ------------------------------------------------------------------------
 
-fn check_launch(kernel: &str, spec: &ContractSpec, bound: &[Bound<'_>], grid: [u32; 3]) -> Checked<()> {
+fn check_launch(
+    kernel: &str,
+    spec: &ContractSpec,
+    bound: &[Bound<'_>],
+    grid: [u32; 3],
+) -> Checked<()> {
     if spec.launch_checks.is_empty() {
         return Ok(());
     }
-    let shapes: Vec<Option<&[i64]>> = bound.iter().map(|b| b.layout.map(|l| l.shape.as_slice())).collect();
+    let shapes: Vec<Option<&[i64]>> = bound
+        .iter()
+        .map(|b| b.layout.map(|l| l.shape.as_slice()))
+        .collect();
     for check in &spec.launch_checks {
         let lhs = check.lhs.evaluate(&shapes, grid);
         let rhs = check.rhs.evaluate(&shapes, grid);
@@ -844,7 +900,13 @@ fn check_launch(kernel: &str, spec: &ContractSpec, bound: &[Bound<'_>], grid: [u
     Ok(())
 }
 
-fn launch_check_error(kernel: &str, spec: &ContractSpec, check: &LaunchCheckSpec, lhs: i128, rhs: i128) -> LaunchError {
+fn launch_check_error(
+    kernel: &str,
+    spec: &ContractSpec,
+    check: &LaunchCheckSpec,
+    lhs: i128,
+    rhs: i128,
+) -> LaunchError {
     let side = |text: String, value: i128| {
         if text == value.to_string() {
             text

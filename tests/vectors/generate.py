@@ -1,6 +1,8 @@
-"""Write the shared launch-check vectors (tests/vectors/launch/*.json) from the Python planner.
+"""Write the vectors both hosts run, from the Python client: the launch-check vectors
+(tests/vectors/launch/*.json) and the artifact-layer vectors (tests/vectors/host/*.json:
+request cache keys and sealed artifacts, see host_cases.py).
 
-Each file holds cases of one check family. A case is a launch contract (its deterministic
+Each launch file holds cases of one check family. A case is a launch contract (its deterministic
 protobuf serialization as hex, `contract_pb`, and the same contract as proto JSON for
 reading), argument descriptions, an optional host grid, and what `client_stubs.plan_launch`
 did with them: accepted with the grid and the packed parameter buffer (hex), or the error's
@@ -8,8 +10,8 @@ class, parameter and message. Both hosts run every case (tests/client_stubs/
 test_launch_vectors.py and client_stubs/rust/cutile-host/tests/launch_vectors.rs), so the
 two cannot drift apart.
 
-    python -m tests.vectors.make_launch_vectors           # rewrite the vectors
-    python -m tests.vectors.make_launch_vectors --check   # exit 1 when they are stale
+    python -m tests.vectors.generate           # rewrite the vectors
+    python -m tests.vectors.generate --check   # exit 1 when they are stale
 
 Argument descriptions: tests/vectors/args.py.
 """
@@ -25,10 +27,12 @@ from typing import Any
 from google.protobuf import json_format
 
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
-from tests.vectors import launch_cases
+from tests.vectors import host_cases, launch_cases
 from tests.vectors.args import outcome
 
-OUT = Path(__file__).resolve().parent / "launch"
+ROOT = Path(__file__).resolve().parent
+OUT = ROOT / "launch"
+HOST = ROOT / "host"
 
 Case = dict[str, Any]
 
@@ -61,28 +65,36 @@ def render(cases: list[Case]) -> str:
     return json.dumps({"cases": cases}, indent=1, sort_keys=False) + "\n"
 
 
+def documents() -> dict[Path, str]:
+    """Every vector file and its text."""
+    files = {OUT / f"{name}.json": render(cases) for name, cases in families().items()}
+    for name, doc in host_cases.families().items():
+        files[HOST / f"{name}.json"] = json.dumps(doc, indent=1) + "\n"
+    return files
+
+
 def main(argv: Sequence[str]) -> int:
     check = "--check" in argv
-    OUT.mkdir(parents=True, exist_ok=True)
-    wanted = {f"{name}.json": render(cases) for name, cases in families().items()}
+    wanted = documents()
     stale = []
-    for file, text in wanted.items():
-        path = OUT / file
+    for path, text in wanted.items():
         if path.exists() and path.read_text(encoding="utf-8") == text:
             continue
-        stale.append(file)
+        stale.append(path)
         if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-    extra = sorted(p.name for p in OUT.glob("*.json") if p.name not in wanted)
-    for file in extra:
-        stale.append(file)
-        if not check:
-            (OUT / file).unlink()
+    for folder in (OUT, HOST):
+        for path in sorted(folder.glob("*.json")):
+            if path not in wanted:
+                stale.append(path)
+                if not check:
+                    path.unlink()
     if check and stale:
-        print(f"stale launch vectors: {', '.join(stale)}; run python -m {__spec__.name}")
+        names = ", ".join(str(p.relative_to(ROOT)) for p in stale)
+        print(f"stale vectors: {names}; run python -m tests.vectors.generate")
         return 1
-    total = sum(len(c) for c in families().values())
-    print(f"{total} cases in {len(wanted)} files" + (" (up to date)" if check else ""))
+    print(f"{len(wanted)} vector files" + (" (up to date)" if check else " written"))
     return 0
 
 
