@@ -6,9 +6,13 @@
 pub mod artifacts;
 pub mod client;
 pub mod contract;
+pub mod driver;
 pub mod dtype;
 pub mod errors;
+pub mod graph;
+pub mod launch;
 pub mod plan;
+pub mod tensor;
 
 /// The protobuf messages and the gRPC client, generated from `protos/` at build time.
 pub mod proto {
@@ -19,4 +23,7 @@ pub mod proto {
 pub use contract::{validate_contract, ContractSpec};
 pub use dtype::{DType, Scalar};
 pub use errors::{Error, LaunchError, LaunchErrorKind, Result};
+pub use graph::Graph;
+pub use launch::{Arg, Args, DeviceOp, Kernel, Pending};
 pub use plan::{plan_launch, LaunchPlan, PlanArg, TensorLayout};
+pub use tensor::{Device, DeviceTensor, Element, MappedPartition, Partition, Stream};
