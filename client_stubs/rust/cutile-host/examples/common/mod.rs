@@ -98,7 +98,7 @@ impl Setup {
     ) -> Arc<Kernel> {
         let kernel = match &self.origin {
             Origin::Bundle(bundle) => bundle
-                .find(entry, generics, Some(self.device.sm()), None)
+                .find_general(entry, generics, Some(self.device.sm()), None)
                 .and_then(|found| bundle.load(found))
                 .and_then(|loaded| Kernel::new(loaded.cubin, &loaded.contract, allow_unchecked)),
             Origin::Server(client) => {

@@ -200,6 +200,22 @@ impl Bundle {
         self.one_of(candidates, function, generics, sm, false)
     }
 
+    /// Like [`Bundle::find`], but among variants that differ in their tensor facts, the
+    /// general one (no facts: it takes any arguments the contract's defaults allow).
+    pub fn find_general(
+        &self,
+        function: &str,
+        generics: &[(&str, &str)],
+        sm: Option<&str>,
+        module: Option<&str>,
+    ) -> Result<&BundleEntry> {
+        let mut candidates = self.candidates(function, generics, sm, module);
+        if candidates.len() > 1 {
+            candidates.retain(|e| e.specificity == 0 && e.relaxation == 0);
+        }
+        self.one_of(candidates, function, generics, sm, false)
+    }
+
     /// Like [`Bundle::find`], choosing among variants by their tensor facts: the least
     /// relaxed, then most specialized variant whose assumptions `args` meet.
     pub fn find_for(
