@@ -36,6 +36,7 @@ impl Graph {
     /// Check and capture every launch of `op` (nothing runs on the GPU yet).
     pub fn capture(device: &Device, op: DeviceOp) -> Result<Graph> {
         device.bind()?;
+        op.preload(device)?;
         let capture = Stream::non_blocking(device)?;
         driver::begin_capture(capture.raw())?;
         let issued = op.issue(&capture);

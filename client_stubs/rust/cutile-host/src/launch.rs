@@ -497,6 +497,17 @@ impl DeviceOp {
         DeviceOp { steps: Vec::new() }
     }
 
+    /// Load (and verify) the kernels of the op's direct launches on `device` before a graph
+    /// capture, so no module is loaded while the stream captures.
+    pub(crate) fn preload(&self, device: &Device) -> Result<()> {
+        for step in &self.steps {
+            if let Step::Launch(kernel, _, _) = step {
+                kernel.function(device)?;
+            }
+        }
+        Ok(())
+    }
+
     /// This op, then `next` on the same stream (stream order makes the chain safe).
     pub fn then(mut self, next: DeviceOp) -> DeviceOp {
         self.steps.extend(next.steps);

@@ -126,7 +126,9 @@ pub struct Stream {
     device: Device,
     raw: usize,
     owned: bool,
-    in_flight: Mutex<Vec<Arc<Storage>>>,
+    /// The storages eager launches used, and the length at which to ask whether the stream
+    /// is idle (then they are released): one query per few thousand launches.
+    in_flight: Mutex<(Vec<Arc<Storage>>, usize)>,
 }
 
 const KEEP_BEFORE_TIDY: usize = 4096;
@@ -147,7 +149,7 @@ impl Stream {
             device,
             raw: raw as usize,
             owned,
-            in_flight: Mutex::new(Vec::new()),
+            in_flight: Mutex::new((Vec::new(), KEEP_BEFORE_TIDY)),
         }
     }
 
@@ -172,16 +174,23 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         self.device.bind()?;
         driver::synchronize(self.raw())?;
-        self.in_flight.lock().expect("not poisoned").clear();
+        let mut kept = self.in_flight.lock().expect("not poisoned");
+        kept.0.clear();
+        kept.1 = KEEP_BEFORE_TIDY;
         Ok(())
     }
 
     /// Keep `storages` alive until this stream's work completes.
     pub(crate) fn keep(&self, storages: impl Iterator<Item = Arc<Storage>>) -> Result<()> {
         let mut kept = self.in_flight.lock().expect("not poisoned");
-        kept.extend(storages);
-        if kept.len() > KEEP_BEFORE_TIDY && driver::stream_done(self.raw())? {
-            kept.clear();
+        kept.0.extend(storages);
+        if kept.0.len() >= kept.1 {
+            if driver::stream_done(self.raw())? {
+                kept.0.clear();
+                kept.1 = KEEP_BEFORE_TIDY;
+            } else {
+                kept.1 = kept.0.len() + KEEP_BEFORE_TIDY;
+            }
         }
         Ok(())
     }

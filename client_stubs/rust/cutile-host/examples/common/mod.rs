@@ -15,6 +15,9 @@ use cutile_host::client::{CompileClient, Connection, Source};
 use cutile_host::launch::host_arch;
 use cutile_host::{Device, Kernel};
 
+/// The exit status of an example that found no GPU.
+pub const SKIPPED: i32 = 3;
+
 /// Where kernels come from.
 pub enum Origin {
     Server(Box<CompileClient>),
@@ -35,7 +38,7 @@ fn usage(name: &str) -> ! {
     std::process::exit(2)
 }
 
-/// Parse the command line and open the GPU; exits (SKIP, status 0) without a GPU.
+/// Parse the command line and open the GPU; exits (SKIP, status 3) without a GPU.
 pub fn setup(name: &'static str) -> Setup {
     let mut argv = std::env::args().skip(1);
     let (mut server, mut bundle, mut token, mut ca, mut ordinal) = (None, None, None, None, 0);
@@ -52,7 +55,7 @@ pub fn setup(name: &'static str) -> Setup {
     }
     if !cutile_host::driver::available() {
         println!("{name}: SKIP (no CUDA driver or GPU on this machine)");
-        std::process::exit(0);
+        std::process::exit(SKIPPED);
     }
     let device = Device::new(ordinal).unwrap_or_else(|e| fail(name, &e));
     let runtime = tokio::runtime::Builder::new_multi_thread()
