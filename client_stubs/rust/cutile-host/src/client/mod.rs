@@ -1,0 +1,9 @@
+//! The cutile-serve client: requests and their cache keys, the gRPC calls with retries.
+
+pub mod request;
+pub mod retry;
+pub mod service;
+
+pub use request::{request_key, Source};
+pub use retry::RetryPolicy;
+pub use service::{render_diagnostic, CompileClient, Connection};

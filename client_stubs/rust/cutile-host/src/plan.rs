@@ -1,0 +1,966 @@
+//! Check a launch's arguments against a contract and pack its parameter buffer, without a
+//! GPU: the Rust twin of `client_stubs.plan.plan_launch`, check for check and in the same
+//! order (the shared vectors in tests/vectors/launch hold both to it).
+//!
+//! Each argument is bound to its contract param (kind, dtype, rank, shapes, output tiles,
+//! mapped-partition map and grid), then the contract's assumptions are checked in contract
+//! order, outputs must not overlap anything, the grid is derived (from the partitioned
+//! outputs, a persistent kernel's `num_tile_blocks`, or the caller's grid for a raw-pointer
+//! kernel), the cluster size must divide it, every hoisted launch check `lhs <= rhs` must
+//! hold, and the ABI slots are packed.
+
+use crate::contract::{
+    ceil_div, py_list, py_tuple, AssumptionKind, AssumptionSpec, ContractSpec, LaunchCheckSpec,
+    ParamKind, ParamSpec, Role,
+};
+use crate::dtype::{pack_ctype, Class, DType, Scalar};
+use crate::errors::{LaunchError, LaunchErrorKind as K};
+
+pub const I32_MAX: i128 = (1 << 31) - 1;
+/// cuLaunchKernel's gridDim limits.
+pub const GRID_LIMITS: [i128; 3] = [I32_MAX, 65535, 65535];
+
+/// Where a tensor's elements are: pointer, shape, strides (in elements), dtype, device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorLayout {
+    pub ptr: u64,
+    pub shape: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub dtype: DType,
+    pub device: i32,
+}
+
+impl TensorLayout {
+    /// A layout with row-major strides.
+    pub fn contiguous(ptr: u64, shape: &[i64], dtype: DType, device: i32) -> Self {
+        TensorLayout {
+            ptr,
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            dtype,
+            device,
+        }
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn numel(&self) -> i128 {
+        self.shape.iter().map(|&d| d as i128).product()
+    }
+
+    /// Half-open byte range [lo, hi) holding every element; (ptr, ptr) when empty.
+    pub fn byte_extent(&self) -> (i128, i128) {
+        let ptr = self.ptr as i128;
+        if self.numel() == 0 {
+            return (ptr, ptr);
+        }
+        let (mut low, mut high) = (0i128, 0i128);
+        for (&d, &s) in self.shape.iter().zip(&self.strides) {
+            let reach = (d as i128 - 1) * s as i128;
+            if s < 0 {
+                low += reach;
+            } else {
+                high += reach;
+            }
+        }
+        let size = self.dtype.itemsize() as i128;
+        (ptr + low * size, ptr + (high + 1) * size)
+    }
+
+    /// One more than the largest element offset (axes of extent 0 left out).
+    pub fn element_span(&self) -> i128 {
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .filter(|(&d, _)| d != 0)
+            .map(|(&d, &s)| (d as i128 - 1) * s as i128)
+            .sum::<i128>()
+            + 1
+    }
+}
+
+/// Row-major strides (in elements) of `shape`.
+pub fn contiguous_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![0i64; shape.len()];
+    let mut step = 1i64;
+    for (axis, &d) in shape.iter().enumerate().rev() {
+        strides[axis] = step;
+        step = step.saturating_mul(d.max(1));
+    }
+    strides
+}
+
+/// One launch argument as the planner sees it.
+#[derive(Clone, Copy, Debug)]
+pub enum PlanArg<'a> {
+    /// A device tensor (an input, or a raw pointer's pointee).
+    Tensor(&'a TensorLayout),
+    /// A tensor moved into a partition of `tile` tiles (a `&mut Tensor` output).
+    Partition {
+        layout: &'a TensorLayout,
+        tile: &'a [i64],
+    },
+    /// A partition mapped for a persistent kernel's `MappedPartitionMut` output.
+    Mapped {
+        layout: &'a TensorLayout,
+        tile: &'a [i64],
+        map: &'a [i64],
+        num_tile_blocks: i64,
+    },
+    /// A scalar value (or, for a raw-pointer param, a device address as an int).
+    Scalar(Scalar),
+    /// A handle that was moved away (in Rust the type system rules this out; the Python
+    /// host checks it at launch, and the shared vectors carry such cases).
+    Moved(Handle),
+    /// Something that is no launch argument at all (its type name).
+    Other(&'a str),
+}
+
+/// Which kind of handle a moved argument was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handle {
+    Tensor,
+    Partition,
+    Mapped,
+}
+
+/// Everything `cuLaunchKernel` needs, computed and checked on the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchPlan {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem_bytes: u32,
+    pub param_buffer: Vec<u8>,
+    /// The tensors' device; None when no tensor is passed.
+    pub device: Option<i32>,
+}
+
+struct Bound<'a> {
+    param: &'a ParamSpec,
+    layout: Option<&'a TensorLayout>,
+    tile: &'a [i64],
+    value: Option<Scalar>,
+    num_tile_blocks: i64,
+}
+
+type Checked<T> = Result<T, LaunchError>;
+
+/// Check `args` against `spec` and compute the grid and the packed parameter buffer. `grid`
+/// is given exactly when no output defines it (a raw-pointer kernel).
+pub fn plan_launch(
+    spec: &ContractSpec,
+    args: &[PlanArg<'_>],
+    grid: Option<&[i64]>,
+) -> Checked<LaunchPlan> {
+    let kernel = spec.name();
+    if args.len() != spec.params.len() {
+        let names: Vec<&str> = spec.params.iter().map(|p| p.name.as_str()).collect();
+        return Err(LaunchError::new(
+            K::Arity,
+            kernel,
+            None,
+            format!("{} arguments ({})", spec.params.len(), names.join(", ")),
+            args.len().to_string(),
+        ));
+    }
+    let bound = spec
+        .params
+        .iter()
+        .zip(args)
+        .map(|(p, a)| bind(kernel, p, *a))
+        .collect::<Checked<Vec<_>>>()?;
+    let device = common_device(kernel, &bound)?;
+    for a in &spec.assumptions {
+        check_assumption(kernel, a, &bound[a.param])?;
+    }
+    check_exclusive_outputs(kernel, &bound)?;
+    let grid_params: Vec<&Bound<'_>> = spec.grid_outputs.iter().map(|&i| &bound[i]).collect();
+    let launch_grid = if spec.host_grid() {
+        host_grid(kernel, grid)?
+    } else if let Some(given) = grid {
+        return Err(LaunchError::new(
+            K::LaunchGrid,
+            kernel,
+            None,
+            "no grid argument",
+            py_tuple(given),
+        )
+        .detail("its outputs define the grid"));
+    } else if spec.persistent() {
+        persistent_grid(kernel, &grid_params)?
+    } else {
+        output_grid(kernel, &grid_params)?
+    };
+    if launch_grid[0] % spec.cluster_blocks != 0 {
+        return Err(LaunchError::new(
+            K::GridLimit,
+            kernel,
+            grid_params.first().map(|b| b.param.name.as_str()),
+            format!(
+                "grid axis 0 a multiple of the cubin's cluster of {} tile blocks",
+                spec.cluster_blocks
+            ),
+            launch_grid[0].to_string(),
+        ));
+    }
+    check_launch(kernel, spec, &bound, launch_grid)?;
+    Ok(LaunchPlan {
+        grid: launch_grid,
+        block: spec.block,
+        shared_mem_bytes: spec.shared_mem_bytes,
+        param_buffer: pack(kernel, spec, &bound)?,
+        device,
+    })
+}
+
+// ---- binding ------------------------------------------------------------------------------
+
+fn arg_name(arg: &PlanArg<'_>) -> String {
+    match arg {
+        PlanArg::Tensor(_) => "DeviceTensor".into(),
+        PlanArg::Partition { .. } => "Partition".into(),
+        PlanArg::Mapped { .. } => "MappedPartition".into(),
+        PlanArg::Scalar(Scalar::Bool(_)) => "bool".into(),
+        PlanArg::Scalar(Scalar::Int(_)) => "int".into(),
+        PlanArg::Scalar(Scalar::Float(_)) => "float".into(),
+        PlanArg::Moved(Handle::Tensor) => "DeviceTensor".into(),
+        PlanArg::Moved(Handle::Partition) => "Partition".into(),
+        PlanArg::Moved(Handle::Mapped) => "MappedPartition".into(),
+        PlanArg::Other(name) => (*name).into(),
+    }
+}
+
+fn bind<'a>(kernel: &str, param: &'a ParamSpec, arg: PlanArg<'a>) -> Checked<Bound<'a>> {
+    let mut b = Bound {
+        param,
+        layout: None,
+        tile: &[],
+        value: None,
+        num_tile_blocks: 0,
+    };
+    match param.kind {
+        ParamKind::Scalar => b.value = Some(scalar(kernel, param, arg)?),
+        ParamKind::Pointer => pointer(kernel, param, arg, &mut b)?,
+        ParamKind::TensorOut => {
+            let (layout, tile) = output_layout(kernel, param, arg)?;
+            check_tensor(kernel, param, layout)?;
+            check_output(kernel, param, layout, tile)?;
+            (b.layout, b.tile) = (Some(layout), tile);
+        }
+        ParamKind::TensorOutMapped => {
+            let (layout, tile, map, blocks) = mapped_output(kernel, param, arg)?;
+            check_tensor(kernel, param, layout)?;
+            check_output(kernel, param, layout, tile)?;
+            check_mapped(kernel, param, layout, tile, map, blocks)?;
+            (b.layout, b.tile, b.num_tile_blocks) = (Some(layout), tile, blocks);
+        }
+        ParamKind::TensorIn => {
+            let layout = input_layout(kernel, param, arg)?;
+            check_tensor(kernel, param, layout)?;
+            check_input_shape(kernel, param, layout)?;
+            b.layout = Some(layout);
+        }
+    }
+    Ok(b)
+}
+
+fn kind_error(kernel: &str, param: &ParamSpec, expected: &str, arg: &PlanArg<'_>) -> LaunchError {
+    LaunchError::new(
+        K::ArgumentKind,
+        kernel,
+        Some(&param.name),
+        expected,
+        arg_name(arg),
+    )
+}
+
+fn pointer<'a>(
+    kernel: &str,
+    param: &'a ParamSpec,
+    arg: PlanArg<'a>,
+    b: &mut Bound<'a>,
+) -> Checked<()> {
+    let expected = format!("a {} DeviceTensor or a device address (int)", param.dtype);
+    match arg {
+        PlanArg::Tensor(layout) => {
+            if layout.dtype != param.dtype {
+                return Err(LaunchError::new(
+                    K::DTypeMismatch,
+                    kernel,
+                    Some(&param.name),
+                    param.dtype.name(),
+                    layout.dtype.name(),
+                ));
+            }
+            b.layout = Some(layout);
+            b.value = Some(Scalar::Int(layout.ptr as i128));
+            Ok(())
+        }
+        PlanArg::Scalar(Scalar::Int(address)) => {
+            if !(0 < address && address < 1 << 64) {
+                return Err(LaunchError::new(
+                    K::ScalarValue,
+                    kernel,
+                    Some(&param.name),
+                    "a device address in [1, 2^64)",
+                    address.to_string(),
+                ));
+            }
+            b.value = Some(Scalar::Int(address));
+            Ok(())
+        }
+        PlanArg::Moved(Handle::Tensor) => Err(LaunchError::new(
+            K::MovedArgument,
+            kernel,
+            Some(&param.name),
+            expected,
+            "a tensor moved into a Partition",
+        )),
+        other => Err(kind_error(kernel, param, &expected, &other)),
+    }
+}
+
+fn output_layout<'a>(
+    kernel: &str,
+    param: &ParamSpec,
+    arg: PlanArg<'a>,
+) -> Checked<(&'a TensorLayout, &'a [i64])> {
+    let tiles = py_list(&param.tile_shape);
+    let expected = format!("a Partition of a {} tensor with tiles {tiles}", param.dtype);
+    match arg {
+        PlanArg::Partition { layout, tile } => Ok((layout, tile)),
+        PlanArg::Mapped { .. } | PlanArg::Moved(Handle::Mapped) => Err(kind_error(
+            kernel, param, &expected, &arg,
+        )
+        .detail("this output is not a MappedPartitionMut; pass the Partition (mapped.unmap())")),
+        PlanArg::Tensor(_) => Err(kind_error(kernel, param, &expected, &arg)
+            .detail(format!("pass tensor.partition({tiles})"))),
+        PlanArg::Moved(handle) => Err(LaunchError::new(
+            K::MovedArgument,
+            kernel,
+            Some(&param.name),
+            expected,
+            moved_text(handle),
+        )),
+        _ => Err(kind_error(kernel, param, &expected, &arg)
+            .detail("wrap it with DeviceTensor.wrap(obj).partition(tile_shape)")),
+    }
+}
+
+type MappedParts<'a> = (&'a TensorLayout, &'a [i64], &'a [i64], i64);
+
+fn mapped_output<'a>(
+    kernel: &str,
+    param: &ParamSpec,
+    arg: PlanArg<'a>,
+) -> Checked<MappedParts<'a>> {
+    let (tiles, groups) = (py_list(&param.tile_shape), py_list(&param.map_shape));
+    let expected = format!(
+        "a MappedPartition of a {} tensor with tiles {tiles}, map {groups}",
+        param.dtype
+    );
+    let how = format!("pass tensor.partition({tiles}).map({groups}, num_tile_blocks)");
+    match arg {
+        PlanArg::Mapped {
+            layout,
+            tile,
+            map,
+            num_tile_blocks,
+        } => Ok((layout, tile, map, num_tile_blocks)),
+        PlanArg::Partition { .. } => {
+            Err(kind_error(kernel, param, &expected, &arg).detail(format!(
+            "this output is a MappedPartitionMut; pass partition.map({groups}, num_tile_blocks)"
+        )))
+        }
+        PlanArg::Moved(handle) => Err(LaunchError::new(
+            K::MovedArgument,
+            kernel,
+            Some(&param.name),
+            expected,
+            moved_text(handle),
+        )),
+        _ => Err(kind_error(kernel, param, &expected, &arg).detail(how)),
+    }
+}
+
+fn input_layout<'a>(
+    kernel: &str,
+    param: &ParamSpec,
+    arg: PlanArg<'a>,
+) -> Checked<&'a TensorLayout> {
+    let expected = format!("a {} device tensor", param.dtype);
+    match arg {
+        PlanArg::Tensor(layout) => Ok(layout),
+        PlanArg::Partition { .. }
+        | PlanArg::Mapped { .. }
+        | PlanArg::Moved(Handle::Partition | Handle::Mapped) => {
+            Err(kind_error(kernel, param, &expected, &arg)
+                .detail("only outputs (&mut) take partitions"))
+        }
+        PlanArg::Moved(Handle::Tensor) => Err(LaunchError::new(
+            K::MovedArgument,
+            kernel,
+            Some(&param.name),
+            expected,
+            "a tensor moved into a Partition",
+        )
+        .detail("call partition.unpartition() first")),
+        _ => Err(kind_error(kernel, param, &expected, &arg)),
+    }
+}
+
+fn moved_text(handle: Handle) -> &'static str {
+    match handle {
+        Handle::Tensor => "a tensor already moved into a Partition",
+        Handle::Partition => "a consumed Partition",
+        Handle::Mapped => "a consumed MappedPartition",
+    }
+}
+
+// ---- per-argument checks ------------------------------------------------------------------
+
+fn check_tensor(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Checked<()> {
+    let name = Some(param.name.as_str());
+    if layout.dtype != param.dtype {
+        return Err(LaunchError::new(
+            K::DTypeMismatch,
+            kernel,
+            name,
+            param.dtype.name(),
+            layout.dtype.name(),
+        ));
+    }
+    if layout.ndim() != param.rank {
+        return Err(LaunchError::new(
+            K::RankMismatch,
+            kernel,
+            name,
+            param.rank.to_string(),
+            layout.ndim().to_string(),
+        ));
+    }
+    if layout.strides.iter().any(|&s| s < 0) {
+        return Err(LaunchError::new(
+            K::NegativeStride,
+            kernel,
+            name,
+            "strides >= 0",
+            py_list(&layout.strides),
+        ));
+    }
+    Ok(())
+}
+
+fn check_output(
+    kernel: &str,
+    param: &ParamSpec,
+    layout: &TensorLayout,
+    tile: &[i64],
+) -> Checked<()> {
+    let name = Some(param.name.as_str());
+    if !(1..=3).contains(&layout.ndim()) {
+        return Err(LaunchError::new(
+            K::OutputRank,
+            kernel,
+            name,
+            "rank 1..3",
+            layout.ndim().to_string(),
+        ));
+    }
+    if tile != param.tile_shape.as_slice() {
+        return Err(LaunchError::new(
+            K::TileShapeMismatch,
+            kernel,
+            name,
+            py_list(&param.tile_shape),
+            py_list(tile),
+        ));
+    }
+    if layout.shape.contains(&0) {
+        return Err(LaunchError::new(
+            K::EmptyOutput,
+            kernel,
+            name,
+            "every extent > 0",
+            py_list(&layout.shape),
+        ));
+    }
+    Ok(())
+}
+
+/// Tiles per axis: ceil(extent / tile).
+pub fn tile_grid(shape: &[i64], tile: &[i64]) -> Vec<i128> {
+    shape
+        .iter()
+        .zip(tile)
+        .map(|(&d, &t)| ceil_div(d as i128, t as i128))
+        .collect()
+}
+
+fn check_mapped(
+    kernel: &str,
+    param: &ParamSpec,
+    layout: &TensorLayout,
+    tile: &[i64],
+    map: &[i64],
+    blocks: i64,
+) -> Checked<()> {
+    let name = Some(param.name.as_str());
+    if map != param.map_shape.as_slice() {
+        return Err(LaunchError::new(
+            K::MapShapeMismatch,
+            kernel,
+            name,
+            py_list(&param.map_shape),
+            py_list(map),
+        )
+        .detail("the kernel was compiled for this MAP; map the partition with it"));
+    }
+    let tiles: i128 = tile_grid(&layout.shape, tile).iter().product();
+    if !(1 <= blocks as i128 && blocks as i128 <= tiles) {
+        return Err(LaunchError::new(
+            K::NumTileBlocks,
+            kernel,
+            name,
+            format!("1 <= num_tile_blocks <= {tiles} (the output's tiles)"),
+            blocks.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_input_shape(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Checked<()> {
+    for (&want, &got) in param.declared_shape.iter().zip(&layout.shape) {
+        if want != -1 && want != got {
+            let expected: Vec<String> = param
+                .declared_shape
+                .iter()
+                .map(|&d| {
+                    if d == -1 {
+                        "'*'".to_string()
+                    } else {
+                        d.to_string()
+                    }
+                })
+                .collect();
+            return Err(LaunchError::new(
+                K::ShapeMismatch,
+                kernel,
+                Some(&param.name),
+                py_list(&expected),
+                py_list(&layout.shape),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn scalar(kernel: &str, param: &ParamSpec, arg: PlanArg<'_>) -> Checked<Scalar> {
+    let expected = format!("a {} scalar", param.dtype);
+    let PlanArg::Scalar(value) = arg else {
+        return Err(kind_error(kernel, param, &expected, &arg));
+    };
+    let bad = || {
+        LaunchError::new(
+            K::ScalarValue,
+            kernel,
+            Some(&param.name),
+            expected.clone(),
+            value.repr(),
+        )
+    };
+    match param.dtype.class() {
+        Class::Bool => match value {
+            Scalar::Bool(b) => Ok(Scalar::Bool(b)),
+            Scalar::Int(v @ (0 | 1)) => Ok(Scalar::Bool(v == 1)),
+            _ => Err(bad()),
+        },
+        Class::Signed | Class::Unsigned => match value {
+            Scalar::Int(v) => {
+                let (low, high) = param.dtype.int_range().expect("an integer dtype");
+                if v < low || v > high {
+                    return Err(LaunchError::new(
+                        K::ScalarValue,
+                        kernel,
+                        Some(&param.name),
+                        format!("{} in [{low}, {high}]", param.dtype),
+                        v.to_string(),
+                    ));
+                }
+                Ok(Scalar::Int(v))
+            }
+            _ => Err(bad()),
+        },
+        Class::Float => match value {
+            Scalar::Int(v) => Ok(Scalar::Float(v as f64)),
+            Scalar::Float(v) => Ok(Scalar::Float(v)),
+            Scalar::Bool(_) => Err(bad()),
+        },
+    }
+}
+
+fn common_device(kernel: &str, bound: &[Bound<'_>]) -> Checked<Option<i32>> {
+    let mut device: Option<(i32, &str)> = None;
+    for b in bound {
+        let Some(layout) = b.layout else { continue };
+        match device {
+            None => device = Some((layout.device, &b.param.name)),
+            Some((d, first)) if d != layout.device => {
+                return Err(LaunchError::new(
+                    K::DeviceMismatch,
+                    kernel,
+                    Some(&b.param.name),
+                    format!("device {d} (as `{first}`)"),
+                    format!("device {}", layout.device),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(device.map(|(d, _)| d))
+}
+
+// ---- assumptions --------------------------------------------------------------------------
+
+fn check_assumption(kernel: &str, a: &AssumptionSpec, b: &Bound<'_>) -> Checked<()> {
+    let holds = match b.layout {
+        None => scalar_assumption_holds(a, b.value),
+        Some(layout) => tensor_assumption_holds(a, layout),
+    };
+    if holds {
+        return Ok(());
+    }
+    Err(LaunchError::new(
+        K::Assumption,
+        kernel,
+        Some(&b.param.name),
+        a.describe(&b.param.name),
+        assumption_actual(a, b),
+    )
+    .detail(
+        "the kernel assumes it (a declared precondition or request facts); pass arguments \
+         that meet it, or use a variant compiled without it",
+    ))
+}
+
+fn scalar_assumption_holds(a: &AssumptionSpec, value: Option<Scalar>) -> bool {
+    let number = match value {
+        Some(Scalar::Bool(v)) => v as i128,
+        Some(Scalar::Int(v)) => v,
+        Some(Scalar::Float(v)) => {
+            return a.kind != AssumptionKind::NonNeg || v >= 0.0;
+        }
+        None => 0,
+    };
+    if a.kind == AssumptionKind::NonNeg {
+        return number >= 0;
+    }
+    (-(1i128 << 31)..=I32_MAX).contains(&number)
+}
+
+fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
+    let value = a.value as i128;
+    match a.kind {
+        AssumptionKind::BaseAlign => (layout.ptr as i128).rem_euclid(value) == 0,
+        AssumptionKind::DimDiv => (layout.shape[a.axis] as i128).rem_euclid(value) == 0,
+        AssumptionKind::StrideDiv => (layout.strides[a.axis] as i128).rem_euclid(value) == 0,
+        AssumptionKind::StrideOne => layout.strides[a.axis] == 1,
+        AssumptionKind::StaticDim => layout.shape[a.axis] as i128 == value,
+        AssumptionKind::NonNeg => layout.shape.iter().chain(&layout.strides).all(|&v| v >= 0),
+        AssumptionKind::FitsI32 => {
+            let largest = layout
+                .shape
+                .iter()
+                .chain(&layout.strides)
+                .map(|&v| v as i128)
+                .max();
+            largest.unwrap_or(0).max(layout.element_span()) <= I32_MAX
+        }
+    }
+}
+
+fn assumption_actual(a: &AssumptionSpec, b: &Bound<'_>) -> String {
+    let Some(layout) = b.layout else {
+        return b
+            .value
+            .map(|v| python_str(&v))
+            .unwrap_or_else(|| "None".into());
+    };
+    match a.kind {
+        AssumptionKind::BaseAlign => format!("address {:#x}", layout.ptr),
+        AssumptionKind::DimDiv | AssumptionKind::StaticDim => {
+            format!("dim {}", layout.shape[a.axis])
+        }
+        AssumptionKind::StrideDiv | AssumptionKind::StrideOne => {
+            format!("stride {}", layout.strides[a.axis])
+        }
+        AssumptionKind::NonNeg => format!(
+            "shape {}, strides {}",
+            py_tuple(&layout.shape),
+            py_tuple(&layout.strides)
+        ),
+        AssumptionKind::FitsI32 => format!(
+            "shape {}, strides {}, element span {}",
+            py_tuple(&layout.shape),
+            py_tuple(&layout.strides),
+            layout.element_span()
+        ),
+    }
+}
+
+fn python_str(value: &Scalar) -> String {
+    value.repr()
+}
+
+// ---- aliasing -----------------------------------------------------------------------------
+
+/// True when distinct indices address distinct elements (conservative: may reject some
+/// exotic interleaved layouts that are in fact disjoint, never accepts a colliding one).
+pub fn elements_disjoint(shape: &[i64], strides: &[i64]) -> bool {
+    let mut axes: Vec<(i128, i128)> = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d > 1)
+        .map(|(&d, &s)| ((s as i128).abs(), d as i128))
+        .collect();
+    axes.sort_unstable();
+    let mut reach = 0i128;
+    for (stride, extent) in axes {
+        if stride <= reach {
+            return false;
+        }
+        reach += (extent - 1) * stride;
+    }
+    true
+}
+
+fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
+    for (i, out) in bound.iter().enumerate() {
+        let Some(layout) = out.layout.filter(|_| out.param.kind.is_output()) else {
+            continue;
+        };
+        if !elements_disjoint(&layout.shape, &layout.strides) {
+            return Err(LaunchError::new(
+                K::SelfOverlap,
+                kernel,
+                Some(&out.param.name),
+                "strides that give every element its own address",
+                format!(
+                    "shape {} with strides {}",
+                    py_list(&layout.shape),
+                    py_list(&layout.strides)
+                ),
+            ));
+        }
+        let (lo, hi) = layout.byte_extent();
+        if lo == hi {
+            continue;
+        }
+        for (j, other) in bound.iter().enumerate() {
+            let Some(other_layout) = other.layout.filter(|_| i != j) else {
+                continue;
+            };
+            let (other_lo, other_hi) = other_layout.byte_extent();
+            if other_lo < hi && lo < other_hi {
+                return Err(LaunchError::new(
+                    K::Overlap,
+                    kernel,
+                    Some(&out.param.name),
+                    "memory not shared with any other argument",
+                    format!(
+                        "bytes [{lo:#x}, {hi:#x}) overlapping `{}` [{other_lo:#x}, {other_hi:#x})",
+                        other.param.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---- grid ---------------------------------------------------------------------------------
+
+fn output_grid(kernel: &str, outputs: &[&Bound<'_>]) -> Checked<[u32; 3]> {
+    let mut grid: Option<([i128; 3], &str)> = None;
+    for out in outputs {
+        let layout = out.layout.expect("an output has a layout");
+        let axes = tile_grid(&layout.shape, out.tile);
+        let mut candidate = [1i128; 3];
+        candidate[..axes.len()].copy_from_slice(&axes);
+        match grid {
+            None => {
+                for (axis, (&size, &limit)) in candidate.iter().zip(&GRID_LIMITS).enumerate() {
+                    if size > limit {
+                        return Err(LaunchError::new(
+                            K::GridLimit,
+                            kernel,
+                            Some(&out.param.name),
+                            format!("grid axis {axis} <= {limit}"),
+                            size.to_string(),
+                        ));
+                    }
+                }
+                grid = Some((candidate, &out.param.name));
+            }
+            Some((first_grid, first)) if first_grid != candidate => {
+                return Err(LaunchError::new(
+                    K::GridMismatch,
+                    kernel,
+                    Some(&out.param.name),
+                    format!("grid {} (from `{first}`)", py_tuple(&first_grid)),
+                    format!("grid {}", py_tuple(&candidate)),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let (g, _) = grid.expect("a validated contract has a grid output");
+    Ok([g[0] as u32, g[1] as u32, g[2] as u32])
+}
+
+fn host_grid(kernel: &str, grid: Option<&[i64]>) -> Checked<[u32; 3]> {
+    let Some(axes) = grid else {
+        return Err(
+            LaunchError::new(K::LaunchGrid, kernel, None, "grid=(x, y, z)", "no grid")
+                .detail("no output defines this kernel's grid; pass it to the launch"),
+        );
+    };
+    if axes.len() != 3 {
+        return Err(LaunchError::new(
+            K::LaunchGrid,
+            kernel,
+            None,
+            "three ints (x, y, z)",
+            py_tuple(axes),
+        ));
+    }
+    for (axis, (&size, &limit)) in axes.iter().zip(&GRID_LIMITS).enumerate() {
+        if !(1 <= size as i128 && size as i128 <= limit) {
+            return Err(LaunchError::new(
+                K::LaunchGrid,
+                kernel,
+                None,
+                format!("1 <= grid axis {axis} <= {limit}"),
+                size.to_string(),
+            ));
+        }
+    }
+    Ok([axes[0] as u32, axes[1] as u32, axes[2] as u32])
+}
+
+fn persistent_grid(kernel: &str, mapped: &[&Bound<'_>]) -> Checked<[u32; 3]> {
+    let (blocks, first) = (mapped[0].num_tile_blocks, &mapped[0].param.name);
+    for out in &mapped[1..] {
+        if out.num_tile_blocks != blocks {
+            return Err(LaunchError::new(
+                K::GridMismatch,
+                kernel,
+                Some(&out.param.name),
+                format!("num_tile_blocks {blocks} (from `{first}`)"),
+                format!("num_tile_blocks {}", out.num_tile_blocks),
+            ));
+        }
+    }
+    if blocks as i128 > GRID_LIMITS[0] {
+        return Err(LaunchError::new(
+            K::GridLimit,
+            kernel,
+            Some(first),
+            format!("grid axis 0 <= {}", GRID_LIMITS[0]),
+            blocks.to_string(),
+        ));
+    }
+    Ok([blocks as u32, 1, 1])
+}
+
+// ---- launch checks ------------------------------------------------------------------------
+
+fn check_launch(
+    kernel: &str,
+    spec: &ContractSpec,
+    bound: &[Bound<'_>],
+    grid: [u32; 3],
+) -> Checked<()> {
+    if spec.launch_checks.is_empty() {
+        return Ok(());
+    }
+    let shapes: Vec<Option<&[i64]>> = bound
+        .iter()
+        .map(|b| b.layout.map(|l| l.shape.as_slice()))
+        .collect();
+    for check in &spec.launch_checks {
+        let lhs = check.lhs.evaluate(&shapes, grid);
+        let rhs = check.rhs.evaluate(&shapes, grid);
+        if lhs > rhs {
+            return Err(launch_check_error(kernel, spec, check, lhs, rhs));
+        }
+    }
+    Ok(())
+}
+
+fn launch_check_error(
+    kernel: &str,
+    spec: &ContractSpec,
+    check: &LaunchCheckSpec,
+    lhs: i128,
+    rhs: i128,
+) -> LaunchError {
+    let side = |text: String, value: i128| {
+        if text == value.to_string() {
+            text
+        } else {
+            format!("{text} = {value}")
+        }
+    };
+    LaunchError::new(
+        K::LaunchCheck,
+        kernel,
+        None,
+        side(check.lhs.describe(&spec.params), lhs),
+        side(check.rhs.describe(&spec.params), rhs),
+    )
+    .detail(check.cause.clone())
+}
+
+// ---- packing ------------------------------------------------------------------------------
+
+fn slot_value(role: Role, axis: usize, b: &Bound<'_>) -> Scalar {
+    if role == Role::Value || b.param.kind == ParamKind::Pointer {
+        return b.value.expect("a bound scalar or address");
+    }
+    let layout = b.layout.expect("a bound tensor");
+    let v = match role {
+        Role::Ptr => layout.ptr as i128,
+        Role::Dim => layout.shape[axis] as i128,
+        Role::PartDim => b.tile[axis] as i128,
+        _ => layout.strides[axis] as i128,
+    };
+    Scalar::Int(v)
+}
+
+fn pack(kernel: &str, spec: &ContractSpec, bound: &[Bound<'_>]) -> Checked<Vec<u8>> {
+    let mut buffer = vec![0u8; spec.param_buffer_bytes];
+    for slot in &spec.slots {
+        let b = &bound[slot.param];
+        let value = slot_value(slot.role, slot.axis, b);
+        let out = &mut buffer[slot.offset..slot.offset + slot.size];
+        if let Err(why) = pack_ctype(slot.ctype, value, out) {
+            return Err(LaunchError::new(
+                K::SlotValue,
+                kernel,
+                Some(&b.param.name),
+                format!(
+                    "{} axis {} representable as {}",
+                    slot.role.name(),
+                    slot.axis,
+                    slot.ctype
+                ),
+                value.repr(),
+            )
+            .detail(why));
+        }
+    }
+    Ok(buffer)
+}

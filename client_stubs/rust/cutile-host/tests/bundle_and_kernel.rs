@@ -1,0 +1,214 @@
+//! Bundles on disk and kernels built from them, without a GPU: both digests verified, the
+//! contract checked against its manifest entry, variants chosen by the arguments' facts, and
+//! raw-pointer kernels refused unless the caller opts in.
+
+use std::path::{Path, PathBuf};
+
+use cutile_host::artifacts::integrity::{contract_bytes, sha256_hex};
+use cutile_host::artifacts::Bundle;
+use cutile_host::proto::{Assumption, LaunchContract};
+use cutile_host::{plan_launch, validate_contract, DType, Error, Kernel, PlanArg, TensorLayout};
+use prost::Message;
+use serde_json::{json, Value};
+
+const CUBIN: &[u8] = b"\x7fELF a cubin for the tests";
+
+fn vector_contract(family: &str, name: &str) -> LaunchContract {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../../tests/vectors/launch/{family}.json"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let case = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap();
+    let bytes = hex::decode(case["contract_pb"].as_str().unwrap()).unwrap();
+    LaunchContract::decode(bytes.as_slice()).unwrap()
+}
+
+/// Write `contract` (under `stem`) into `dir` and return its manifest entry.
+fn write_entry(dir: &Path, stem: &str, contract: &LaunchContract, facts: Value) -> Value {
+    std::fs::write(dir.join(format!("{stem}.cubin")), CUBIN).unwrap();
+    let bytes = contract_bytes(contract);
+    std::fs::write(dir.join(format!("{stem}.contract.pb")), &bytes).unwrap();
+    json!({
+        "module": "kernel", "function": "add", "generics": {"B": 128}, "sm": "sm_90",
+        "cubin": format!("{stem}.cubin"), "contract": format!("{stem}.contract.pb"),
+        "cubin_sha256": sha256_hex(CUBIN), "contract_sha256": sha256_hex(&bytes), "facts": facts,
+    })
+}
+
+fn write_manifest(dir: &Path, kernels: Vec<Value>) {
+    let manifest = json!({"schema": 1, "kernels": kernels});
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+}
+
+fn aligned(dir: &Path) -> LaunchContract {
+    let mut c = vector_contract("accepted", "add");
+    // the variant for extents that are multiples of 8
+    for param in 0..3 {
+        c.assumptions.push(Assumption {
+            param,
+            kind: 2, // DIM_DIV
+            axis: 0,
+            value: 8,
+        });
+    }
+    let _ = dir;
+    c
+}
+
+#[test]
+fn a_bundle_entry_loads_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = vector_contract("accepted", "add");
+    write_manifest(
+        dir.path(),
+        vec![write_entry(dir.path(), "add", &contract, json!([]))],
+    );
+    let bundle = Bundle::open(dir.path()).unwrap();
+    let entry = bundle
+        .find("add", &[("B", "128")], Some("sm_90"), None)
+        .unwrap();
+    let loaded = bundle.load(entry).unwrap();
+    assert_eq!(loaded.cubin, CUBIN);
+    assert_eq!(loaded.contract, contract);
+    let kernel = Kernel::new(loaded.cubin, &loaded.contract, false).unwrap();
+    assert_eq!(kernel.name(), "add");
+    match bundle.find("add", &[("B", "256")], None, None) {
+        Err(Error::KernelNotFound(text)) => assert!(text.contains("kernel::add<B=128> for sm_90")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn tampering_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = vector_contract("accepted", "add");
+    let mut entry = write_entry(dir.path(), "add", &contract, json!([]));
+    write_manifest(dir.path(), vec![entry.clone()]);
+    std::fs::write(dir.path().join("add.cubin"), b"\x7fELF another").unwrap();
+    let bundle = Bundle::open(dir.path()).unwrap();
+    let found = bundle.find("add", &[], None, None).unwrap();
+    assert_eq!(
+        bundle.load(found).unwrap_err().kind_name(),
+        "IntegrityError"
+    );
+
+    std::fs::write(dir.path().join("add.cubin"), CUBIN).unwrap();
+    let mut changed = contract.clone();
+    changed.launch.as_mut().unwrap().param_buffer_bytes += 8;
+    std::fs::write(dir.path().join("add.contract.pb"), contract_bytes(&changed)).unwrap();
+    let bundle = Bundle::open(dir.path()).unwrap();
+    let found = bundle.find("add", &[], None, None).unwrap();
+    assert!(bundle
+        .load(found)
+        .unwrap_err()
+        .to_string()
+        .contains("contract sha256"));
+
+    entry["contract_sha256"] = json!("");
+    write_manifest(dir.path(), vec![entry.clone()]);
+    let bundle = Bundle::open(dir.path()).unwrap();
+    let found = bundle.find("add", &[], None, None).unwrap();
+    assert!(bundle
+        .load(found)
+        .unwrap_err()
+        .to_string()
+        .contains("no contract_sha256"));
+
+    entry["cubin"] = json!("../outside.cubin");
+    write_manifest(dir.path(), vec![entry]);
+    assert!(Bundle::open(dir.path())
+        .unwrap_err()
+        .to_string()
+        .contains("outside the bundle"));
+}
+
+#[test]
+fn variants_are_chosen_by_the_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let general = vector_contract("accepted", "add");
+    let special = aligned(dir.path());
+    let facts = json!([{"param": "z", "dim_divisors": [8]}, {"param": "x", "dim_divisors": [8]},
+                       {"param": "y", "dim_divisors": [8]}]);
+    write_manifest(
+        dir.path(),
+        vec![
+            write_entry(dir.path(), "general", &general, json!([])),
+            write_entry(dir.path(), "special", &special, facts),
+        ],
+    );
+    let bundle = Bundle::open(dir.path()).unwrap();
+    assert_eq!(
+        bundle.find("add", &[], None, None).unwrap_err().kind_name(),
+        "AmbiguousKernelError"
+    );
+    assert_eq!(
+        bundle
+            .find_general("add", &[], None, None)
+            .unwrap()
+            .specificity,
+        0
+    );
+    let layout = |ptr: u64, n: i64| TensorLayout::contiguous(ptr, &[n], DType::F32, 0);
+    let pick = |n: i64| {
+        let (z, x, y) = (layout(1 << 40, n), layout(2 << 40, n), layout(3 << 40, n));
+        let args = [
+            PlanArg::Partition {
+                layout: &z,
+                tile: &[128],
+            },
+            PlanArg::Tensor(&x),
+            PlanArg::Tensor(&y),
+        ];
+        bundle
+            .find_for("add", &[], None, None, &args, None)
+            .unwrap()
+            .specificity
+    };
+    assert_eq!(
+        pick(1024),
+        9,
+        "multiples of 8 take the specialized variant (log2 8 x 3)"
+    );
+    assert_eq!(pick(1001), 0, "others the general one");
+}
+
+#[test]
+fn raw_pointer_kernels_need_the_opt_in() {
+    let contract = vector_contract("pointers", "addresses");
+    let refused = Kernel::new(CUBIN.to_vec(), &contract, false).unwrap_err();
+    assert!(
+        refused.to_string().contains("raw pointers (`y`, `x`)"),
+        "{refused}"
+    );
+    let kernel = Kernel::new(CUBIN.to_vec(), &contract, true).unwrap();
+    assert!(kernel.spec().host_grid());
+    let spec = validate_contract(&contract).unwrap();
+    let args = [
+        PlanArg::Scalar(0x7f20_0000_0000i64.into()),
+        PlanArg::Scalar(0x7f10_0000_0000i64.into()),
+        PlanArg::Scalar(2.0f32.into()),
+        PlanArg::Scalar(4096.into()),
+    ];
+    assert_eq!(
+        plan_launch(&spec, &args, Some(&[4, 1, 1])).unwrap().grid,
+        [4, 1, 1]
+    );
+}
+
+#[test]
+fn unchecked_kernels_need_the_opt_in() {
+    let mut contract = vector_contract("accepted", "add");
+    contract
+        .safety
+        .get_or_insert_with(Default::default)
+        .unchecked_accesses = true;
+    assert!(Kernel::new(CUBIN.to_vec(), &contract, false)
+        .unwrap_err()
+        .to_string()
+        .contains("unchecked accesses"));
+    assert!(Kernel::new(CUBIN.to_vec(), &contract, true).is_ok());
+}
