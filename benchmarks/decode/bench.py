@@ -1,0 +1,496 @@
+"""Decode Qwen3-shaped models with our kernels next to torch (eager and CUDA graphs) on the GPU.
+
+    PYTHONPATH=. python3 -m benchmarks.decode.bench BUNDLE correctness [--model 4b]
+    PYTHONPATH=. python3 -m benchmarks.decode.bench BUNDLE speed [--runs 4b:1:1024,...]
+        [--json bench_results/decode.json]
+    compute-sanitizer --tool memcheck --error-exitcode 1 \\
+        python3 -m benchmarks.decode.bench BUNDLE memcheck
+
+BUNDLE is `python -m benchmarks.decode.build`'s folder. `correctness` prefills a seeded random
+prompt, decodes `--steps` greedy tokens with ours (CUDA graphs) and with torch eager and
+torch + CUDA graph, and checks: the prefill and first decode steps' logits agree within
+LOGIT_TOLERANCE, and the greedy tokens are identical. `speed` times `--steps` decode steps
+per run (model:batch:context, the KV cache holding `context` positions, filled with random
+keys and values, decode starting `--steps` before its end), ours next to torch, and the
+memory-bandwidth bound: (weights + KV cache bytes per step) / the measured copy bandwidth.
+`memcheck` runs the small model (prefill + a few graph-replayed decode steps, ours only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from benchmarks.decode import kernels as K
+from benchmarks.decode.config import MODELS, ModelConfig
+
+SEED = 1234
+# |ours - torch| on the logits of the prefill and the first decode steps, relative to the
+# largest |torch logit|: both run the same bf16 model, so they differ by accumulation order
+# and by the bf16 roundings that order flips, compounded over the layers
+LOGIT_TOLERANCE = 0.05
+CHECKED_STEPS = 4  # decode steps whose logits are compared (tokens: every step)
+STANDARD_RUNS = (
+    "4b:1:1024",
+    "4b:1:8192",
+    "4b:8:1024",
+    "4b:8:8192",
+    "4b:64:1024",
+    "4b:64:8192",
+    "32b:1:1024",
+)
+CORRECTNESS_CACHE = 256
+PROMPT = 16
+START = time.monotonic()
+
+
+def log(text: str) -> None:
+    print(f"[{time.monotonic() - START:7.1f}s] {text}", flush=True)
+
+
+@dataclass(frozen=True)
+class Run:
+    model: str
+    batch: int
+    context: int
+
+    @classmethod
+    def parse(cls, text: str) -> Run:
+        try:
+            model, batch, context = text.split(":")
+            run = cls(model, int(batch), int(context))
+        except ValueError:
+            raise SystemExit(
+                f"error: a run is MODEL:BATCH:CONTEXT (e.g. 4b:1:1024), got {text!r}"
+            ) from None
+        if model not in MODELS:
+            raise SystemExit(f"error: unknown model {model!r}; known: {sorted(MODELS)}")
+        if context != K.pow2_at_least(context):
+            raise SystemExit(f"error: context {context} must be a power of two (the cache length)")
+        return run
+
+    @property
+    def config(self) -> ModelConfig:
+        return MODELS[self.model]
+
+
+def required_specs(mode: str, runs: Sequence[Run]) -> list[K.Spec]:
+    """What each mode launches (the build step compiles the union for the standard runs)."""
+    if mode == "memcheck":
+        return K.specializations(MODELS["tiny"], 1, CORRECTNESS_CACHE)
+    if mode == "correctness":
+        return K.unique(
+            s for r in runs for s in K.specializations(r.config, r.batch, CORRECTNESS_CACHE)
+        )
+    return K.unique(
+        s for r in runs for s in K.specializations(r.config, r.batch, r.context, prefill=False)
+    )
+
+
+def check_bundle(bundle_path: Path, specs: Sequence[K.Spec]) -> object:
+    """Open the bundle and fail fast, naming every specialization it lacks."""
+    from client_stubs import Bundle
+
+    bundle = Bundle.open(bundle_path)
+    missing = [
+        s.label()
+        for s in specs
+        if not any(e.function == s.entry and e.matches(s.generic_map) for e in bundle.entries)
+    ]
+    if missing:
+        raise SystemExit(
+            f"error: {bundle_path} lacks {len(missing)} kernels, e.g. {missing[:4]}; rebuild it "
+            "with `python -m benchmarks.decode.build`"
+        )
+    return bundle
+
+
+# ---- setup --------------------------------------------------------------------------------
+
+
+def setup_weights(model: ModelConfig):
+    import torch
+
+    from benchmarks.decode.weights import random_weights
+
+    free, _ = torch.cuda.mem_get_info()
+    need = model.parameters() * 2
+    if need > free:
+        raise SystemExit(
+            f"error: {model.name} needs {need / 2**30:.1f} GiB, {free / 2**30:.1f} free"
+        )
+    log(f"{model.name}: {model.parameters() / 1e9:.2f} B parameters, random (seed {SEED})")
+    weights = random_weights(model, SEED, torch.bfloat16)
+    torch.cuda.synchronize()
+    return weights
+
+
+def copy_bandwidth() -> float:
+    """Device-to-device copy bandwidth in bytes/s (read + write counted) of a 4 GiB copy."""
+    import torch
+
+    from benchmarks.timing import median_seconds
+
+    n = 2**31
+    src = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    dst = torch.empty_like(src)
+    return 2 * n * 2 / median_seconds(lambda: dst.copy_(src), warmup=2, reps=5)
+
+
+def make_decoder(bundle, model, weights, rope, batch, cache_len, *, tune_context=None, caches=None):
+    import torch
+
+    from benchmarks.decode.model import Decoder, default_plan
+    from benchmarks.decode.tuning import tune
+
+    stream = torch.cuda.current_stream()
+    plan = default_plan(model, batch, cache_len)
+    if tune_context is not None:
+        log(f"tuning {model.name} at batch {batch}")
+        probe = Decoder(
+            bundle, model, weights, rope, batch, cache_len, plan, caches=caches, stream=stream
+        )
+        plan = tune(probe, tune_context, log)
+        del probe
+    decoder = Decoder(
+        bundle, model, weights, rope, batch, cache_len, plan, caches=caches, stream=stream
+    )
+    return decoder
+
+
+# ---- correctness --------------------------------------------------------------------------
+
+
+def _error(ours, theirs) -> float:
+    scale = float(theirs.float().abs().max()) or 1.0
+    return float((ours.float() - theirs.float()).abs().max()) / scale
+
+
+def correctness(bundle, model: ModelConfig, batch: int, steps: int) -> bool:
+    import torch
+
+    from benchmarks.decode.reference import Reference, rope_tables
+
+    weights = setup_weights(model)
+    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, "cuda")
+    ours = make_decoder(bundle, model, weights, rope, batch, CORRECTNESS_CACHE, tune_context=PROMPT)
+    ref = Reference(model, weights, batch, CORRECTNESS_CACHE, rope)
+    generator = torch.Generator().manual_seed(SEED)
+    prompt = torch.randint(0, model.vocab, (batch, PROMPT), generator=generator)
+    log(f"prefill: {batch} x {PROMPT} prompt tokens")
+    ours.prefill(prompt.tolist())
+    torch.cuda.synchronize()
+    ids = prompt.cuda()
+    theirs = ref.forward(ids, 0, exact=True)
+    ok = True
+    error = _error(ours.logits[0], theirs)
+    log(f"  prefill logits: max |ours - torch| / max |torch| = {error:.3g} (<= {LOGIT_TOLERANCE})")
+    ok &= error <= LOGIT_TOLERANCE
+    tok_ref = theirs.argmax(-1).int()
+    tok_ours = ours.a.tok.clone()
+    log(f"  first tokens: ours {tok_ours.tolist()} torch {tok_ref.tolist()}")
+    graphs = ours.capture()
+    log(f"captured decode graphs: {len(graphs['ab'].launches)} launches per step")
+    ours_tokens, ref_tokens = [tok_ours.tolist()], [tok_ref.tolist()]
+    position = PROMPT
+    for step in range(steps):
+        graphs["ab" if step % 2 == 0 else "ba"].replay(ours.stream, sync=True)
+        state = ours.b if step % 2 == 0 else ours.a
+        logits_ref = ref.forward(tok_ref[:, None].long(), position, exact=True)
+        if step < CHECKED_STEPS:
+            error = _error(ours.logits[0], logits_ref)
+            log(f"  step {step}: logits error {error:.3g}")
+            ok &= error <= LOGIT_TOLERANCE
+        tok_ref = logits_ref.argmax(-1).int()
+        ours_tokens.append(state.tok.tolist())
+        ref_tokens.append(tok_ref.tolist())
+        position += 1
+        if ours_tokens[-1] != ref_tokens[-1]:
+            top = torch.topk(logits_ref.float(), 2, dim=-1).values
+            margin = (top[:, 0] - top[:, 1]).min()
+            log(
+                f"  step {step}: tokens differ: ours {ours_tokens[-1]} torch {ref_tokens[-1]} "
+                f"(torch's top-2 margin {float(margin):.3g})"
+            )
+            ok = False
+            break
+    same = len(ours_tokens) - 1 if ours_tokens == ref_tokens else len(ours_tokens) - 2
+    log(f"  greedy tokens identical for {same} decode steps (of {steps})")
+    ok &= graph_matches_eager(ref, batch, prompt, ref_tokens, steps)
+    ours.close_graphs()
+    return bool(ok)
+
+
+def graph_matches_eager(ref, batch: int, prompt, expected: list, steps: int) -> bool:
+    """The reference's CUDA-graph decode gives the tokens its eager decode gave."""
+    import torch
+
+    from benchmarks.decode.reference import DecodeGraph
+
+    ref.forward(prompt.cuda(), 0, exact=True)  # the cache as the eager run had it
+    # the capture's two warm-up steps decode from the first state too (rewriting what the
+    # eager steps wrote, the same values), then the state is reset
+    tok = torch.tensor(expected[0], dtype=torch.int32, device="cuda")
+    pos = torch.full((1,), PROMPT, dtype=torch.int32, device="cuda")
+    graph = DecodeGraph(ref, tok, pos, exact=True)
+    tok.copy_(torch.tensor(expected[0], dtype=torch.int32))
+    pos.fill_(PROMPT)
+    got = [expected[0]]
+    for _ in range(min(steps, len(expected) - 1)):
+        graph.replay()
+        got.append(tok.tolist())
+    same = got == expected[: len(got)]
+    log(f"  torch + CUDA graph tokens {'match' if same else 'DIFFER from'} torch eager")
+    return same
+
+
+# ---- speed --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    model: str
+    batch: int
+    context: int
+    steps: int
+    ours_tps: float
+    torch_eager_tps: float
+    torch_graph_tps: float
+    bound_tps: float
+    step_bytes: int
+    copy_bandwidth: float
+    launches_per_step: int
+    plan: str
+
+
+def _elapsed(run_steps, repeats: int) -> float:
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(repeats):
+        run_steps()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3
+
+
+def _time_ours(bundle, run: Run, weights, rope, caches, start: int, tokens, steps: int):
+    """(tokens/s, launches per step, plan) of our decoder: two steps per graph replay."""
+    model, batch = run.config, run.batch
+    ours = make_decoder(
+        bundle, model, weights, rope, batch, run.context, tune_context=start, caches=caches
+    )
+    log("plan:\n" + ours.plan.describe())
+    graphs = ours.capture()
+    abba = graphs["abba"]
+    ours.set_state(tokens, start)
+    abba.replay(ours.stream, sync=True)  # warm-up
+    ours.set_state(tokens, start)
+    seconds = _elapsed(lambda: abba.replay(ours.stream), steps // 2)
+    tps = batch * 2 * (steps // 2) / seconds
+    final = ours.a.tok.tolist()
+    if not all(0 <= t < model.vocab for t in final):
+        raise RuntimeError(f"our decode produced token ids out of range: {final}")
+    launches = len(graphs["ab"].launches)
+    log(f"  ours: {tps:.1f} tokens/s ({launches} launches per step)")
+    ours.close_graphs()
+    return tps, launches, ours.plan.describe()
+
+
+def _time_torch(ref, tokens, start: int, steps: int, eager: bool) -> tuple[float, float]:
+    """(torch + CUDA graph tokens/s, torch eager tokens/s or 0)."""
+    import torch
+
+    from benchmarks.decode.reference import DecodeGraph
+
+    batch = ref.batch
+    tok = torch.tensor(tokens, dtype=torch.int32, device="cuda")
+    pos = torch.full((1,), start, dtype=torch.int32, device="cuda")
+    graph = DecodeGraph(ref, tok, pos, exact=False)  # its warm-up steps advance tok and pos
+    tok.copy_(torch.tensor(tokens, dtype=torch.int32))
+    pos.fill_(start)
+    graph_tps = batch * steps / _elapsed(graph.replay, steps)
+    log(f"  torch + CUDA graph: {graph_tps:.1f} tokens/s")
+    if not eager:
+        return graph_tps, 0.0
+    state = {"tok": torch.tensor(tokens, dtype=torch.int32, device="cuda"), "pos": start}
+    pos_dev = torch.tensor([start], dtype=torch.int32, device="cuda")
+
+    def eager_step() -> None:
+        hidden = ref.hidden(state["tok"][:, None], pos_dev, state["pos"] + 1)
+        state["tok"] = ref.logits(hidden[:, -1]).argmax(-1).int()
+        pos_dev.add_(1)
+        state["pos"] += 1
+
+    eager_step()  # warm-up
+    state["pos"] = start
+    pos_dev.fill_(start)
+    eager_tps = batch * steps / _elapsed(eager_step, steps)
+    log(f"  torch eager: {eager_tps:.1f} tokens/s")
+    return graph_tps, eager_tps
+
+
+def random_caches(model: ModelConfig, batch: int, cache_len: int):
+    """K and V caches [layers, B * KV heads, cache_len, D] of N(0, 1) values."""
+    import torch
+
+    shape = (model.layers, batch * model.kv_heads, cache_len, model.head_dim)
+    need = 2 * model.kv_bytes(batch, cache_len)
+    free, _ = torch.cuda.mem_get_info()
+    if need > free * 0.9:
+        raise RuntimeError(f"the KV cache needs {need / 2**30:.1f} GiB, {free / 2**30:.1f} free")
+    log(f"KV cache {need / 2**30:.1f} GiB (shared by ours and torch), random")
+    caches = tuple(torch.empty(shape, dtype=torch.bfloat16, device="cuda") for _ in "kv")
+    for cache in caches:
+        for layer in cache:
+            layer.normal_()
+    return caches
+
+
+def speed_run(bundle, run: Run, weights, bandwidth: float, steps: int, torch_eager: bool) -> Row:
+    """One run: ours, then torch, on the same weights and the same KV cache; decode starts
+    `steps` + 4 positions before the cache's end."""
+    import torch
+
+    from benchmarks.decode.reference import Reference, rope_tables
+
+    model, batch, cache_len = run.config, run.batch, run.context
+    log(f"run {run.model} batch {batch} context {cache_len}")
+    start = cache_len - steps - 4
+    caches = random_caches(model, batch, cache_len)
+    rope = rope_tables(model, cache_len, torch.bfloat16, "cuda")
+    generator = torch.Generator().manual_seed(SEED)
+    tokens = torch.randint(0, model.vocab, (batch,), generator=generator).tolist()
+    ours_tps, launches, plan = _time_ours(bundle, run, weights, rope, caches, start, tokens, steps)
+    ref = Reference(model, weights, batch, cache_len, rope, caches=caches)
+    graph_tps, eager_tps = _time_torch(ref, tokens, start, steps, torch_eager)
+    step_bytes = model.step_bytes(batch, start + steps // 2)
+    bound = batch * bandwidth / step_bytes
+    log(f"  bound: {bound:.1f} tokens/s ({step_bytes / 1e9:.2f} GB per step)")
+    return Row(
+        model.name,
+        batch,
+        cache_len,
+        steps,
+        ours_tps,
+        eager_tps,
+        graph_tps,
+        bound,
+        step_bytes,
+        bandwidth,
+        launches,
+        plan,
+    )
+
+
+def speed(bundle, runs: Sequence[Run], steps: int, torch_eager: bool) -> list[Row]:
+    import torch
+
+    bandwidth = copy_bandwidth()
+    log(f"copy bandwidth: {bandwidth / 1e12:.2f} TB/s")
+    rows = []
+    for name in dict.fromkeys(r.model for r in runs):
+        weights = setup_weights(MODELS[name])
+        for run in (r for r in runs if r.model == name):
+            try:
+                rows.append(speed_run(bundle, run, weights, bandwidth, steps, torch_eager))
+            except Exception as exc:  # one failing run still leaves the others
+                log(f"run {run} failed: {type(exc).__name__}: {exc}")
+                torch.cuda.empty_cache()
+        del weights
+        torch.cuda.empty_cache()
+    return rows
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    print(
+        "model      batch context | ours tok/s | torch eager | torch+graphs | bound "
+        "| ours/bound | ours/graphs"
+    )
+    for r in rows:
+        print(
+            f"{r.model:<10} {r.batch:>5} {r.context:>7} | {r.ours_tps:10.1f} | "
+            f"{r.torch_eager_tps:11.1f} | {r.torch_graph_tps:12.1f} | {r.bound_tps:5.0f} | "
+            f"{r.ours_tps / r.bound_tps:10.2f} | {r.ours_tps / r.torch_graph_tps:11.2f}",
+            flush=True,
+        )
+
+
+# ---- memcheck -----------------------------------------------------------------------------
+
+
+def memcheck(bundle, steps: int) -> bool:
+    import torch
+
+    from benchmarks.decode.reference import rope_tables
+
+    model = MODELS["tiny"]
+    weights = setup_weights(model)
+    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, "cuda")
+    ours = make_decoder(bundle, model, weights, rope, 1, CORRECTNESS_CACHE)
+    prompt = torch.randint(
+        0, model.vocab, (1, PROMPT + 3), generator=torch.Generator().manual_seed(SEED)
+    )
+    ours.prefill(prompt.tolist())  # a full chunk and a partial one
+    graphs = ours.capture()
+    for step in range(steps):
+        graphs["ab" if step % 2 == 0 else "ba"].replay(ours.stream, sync=True)
+    graphs["abba"].replay(ours.stream, sync=True)
+    tokens = ours.a.tok.tolist() + ours.b.tok.tolist()
+    ours.close_graphs()
+    ok = all(0 <= t < model.vocab for t in tokens)
+    log(f"memcheck workload {'ok' if ok else 'FAILED'}: tokens {tokens}")
+    return ok
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bundle", type=Path)
+    parser.add_argument("mode", choices=("correctness", "speed", "memcheck"))
+    parser.add_argument("--model", default="4b", choices=sorted(MODELS))
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--runs", help="comma-separated MODEL:BATCH:CONTEXT (speed)")
+    parser.add_argument("--steps", type=int, help="decode steps (default 32 / 64 / 4)")
+    parser.add_argument("--no-torch-eager", action="store_true", help="skip torch eager (speed)")
+    parser.add_argument("--json", type=Path, help="write the speed rows here (for BENCHMARKS.md)")
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("error: no CUDA device")
+    runs = [Run.parse(t) for t in (args.runs.split(",") if args.runs else STANDARD_RUNS)]
+    if args.mode == "correctness":
+        runs = [Run(args.model, args.batch, CORRECTNESS_CACHE)]
+    bundle = check_bundle(args.bundle, required_specs(args.mode, runs))
+    log(f"{torch.cuda.get_device_name()}, bundle {args.bundle}: every kernel present")
+    if args.mode == "memcheck":
+        return 0 if memcheck(bundle, args.steps or 4) else 1
+    if args.mode == "correctness":
+        ok = correctness(bundle, MODELS[args.model], args.batch, args.steps or 32)
+        log("correctness " + ("PASSED" if ok else "FAILED"))
+        return 0 if ok else 1
+    rows = speed(bundle, runs, args.steps or 64, not args.no_torch_eager)
+    print_table(rows)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "family": "decode",
+            "command": " ".join(["PYTHONPATH=. python3 -m benchmarks.decode.bench", *sys.argv[1:]]),
+            "device": torch.cuda.get_device_name(),
+            "torch": torch.__version__,
+            "rows": [asdict(r) for r in rows],
+        }
+        args.json.write_text(json.dumps(payload, indent=1))
+        log(f"wrote {args.json}")
+    return 0 if len(rows) == len(runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
