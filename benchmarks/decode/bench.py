@@ -70,8 +70,8 @@ class Run:
             ) from None
         if model not in MODELS:
             raise SystemExit(f"error: unknown model {model!r}; known: {sorted(MODELS)}")
-        if context != K.pow2_at_least(context):
-            raise SystemExit(f"error: context {context} must be a power of two (the cache length)")
+        if run.context != K.pow2_at_least(run.context) or run.batch < 1:
+            raise SystemExit(f"error: {text}: the context (cache length) must be a power of two")
         return run
 
     @property
