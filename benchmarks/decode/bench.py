@@ -32,6 +32,7 @@ from benchmarks.decode import kernels as K
 from benchmarks.decode.config import MODELS, ModelConfig
 
 SEED = 1234
+DEVICE = "cuda"  # the CPU test of this script sets "cpu" (with torch.cuda stood in)
 # |ours - torch| on the logits of the prefill and of every decode step, relative to the
 # largest |torch logit|: both run the same bf16 model, so they differ by accumulation order
 # and by the bf16 roundings that order flips, compounded over the layers
@@ -126,7 +127,7 @@ def setup_weights(model: ModelConfig):
             f"error: {model.name} needs {need / 2**30:.1f} GiB, {free / 2**30:.1f} free"
         )
     log(f"{model.name}: {model.parameters() / 1e9:.2f} B parameters, random (seed {SEED})")
-    weights = random_weights(model, SEED, torch.bfloat16)
+    weights = random_weights(model, SEED, torch.bfloat16, DEVICE)
     torch.cuda.synchronize()
     return weights
 
@@ -138,7 +139,7 @@ def copy_bandwidth() -> float:
     from benchmarks.timing import median_seconds
 
     n = 2**31
-    src = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    src = torch.empty(n, dtype=torch.bfloat16, device=DEVICE)
     dst = torch.empty_like(src)
     return 2 * n * 2 / median_seconds(lambda: dst.copy_(src), warmup=2, reps=5)
 
@@ -215,7 +216,7 @@ def correctness(bundle, model: ModelConfig, batch: int, steps: int) -> bool:
     from benchmarks.decode.reference import Reference, rope_tables
 
     weights = setup_weights(model)
-    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, "cuda")
+    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, DEVICE)
     ours = make_decoder(bundle, model, weights, rope, batch, CORRECTNESS_CACHE, tune_context=PROMPT)
     ref = Reference(model, weights, batch, CORRECTNESS_CACHE, rope)
     prompt = torch.randint(
@@ -223,7 +224,7 @@ def correctness(bundle, model: ModelConfig, batch: int, steps: int) -> bool:
     )
     log(f"prefill: {batch} x {PROMPT} prompt tokens")
     ours.prefill(prompt.tolist())
-    theirs = ref.forward(prompt.cuda(), 0, exact=True)
+    theirs = ref.forward(prompt.to(DEVICE), 0, exact=True)
     record = [_step(ours.logits[0], theirs, ours.a.tok)]
     graphs = ours.capture()
     log(f"captured decode graphs: {len(graphs['ab'].launches)} launches per step")
@@ -269,11 +270,11 @@ def graph_matches_eager(ref, prompt, fed_tokens: list, eager: list) -> bool:
 
     from benchmarks.decode.reference import DecodeGraph
 
-    ref.forward(prompt.cuda(), 0, exact=True)  # the prompt's cache again
+    ref.forward(prompt.to(DEVICE), 0, exact=True)  # the prompt's cache again
     # the capture's two warm-up steps decode from the first state, writing what the eager
     # steps wrote there; each replay below is fed the eager run's token
     tok = fed_tokens[0].clone()
-    pos = torch.full((1,), PROMPT, dtype=torch.int32, device="cuda")
+    pos = torch.full((1,), PROMPT, dtype=torch.int32, device=DEVICE)
     graph = DecodeGraph(ref, tok, pos, exact=True)
     worst = 0.0
     for step, (fed, expected) in enumerate(zip(fed_tokens, eager, strict=True)):
@@ -348,8 +349,8 @@ def _time_torch(ref, tokens, start: int, steps: int, eager: bool) -> tuple[float
     from benchmarks.decode.reference import DecodeGraph
 
     batch = ref.batch
-    tok = torch.tensor(tokens, dtype=torch.int32, device="cuda")
-    pos = torch.full((1,), start, dtype=torch.int32, device="cuda")
+    tok = torch.tensor(tokens, dtype=torch.int32, device=DEVICE)
+    pos = torch.full((1,), start, dtype=torch.int32, device=DEVICE)
     graph = DecodeGraph(ref, tok, pos, exact=False)  # its warm-up steps advance tok and pos
     tok.copy_(torch.tensor(tokens, dtype=torch.int32))
     pos.fill_(start)
@@ -357,8 +358,8 @@ def _time_torch(ref, tokens, start: int, steps: int, eager: bool) -> tuple[float
     log(f"  torch + CUDA graph: {graph_tps:.1f} tokens/s")
     if not eager:
         return graph_tps, 0.0
-    state = {"tok": torch.tensor(tokens, dtype=torch.int32, device="cuda"), "pos": start}
-    pos_dev = torch.tensor([start], dtype=torch.int32, device="cuda")
+    state = {"tok": torch.tensor(tokens, dtype=torch.int32, device=DEVICE), "pos": start}
+    pos_dev = torch.tensor([start], dtype=torch.int32, device=DEVICE)
 
     def eager_step() -> None:
         hidden = ref.hidden(state["tok"][:, None], pos_dev, state["pos"] + 1)
@@ -384,7 +385,7 @@ def random_caches(model: ModelConfig, batch: int, cache_len: int):
     if need > free * 0.9:
         raise RuntimeError(f"the KV cache needs {need / 2**30:.1f} GiB, {free / 2**30:.1f} free")
     log(f"KV cache {need / 2**30:.1f} GiB (shared by ours and torch), random")
-    caches = tuple(torch.empty(shape, dtype=torch.bfloat16, device="cuda") for _ in "kv")
+    caches = tuple(torch.empty(shape, dtype=torch.bfloat16, device=DEVICE) for _ in "kv")
     for cache in caches:
         for layer in cache:
             layer.normal_()
@@ -402,7 +403,7 @@ def speed_run(bundle, run: Run, weights, bandwidth: float, steps: int, torch_eag
     log(f"run {run.model} batch {batch} context {cache_len}")
     start = cache_len - steps - 4
     caches = random_caches(model, batch, cache_len)
-    rope = rope_tables(model, cache_len, torch.bfloat16, "cuda")
+    rope = rope_tables(model, cache_len, torch.bfloat16, DEVICE)
     generator = torch.Generator().manual_seed(SEED)
     tokens = torch.randint(0, model.vocab, (batch,), generator=generator).tolist()
     ours_tps, launches, plan = _time_ours(bundle, run, weights, rope, caches, start, tokens, steps)
@@ -470,7 +471,7 @@ def memcheck(bundle, steps: int) -> bool:
 
     model = MODELS["tiny"]
     weights = setup_weights(model)
-    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, "cuda")
+    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, DEVICE)
     ours = make_decoder(bundle, model, weights, rope, 1, CORRECTNESS_CACHE)
     prompt = torch.randint(
         0, model.vocab, (1, PROMPT + 3), generator=torch.Generator().manual_seed(SEED)

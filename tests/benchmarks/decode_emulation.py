@@ -19,8 +19,8 @@ import torch
 
 from client_stubs import DeviceTensor, Graph, Kernel
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
-from rust_examples.catalog import EXAMPLES
 from parser.spans import SourceFile
+from rust_examples.catalog import EXAMPLES
 from service.convert import contract_to_proto
 from tests.client_stubs.fake_driver import FakeDriver
 from tests.fake_cubin import fake_cubin
@@ -86,13 +86,13 @@ class Harness:
                 self.run((kernel, args))
             return prepared
 
-        def emulated_capture(cls, op, *, device=None):  # noqa: ANN001
+        def emulated_capture(cls, op, *, device=None):
             capture.clear()
             graph = capture_graph(cls, op, device=device)
             graph.emulated = list(capture)
             return graph
 
-        def emulated_replay(graph, stream=None, *, sync=False):  # noqa: ANN001
+        def emulated_replay(graph, stream=None, *, sync=False):
             for launch in graph.emulated:
                 self.run(launch)
             return replay(graph, stream, sync=sync)
@@ -213,9 +213,9 @@ def _attention_partial(g, acc_out, m_out, l_out, q, k, v, pos, scale_log2) -> No
             acc[bh, sl] = _e(p, vs) @ vs[bh, lo_k:hi_k].float()
 
 
-def _attention_merge(g, out, acc, m, l) -> None:
+def _attention_merge(g, out, acc, m, sums) -> None:
     groups, pt = int(g["G"]), int(g["PT"])
-    o, a, ms, ls = tensor(out), tensor(acc), tensor(m), tensor(l)
+    o, a, ms, ls = tensor(out), tensor(acc), tensor(m), tensor(sums)
     rows = pt * groups
     for bh in range(o.shape[0]):
         mm = ms[bh].view(-1, rows)

@@ -58,7 +58,9 @@ def test_prefill_and_graph_decode_match_the_reference(
         plan.projections[name] = K.Projection(plan.projections[name].spec, splits)
     plan.splits = 2 * splits
     ours, ref = _setup(bundle, plan)
-    prompt = torch.randint(0, SMALL.vocab, (BATCH, PROMPT), generator=torch.Generator().manual_seed(5))
+    prompt = torch.randint(
+        0, SMALL.vocab, (BATCH, PROMPT), generator=torch.Generator().manual_seed(5)
+    )
     ours.prefill(prompt.tolist())
     theirs = ref.forward(prompt, 0, exact=True)
     assert _close(ours.logits[0], theirs) < 0.02
@@ -96,7 +98,9 @@ def test_every_projection_candidate_passes_its_launch_checks(
             if name == "gate_up":
                 ours.swiglu(choice, ours.act, x, ours.w["layers.0.gate_up"]).sync()
             else:
-                part = torch.zeros(choice.splits, BATCH, ours.head.shape[0] if name == "lm_head" else SMALL.qkv_dim)
+                part = torch.zeros(
+                    choice.splits, BATCH, ours.head.shape[0] if name == "lm_head" else SMALL.qkv_dim
+                )
                 w = ours.head if name == "lm_head" else ours.w["layers.0.qkv"]
                 ours.projection(choice, part, x, w).sync()
                 expected = x.float() @ w.float().T
