@@ -602,4 +602,16 @@ mod kernel {
         let start: Tile<i32, { [1] }> = pos_in.partition(const_shape![1]).load([0i32]);
         pos_out.store(start + advance.broadcast(const_shape![1]));
     }
+
+    /// pos_out = pos_in + advance: the position step of a decode state whose token another
+    /// kernel chose (the f16 decoder over cutile-kernels' argmax, benchmarks/decode/).
+    #[cutile::entry()]
+    fn advance_position(
+        pos_out: &mut Tensor<i32, { [1] }>,
+        pos_in: &Tensor<i32, { [-1] }>,
+        advance: i32,
+    ) {
+        let start: Tile<i32, { [1] }> = pos_in.partition(const_shape![1]).load([0i32]);
+        pos_out.store(start + advance.broadcast(const_shape![1]));
+    }
 }
