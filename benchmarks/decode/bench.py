@@ -16,6 +16,8 @@ per run (model:batch:context, the KV cache holding `context` positions, filled w
 keys and values, decode starting `--steps` before its end), ours next to torch, and the
 memory-bandwidth bound: (weights + KV cache bytes per step) / the measured copy bandwidth.
 `memcheck` runs the small model (prefill + a few graph-replayed decode steps, ours only).
+`--f16` runs each mode with the f16 decoder over cutile-kernels' kernels
+(benchmarks/decode/model_f16.py; batch 1) next to torch in f16.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ STANDARD_RUNS = (
     "4b:64:8192",
     "32b:1:1024",
 )
+F16_RUNS = ("4b:1:1024", "4b:1:8192")  # the f16 decoder over cutile-kernels: batch 1
 CORRECTNESS_CACHE = 256
 PROMPT = 16
 START = time.monotonic()
@@ -81,33 +84,44 @@ class Run:
         return MODELS[self.model]
 
 
-def required_specs(mode: str, runs: Sequence[Run]) -> list[K.Spec]:
-    """What each mode launches (the build step compiles the union for the standard runs)."""
+def required_specs(mode: str, runs: Sequence[Run], f16: bool = False) -> list[object]:
+    """What each mode launches (the build step compiles the union for the standard runs):
+    our specializations, and with `f16` cutile-kernels' too."""
+    cache = {r: (r.context if mode == "speed" else CORRECTNESS_CACHE) for r in runs}
     if mode == "memcheck":
-        return K.specializations(MODELS["tiny"], 1, CORRECTNESS_CACHE)
-    if mode == "correctness":
-        return K.unique(
-            s for r in runs for s in K.specializations(r.config, r.batch, CORRECTNESS_CACHE)
-        )
+        runs = [Run("tiny", 1, CORRECTNESS_CACHE)]
+        cache = {runs[0]: CORRECTNESS_CACHE}
+    if f16:
+        ours = [s for r in runs for s in K.f16_specializations(r.config)]
+        cutile = [s for r in runs for s in K.cutile_specializations(r.config, cache[r])]
+        return K.unique([*ours, *cutile])
+    prefill = mode != "speed"
     return K.unique(
-        s for r in runs for s in K.specializations(r.config, r.batch, r.context, prefill=False)
+        s for r in runs for s in K.specializations(r.config, r.batch, cache[r], prefill=prefill)
     )
 
 
-def check_bundle(bundle_path: Path, specs: Sequence[K.Spec]) -> object:
+def check_bundle(bundle_path: Path, specs: Sequence[object]) -> object:
     """Open the bundle and fail fast, naming every specialization it lacks."""
     from client_stubs import Bundle
 
     bundle = Bundle.open(bundle_path)
-    missing = [
-        s.label()
-        for s in specs
-        if not any(e.function == s.entry and e.matches(s.generic_map) for e in bundle.entries)
-    ]
+
+    def present(spec) -> bool:
+        module = getattr(spec, "module", None)
+        function = getattr(spec, "function", None) or spec.entry
+        return any(
+            e.function == function
+            and (module is None or e.module == module)
+            and e.matches(spec.generic_map)
+            for e in bundle.entries
+        )
+
+    missing = [s.label() for s in specs if not present(s)]
     if missing:
         raise SystemExit(
             f"error: {bundle_path} lacks {len(missing)} kernels, e.g. {missing[:4]}; rebuild it "
-            "with `python -m benchmarks.decode.build`"
+            "with `python -m benchmarks.decode.build` (add --cutile-rs PATH for --f16)"
         )
     return bundle
 
@@ -115,7 +129,7 @@ def check_bundle(bundle_path: Path, specs: Sequence[K.Spec]) -> object:
 # ---- setup --------------------------------------------------------------------------------
 
 
-def setup_weights(model: ModelConfig):
+def setup_weights(model: ModelConfig, f16: bool = False):
     import torch
 
     from benchmarks.decode.weights import random_weights
@@ -127,7 +141,7 @@ def setup_weights(model: ModelConfig):
             f"error: {model.name} needs {need / 2**30:.1f} GiB, {free / 2**30:.1f} free"
         )
     log(f"{model.name}: {model.parameters() / 1e9:.2f} B parameters, random (seed {SEED})")
-    weights = random_weights(model, SEED, torch.bfloat16, DEVICE)
+    weights = random_weights(model, SEED, torch.float16 if f16 else torch.bfloat16, DEVICE)
     torch.cuda.synchronize()
     return weights
 
@@ -144,13 +158,38 @@ def copy_bandwidth() -> float:
     return 2 * n * 2 / median_seconds(lambda: dst.copy_(src), warmup=2, reps=5)
 
 
-def make_decoder(bundle, model, weights, rope, batch, cache_len, *, tune_context=None, caches=None):
+def make_decoder(
+    bundle,
+    model,
+    weights,
+    rope,
+    batch,
+    cache_len,
+    *,
+    tune_context=None,
+    caches=None,
+    f16=False,
+    with_logits=False,
+):
     import torch
 
     from benchmarks.decode.model import Decoder, default_plan
+    from benchmarks.decode.model_f16 import CutileKernelsDecoder
     from benchmarks.decode.tuning import tune
 
     stream = torch.cuda.current_stream()
+    if f16:
+        if batch != 1:
+            raise SystemExit("error: the f16 decoder (cutile-kernels) decodes batch 1 only")
+        return CutileKernelsDecoder(
+            bundle,
+            model,
+            weights,
+            cache_len,
+            with_logits=with_logits,
+            caches=caches,
+            stream=stream,
+        )
     plan = default_plan(model, batch, cache_len)
     if tune_context is not None:
         log(f"tuning {model.name} at batch {batch}")
@@ -207,7 +246,17 @@ def _step(ours_logits, theirs, ours_tok) -> Step:
     )
 
 
-def correctness(bundle, model: ModelConfig, batch: int, steps: int) -> bool:
+def _prefilled(ours, prompt):
+    """Prefill `ours` with prompt [B, P]; its decode graphs."""
+    if hasattr(ours, "plan"):  # ours: batched prefill chunks, then the graphs
+        ours.prefill(prompt.tolist())
+        return ours.capture()
+    graphs = ours.capture()  # the f16 decoder: the prompt through the decode step
+    ours.prefill(prompt[0].tolist(), graphs)
+    return graphs
+
+
+def correctness(bundle, model: ModelConfig, batch: int, steps: int, f16: bool = False) -> bool:
     """Prefill, then `steps` decode steps in lockstep (each decoder consumes torch's previous
     greedy token, so every step's logits are comparable). Until the first disagreement the
     lockstep tokens are exactly what both greedy decoders produce on their own."""
@@ -215,19 +264,29 @@ def correctness(bundle, model: ModelConfig, batch: int, steps: int) -> bool:
 
     from benchmarks.decode.reference import Reference, rope_tables
 
-    weights = setup_weights(model)
-    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, DEVICE)
-    ours = make_decoder(bundle, model, weights, rope, batch, CORRECTNESS_CACHE, tune_context=PROMPT)
+    weights = setup_weights(model, f16)
+    dtype = torch.float16 if f16 else torch.bfloat16
+    rope = rope_tables(model, CORRECTNESS_CACHE, dtype, DEVICE)
+    ours = make_decoder(
+        bundle,
+        model,
+        weights,
+        rope,
+        batch,
+        CORRECTNESS_CACHE,
+        tune_context=PROMPT,
+        f16=f16,
+        with_logits=True,
+    )
     ref = Reference(model, weights, batch, CORRECTNESS_CACHE, rope)
     prompt = torch.randint(
         0, model.vocab, (batch, PROMPT), generator=torch.Generator().manual_seed(SEED)
     )
     log(f"prefill: {batch} x {PROMPT} prompt tokens")
-    ours.prefill(prompt.tolist())
+    graphs = _prefilled(ours, prompt)
     theirs = ref.forward(prompt.to(DEVICE), 0, exact=True)
     record = [_step(ours.logits[0], theirs, ours.a.tok)]
-    graphs = ours.capture()
-    log(f"captured decode graphs: {len(graphs['ab'].launches)} launches per step")
+    log(f"decode graphs: {len(graphs['ab'].launches)} launches per step")
     fed, fed_tokens, eager = theirs.argmax(-1).int(), [], []
     for step in range(steps):
         src, dst = (ours.a, ours.b) if step % 2 == 0 else (ours.b, ours.a)
@@ -319,13 +378,24 @@ def _elapsed(run_steps, repeats: int) -> float:
     return start.elapsed_time(end) / 1e3
 
 
-def _time_ours(bundle, run: Run, weights, rope, caches, start: int, tokens, steps: int):
+def _time_ours(
+    bundle, run: Run, weights, rope, caches, start: int, tokens, steps: int, f16: bool = False
+):
     """(tokens/s, launches per step, plan) of our decoder: two steps per graph replay."""
     model, batch = run.config, run.batch
     ours = make_decoder(
-        bundle, model, weights, rope, batch, run.context, tune_context=start, caches=caches
+        bundle,
+        model,
+        weights,
+        rope,
+        batch,
+        run.context,
+        tune_context=start,
+        caches=caches,
+        f16=f16,
     )
-    log("plan:\n" + ours.plan.describe())
+    plan = ours.plan.describe() if not f16 else F16_PLAN
+    log("plan:\n" + plan)
     graphs = ours.capture()
     abba = graphs["abba"]
     ours.set_state(tokens, start)
@@ -339,7 +409,7 @@ def _time_ours(bundle, run: Run, weights, rope, caches, start: int, tokens, step
     launches = len(graphs["ab"].launches)
     log(f"  ours: {tps:.1f} tokens/s ({launches} launches per step)")
     ours.close_graphs()
-    return tps, launches, ours.plan.describe()
+    return tps, launches, plan
 
 
 def _time_torch(ref, tokens, start: int, steps: int, eager: bool) -> tuple[float, float]:
@@ -375,7 +445,7 @@ def _time_torch(ref, tokens, start: int, steps: int, eager: bool) -> tuple[float
     return graph_tps, eager_tps
 
 
-def random_caches(model: ModelConfig, batch: int, cache_len: int):
+def random_caches(model: ModelConfig, batch: int, cache_len: int, dtype):
     """K and V caches [layers, B * KV heads, cache_len, D] of N(0, 1) values."""
     import torch
 
@@ -385,14 +455,23 @@ def random_caches(model: ModelConfig, batch: int, cache_len: int):
     if need > free * 0.9:
         raise RuntimeError(f"the KV cache needs {need / 2**30:.1f} GiB, {free / 2**30:.1f} free")
     log(f"KV cache {need / 2**30:.1f} GiB (shared by ours and torch), random")
-    caches = tuple(torch.empty(shape, dtype=torch.bfloat16, device=DEVICE) for _ in "kv")
+    caches = tuple(torch.empty(shape, dtype=dtype, device=DEVICE) for _ in "kv")
     for cache in caches:
         for layer in cache:
             layer.normal_()
     return caches
 
 
-def speed_run(bundle, run: Run, weights, bandwidth: float, steps: int, torch_eager: bool) -> Row:
+F16_PLAN = (
+    "  cutile-kernels (f16, unchanged): embedding, QK-norm, QK-RoPE, KV write, split-K decode"
+    " attention + merge, SiLU-mul, LM head + argmax; ours: projections (gemv), RMSNorms,"
+    " position step"
+)
+
+
+def speed_run(
+    bundle, run: Run, weights, bandwidth: float, steps: int, torch_eager: bool, f16: bool = False
+) -> Row:
     """One run: ours, then torch, on the same weights and the same KV cache; decode starts
     `steps` + 4 positions before the cache's end."""
     import torch
@@ -402,18 +481,21 @@ def speed_run(bundle, run: Run, weights, bandwidth: float, steps: int, torch_eag
     model, batch, cache_len = run.config, run.batch, run.context
     log(f"run {run.model} batch {batch} context {cache_len}")
     start = cache_len - steps - 4
-    caches = random_caches(model, batch, cache_len)
-    rope = rope_tables(model, cache_len, torch.bfloat16, DEVICE)
+    dtype = torch.float16 if f16 else torch.bfloat16
+    caches = random_caches(model, batch, cache_len, dtype)
+    rope = rope_tables(model, cache_len, dtype, DEVICE)
     generator = torch.Generator().manual_seed(SEED)
     tokens = torch.randint(0, model.vocab, (batch,), generator=generator).tolist()
-    ours_tps, launches, plan = _time_ours(bundle, run, weights, rope, caches, start, tokens, steps)
+    ours_tps, launches, plan = _time_ours(
+        bundle, run, weights, rope, caches, start, tokens, steps, f16
+    )
     ref = Reference(model, weights, batch, cache_len, rope, caches=caches)
     graph_tps, eager_tps = _time_torch(ref, tokens, start, steps, torch_eager)
     step_bytes = model.step_bytes(batch, start + steps // 2)
     bound = batch * bandwidth / step_bytes
     log(f"  bound: {bound:.1f} tokens/s ({step_bytes / 1e9:.2f} GB per step)")
     return Row(
-        model.name,
+        model.name + (" (f16: cutile-kernels)" if f16 else ""),
         batch,
         cache_len,
         steps,
@@ -428,17 +510,19 @@ def speed_run(bundle, run: Run, weights, bandwidth: float, steps: int, torch_eag
     )
 
 
-def speed(bundle, runs: Sequence[Run], steps: int, torch_eager: bool) -> list[Row]:
+def speed(
+    bundle, runs: Sequence[Run], steps: int, torch_eager: bool, f16: bool = False
+) -> list[Row]:
     import torch
 
     bandwidth = copy_bandwidth()
     log(f"copy bandwidth: {bandwidth / 1e12:.2f} TB/s")
     rows = []
     for name in dict.fromkeys(r.model for r in runs):
-        weights = setup_weights(MODELS[name])
+        weights = setup_weights(MODELS[name], f16)
         for run in (r for r in runs if r.model == name):
             try:
-                rows.append(speed_run(bundle, run, weights, bandwidth, steps, torch_eager))
+                rows.append(speed_run(bundle, run, weights, bandwidth, steps, torch_eager, f16))
             except Exception as exc:  # one failing run still leaves the others
                 log(f"run {run} failed: {type(exc).__name__}: {exc}")
                 torch.cuda.empty_cache()
@@ -464,20 +548,22 @@ def print_table(rows: Sequence[Row]) -> None:
 # ---- memcheck -----------------------------------------------------------------------------
 
 
-def memcheck(bundle, steps: int) -> bool:
+def memcheck(bundle, steps: int, f16: bool = False) -> bool:
+    """The small model: prefill (a full chunk and a partial one; f16: token by token), then
+    `steps` single-step graph replays and one two-step replay."""
     import torch
 
     from benchmarks.decode.reference import rope_tables
 
     model = MODELS["tiny"]
-    weights = setup_weights(model)
-    rope = rope_tables(model, CORRECTNESS_CACHE, torch.bfloat16, DEVICE)
-    ours = make_decoder(bundle, model, weights, rope, 1, CORRECTNESS_CACHE)
+    weights = setup_weights(model, f16)
+    dtype = torch.float16 if f16 else torch.bfloat16
+    rope = rope_tables(model, CORRECTNESS_CACHE, dtype, DEVICE)
+    ours = make_decoder(bundle, model, weights, rope, 1, CORRECTNESS_CACHE, f16=f16)
     prompt = torch.randint(
         0, model.vocab, (1, PROMPT + 3), generator=torch.Generator().manual_seed(SEED)
     )
-    ours.prefill(prompt.tolist())  # a full chunk and a partial one
-    graphs = ours.capture()
+    graphs = _prefilled(ours, prompt)
     for step in range(steps):
         graphs["ab" if step % 2 == 0 else "ba"].replay(ours.stream, sync=True)
     graphs["abba"].replay(ours.stream, sync=True)
@@ -498,23 +584,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, help="decode steps (default 32 / 64 / 4)")
     parser.add_argument("--no-torch-eager", action="store_true", help="skip torch eager (speed)")
     parser.add_argument("--json", type=Path, help="write the speed rows here (for BENCHMARKS.md)")
+    parser.add_argument(
+        "--f16",
+        action="store_true",
+        help="the f16 decoder over cutile-kernels' kernels (batch 1; torch in f16)",
+    )
     args = parser.parse_args(argv)
     import torch
 
     if not torch.cuda.is_available():
         raise SystemExit("error: no CUDA device")
-    runs = [Run.parse(t) for t in (args.runs.split(",") if args.runs else STANDARD_RUNS)]
+    standard = F16_RUNS if args.f16 else STANDARD_RUNS
+    runs = [Run.parse(t) for t in (args.runs.split(",") if args.runs else standard)]
     if args.mode == "correctness":
         runs = [Run(args.model, args.batch, CORRECTNESS_CACHE)]
-    bundle = check_bundle(args.bundle, required_specs(args.mode, runs))
+    if args.f16 and any(r.batch != 1 for r in runs):
+        raise SystemExit("error: the f16 decoder (cutile-kernels) decodes batch 1 only")
+    bundle = check_bundle(args.bundle, required_specs(args.mode, runs, args.f16))
     log(f"{torch.cuda.get_device_name()}, bundle {args.bundle}: every kernel present")
     if args.mode == "memcheck":
-        return 0 if memcheck(bundle, args.steps or 4) else 1
+        return 0 if memcheck(bundle, args.steps or 4, args.f16) else 1
     if args.mode == "correctness":
-        ok = correctness(bundle, MODELS[args.model], args.batch, args.steps or 32)
+        ok = correctness(bundle, MODELS[args.model], args.batch, args.steps or 32, args.f16)
         log("correctness " + ("PASSED" if ok else "FAILED"))
         return 0 if ok else 1
-    rows = speed(bundle, runs, args.steps or 64, not args.no_torch_eager)
+    rows = speed(bundle, runs, args.steps or 64, not args.no_torch_eager, args.f16)
     print_table(rows)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,24 @@
 """Compile every kernel the decoder benchmark launches into one bundle folder (on the CPU
 machine, which has tileiras); copy the folder to the GPU host along with the repository.
 
-    python -m benchmarks.decode.build [OUT] [-j 2]      # default OUT: gpu_artifacts/decode
+    python -m benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH]
+                                                     # default OUT: gpu_artifacts/decode
 
 Only the specializations the runs need (`benchmarks.decode.kernels.specializations`): the
 speed runs of `bench.STANDARD_RUNS` (decode only), correctness at batch 1 for Qwen3-4B and
-Qwen3-32B shapes (prefill + decode, a 256-position cache) and the small memcheck model.
-Jobs run as parallel cutile-compile processes, each writing its own bundle folder, merged
-into OUT's manifest at the end; the artifact cache makes a rebuild quick.
+Qwen3-32B shapes (prefill + decode, a 256-position cache) and the small memcheck model. With
+a cutile-rs checkout (`--cutile-rs`, or CUTILE_RS), also the f16 decoder's kernels (its
+cutile-kernels specializations, compiled unchanged from the checkout, and ours in f16) for
+`bench.F16_RUNS`, correctness and memcheck. Jobs run as parallel cutile-compile processes,
+each writing its own bundle folder, merged into OUT's manifest at the end; the artifact cache
+makes a rebuild quick.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks.decode import kernels as K
-from benchmarks.decode.bench import CORRECTNESS_CACHE, STANDARD_RUNS, Run
+from benchmarks.decode.bench import CORRECTNESS_CACHE, F16_RUNS, STANDARD_RUNS, Run
 from benchmarks.decode.config import MODELS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,11 +46,20 @@ def bundle_specs(runs: Sequence[str] = STANDARD_RUNS) -> list[K.Spec]:
     return K.unique(specs)
 
 
-def job_argv(specs: Sequence[K.Spec], out: Path) -> list[str]:
-    """One cutile-compile command line for `specs` into `out`."""
+def f16_specs() -> tuple[list[K.Spec], list[K.CutileSpec]]:
+    """The f16 decoder's specializations: ours, and cutile-kernels'."""
+    runs = [(Run.parse(r).config, Run.parse(r).context) for r in F16_RUNS]
+    runs += [(MODELS["4b"], CORRECTNESS_CACHE), (MODELS["tiny"], CORRECTNESS_CACHE)]
+    ours = K.unique(s for model, _ in runs for s in K.f16_specializations(model))
+    cutile = K.unique(s for model, cache in runs for s in K.cutile_specializations(model, cache))
+    return ours, cutile  # type: ignore[return-value]
+
+
+def job_argv(specs: Sequence[K.Spec], out: Path, source: Path = SOURCE) -> list[str]:
+    """One cutile-compile command line for `specs` (all of one source file) into `out`."""
     entries = sorted({s.entry for s in specs})
     return [
-        str(SOURCE),
+        str(source),
         *(a for e in entries for a in ("--entry", e)),
         *(a for s in specs for a in ("--generics", s.cli())),
         *("--arch", "sm_90", "-o", str(out)),
@@ -68,32 +82,57 @@ def merge(parts: Sequence[Path], out: Path) -> int:
     return len(kernels)
 
 
+def jobs_for(
+    cutile_rs: Path | None, jobs: int
+) -> list[tuple[Path, list[K.Spec] | list[K.CutileSpec]]]:
+    """(source file, its specializations) per cutile-compile job: ours in `jobs` shares, and
+    with a checkout one job per cutile-kernels file."""
+    ours = bundle_specs()
+    work: list[tuple[Path, list]] = []
+    cutile: list[K.CutileSpec] = []
+    if cutile_rs is not None:
+        f16_ours, cutile = f16_specs()
+        ours = K.unique([*ours, *f16_ours])
+    work += [(SOURCE, ours[i :: max(1, jobs)]) for i in range(max(1, jobs))]
+    for path in sorted({s.path for s in cutile}):
+        work.append((cutile_rs / path, [s for s in cutile if s.path == path]))  # type: ignore[operator]
+    return [(source, specs) for source, specs in work if specs]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT)
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--cutile-rs", type=Path, help="a cutile-rs checkout (or CUTILE_RS)")
     parser.add_argument("--list", action="store_true", help="print the specializations only")
     args = parser.parse_args(argv)
-    specs = bundle_specs()
+    root = args.cutile_rs or (Path(os.environ["CUTILE_RS"]) if "CUTILE_RS" in os.environ else None)
+    if root is not None and not (root / K.CUTILE_SRC).is_dir():
+        print(f"error: {root} holds no {K.CUTILE_SRC}", file=sys.stderr)
+        return 2
+    work = jobs_for(root, args.jobs)
     if args.list:
-        print("\n".join(s.label() for s in specs))
+        print("\n".join(s.label() for _, specs in work for s in specs))
         return 0
+    if root is None:
+        print("no cutile-rs checkout (--cutile-rs / CUTILE_RS): the f16 decoder is left out")
     args.out.mkdir(parents=True, exist_ok=True)
-    jobs = max(1, args.jobs)
-    parts = [args.out / f".part{i}" for i in range(jobs)]
-    shares = [specs[i::jobs] for i in range(jobs)]
-    print(f"compiling {len(specs)} kernels in {jobs} jobs into {args.out}", flush=True)
+    parts = [args.out / f".part{i}" for i in range(len(work))]
+    total = sum(len(specs) for _, specs in work)
+    print(f"compiling {total} kernels in {len(work)} jobs into {args.out}", flush=True)
 
     def run(i: int) -> int:
-        command = [sys.executable, "-m", "service.batch_cli", *job_argv(shares[i], parts[i])]
+        source, specs = work[i]
+        argv = job_argv(specs, parts[i], source)  # type: ignore[arg-type]
+        command = [sys.executable, "-m", "service.batch_cli", *argv]
         return subprocess.run(command, cwd=REPO, check=False).returncode
 
-    with ThreadPoolExecutor(jobs) as pool:
-        codes = list(pool.map(run, range(jobs)))
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        codes = list(pool.map(run, range(len(work))))
     if any(codes):
         print(f"error: cutile-compile failed ({codes})", file=sys.stderr)
         return 1
-    count = merge([p for p, share in zip(parts, shares, strict=True) if share], args.out)
+    count = merge(parts, args.out)
     print(f"wrote {count} kernels to {args.out}", flush=True)
     return 0
 

@@ -195,3 +195,126 @@ def specializations(
 
 def unique(specs: Iterable[Spec]) -> list[Spec]:
     return list(dict.fromkeys(specs))
+
+
+# ---- the f16 decoder: cutile-kernels' Qwen3 kernels, unchanged, where they fit -------------
+
+# split-K decode attention of cutile-kernels: key tile, splits, merge chunk of D, load latency
+CUTILE_ATTENTION = {"BN": "64", "NUM_KV_SPLITS": "16", "CHUNK_D": "32", "LATENCY": "2"}
+CUTILE_ARGMAX_BLOCK = 4096  # argmax_reduce_blocks_to_u32 reduces up to this many blocks
+LM_HEAD_ROWS = 64  # lm_head_argmax_blocks_f16 handles 64 vocabulary rows per block
+F16_GEMV = ("8", "512", "3", "4")  # (BN, BK, LAT, OCC) of our f16 projections
+
+
+@dataclass(frozen=True)
+class CutileSpec:
+    """A kernel of cutile-rs's cutile-kernels crate: its file (relative to the checkout),
+    module, function and generics."""
+
+    path: str
+    module: str
+    function: str
+    generics: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, path: str, module: str, function: str, generics: Mapping[str, str]) -> CutileSpec:
+        return cls(path, module, function, tuple((k, str(v)) for k, v in generics.items()))
+
+    @property
+    def generic_map(self) -> dict[str, str]:
+        return dict(self.generics)
+
+    @property
+    def entry(self) -> str:
+        return f"{self.module}::{self.function}"
+
+    def cli(self) -> str:
+        return f"{self.entry}:" + ",".join(f"{k}={v}" for k, v in self.generics)
+
+    def label(self) -> str:
+        return f"{self.function}<{', '.join(f'{k}={v}' for k, v in self.generics)}>"
+
+
+CUTILE_SRC = "cutile-kernels/src/"
+
+
+def cutile_specializations(model: ModelConfig, cache_len: int) -> list[CutileSpec]:
+    """The cutile-kernels specializations of the f16 decoder (batch 1)."""
+    d, g = model.head_dim, model.group
+    a = CUTILE_ATTENTION
+    splits = int(a["NUM_KV_SPLITS"])
+    return [
+        CutileSpec.of(
+            CUTILE_SRC + "embeddings.rs",
+            "embedding_batch_f16_module",
+            "embedding_batch_f16",
+            {"D": model.hidden, "BLOCK_SIZE": EMBED_BD},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "norms.rs", "qk_norm_f16_module", "qk_norm_f16", {"N": d, "BLOCK_SIZE": d}
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "positional.rs",
+            "qk_rope_dynpos_f16_module",
+            "qk_rope_dynpos_f16",
+            {"D": d, "HALF_D": d // 2, "LATENCY": a["LATENCY"]},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "kv_cache.rs",
+            "kv_cache_update_seq_dynpos_f16_module",
+            "kv_cache_update_seq_dynpos_f16",
+            {"D": d, "BLOCK_SIZE": d, "MAX_SEQ": cache_len},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "attention.rs",
+            "fmha_decode_gqa_split_module",
+            "fmha_decode_gqa_split",
+            {"GROUP": g, "BN": a["BN"], "D": d, "NUM_KV_SPLITS": splits, "LATENCY": a["LATENCY"]},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "attention.rs",
+            "splitk_reduce_merge_module",
+            "splitk_reduce_merge",
+            {
+                "GROUP": g,
+                "D": d,
+                "CHUNK_D": a["CHUNK_D"],
+                "NUM_KV_SPLITS": splits,
+                "NS_GROUP": splits * g,
+                "LATENCY": a["LATENCY"],
+            },
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "pointwise.rs",
+            "silu_mul_2d_f16_module",
+            "silu_mul_2d_f16",
+            {"BLOCK_SIZE": 1024},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "argmax.rs",
+            "lm_head_argmax_blocks_f16_module",
+            "lm_head_argmax_blocks_f16",
+            {"K": model.hidden},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "argmax.rs",
+            "argmax_reduce_blocks_to_u32_module",
+            "argmax_reduce_blocks_to_u32",
+            {"BLOCK_SIZE": CUTILE_ARGMAX_BLOCK},
+        ),
+    ]
+
+
+def f16_specializations(model: ModelConfig) -> list[Spec]:
+    """Our kernels in the f16 decoder: the RMSNorms (cutile-kernels' take the hidden size as
+    their output tile, which is no power of two for Qwen3), the projections (cutile-kernels
+    has none: Grout calls cuBLAS) and the position step."""
+    hidden_tile = str(pow2_at_least(model.hidden))
+    norm = {"E": "f16", "HT": hidden_tile, "BK": str(NORM_BK)}
+    return [
+        Spec.of("rms_norm_hf", norm),
+        Spec.of("add_rms_norm_hf", norm),
+        _gemv("gemv", F16_GEMV, "f16", "f16"),
+        _gemv("gemv", F16_GEMV, "f16", "f32"),
+        Spec.of("advance_position", {}),
+    ]

@@ -12,7 +12,9 @@ double-buffering and the chunked prefill, against the torch reference.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import pytest
 import torch
@@ -39,22 +41,42 @@ class _Assembler:
 
 
 class FakeBundle:
-    """`Bundle.kernel` over decoder.rs compiled here (contracts real, cubins stand-ins)."""
+    """`Bundle.kernel` over decoder.rs (and, given a cutile-rs checkout, cutile-kernels'
+    modules) compiled here: contracts real, cubins stand-ins."""
 
-    def __init__(self) -> None:
+    def __init__(self, cutile_rs: Path | None = None) -> None:
         path = EXAMPLES / "decoder.rs"
         self.source = SourceFile("rust_examples/decoder.rs", path.read_text())
+        self.cutile_rs = cutile_rs
         self.kernels: dict[tuple, Kernel] = {}
 
-    def kernel(self, entry: str, generics: Mapping[str, str]) -> Kernel:
-        key = (entry, tuple(sorted(generics.items())))
+    def _source(self, module: str | None) -> SourceFile:
+        if module is None:
+            return self.source
+        assert self.cutile_rs is not None, "cutile-kernels need a cutile-rs checkout"
+        for path in sorted((self.cutile_rs / "cutile-kernels" / "src").rglob("*.rs")):
+            text = path.read_text()
+            if f"mod {module} " in text:
+                return SourceFile(str(path), text)
+        raise KeyError(module)
+
+    def kernel(
+        self,
+        entry: str,
+        generics: Mapping[str, str],
+        *,
+        module: str | None = None,
+        allow_unchecked: bool = False,
+    ) -> Kernel:
+        key = (module, entry, tuple(sorted(generics.items())))
         if key not in self.kernels:
-            request = CompileRequest((self.source,), entry, tuple(generics.items()))
+            name = entry if module is None else f"{module}::{entry}"
+            request = CompileRequest((self._source(module),), name, tuple(generics.items()))
             result = compile_kernel(request, stop_after=Stage.CUBIN, assembler=_Assembler())
             assert result.ok, result.diagnostics
             contract = contract_to_proto(result.contract)
             cubin = fake_cubin("sm_90", result.contract.entry_symbol)  # type: ignore[union-attr]
-            self.kernels[key] = Kernel(cubin, contract)
+            self.kernels[key] = Kernel(cubin, contract, allow_unchecked=allow_unchecked)
         return self.kernels[key]
 
 
@@ -245,6 +267,95 @@ def _greedy_step(g, token, pos_out, best, index, pos_in, advance) -> None:
     tensor(pos_out).copy_(tensor(pos_in) + advance)
 
 
+def _advance_position(g, pos_out, pos_in, advance) -> None:
+    tensor(pos_out).copy_(tensor(pos_in) + advance)
+
+
+# ---- cutile-kernels (cutile-rs), as their sources compute them -----------------------------
+
+
+def _cutile_embedding(g, token_ids, table, out) -> None:
+    tensor(out).copy_(tensor(table)[tensor(token_ids).long()])
+
+
+def _cutile_qk_norm(g, q, k, q_weight, k_weight, out, eps, num_q_rows) -> None:
+    o = tensor(out)
+    for rows, x, w in ((slice(0, num_q_rows), q, q_weight), (slice(num_q_rows, None), k, k_weight)):
+        xs = tensor(x).float()
+        inv = torch.rsqrt((xs * xs).sum(-1, keepdim=True) / xs.shape[-1] + eps)
+        o[rows] = (xs * inv * tensor(w).float()).to(o.dtype)
+
+
+def _cutile_qk_rope(g, q, k, inv_freq, position_start, out, num_q_heads) -> None:
+    o, x = tensor(out), torch.cat((tensor(q), tensor(k)), 1).float()
+    half = x.shape[-1] // 2
+    positions = int(tensor(position_start)[0]) + torch.arange(x.shape[0])
+    theta = (positions.float()[:, None] * tensor(inv_freq)[None, :])[:, None, :]
+    c, s = torch.cos(theta), torch.sin(theta)
+    lo, hi = x[..., :half], x[..., half:]
+    o.copy_(torch.cat((lo * c - hi * s, hi * c + lo * s), -1).to(o.dtype))
+
+
+def _cutile_kv_update(g, new_k, new_v, k_cache, v_cache, position_start, seq_len) -> None:
+    start = int(tensor(position_start)[0])
+    for cache, new in ((tensor(k_cache), tensor(new_k)), (tensor(v_cache), tensor(new_v))):
+        cache[:, start : start + seq_len] = new[:seq_len].transpose(0, 1)
+
+
+def _cutile_decode_split(g, q, k, v, att_out, lse_out, qk_scale, position_start) -> None:
+    groups, bn, splits = int(g["GROUP"]), int(g["BN"]), int(g["NUM_KV_SPLITS"])
+    att, lse = tensor(att_out), tensor(lse_out)
+    keys = int(tensor(position_start)[0]) + 1
+    scale = float(torch.tensor(qk_scale, dtype=torch.float16)) / math.log(2)
+    tiles = -(-keys // bn)
+    per = -(-tiles // splits)
+    for h in range(att.shape[0]):
+        qs = tensor(q)[h].float()
+        for s in range(splits):
+            lo, hi = s * per * bn, min((s + 1) * per, tiles) * bn
+            rows = slice(s * groups, (s + 1) * groups)
+            hi = min(hi, keys)
+            if lo >= hi:
+                att[h, rows], lse[h, rows] = 0.0, -1e30
+                continue
+            scores = qs @ tensor(k)[h, lo:hi].float().T * scale
+            m = scores.max(-1).values
+            p = torch.exp2(scores - m[:, None])
+            att[h, rows] = ((_e(p, att) @ tensor(v)[h, lo:hi].float()) / p.sum(-1)[:, None]).to(
+                att.dtype
+            )
+            lse[h, rows] = m + torch.log2(p.sum(-1))
+
+
+def _cutile_merge(g, att_partial, lse_partial, out) -> None:
+    groups, splits = int(g["GROUP"]), int(g["NUM_KV_SPLITS"])
+    att, lse, o = tensor(att_partial).float(), tensor(lse_partial), tensor(out)
+    heads, d = att.shape[0], att.shape[-1]
+    weights = torch.softmax(lse.view(heads, splits, groups) * math.log(2), 1)
+    merged = (weights[..., None] * att.view(heads, splits, groups, d)).sum(1)
+    o.copy_(merged.to(o.dtype))
+
+
+def _cutile_silu_mul(g, out, gate, up) -> None:
+    o, gt, ut = tensor(out), tensor(gate).float(), tensor(up).float()
+    o.copy_((torch.sigmoid(gt) * gt * ut).to(o.dtype))
+
+
+def _cutile_lm_head_argmax(g, weights, hidden, block_max, block_idx, vocab_size) -> None:
+    logits = tensor(weights).float() @ tensor(hidden)[0].float()
+    best, index = tensor(block_max), tensor(block_idx)
+    rows = 64
+    for b in range(best.shape[0]):
+        block = logits[b * rows : min((b + 1) * rows, vocab_size)]
+        best[b] = block.max()
+        index[b] = int((block == block.max()).int().argmax()) + b * rows
+
+
+def _cutile_argmax_reduce(g, block_max, block_idx, out, num_blocks) -> None:
+    best, index = tensor(block_max)[:num_blocks], tensor(block_idx)[:num_blocks]
+    tensor(out)[0] = index[best == best.max()].min()
+
+
 EMULATORS: dict[str, Callable[..., None]] = {
     "embedding": _embedding,
     "rms_norm_hf": _rms_norm,
@@ -258,4 +369,14 @@ EMULATORS: dict[str, Callable[..., None]] = {
     "attention_merge": _attention_merge,
     "argmax_partial": _argmax_partial,
     "greedy_step": _greedy_step,
+    "advance_position": _advance_position,
+    "embedding_batch_f16": _cutile_embedding,
+    "qk_norm_f16": _cutile_qk_norm,
+    "qk_rope_dynpos_f16": _cutile_qk_rope,
+    "kv_cache_update_seq_dynpos_f16": _cutile_kv_update,
+    "fmha_decode_gqa_split": _cutile_decode_split,
+    "splitk_reduce_merge": _cutile_merge,
+    "silu_mul_2d_f16": _cutile_silu_mul,
+    "lm_head_argmax_blocks_f16": _cutile_lm_head_argmax,
+    "argmax_reduce_blocks_to_u32": _cutile_argmax_reduce,
 }

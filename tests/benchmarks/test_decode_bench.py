@@ -19,7 +19,7 @@ from benchmarks.decode import bench, reference  # noqa: E402
 from benchmarks.decode.config import MODELS  # noqa: E402
 from benchmarks.write_benchmarks_md import render  # noqa: E402
 from tests.benchmarks.decode_emulation import FakeBundle, Harness  # noqa: E402
-from tests.benchmarks.test_decode_host import SMALL  # noqa: E402
+from tests.benchmarks.test_decode_host import CUTILE_RS, SMALL  # noqa: E402
 
 
 class _Event:
@@ -103,3 +103,23 @@ def test_memcheck_mode_runs_prefill_and_graph_decode(
 ) -> None:
     assert bench.main(["B", "memcheck", "--steps", "2"]) == 0
     assert "memcheck workload ok" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(
+    not (CUTILE_RS / "cutile-kernels").is_dir(), reason="no cutile-rs checkout (CUTILE_RS)"
+)
+def test_f16_modes_run_the_decoder_over_cutile_kernels(
+    cpu_bench: FakeBundle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cpu_bench.cutile_rs = CUTILE_RS
+    argv = ["B", "correctness", "--f16", "--model", "small", "--steps", "2"]
+    assert bench.main(argv) == 0
+    assert "correctness PASSED" in capsys.readouterr().out
+    out = tmp_path / "decode_f16.json"
+    argv = ["B", "speed", "--f16", "--runs", "small:1:64", "--steps", "4", "--json", str(out)]
+    assert bench.main(argv) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["model"] == "small (f16: cutile-kernels)" and row["ours_tps"] > 0
+    assert bench.main(["B", "memcheck", "--f16", "--steps", "2"]) == 0
+    with pytest.raises(SystemExit, match="batch 1 only"):
+        bench.main(["B", "speed", "--f16", "--runs", "small:2:64"])

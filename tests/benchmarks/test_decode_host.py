@@ -6,6 +6,9 @@ prompt of one full and one partial prefill chunk."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -105,3 +108,40 @@ def test_every_projection_candidate_passes_its_launch_checks(
                 ours.projection(choice, part, x, w).sync()
                 expected = x.float() @ w.float().T
                 assert _close(part.sum(0), expected) < 1e-5, choice.label()
+
+
+CUTILE_RS = Path(os.environ.get("CUTILE_RS", "/work/cutile-rs"))
+
+
+@pytest.mark.skipif(
+    not (CUTILE_RS / "cutile-kernels").is_dir(), reason="no cutile-rs checkout (CUTILE_RS)"
+)
+def test_f16_decoder_over_cutile_kernels_matches_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.decode.model_f16 import CutileKernelsDecoder
+
+    harness = Harness(monkeypatch)
+    bundle = FakeBundle(CUTILE_RS)
+    weights = random_weights(SMALL, 3, torch.float16, device="cpu")
+    rope = rope_tables(SMALL, CACHE, torch.float16, "cpu")
+    ours = CutileKernelsDecoder(bundle, SMALL, weights, CACHE, with_logits=True)  # type: ignore[arg-type]
+    ref = Reference(SMALL, weights, 1, CACHE, rope)
+    prompt = torch.randint(0, SMALL.vocab, (1, 5), generator=torch.Generator().manual_seed(5))
+    graphs = ours.capture()
+    ours.prefill(prompt[0].tolist(), graphs)
+    theirs = ref.forward(prompt, 0, exact=True)
+    assert _close(ours.logits[0], theirs) < 0.02
+    assert ours.a.tok.tolist() == theirs.argmax(-1).int().tolist()
+    assert int(ours.a.pos[0]) == 5
+    tok, position = theirs.argmax(-1), 5
+    for step in range(3):
+        graphs["ab" if step % 2 == 0 else "ba"].replay(sync=True)
+        state = ours.b if step % 2 == 0 else ours.a
+        theirs = ref.forward(tok[:, None], position, exact=True)
+        assert _close(ours.logits[0], theirs) < 0.02, step
+        tok, position = theirs.argmax(-1), position + 1
+        assert state.tok.tolist() == tok.int().tolist(), step
+    ours.close_graphs()
+    used = set(harness.launches)
+    assert {"fmha_decode_gqa_split", "qk_rope_dynpos_f16", "lm_head_argmax_blocks_f16"} <= used
