@@ -171,7 +171,7 @@ def load_checkpoint(
 def _as_torch(tensor: Stored) -> torch.Tensor:
     import torch
 
-    data = np.ascontiguousarray(tensor.data)
+    data = np.array(tensor.data)  # one tensor at a time, writable (torch.from_numpy wants that)
     if tensor.dtype == "BF16":
         return torch.from_numpy(data.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(data)
