@@ -69,13 +69,21 @@ def _kernel(entry: BundleEntry, device: int):
     return kernel, kernel.generics
 
 
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def _e(g: dict[str, str], key: str = "E") -> torch.dtype:
+    """The entry's element type (bf16, or f16 for the f16 decoder's specializations)."""
+    return DTYPES[g.get(key, "bf16")]
+
+
 @pytest.mark.parametrize("entry", _entries("embedding"))
 def test_embedding(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     bd = int(g["BD"])
-    table = randn(1000, 3 * bd, dtype=torch.bfloat16, seed=1)
+    table = randn(1000, 3 * bd, dtype=_e(g), seed=1)
     ids = torch.randint(0, 1000, (7,), device="cuda", generator=_g(2), dtype=torch.int32)
-    out = torch.zeros(7, 3 * bd, device="cuda", dtype=torch.bfloat16)
+    out = torch.zeros(7, 3 * bd, device="cuda", dtype=_e(g))
     kernel(view(out).partition((1, bd)), view(ids), view(table), sync=True)
     close(out, emulate("embedding", g, out, ids, table)[0], 0.0)
 
@@ -88,7 +96,7 @@ def _hidden(g: dict[str, str]) -> int:
 def test_rms_norm(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     h = _hidden(g)
-    x, w = randn(5, h, dtype=torch.bfloat16, seed=1), randn(h, dtype=torch.bfloat16, seed=2)
+    x, w = randn(5, h, dtype=_e(g), seed=1), randn(h, dtype=_e(g), seed=2)
     out = torch.zeros_like(x)
     kernel(view(out).partition((1, int(g["HT"]))), view(x), view(w), 1e-6, sync=True)
     close(out, emulate("rms_norm_hf", g, out, x, w, 1e-6)[0], BF16)
@@ -98,8 +106,8 @@ def test_rms_norm(entry: BundleEntry, device: int) -> None:
 def test_add_rms_norm(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     h, tile = _hidden(g), (1, int(g["HT"]))
-    res = randn(5, h, dtype=torch.bfloat16, seed=1)
-    part, w = randn(3, 5, h, seed=2), randn(h, dtype=torch.bfloat16, seed=3)
+    res = randn(5, h, dtype=_e(g), seed=1)
+    part, w = randn(3, 5, h, seed=2), randn(h, dtype=_e(g), seed=3)
     res_out, out = torch.zeros_like(res), torch.zeros_like(res)
     args = (view(res_out).partition(tile), view(out).partition(tile), view(res), view(part))
     kernel(*args, view(w), 1e-6, sync=True)
@@ -114,10 +122,11 @@ def test_projection_split_k(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     bm, bn, bk = int(g.get("BM", "1")), int(g["BN"]), int(g["BK"])
     m, n, k = (2 if bm == 1 else bm + 3), 9 * bn + bn // 2, 5 * bk
-    x, w = randn(m, k, dtype=torch.bfloat16, seed=1), randn(n, k, dtype=torch.bfloat16, seed=2)
-    part = torch.zeros(3, m, n, device="cuda")
+    x, w = randn(m, k, dtype=_e(g), seed=1), randn(n, k, dtype=_e(g), seed=2)
+    part = torch.zeros(3, m, n, device="cuda", dtype=_e(g, "O"))
     kernel(view(part).partition((1, bm, bn)), view(x), view(w), sync=True)
-    close(part, emulate(entry.function, g, part, x, w)[0], F32)
+    tolerance = F32 if g["O"] == "f32" else BF16
+    close(part, emulate(entry.function, g, part, x, w)[0], tolerance)
 
 
 @pytest.mark.parametrize("entry", _entries("gemv_swiglu", "linear_swiglu"))
@@ -125,9 +134,9 @@ def test_swiglu_projection(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     bm, bn, bk = int(g.get("BM", "1")), int(g["BN"]), int(g["BK"])
     m, inter, k = (2 if bm == 1 else bm + 3), 11 * bn + 3, 3 * bk
-    x = randn(m, k, dtype=torch.bfloat16, seed=1)
-    w = (randn(2, inter, k, seed=2) / math.sqrt(k)).to(torch.bfloat16) * 4
-    act = torch.zeros(m, inter, device="cuda", dtype=torch.bfloat16)
+    x = randn(m, k, dtype=_e(g), seed=1)
+    w = (randn(2, inter, k, seed=2) / math.sqrt(k)).to(_e(g)) * 4
+    act = torch.zeros(m, inter, device="cuda", dtype=_e(g))
     kernel(view(act).partition((bm, bn)), view(x), view(w), sync=True)
     close(act, emulate(entry.function, g, act, x, w)[0], BF16)
 
@@ -145,11 +154,11 @@ def _q_view(q: torch.Tensor, batch: int, tokens: int, hkv: int) -> torch.Tensor:
     return q.view(tokens, hkv, -1).transpose(0, 1)
 
 
-def _rope(positions: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _rope(positions: int, d: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     from benchmarks.decode.reference import rope_tables
 
     config = SimpleNamespace(head_dim=d, rope_theta=1e6)
-    return rope_tables(config, positions, torch.bfloat16, "cuda")  # type: ignore[arg-type]
+    return rope_tables(config, positions, dtype, "cuda")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("entry", _entries("qkv_rope"))
@@ -159,10 +168,10 @@ def test_qkv_rope(entry: BundleEntry, device: int) -> None:
     batch, tokens = _sequences(g)
     start = sc // 2 - tokens
     qkv = randn(2, batch * tokens, (hkv * groups + 2 * hkv) * d, seed=1)
-    qw, kw = ((1 + 0.1 * randn(d, seed=s)).to(torch.bfloat16) for s in (5, 6))
-    cos, sin = _rope(sc, d)
-    q = torch.zeros(batch * tokens, hkv * groups * d, device="cuda", dtype=torch.bfloat16)
-    kc, vc = (randn(batch * hkv, sc, d, dtype=torch.bfloat16, seed=s) for s in (3, 4))
+    qw, kw = ((1 + 0.1 * randn(d, seed=s)).to(_e(g)) for s in (5, 6))
+    cos, sin = _rope(sc, d, _e(g))
+    q = torch.zeros(batch * tokens, hkv * groups * d, device="cuda", dtype=_e(g))
+    kc, vc = (randn(batch * hkv, sc, d, dtype=_e(g), seed=s) for s in (3, 4))
     pos = torch.tensor([start], device="cuda", dtype=torch.int32)
     q3 = _q_view(q, batch, tokens, hkv)
     want = emulate("qkv_rope", g, q3, kc, vc, qkv, qw, kw, cos, sin, pos, tokens, 1e-6)
@@ -184,8 +193,8 @@ def test_attention_partial_and_merge(entry: BundleEntry, device: int) -> None:
     hkv, (batch, tokens), splits = 2, _sequences(g), 3
     rows, sc = pt * groups, 8 * bn
     start = 5 * bn + 7 - tokens
-    q = randn(batch * tokens, hkv * groups * d, dtype=torch.bfloat16, seed=1)
-    kc, vc = (randn(batch * hkv, sc, d, dtype=torch.bfloat16, seed=s) for s in (2, 3))
+    q = randn(batch * tokens, hkv * groups * d, dtype=_e(g), seed=1)
+    kc, vc = (randn(batch * hkv, sc, d, dtype=_e(g), seed=s) for s in (2, 3))
     pos = torch.tensor([start], device="cuda", dtype=torch.int32)
     acc = torch.zeros(batch * hkv, splits * rows, d, device="cuda")
     m_max, l_sum = (torch.zeros(batch * hkv, splits * rows, device="cuda") for _ in "ml")
@@ -244,7 +253,7 @@ def test_attention_merge(entry: BundleEntry, device: int) -> None:
     m_max[:, :rows] = -1e30  # an empty split
     l_sum = randn(batch * hkv, splits * rows, seed=3).abs() + 0.5
     l_sum[:, :rows] = 0.0
-    att = torch.zeros(batch * tokens, hkv * groups * d, device="cuda", dtype=torch.bfloat16)
+    att = torch.zeros(batch * tokens, hkv * groups * d, device="cuda", dtype=_e(g))
     att3 = _q_view(att, batch, tokens, hkv)
     kernel(
         view(att3).partition((1, pt, groups * d)), view(acc), view(m_max), view(l_sum), sync=True
@@ -288,3 +297,12 @@ def test_greedy_step(entry: BundleEntry, device: int) -> None:
     want = emulate("greedy_step", g, token, pos_out, best, index, pos_in, 3)
     close(token, want[0], 0.0)
     assert int(pos_out[0]) == 80
+
+
+@pytest.mark.parametrize("entry", _entries("advance_position"))
+def test_advance_position(entry: BundleEntry, device: int) -> None:
+    kernel, _ = _kernel(entry, device)
+    pos_in = torch.tensor([41], device="cuda", dtype=torch.int32)
+    pos_out = torch.zeros(1, device="cuda", dtype=torch.int32)
+    kernel(view(pos_out).partition((1,)), view(pos_in), 16, sync=True)
+    assert int(pos_out[0]) == 57
