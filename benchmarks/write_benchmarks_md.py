@@ -15,6 +15,9 @@ from pathlib import Path
 
 ORDER = ("element-wise add", "softmax and RMSNorm", "GEMM", "flash attention")
 CUTILE_PYTHON = "cuTile Python"  # benchmarks/bench_cutile_python.py: compared, not a target
+DECODE = "decode"  # benchmarks/decode/bench.py: tokens/s of whole models, its own table
+# issue 16's targets: (model, batch, least ours / bound, least ours / torch + CUDA graphs)
+DECODE_TARGETS = (("Qwen3-4B", 1, 0.80, 1.00), ("Qwen3-32B", 1, 0.80, None))
 HEADER = """# Benchmarks
 
 Our kernels (compiled by cutile-serve from `rust_examples/`, the fastest of the declared
@@ -49,7 +52,7 @@ def targets(results: Sequence[Mapping[str, object]]) -> str:
     found = {
         (row["case"], row["shape"]): row["torch_s"] / row["ours_s"]
         for result in results
-        if result["family"] != CUTILE_PYTHON
+        if result["family"] not in (CUTILE_PYTHON, DECODE)
         for row in result["rows"]  # type: ignore[attr-defined]
     }
     lines = [
@@ -132,14 +135,57 @@ def cutile_python_table(cutile: Mapping[str, object], ours: Sequence[Mapping[str
     return "\n".join(lines) + "\n"
 
 
+def decode_table(result: Mapping[str, object]) -> str:
+    """Tokens/s of the decoder (ours), torch eager and torch + CUDA graphs, the bandwidth
+    bound, and issue 16's targets on the batch-1 rows."""
+    rows = result["rows"]
+    assert isinstance(rows, list)
+    lines = [
+        "## Decode: Qwen3-shaped models",
+        "",
+        "Every operation of ours is a kernel of rust_examples/decoder.rs, the decode step a CUDA",
+        "graph (benchmarks/decode/); torch runs the same model on the same weights and KV cache.",
+        "The bound is (weight + KV-cache bytes per step) / the measured copy bandwidth.",
+        "",
+        f"`{result['command']}` on {result['device']}, torch {result['torch']}",
+        "",
+        "| model | batch | context | ours (tok/s) | torch eager | torch + graphs | bound "
+        "| ours / bound | ours / torch + graphs | target met |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        of_bound = row["ours_tps"] / row["bound_tps"]
+        versus = row["ours_tps"] / row["torch_graph_tps"] if row["torch_graph_tps"] else 0.0
+        eager = f"{row['torch_eager_tps']:.1f}" if row["torch_eager_tps"] else "not run"
+        lines.append(
+            f"| {row['model']} | {row['batch']} | {row['context']} | {row['ours_tps']:.1f} "
+            f"| {eager} | {row['torch_graph_tps']:.1f} | {row['bound_tps']:.1f} "
+            f"| {of_bound:.2f} | {versus:.2f} | {_decode_target(row, of_bound, versus)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _decode_target(row: Mapping[str, object], of_bound: float, versus: float) -> str:
+    for model, batch, bound, torch_graphs in DECODE_TARGETS:
+        if row["model"] == model and row["batch"] == batch:
+            ok = of_bound >= bound and (torch_graphs is None or versus >= torch_graphs)
+            wanted = f">= {bound:.2f} of bound" + (
+                f", >= {torch_graphs:.2f}x torch + graphs" if torch_graphs else ""
+            )
+            return ("yes" if ok else "no") + f" ({wanted})"
+    return ""
+
+
 def render(results: Sequence[Mapping[str, object]]) -> str:
-    ours = [r for r in results if r["family"] != CUTILE_PYTHON]
+    ours = [r for r in results if r["family"] not in (CUTILE_PYTHON, DECODE)]
     ranked = sorted(
         ours, key=lambda r: ORDER.index(r["family"]) if r["family"] in ORDER else len(ORDER)
     )
     text = HEADER + "\n" + targets(ranked) + "".join("\n" + table(r) for r in ranked)
     for cutile in (r for r in results if r["family"] == CUTILE_PYTHON):
         text += "\n" + cutile_python_table(cutile, ranked)
+    for decode in (r for r in results if r["family"] == DECODE):
+        text += "\n" + decode_table(decode)
     return text
 
 

@@ -138,3 +138,47 @@ def test_cutile_python_rows_sit_next_to_ours_and_are_no_target() -> None:
     assert "| gemm f16 | 256x256x256 | TFLOP/s |  | 2.00 | 2.00 |  |" in text
     # the target still reads our row (0.91), not cuTile Python's (0.83)
     assert "| gemm f16 | 8192x8192x8192 | 0.95 | 0.91 | no (-0.04) |" in text
+
+
+def _decode_row(model: str, batch: int, ours: float, graphs: float, bound: float) -> dict:
+    return {
+        "model": model,
+        "batch": batch,
+        "context": 1024,
+        "steps": 64,
+        "ours_tps": ours,
+        "torch_eager_tps": 0.0,
+        "torch_graph_tps": graphs,
+        "bound_tps": bound,
+        "step_bytes": 8_000_000_000,
+        "copy_bandwidth": 4.3e12,
+        "launches_per_step": 292,
+        "plan": "",
+    }
+
+
+DECODE = {
+    "family": "decode",
+    "command": "PYTHONPATH=. python3 -m benchmarks.decode.bench B speed --json decode.json",
+    "device": "NVIDIA H200",
+    "torch": "2.11",
+    "rows": [
+        _decode_row("Qwen3-4B", 1, 430.0, 400.0, 500.0),
+        _decode_row("Qwen3-32B", 1, 50.0, 55.0, 66.0),
+        _decode_row("Qwen3-4B", 64, 6000.0, 5000.0, 9000.0),
+    ],
+}
+
+
+def test_decode_rows_get_their_own_table_and_the_issue_16_targets() -> None:
+    text = render([GEMM, DECODE])
+    assert text.index("## GEMM") < text.index("## Decode: Qwen3-shaped models")
+    # 430 / 500 = 0.86 of the bound, 1.08x torch + graphs: both batch-1 targets met
+    assert (
+        "| Qwen3-4B | 1 | 1024 | 430.0 | not run | 400.0 | 500.0 | 0.86 | 1.07 "
+        "| yes (>= 0.80 of bound, >= 1.00x torch + graphs) |" in text
+    )
+    assert "| Qwen3-32B | 1 | 1024 | 50.0 | not run | 55.0 | 66.0 | 0.76 | 0.91 | no (" in text
+    assert "| Qwen3-4B | 64 | 1024 | 6000.0 | not run | 5000.0 | 9000.0 | 0.67 | 1.20 |  |" in text
+    # the kernel targets table ignores decode rows
+    assert "| gemm f16 | 8192x8192x8192 | 0.95 |" in text
