@@ -56,10 +56,13 @@ _SEVERITY = {1: "error", 2: "warning", 3: "note", 4: "help"}
 
 def request_key(request: compile_pb2.CompileRequest) -> str:
     """The local cache key: sha256 of the request's deterministic serialization, ignoring
-    `options.skip_cache` (which changes how, not what, is compiled)."""
+    `options.skip_cache` (which changes how, not what, is compiled) and the file names (the
+    same sources under another name compile to the same artifact)."""
     keyed = compile_pb2.CompileRequest()
     keyed.CopyFrom(request)
     keyed.options.skip_cache = False
+    for source in keyed.sources:
+        source.name = ""
     return hashlib.sha256(keyed.SerializeToString(deterministic=True)).hexdigest()
 
 

@@ -1,9 +1,13 @@
 """Content-addressed artifact cache: the request key and the on-disk store.
 
 The key is SHA-256 over a canonical, length-prefixed encoding of everything that decides
-the cubin: a domain tag, the compiler version, every source (name and text), the entry,
-the generics, target, opt level, host arch, lineinfo and the tileiras fingerprint. Bump
-`KEY_DOMAIN` to invalidate every entry at once.
+the cubin: a domain tag, the compiler version, every source's text (in order: the entry's
+file first), the entry, the generics, target, opt level, host arch, lineinfo and the
+tileiras fingerprint. File names are not part of it: they decide no byte of the cubin or the
+contract (whose `source_sha256` covers the texts only), so `add.rs`, `/abs/path/add.rs` and
+the base name `cutile-compile --server` sends give one key, one cache entry and one bundle
+file name; only diagnostics, which are never cached, name the file as the user gave it.
+Bump `KEY_DOMAIN` to invalidate every entry at once.
 
 `DiskCache` stores one file per key, `<root>/<key[:2]>/<key>.artifact`, written atomically
 (temp file in the same folder, fsync, `os.replace`). Each file starts with a header holding
@@ -43,7 +47,7 @@ from lowering.pipeline import COMPILER_VERSION, CompileRequest
 
 log = logging.getLogger(__name__)
 
-KEY_DOMAIN = "cutile-serve-request-v3"
+KEY_DOMAIN = "cutile-serve-request-v4"  # v4: file names left out
 APP_DIR = "cutile-serve"
 
 _MAGIC = b"CTSVART1"
@@ -100,9 +104,7 @@ def canonical_encoding(
 def _key_fields(
     request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
 ) -> list[bytes]:
-    sources: list[bytes] = []
-    for source in request.sources:
-        sources += [source.name.encode("utf-8"), source.data]
+    sources = [source.data for source in request.sources]  # content, not the path
     fields: list[str] = [request.entry, str(len(request.generics))]
     for name, value in sorted(request.generics):
         fields += [name, value]

@@ -215,6 +215,14 @@ def test_request_key_ignores_skip_cache():
     assert request_key(a) == request_key(b) != request_key(c)
 
 
+def test_request_key_depends_on_the_sources_not_their_names():
+    a = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", file_name="add.rs")
+    b = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", file_name="/abs/k/add.rs")
+    c = CompileClient.build_request(SOURCE + " ", "add", {"B": 1}, "sm_90", file_name="add.rs")
+    assert request_key(a) == request_key(b) != request_key(c)
+    assert b.sources[0].name == "/abs/k/add.rs"  # the request still names the file
+
+
 def test_specialize_for_measures_the_tensors_into_the_request_and_its_key():
     x = DeviceTensor(0x7F00_0000_0000, (1000, 256), dtype="f16")
     plain = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90")

@@ -324,8 +324,7 @@ def test_fact_variants_sit_next_to_the_general_kernel_and_the_client_picks(
 
 
 def _bundle(out: Path) -> list[tuple]:
-    """Each kernel of a bundle: what identifies it, its source and its cubin's bytes (file
-    names hold the request key, which covers the file names the server saw)."""
+    """Each kernel of a bundle: what identifies it, its source and its cubin's bytes."""
     manifest = json.loads((out / MANIFEST_NAME).read_text())
     return [
         (k["function"], k["sm"], k["generics"], k["source"], (out / k["cubin"]).read_bytes())
@@ -538,3 +537,31 @@ def test_server_builds_the_same_variants(tileiras, start_server, add_rs, tmp_pat
     assert _bundle(remote_out) == _bundle(local_out)
     facts = [k["facts"] for k in json.loads((remote_out / MANIFEST_NAME).read_text())["kernels"]]
     assert len(facts) == 2 and facts[0] == [] and facts[1]
+
+
+def test_keys_and_file_names_depend_on_content_not_the_path(
+    tileiras, start_server, add_rs, tmp_path: Path, monkeypatch
+) -> None:
+    """The same source compiled by a relative path, an absolute path and through --server
+    (which sends base names) gets one key, one set of file names and one contract."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "add.rs").write_text(add_rs.read_text())
+    monkeypatch.chdir(folder)
+    argv = ["--entry", "add", "--generics", "B=128", "--specialize", "none"]
+    server = start_server(CompileEngine(tileiras))
+    runs = {
+        "relative": ["add.rs", *argv, "--no-cache"],
+        "absolute": [str(folder / "add.rs"), *argv, "--no-cache"],
+        "served": ["add.rs", *argv, "--server", server.target],
+    }
+    seen = {}
+    for name, args in runs.items():
+        out = tmp_path / name
+        assert main([*args, "-o", str(out)]) == 0
+        (kernel,) = json.loads((out / MANIFEST_NAME).read_text())["kernels"]
+        contract = (out / kernel["contract"]).read_bytes()
+        seen[name] = (kernel["request_key"], kernel["cubin"], kernel["contract"], contract)
+        assert kernel["source"] == args[0]  # the manifest keeps the path as given
+    assert seen["relative"] == seen["absolute"] == seen["served"]
+    assert seen["relative"][1].startswith(f"add-{seen['relative'][0][:8]}-")
