@@ -27,8 +27,8 @@ variant per divisor, `--specialize none` the general kernel only (see
 `facts`); `Bundle.kernel(...)` returns a kernel that launches, per argument layout, the most
 specialized variant the arguments meet. A variant that fails to compile is a warning (the
 general kernel serves every launch). `--facts` specializes an entry for tensors with the
-given divisibility instead (see `service.facts_arg`): such an entry gets exactly that
-variant and no automatic ones.
+given divisibility instead (see `service.facts_arg`): such an entry gets its general kernel
+and exactly that variant beside it, no automatic ones.
 
 The artifact cache is on by default and shared with `cutile-serve` (the same folder and
 keys): `--cache-dir` moves it, `--no-cache` turns it off.
@@ -303,10 +303,11 @@ class Batch:
             if home is not None:
                 sets = generics_for(entry, self.args.generics)
                 facts = facts_for_entry(entry, self.args.facts)
-                kernels += [
-                    Kernel(home, entry, g, a, facts) for g, a in product(sets, self.args.arch)
-                ]
-        automatic = sum(1 for k in kernels if not k.facts) * len(self.args.specialize)
+                for g, a in product(sets, self.args.arch):
+                    kernels.append(Kernel(home, entry, g, a))  # the general kernel
+                    if facts:  # and the --facts variant beside it
+                        kernels.append(Kernel(home, entry, g, a, facts))
+        automatic = sum(1 for k in kernels if self._automatic(k)) * len(self.args.specialize)
         self.total = len(kernels) + automatic
         outcomes = self._compile_kernels(kernels)
         variants = [
@@ -324,9 +325,14 @@ class Batch:
         self.report.note(f"wrote {len(self.records)} kernel(s) to {self.args.out}")
         return EXIT_OK
 
+    def _automatic(self, kernel: Kernel) -> bool:
+        """Whether `kernel` gets automatic variants: an entry given `--facts` gets exactly
+        those (and its general kernel), no automatic ones."""
+        return not facts_for_entry(kernel.entry, self.args.facts)
+
     def _variants_of(self, kernel: Kernel, outcome: Outcome) -> list[Kernel]:
         """The automatic variants of a requested kernel that compiled without `--facts`."""
-        if kernel.facts or outcome.artifact is None:
+        if not self._automatic(kernel) or outcome.artifact is None:
             return []
         contract = outcome.artifact.contract
         variants = []

@@ -520,12 +520,18 @@ def test_each_listed_divisor_is_a_variant_and_equal_cubins_are_kept_once(
     assert 16 in dims
 
 
-def test_an_entry_given_facts_gets_no_automatic_variant(tileiras, add_rs, tmp_path) -> None:
-    argv = [str(add_rs), "--entry", "add", "--generics", "B=256"]
-    assert _compile(tmp_path, *argv, "--facts", "add:x:dims=8") == 0
+def test_an_entry_given_facts_gets_its_general_kernel_and_no_automatic_variant(
+    tileiras, add_rs, tmp_path
+) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=256", "--summary-json"]
+    assert _compile(tmp_path, *argv, str(tmp_path / "s.json"), "--facts", "add:x:dims=8") == 0
     assert [k["facts"] for k in _manifest(tmp_path)["kernels"]] == [
-        [{"param": "x", "dim_divisors": [8], "stride_divisors": []}]
+        [],
+        [{"param": "x", "dim_divisors": [8], "stride_divisors": []}],
     ]
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert (summary["ok"], summary["failed"]) == (2, 0)
+    assert [k["divisor"] for k in summary["kernels"]] == [None, None]
 
 
 def test_server_builds_the_same_variants(tileiras, start_server, add_rs, tmp_path: Path) -> None:
