@@ -85,6 +85,7 @@ __all__ = [
     "ArityError",
     "ArtifactCache",
     "AssumptionError",
+    "AsyncCompileClient",
     "Bundle",
     "BundleEntry",
     "BundleError",
@@ -143,10 +144,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """`CompileClient` and `request_key` load the service protocol (and its googleapis
-    dependency) on first use, so hosts that only launch bundles never import it."""
+    """`CompileClient`, `AsyncCompileClient` and `request_key` load the service protocol (and
+    its googleapis dependency) on first use, so hosts that only launch bundles never import
+    it."""
     if name in ("CompileClient", "request_key"):
         from client_stubs import client
 
         return getattr(client, name)
+    if name == "AsyncCompileClient":
+        from client_stubs import aio_client
+
+        return aio_client.AsyncCompileClient
     raise AttributeError(f"module 'client_stubs' has no attribute {name!r}")

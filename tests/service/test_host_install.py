@@ -41,7 +41,7 @@ HOST_SCRIPT = """
 import importlib.metadata, importlib.util, sys
 from pathlib import Path
 import client_stubs
-from client_stubs import Bundle, CompileClient, DeviceTensor
+from client_stubs import AsyncCompileClient, Bundle, CompileClient, DeviceTensor
 from client_stubs.plan import plan_launch
 
 bundle_dir, target, venv = sys.argv[1:4]
@@ -69,6 +69,7 @@ with CompileClient(target, cache=False) as client:
     served = client.compile(source, "add", {{"B": "1024"}}, target="sm_90")
 plan = plan_launch(served.spec, (zp, x, y))
 print("served grid", tuple(plan.grid))
+assert AsyncCompileClient(target).target == target  # grpc.aio comes with grpcio
 """
 
 
