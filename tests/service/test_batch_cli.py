@@ -571,3 +571,29 @@ def test_keys_and_file_names_depend_on_content_not_the_path(
         assert kernel["source"] == args[0]  # the manifest keeps the path as given
     assert seen["relative"] == seen["absolute"] == seen["served"]
     assert seen["relative"][1].startswith(f"add-{seen['relative'][0][:8]}-")
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_parallel_jobs_write_the_same_bundle_byte_for_byte(tileiras, add_rs, tmp_path) -> None:
+    sub_rs = tmp_path / "sub.rs"
+    sub_rs.write_text(SUB_RS)
+    argv = [str(add_rs), str(sub_rs), "--entry", "add", "--entry", "sub", "--no-cache"]
+    argv += ["--generics", "B=128", "--generics", "B=256", "--generics", "B=abc"]
+    one, two = tmp_path / "j1", tmp_path / "j3"
+    assert main([*argv, "-j", "1", "-o", str(one), "--summary-json", str(tmp_path / "1.json")]) == 1
+    assert main([*argv, "-j", "3", "-o", str(two), "--summary-json", str(tmp_path / "3.json")]) == 1
+    assert _files(one) == _files(two) and len(_files(one)) > 8
+
+    def summary(path: Path) -> list[tuple]:
+        kernels = json.loads(path.read_text())["kernels"]
+        return [(k["entry"], k["generics"], k["ok"], k["cubin"], k["kept"]) for k in kernels]
+
+    assert summary(tmp_path / "1.json") == summary(tmp_path / "3.json")
+
+
+def test_jobs_must_be_positive(add_rs, tmp_path, capsys) -> None:
+    assert main([str(add_rs), "--entry", "add", "-j", "0", "-o", str(tmp_path)]) == 2
+    assert "-j/--jobs must be at least 1" in capsys.readouterr().err
