@@ -1,4 +1,4 @@
-"""The console scripts `cutile-serve` and `cutile-compile`.
+"""The console scripts `cutile-serve`, `cutile-compile` and `cutile-lsp`.
 
 The default `pip install cutile-serve` is the host client alone (client_stubs: bundles,
 launches, the service client); the compiler and the daemon come with the `server` extra.
@@ -66,3 +66,7 @@ def serve() -> int:
 
 def compile_batch() -> int:
     return run_tool("cutile-compile", "service.batch_cli")
+
+
+def lsp() -> int:
+    return run_tool("cutile-lsp", "service.lsp")

@@ -28,7 +28,7 @@ sys.exit(getattr(entry_points, {function!r})())
 
 @pytest.mark.parametrize(
     ("tool", "function"),
-    [("cutile-compile", "compile_batch"), ("cutile-serve", "serve")],
+    [("cutile-compile", "compile_batch"), ("cutile-serve", "serve"), ("cutile-lsp", "lsp")],
 )
 def test_a_host_only_install_is_told_to_install_the_server_extra(tool: str, function: str):
     code = BLOCKED.format(blocked=sorted(SERVER_MODULES), tool=tool, function=function)

@@ -127,7 +127,7 @@ def test_the_wheel_without_extras_is_a_working_host_client(
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.split("\n")[:2] == ["bundle grid (4, 1, 1)", "served grid (4, 1, 1)"]
 
-    for tool in ("cutile-compile", "cutile-serve"):
+    for tool in ("cutile-compile", "cutile-serve", "cutile-lsp"):
         result = _run([str(venv / "bin" / tool), "--help"], timeout=60, cwd=tmp_path)
         assert result.returncode == 1, (tool, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr
