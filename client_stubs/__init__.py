@@ -51,6 +51,7 @@ from client_stubs.errors import (
     HostArrayError,
     IntegrityError,
     KernelNotFoundError,
+    KernelTrapError,
     LaunchCheckError,
     LaunchError,
     LaunchGridError,
@@ -85,6 +86,7 @@ __all__ = [
     "ArityError",
     "ArtifactCache",
     "AssumptionError",
+    "AsyncCompileClient",
     "Bundle",
     "BundleEntry",
     "BundleError",
@@ -108,6 +110,7 @@ __all__ = [
     "IntegrityError",
     "Kernel",
     "KernelNotFoundError",
+    "KernelTrapError",
     "LaunchCheckError",
     "LaunchError",
     "LaunchGridError",
@@ -143,10 +146,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """`CompileClient` and `request_key` load the service protocol (and its googleapis
-    dependency) on first use, so hosts that only launch bundles never import it."""
+    """`CompileClient`, `AsyncCompileClient` and `request_key` load the service protocol (and
+    its googleapis dependency) on first use, so hosts that only launch bundles never import
+    it."""
     if name in ("CompileClient", "request_key"):
         from client_stubs import client
 
         return getattr(client, name)
+    if name == "AsyncCompileClient":
+        from client_stubs import aio_client
+
+        return aio_client.AsyncCompileClient
     raise AttributeError(f"module 'client_stubs' has no attribute {name!r}")

@@ -16,59 +16,51 @@ use only.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from google.protobuf.message import DecodeError
-
-from client_stubs import driver
 from client_stubs.artifacts import Bundle
 from client_stubs.cache import ArtifactCache
-from client_stubs.errors import (
-    AmbiguousKernelError,
-    AssumptionError,
-    CompileError,
-    IntegrityError,
-    KernelNotFoundError,
+from client_stubs.client_core import (
+    CHANNEL_OPTIONS,
+    COMPILE_METHOD,
+    DEFAULT_TARGET,
+    FIND_MISSING_BATCH,
+    FIND_MISSING_METHOD,
+    GET_ARTIFACT_METHOD,
+    ChunkAssembler,
+    LocalCache,
+    accept_response,
+    build_request,
+    bundled_fit,
+    checked_key,
+    find_missing_requests,
+    fits,
+    kernel_of,
+    render_diagnostic,
+    request_key,
+    tensor_arguments,
 )
-from client_stubs.integrity import MAX_CUBIN_BYTES, verify
+from client_stubs.client_core import local_target as _local_target
+from client_stubs.errors import IntegrityError
 from client_stubs.launcher import Kernel, host_arch
 from client_stubs.plan import plan_launch
 from client_stubs.retry import RetryPolicy, call_with_retries
 from client_stubs.served import Served
-from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
 
-DEFAULT_TARGET = "127.0.0.1:50051"
-_SERVICE = "/cutile.compile.v1.CompileService/"
-COMPILE_METHOD = _SERVICE + "Compile"
-FIND_MISSING_METHOD = _SERVICE + "FindMissing"
-GET_ARTIFACT_METHOD = _SERVICE + "GetArtifact"
-FIND_MISSING_BATCH = 1024  # keys per FindMissing call (the server's default limit is 4096)
-_MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-_KEY = re.compile(r"^[0-9a-f]{64}$")
-_SEVERITY = {1: "error", 2: "warning", 3: "note", 4: "help"}
-
-
-def request_key(request: compile_pb2.CompileRequest) -> str:
-    """The local cache key: sha256 of the request's deterministic serialization, ignoring
-    `options.skip_cache` (which changes how, not what, is compiled)."""
-    keyed = compile_pb2.CompileRequest()
-    keyed.CopyFrom(request)
-    keyed.options.skip_cache = False
-    return hashlib.sha256(keyed.SerializeToString(deterministic=True)).hexdigest()
-
-
-def render_diagnostic(d: compile_pb2.Diagnostic) -> str:
-    """The service's rendered text, or a one-line fallback."""
-    if d.rendered:
-        return d.rendered
-    code = f"[{d.code}]" if d.code else ""
-    return f"{_SEVERITY.get(d.severity, 'error')}{code}: {d.message}"
+__all__ = [
+    "COMPILE_METHOD",
+    "DEFAULT_TARGET",
+    "FIND_MISSING_BATCH",
+    "FIND_MISSING_METHOD",
+    "GET_ARTIFACT_METHOD",
+    "CompileClient",
+    "render_diagnostic",
+    "request_key",
+]
 
 
 class CompileClient:
@@ -90,15 +82,12 @@ class CompileClient:
         self.target = target
         self.signing_key = signing_key
         self.cache = ArtifactCache() if cache is True else (cache or None)
+        self.local = LocalCache(self.cache, signing_key)
         self.timeout = timeout
         self.retry = RetryPolicy(max(1, max_attempts), initial_backoff, max_backoff)
         self.last_diagnostics: tuple[compile_pb2.Diagnostic, ...] = ()
         self._credentials = credentials
-        self._options = [
-            ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
-            ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
-            *channel_options,
-        ]
+        self._options = [*CHANNEL_OPTIONS, *channel_options]
         self._channel: Any = None
         self._calls: dict[str, Any] = {}
         self._executor: ThreadPoolExecutor | None = None
@@ -106,42 +95,7 @@ class CompileClient:
 
     # ---- requests -------------------------------------------------------------------------
 
-    @staticmethod
-    def build_request(
-        source_text: str,
-        entry: str,
-        generics: Mapping[str, object] | None = None,
-        target: str = "",
-        file_name: str = "kernel.rs",
-        *,
-        generic_args: Sequence[object] = (),
-        extra_sources: Mapping[str, str] | None = None,
-        opt_level: int | None = None,
-        host_arch: str = "",
-        lineinfo: bool = False,
-        skip_cache: bool = False,
-        specialize_for: Mapping[str, object] | None = None,
-        specialization: Sequence[compile_pb2.TensorFacts] = (),
-    ) -> compile_pb2.CompileRequest:
-        """A `CompileRequest`; the first source holds the entry. `specialize_for` maps tensor
-        parameter names to the tensors the kernel will run on: their measured divisibility
-        becomes facts the kernel may assume (and every launch is checked against);
-        `specialization` gives such facts already measured (`specialization.facts_for`)."""
-        request = compile_pb2.CompileRequest(entry=entry, target=target)
-        request.sources.add(name=file_name, text=source_text)
-        for name, text in (extra_sources or {}).items():
-            request.sources.add(name=name, text=text)
-        for name, value in (generics or {}).items():
-            request.generics[name] = str(value)
-        request.generic_args.extend(str(v) for v in generic_args)
-        if opt_level is not None:  # absent: the server's default (-O3)
-            request.options.opt_level = opt_level
-        request.options.host_arch = host_arch
-        request.options.lineinfo = lineinfo
-        request.options.skip_cache = skip_cache
-        request.specialization.extend(facts_for(specialize_for or {}))
-        request.specialization.extend(specialization)
-        return request
+    build_request = staticmethod(build_request)
 
     def compile(
         self,
@@ -161,12 +115,7 @@ class CompileClient:
         host_arch (default: this machine's), lineinfo, skip_cache, specialize_for).
         """
         artifact = self.compile_artifact(source_text, entry, generics, target, file_name, **options)
-        return Kernel(
-            artifact.cubin,
-            artifact.contract,
-            cubin_sha256=artifact.cubin_digest.sha256 or None,
-            allow_unchecked=allow_unchecked,
-        )
+        return kernel_of(artifact, allow_unchecked)
 
     def kernel(
         self,
@@ -218,30 +167,21 @@ class CompileClient:
         """Like `compile` but returns the raw `Artifact` (cubin, digest, contract, key)."""
         options.setdefault("host_arch", host_arch())
         resolved = _local_target() if target is None else target
-        request = self.build_request(source_text, entry, generics, resolved, file_name, **options)
+        request = build_request(source_text, entry, generics, resolved, file_name, **options)
         return self.compile_request(request)
 
     def compile_request(self, request: compile_pb2.CompileRequest) -> compile_pb2.Artifact:
         """Send one request (or answer it from the local cache)."""
         key = request_key(request)
-        if self.cache is not None and not request.options.skip_cache:
-            cached = self._cached(key)
+        if not request.options.skip_cache:
+            cached = self.local.lookup(key)
             if cached is not None:
                 self.last_diagnostics = ()
                 return cached
         response = self._call(request)
         self.last_diagnostics = tuple(response.diagnostics)
-        if not response.ok:
-            rendered = [render_diagnostic(d) for d in response.diagnostics]
-            raise CompileError(request.entry, rendered, response.diagnostics)
-        artifact = response.artifact
-        verify(artifact, f"`{request.entry}` from {self.target}", self.signing_key)
-        if self.cache is not None:
-            blob = artifact.SerializeToString(deterministic=True)
-            self.cache.put(key, blob)
-            server_key = artifact.request_key.sha256
-            if _KEY.match(server_key) and server_key != key:
-                self.cache.put(server_key, blob)
+        artifact = accept_response(request, response, self.target, self.signing_key)
+        self.local.store(key, artifact)
         return artifact
 
     def kernel_for_args(
@@ -265,19 +205,14 @@ class CompileClient:
         Both compiles go through the local cache. Arguments that fit no variant in any other
         way (a wrong dtype, say) raise that `LaunchError`."""
         if bundle is not None:
-            fitting = _bundled_fit(bundle, entry, generics, target, args, allow_unchecked)
+            fitting = bundled_fit(bundle, entry, generics, target, args, allow_unchecked)
             if fitting is not None:
                 return fitting
         compile_args = (source_text, entry, generics, target, file_name)
         general = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
-        if _fits(general, args):
+        if fits(general, args):
             return general
-        tensors = {
-            p.name: arg
-            for p, arg in zip(general.spec.params, args, strict=True)
-            if p.kind.startswith("TENSOR")
-        }
-        options["specialize_for"] = tensors
+        options["specialize_for"] = tensor_arguments(general, args)
         special = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
         plan_launch(special.spec, args)  # raises what still does not fit
         return special
@@ -287,60 +222,32 @@ class CompileClient:
     def kernel_for_key(self, key: str, *, allow_unchecked: bool = False) -> Kernel:
         """The launchable `Kernel` of the artifact the server knows as `key` (an
         `Artifact.request_key`): from the local cache, else streamed with `GetArtifact`."""
-        artifact = self.fetch_artifact(key)
-        return Kernel(
-            artifact.cubin,
-            artifact.contract,
-            cubin_sha256=artifact.cubin_digest.sha256 or None,
-            allow_unchecked=allow_unchecked,
-        )
+        return kernel_of(self.fetch_artifact(key), allow_unchecked)
 
     def fetch_artifact(self, key: str) -> compile_pb2.Artifact:
         """The artifact stored under `key`: local cache first, else `GetArtifact` (chunks
         reassembled in order, size and sha256 checked, then cached). `ServiceError` with code
         NOT_FOUND when the server does not hold it."""
-        key = _checked_key(key)
-        if self.cache is not None:
-            cached = self._cached(key)
-            if cached is not None:
-                return cached
+        key = checked_key(key)
+        cached = self.local.lookup(key)
+        if cached is not None:
+            return cached
         artifact = call_with_retries(
             lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.target}"
         )
-        if self.cache is not None:
-            self.cache.put(key, artifact.SerializeToString(deterministic=True))
-        return artifact
-
-    def _cached(self, key: str) -> compile_pb2.Artifact | None:
-        """The locally cached artifact of `key` if it passes the same checks as one from
-        the service; an entry that does not is dropped (and fetched or compiled again)."""
-        assert self.cache is not None
-        blob = self.cache.get(key)
-        if blob is None:
-            return None
-        try:
-            artifact = compile_pb2.Artifact.FromString(blob)
-            verify(artifact, f"cached artifact {key[:12]}", self.signing_key)
-        except (IntegrityError, DecodeError):
-            self.cache.delete(key)
-            return None
+        self.local.store_fetched(key, artifact)
         return artifact
 
     def missing_on_server(self, keys: Iterable[str]) -> list[str]:
         """Which of `keys` the server does not hold (`FindMissing`, in batches)."""
-        wanted = [_checked_key(k) for k in keys]
+        wanted = [checked_key(k) for k in keys]
         call = self._call_for(
             FIND_MISSING_METHOD,
             compile_pb2.FindMissingRequest.SerializeToString,
             compile_pb2.FindMissingResponse.FromString,
         )
         missing: list[str] = []
-        for start in range(0, len(wanted), FIND_MISSING_BATCH):
-            request = compile_pb2.FindMissingRequest(
-                keys=[
-                    compile_pb2.Digest(sha256=k) for k in wanted[start : start + FIND_MISSING_BATCH]
-                ]
-            )
+        for request in find_missing_requests(wanted):
             response = call_with_retries(
                 lambda r=request: call(r, timeout=self.timeout),
                 self.retry,
@@ -353,11 +260,7 @@ class CompileClient:
         """Bring every artifact of `keys` into the local cache, fetching only what it lacks:
         one `FindMissing` for the locally missing keys, then `GetArtifact` for those the
         server holds. Returns the keys neither has (they need a compile)."""
-        if self.cache is None:
-            raise ValueError("prefetch needs a local cache (CompileClient(cache=...))")
-        local_missing = [
-            k for k in dict.fromkeys(_checked_key(k) for k in keys) if k not in self.cache
-        ]
+        local_missing = self.local.missing(keys)
         if not local_missing:
             return []
         unknown = set(self.missing_on_server(local_missing))
@@ -374,35 +277,15 @@ class CompileClient:
             streaming=True,
         )
         request = compile_pb2.GetArtifactRequest(key=compile_pb2.Digest(sha256=key))
-        what = f"artifact {key[:12]}"
-        artifact: compile_pb2.Artifact | None = None
-        cubin = bytearray()
+        assembler = ChunkAssembler(key)
         stream = call(request, timeout=self.timeout)
         try:
             for chunk in stream:
-                if artifact is None:
-                    artifact = compile_pb2.Artifact()
-                    artifact.CopyFrom(chunk.artifact)
-                    announced = artifact.cubin_digest.size
-                    if not 0 < announced <= MAX_CUBIN_BYTES:
-                        raise IntegrityError(f"{what}: announced cubin size {announced}")
-                if chunk.data:
-                    if chunk.offset != len(cubin):
-                        raise IntegrityError(
-                            f"{what}: chunk at offset {chunk.offset}, expected {len(cubin)} "
-                            "(chunks out of order or missing)"
-                        )
-                    if len(cubin) + len(chunk.data) > announced:  # stop reading, now
-                        raise IntegrityError(f"{what}: more than the {announced} bytes announced")
-                    cubin.extend(chunk.data)
+                assembler.add(chunk)
         except IntegrityError:
             stream.cancel()
             raise
-        if artifact is None:
-            raise IntegrityError(f"{what}: the server sent no chunks")
-        artifact.cubin = bytes(cubin)
-        verify(artifact, what, self.signing_key)
-        return artifact
+        return assembler.finish(self.signing_key)
 
     # ---- transport ------------------------------------------------------------------------
 
@@ -453,43 +336,3 @@ class CompileClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _fits(kernel: Kernel, args: Sequence[object]) -> bool:
-    """Whether `args` meet `kernel`'s assumptions; other launch errors propagate."""
-    try:
-        plan_launch(kernel.spec, args)
-    except AssumptionError:
-        return False
-    return True
-
-
-def _bundled_fit(
-    bundle: Bundle,
-    entry: str,
-    generics: Mapping[str, object] | None,
-    target: str | None,
-    args: Sequence[object],
-    allow_unchecked: bool,
-) -> Kernel | None:
-    """`bundle`'s best variant of `entry` for `args`, or None when none fits them."""
-    module, _, function = entry.rpartition("::")
-    try:
-        found = bundle.find(function, generics, target or None, module or None, for_args=args)
-    except (KernelNotFoundError, AmbiguousKernelError):
-        return None
-    kernel = bundle.load(found, allow_unchecked=allow_unchecked)
-    return kernel if _fits(kernel, args) else None
-
-
-def _checked_key(key: str) -> str:
-    if not isinstance(key, str) or not _KEY.match(key):
-        raise ValueError(f"an artifact key is 64 lowercase hex digits, got {key!r}")
-    return key
-
-
-def _local_target() -> str:
-    """The current GPU's sm, or "" (the server's default) when there is no GPU."""
-    if driver.device_count() == 0:
-        return ""
-    return driver.device_sm(driver.current_device())

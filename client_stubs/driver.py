@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from client_stubs import trap_report
 from client_stubs.errors import ContractError, CudaError, NoDeviceError
 
 _lock = threading.RLock()
@@ -50,7 +51,7 @@ def check(result: Any, call: str = "CUDA call") -> Any:
     err = result[0] if isinstance(result, tuple) else result
     if int(err) != 0:
         name = getattr(err, "name", str(err))
-        raise CudaError(call, name, int(err))
+        raise trap_report.explain(CudaError(call, name, int(err)))  # a trap names its kernel
     if not isinstance(result, tuple) or len(result) == 1:
         return None
     return result[1] if len(result) == 2 else result[1:]

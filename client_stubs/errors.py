@@ -23,6 +23,19 @@ class CudaError(ClientError):
         self.code = code
 
 
+class KernelTrapError(CudaError):
+    """A kernel stopped on the GPU (a failed in-kernel bounds check traps): the driver's error,
+    with the launches it may come from (`kernels`, most recent first) and their parameters
+    and in-kernel checks in the message (`client_stubs.trap_report`)."""
+
+    def __init__(
+        self, call: str, name: str, code: int, message: str, kernels: tuple[str, ...]
+    ) -> None:
+        super().__init__(call, name, code)
+        self.args = (message,)
+        self.kernels = kernels
+
+
 class NoDeviceError(ClientError):
     """No CUDA driver or no CUDA device is available on this machine."""
 

@@ -38,6 +38,7 @@ from client_stubs.pending import PENDING
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
+from client_stubs.trap_report import RECENT as RECENT_LAUNCHES
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 _HOST_ARCH_ALIASES = {
@@ -238,6 +239,7 @@ class Kernel:
             driver.launch_params(
                 function, prepared.grid, prepared.block, prepared.smem, stream, prepared.address
             )
+        RECENT_LAUNCHES.append((prepared, stream))  # a trap names it (`trap_report`)
         return prepared
 
     def _prepare(

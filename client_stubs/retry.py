@@ -4,14 +4,17 @@ UNAVAILABLE (server starting, connection lost) and RESOURCE_EXHAUSTED (the compi
 full) are retried; every other status fails at once. When the status carries a
 `google.rpc.RetryInfo` (cutile-serve sends one with RESOURCE_EXHAUSTED), the client waits at
 least that long; otherwise it waits the current backoff scaled by a random factor in
-[0.5, 1), doubling the backoff each time up to `max_backoff`.
+[0.5, 1), doubling the backoff each time up to `max_backoff`. `call_with_retries` blocks
+between attempts, `call_with_retries_async` awaits (the asyncio client); both decide alike
+(`retry_delay`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -79,10 +82,39 @@ def call_with_retries(
         try:
             return call()
         except grpc.RpcError as exc:
-            name = status_name(exc)
-            if name in RETRIED and attempt < attempts:
-                sleep(policy.delay(attempt, server_retry_delay(exc), jitter()))
-                continue
-            details = exc.details() if hasattr(exc, "details") else str(exc)
-            raise ServiceError(name, f"{details} ({where}, attempt {attempt}/{attempts})") from None
+            sleep(retry_delay(exc, attempt, policy, where, jitter))
     raise AssertionError("unreachable")
+
+
+async def call_with_retries_async(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    where: str,
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    jitter: Callable[[], float] = random.random,
+) -> T:
+    """`call_with_retries` for coroutines (`grpc.aio`): the same policy, waiting with
+    `asyncio.sleep` so the event loop runs on between attempts."""
+    import grpc
+
+    attempts = max(1, policy.max_attempts)
+    for attempt in range(1, attempts + 1):
+        try:
+            return await call()
+        except grpc.RpcError as exc:
+            await sleep(retry_delay(exc, attempt, policy, where, jitter))
+    raise AssertionError("unreachable")
+
+
+def retry_delay(
+    exc: Exception, attempt: int, policy: RetryPolicy, where: str, jitter: Callable[[], float]
+) -> float:
+    """How long to wait before retrying after `exc` failed attempt number `attempt`; raises
+    `ServiceError` when the status is not retried or the attempts are spent."""
+    attempts = max(1, policy.max_attempts)
+    name = status_name(exc)
+    if name in RETRIED and attempt < attempts:
+        return policy.delay(attempt, server_retry_delay(exc), jitter())
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    raise ServiceError(name, f"{details} ({where}, attempt {attempt}/{attempts})") from None

@@ -23,9 +23,10 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from client_stubs import driver
+from client_stubs.dlpack_export import cuda_array_interface, dlpack_capsule
 from client_stubs.dtypes import as_element_array, dtype, dtype_name, numpy_dtype
 from client_stubs.errors import HostArrayError, MovedTensorError
-from client_stubs.interop import GPU_DEVICE_TYPES, contiguous_strides, describe
+from client_stubs.interop import DL_CUDA, GPU_DEVICE_TYPES, contiguous_strides, describe
 from client_stubs.pending import PENDING
 
 T = TypeVar("T")
@@ -298,6 +299,47 @@ class DeviceTensor:
             raise ValueError("copy_from_numpy needs a contiguous tensor")
         driver.ensure_context(lay.device)
         driver.memcpy_htod(lay.ptr, host.ctypes.data, host.nbytes)
+
+    # ---- zero-copy export (see `dlpack_export`) -------------------------------------------
+
+    def _exported(self, how: str) -> TensorLayout:
+        """The layout to hand a consumer: not moved, and no unfinished work on it."""
+        lay = self.layout
+        PENDING.check_host(self, f"export through {how}", reads_only=False)
+        return lay
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule of this tensor's memory, without copying (`torch.from_dlpack`,
+        `cupy.from_dlpack`, `jax.dlpack`...). `MovedTensorError` while it is moved into a
+        partition, `PendingWorkError` while unfinished GPU work uses it; `stream` needs no
+        wait then. `copy=True` and other devices raise `BufferError`."""
+        lay = self._exported("DLPack")
+        if copy:
+            raise BufferError("a DeviceTensor exports its memory without copying (copy=True)")
+        if dl_device is not None and tuple(dl_device) != (DL_CUDA, lay.device):
+            raise BufferError(f"a DeviceTensor lives on cuda:{lay.device}, not on {dl_device}")
+        versioned = max_version is not None and int(max_version[0]) >= 1
+        return dlpack_capsule(
+            lay.ptr, lay.shape, lay.strides, lay.dtype, lay.device, lay.owner,
+            versioned=versioned,
+        )  # fmt: skip
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return DL_CUDA, self.layout.device
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, object]:
+        """The CUDA array interface (v3), without copying; refuses like `__dlpack__`, and
+        element types numpy lacks (bf16, fp8...: use DLPack)."""
+        lay = self._exported("__cuda_array_interface__")
+        return cuda_array_interface(lay.ptr, lay.shape, lay.strides, lay.dtype, lay.itemsize)
 
     def free(self) -> None:
         """Free the device memory this tensor owns (allocated by `empty`, `zeros`,

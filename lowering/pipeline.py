@@ -263,12 +263,13 @@ def list_entries(sources: tuple[SourceFile, ...]) -> dict[str, tuple[str, ...]]:
 
 
 def source_digest(sources: tuple[SourceFile, ...]) -> str:
-    """sha256 over every source's name and text, length-prefixed."""
+    """sha256 over every source's text, length-prefixed, in order (the entry's file first).
+    Not the file names: the same sources compiled from another folder, by an absolute path or
+    through the server (which sees base names) give the same contract and cache key."""
     digest = hashlib.sha256()
     for source in sources:
-        for part in (source.name.encode(), source.data):
-            digest.update(len(part).to_bytes(8, "little"))
-            digest.update(part)
+        digest.update(len(source.data).to_bytes(8, "little"))
+        digest.update(source.data)
     return digest.hexdigest()
 
 

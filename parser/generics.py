@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.check_messages import did_you_mean
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.spans import Span
 from parser.type_eval import GenericValue
@@ -63,6 +64,7 @@ def _by_name(
                     function.name_span,
                     "declared here",
                     f"its generic parameters are: {names}",
+                    did_you_mean(name, [p.name for p in function.generics]),
                 )
             )
             ok = False
@@ -196,11 +198,16 @@ def _bad(param: A.GenericParam, text: str, function: A.Function, sink: Diagnosti
 
 
 def _generic_error(
-    function: A.Function, message: str, span: Span, label: str, note: str
+    function: A.Function,
+    message: str,
+    span: Span,
+    label: str,
+    note: str,
+    help: tuple[str, ...] = (),
 ) -> Diagnostic:
     """A generic-argument error; `note` is either "its ..." or what was expected."""
     if not note:
-        return error(codes.GENERIC_ARGUMENT, message, span, label)
+        return error(codes.GENERIC_ARGUMENT, message, span, label, help=help)
     prefixes = ("its", "generic arguments")
     text = note if note.startswith(prefixes) else f"expected {note}"
-    return error(codes.GENERIC_ARGUMENT, message, span, label, notes=(text,))
+    return error(codes.GENERIC_ARGUMENT, message, span, label, notes=(text,), help=help)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.check_messages import did_you_mean
 from parser.diagnostics import DiagnosticSink, error
 
 
@@ -82,6 +83,11 @@ def _report_unknown_entry(
         span = device[0].name_span
         notes.insert(0, f"`{device[0].qualified_name}` is a device function, not an entry")
     help_text = ("mark the function with `#[cutile::entry()]`",) if device else ()
+    if not device:  # a misspelling: the closest entry, by its name as it was asked for
+        qualified = "::" in requested
+        help_text = did_you_mean(
+            requested, [f.qualified_name if qualified else f.name for f in program.entries]
+        )
     sink.add(
         error(
             codes.UNKNOWN_ENTRY,

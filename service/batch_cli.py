@@ -3,7 +3,7 @@
     cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo]
-                   [--message-format human|json] [--cache-dir DIR | --no-cache]
+                   [--message-format human|json|sarif] [-j N] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
                    [--specialize none|auto|D[,D..]]
@@ -27,8 +27,8 @@ variant per divisor, `--specialize none` the general kernel only (see
 `facts`); `Bundle.kernel(...)` returns a kernel that launches, per argument layout, the most
 specialized variant the arguments meet. A variant that fails to compile is a warning (the
 general kernel serves every launch). `--facts` specializes an entry for tensors with the
-given divisibility instead (see `service.facts_arg`): such an entry gets exactly that
-variant and no automatic ones.
+given divisibility instead (see `service.facts_arg`): such an entry gets its general kernel
+and exactly that variant beside it, no automatic ones.
 
 The artifact cache is on by default and shared with `cutile-serve` (the same folder and
 keys): `--cache-dir` moves it, `--no-cache` turns it off.
@@ -40,10 +40,16 @@ recorded in request order whatever order the server finishes them in). A server 
 cannot be reached fails every kernel with a `CTS-UNAVAILABLE` error.
 `--auth-token-file` sends its bearer token; `--tls-ca` connects over TLS, trusting PEM.
 
+`-j N` (default: the CPUs) compiles N kernels at a time, each in a worker process of
+`service.worker_pool` (the server's isolation; the cache stays in this process); kernels are
+recorded in request order, so the bundle is byte-for-byte the same for every N.
+
 Diagnostics go to stderr, rustc-style or one JSON object per line
-(`--message-format json`), each printed once even when several kernels report it.
-When stderr is a terminal, each kernel also prints a progress line there,
-`[3/12] compiled add (sm_90) 212 ms` (or `failed`).
+(`--message-format json`), each printed once even when several kernels report it;
+`--message-format sarif` writes them instead as one SARIF 2.1.0 log on stdout
+(`service.sarif`, for CI code scanning). With human output, stderr also shows progress
+(`service.progress`): a bar with an ETA on a terminal, else one line per kernel,
+`[3/12] compiled add<B=128> (sm_90) 212 ms` (or `failed`).
 
 `--summary-json PATH` writes a machine-readable summary (also when kernels fail):
 `{"kernels": [{"file", "entry", "generics", "arch", "ok", "cubin", "facts", "divisor",
@@ -67,11 +73,12 @@ import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
 
-from lowering.build_id import version_text
+from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
     DEFAULT_TARGET,
     HOST_ARCHES,
@@ -89,6 +96,7 @@ from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.auth import TokenError, read_token
 from service.cache import DiskCache, default_cache_dir
+from service.compile_worker import WorkerLimits
 from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
 from service.engine import CompileEngine, Outcome
 from service.facts_arg import (
@@ -98,6 +106,7 @@ from service.facts_arg import (
     parse_facts,
     same_entry,
 )
+from service.flight import default_workers
 from service.manifest import (
     KernelRecord,
     facts_record,
@@ -105,11 +114,15 @@ from service.manifest import (
     write_kernel,
     write_manifest,
 )
+from service.progress import Progress
 from service.remote_compiler import NO_KEY, RemoteCompiler
+from service.sarif import sarif_log
 from service.specialize_arg import SpecializeError, parse_specialize, variant_facts
 from service.toolchain import locate_assembler
+from service.worker_pool import WorkerPool
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+BATCH_CPU_SECONDS = 3600  # a worker's front-end CPU budget per kernel (the server's is 60 s)
 
 _SCOPED = re.compile(r"\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*):(?!:)(.*)", re.DOTALL)
 _NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)", re.DOTALL)
@@ -222,10 +235,12 @@ class Kernel:
 
 @dataclass
 class Report:
-    """Prints diagnostics (each once) and notes; counts failures."""
+    """Prints diagnostics (each once), notes and progress; counts failures."""
 
     message_format: str
     failed: int = 0
+    progress: Progress | None = None
+    collected: list[Diagnostic] = field(default_factory=list)  # for the SARIF log
     _printed: set[str] = field(default_factory=set)
 
     def diagnostics(self, diagnostics: Sequence[Diagnostic]) -> None:
@@ -235,9 +250,11 @@ class Report:
                 continue
             self._printed.add(text)
             if self.message_format == "json":
-                print(json.dumps(to_json(diagnostic)), file=sys.stderr)
+                self._print(json.dumps(to_json(diagnostic)))
+            elif self.message_format == "sarif":
+                self.collected.append(diagnostic)  # in the log written at the end
             else:
-                print(text + "\n", file=sys.stderr)
+                self._print(text + "\n")
 
     def failure(self, what: str) -> None:
         self.failed += 1
@@ -245,23 +262,56 @@ class Report:
 
     def note(self, text: str) -> None:
         if self.message_format == "human":
+            self._print(text)
+
+    def _print(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.write(text)
+        else:
             print(text, file=sys.stderr)
 
 
 class LocalCompiler:
-    """Compiles here, one kernel after the other, through the engine (and its cache)."""
+    """Compiles here through the engine (and its cache): one kernel after the other with
+    `jobs` 1, else `jobs` at a time, each in a worker process of `service.worker_pool` (the
+    server's isolated workers; the cache stays in this process)."""
 
-    def __init__(self, engine: CompileEngine) -> None:
+    def __init__(self, engine: CompileEngine, jobs: int = 1) -> None:
         self.engine = engine
+        self.jobs = max(1, jobs)
+        self._pool: WorkerPool | None = None
 
     def compile_all(self, requests: Sequence[CompileRequest]) -> Iterator[tuple[int, Outcome]]:
-        for index, request in enumerate(requests):
-            try:
-                yield index, self.engine.compile(request)
-            except Exception as exc:  # a bug: reported like rustc's ICE, without a traceback
-                message = f"internal compiler error: {type(exc).__name__}: {exc}"
-                diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
-                yield index, Outcome(NO_KEY, (diagnostic,))
+        """(index, outcome) of every request, as each finishes."""
+        if self.jobs == 1 or len(requests) < 2:
+            for index, request in enumerate(requests):
+                yield index, self._compile(request)
+            return
+        self._start_pool()
+        with ThreadPoolExecutor(self.jobs, thread_name_prefix="cutile-compile") as threads:
+            running = {threads.submit(self._compile, r): i for i, r in enumerate(requests)}
+            for done in as_completed(running):
+                yield running[done], done.result()
+
+    def _start_pool(self) -> None:
+        if self._pool is None:
+            limits = WorkerLimits(cpu_seconds=BATCH_CPU_SECONDS)
+            self._pool = WorkerPool(self.jobs, self.engine.assembler.path, limits)
+            self.engine.pool = self._pool
+
+    def _compile(self, request: CompileRequest) -> Outcome:
+        try:
+            return self.engine.compile(request)
+        except Exception as exc:  # a bug: reported like rustc's ICE, without a traceback
+            message = f"internal compiler error: {type(exc).__name__}: {exc}"
+            diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
+            return Outcome(NO_KEY, (diagnostic,))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+            self.engine.pool = None
 
 
 Compiler = LocalCompiler | RemoteCompiler
@@ -288,6 +338,9 @@ class Batch:
         finally:
             if self.args.summary_json is not None:
                 self._write_summary(self.args.summary_json)
+            if self.report.message_format == "sarif":
+                log = sarif_log(self.report.collected, "cutile-compile", RELEASE)
+                print(json.dumps(log, indent=2))
 
     def _run(self, sources: Sequence[SourceFile]) -> int:
         self.sources = tuple(s for s in sources if self._parses(s))
@@ -303,11 +356,23 @@ class Batch:
             if home is not None:
                 sets = generics_for(entry, self.args.generics)
                 facts = facts_for_entry(entry, self.args.facts)
-                kernels += [
-                    Kernel(home, entry, g, a, facts) for g, a in product(sets, self.args.arch)
-                ]
-        automatic = sum(1 for k in kernels if not k.facts) * len(self.args.specialize)
+                for g, a in product(sets, self.args.arch):
+                    kernels.append(Kernel(home, entry, g, a))  # the general kernel
+                    if facts:  # and the --facts variant beside it
+                        kernels.append(Kernel(home, entry, g, a, facts))
+        automatic = sum(1 for k in kernels if self._automatic(k)) * len(self.args.specialize)
         self.total = len(kernels) + automatic
+        if self.report.message_format == "human":
+            self.report.progress = Progress(self.total)
+        try:
+            return self._build(kernels)
+        finally:
+            if self.report.progress is not None:
+                self.report.progress.close()
+                self.report.progress = None
+
+    def _build(self, kernels: list[Kernel]) -> int:
+        """Compile `kernels` and their automatic variants; write the bundle."""
         outcomes = self._compile_kernels(kernels)
         variants = [
             (index, variant)
@@ -315,6 +380,8 @@ class Batch:
             for variant in self._variants_of(kernel, outcomes[index][0])
         ]
         self.total = len(kernels) + len(variants)
+        if self.report.progress is not None:
+            self.report.progress.set_total(self.total)
         variant_outcomes = self._compile_kernels([v for _, v in variants])
         self._record(kernels, outcomes, variants, variant_outcomes)
         write_manifest(self.args.out, _unique(self._kept_records() + self.records))
@@ -324,9 +391,14 @@ class Batch:
         self.report.note(f"wrote {len(self.records)} kernel(s) to {self.args.out}")
         return EXIT_OK
 
+    def _automatic(self, kernel: Kernel) -> bool:
+        """Whether `kernel` gets automatic variants: an entry given `--facts` gets exactly
+        those (and its general kernel), no automatic ones."""
+        return not facts_for_entry(kernel.entry, self.args.facts)
+
     def _variants_of(self, kernel: Kernel, outcome: Outcome) -> list[Kernel]:
         """The automatic variants of a requested kernel that compiled without `--facts`."""
-        if kernel.facts or outcome.artifact is None:
+        if not self._automatic(kernel) or outcome.artifact is None:
             return []
         contract = outcome.artifact.contract
         variants = []
@@ -396,10 +468,12 @@ class Batch:
         start = time.perf_counter()
         for index, outcome in self.compiler.compile_all(requests):
             kernel = kernels[index]
-            ms = (time.perf_counter() - start) * 1000.0
+            waited = (time.perf_counter() - start) * 1000.0
             start = time.perf_counter()
+            ms = outcome.timings.total_ms or waited  # its own time when the compiler kept it
             self.done += 1
-            self._progress(kernel, outcome.ok, ms)
+            if self.report.progress is not None:
+                self.report.progress.finished(_label(kernel), outcome.ok, ms)
             self.report.diagnostics(outcome.diagnostics)
             if outcome.artifact is None and kernel.divisor:
                 self.report.note(
@@ -410,20 +484,6 @@ class Batch:
                 self.report.failure(kernel.describe())
             outcomes[index] = (outcome, ms)
         return outcomes
-
-    def _progress(self, kernel: Kernel, ok: bool, ms: float) -> None:
-        """`[3/12] compiled add (sm_90) 212 ms` on stderr, only when it is a terminal."""
-        stream = sys.stderr
-        if not (hasattr(stream, "isatty") and stream.isatty()):
-            return
-        done = self.done
-        verb = "compiled" if ok else "failed"
-        generics = kernel.generics.describe()
-        what = kernel.entry if generics == "no generics" else f"{kernel.entry}<{generics}>"
-        if kernel.divisor:
-            what += f" divisible by {kernel.divisor}"
-        total = max(self.total, done)
-        print(f"[{done}/{total}] {verb} {what} ({kernel.arch}) {ms:.0f} ms", file=stream)
 
     def _write_summary(self, path: Path) -> None:
         requested = [k for k in self.summary if k["divisor"] is None]
@@ -453,6 +513,15 @@ class Batch:
             lineinfo=self.args.lineinfo,
             specialization=kernel.facts,
         )
+
+
+def _label(kernel: Kernel) -> str:
+    """`add<B=128> (sm_90)`, `add<B=128> divisible by 16 (sm_90)`: a kernel in progress."""
+    generics = kernel.generics.describe()
+    what = kernel.entry if generics == "no generics" else f"{kernel.entry}<{generics}>"
+    if kernel.divisor:
+        what += f" divisible by {kernel.divisor}"
+    return f"{what} ({kernel.arch})"
 
 
 def _kernel_summary(
@@ -525,7 +594,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--host-arch", choices=HOST_ARCHES, default=DEFAULT_HOST_ARCH)
     parser.add_argument("--lineinfo", action="store_true", help="keep source lines in the cubin")
-    parser.add_argument("--message-format", choices=("human", "json"), default="human")
+    parser.add_argument(
+        "--message-format",
+        choices=("human", "json", "sarif"),
+        default="human",
+        help="diagnostics on stderr, rustc-style (human) or one JSON object a line (json); "
+        "sarif: a SARIF 2.1.0 log of every diagnostic on stdout, for code scanning",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=default_workers(),
+        metavar="N",
+        help="compile N kernels at a time, each in a worker process (default: the CPUs, "
+        f"{default_workers()} here); the bundle is the same for every N",
+    )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log progress and internal tracebacks"
     )
@@ -583,6 +667,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.specialize = parse_specialize(args.specialize)
     except (UsageError, FactsError, SpecializeError) as exc:
         parser.error(str(exc))
+    if args.jobs < 1:
+        parser.error("-j/--jobs must be at least 1")
     if args.server is None and (args.auth_token_file or args.tls_ca):
         parser.error("--auth-token-file and --tls-ca go with --server")
     if args.server is not None and (args.tileiras or args.cache_dir or args.no_cache):
@@ -648,8 +734,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: tileiras not found or not working (see above)", file=sys.stderr)
         return EXIT_FAILED
     cache = None if args.no_cache else DiskCache(args.cache_dir or default_cache_dir())
-    compiler = LocalCompiler(CompileEngine(assembler, cache=cache))
-    return Batch(args, compiler, Report(args.message_format)).run(sources)
+    compiler = LocalCompiler(CompileEngine(assembler, cache=cache), args.jobs)
+    try:
+        return Batch(args, compiler, Report(args.message_format)).run(sources)
+    finally:
+        compiler.close()
 
 
 def _run_remote(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:

@@ -1,9 +1,13 @@
 """Content-addressed artifact cache: the request key and the on-disk store.
 
 The key is SHA-256 over a canonical, length-prefixed encoding of everything that decides
-the cubin: a domain tag, the compiler version, every source (name and text), the entry,
-the generics, target, opt level, host arch, lineinfo and the tileiras fingerprint. Bump
-`KEY_DOMAIN` to invalidate every entry at once.
+the cubin: a domain tag, the compiler version, every source's text (in order: the entry's
+file first), the entry, the generics, target, opt level, host arch, lineinfo and the
+tileiras fingerprint. File names are not part of it: they decide no byte of the cubin or the
+contract (whose `source_sha256` covers the texts only), so `add.rs`, `/abs/path/add.rs` and
+the base name `cutile-compile --server` sends give one key, one cache entry and one bundle
+file name; only diagnostics, which are never cached, name the file as the user gave it.
+Bump `KEY_DOMAIN` to invalidate every entry at once.
 
 `DiskCache` stores one file per key, `<root>/<key[:2]>/<key>.artifact`, written atomically
 (temp file in the same folder, fsync, `os.replace`). Each file starts with a header holding
@@ -15,7 +19,8 @@ them in its metrics) and turn into misses or skipped writes.
 The store is bounded: `max_bytes` (default 2 GiB; None = unbounded). Every hit touches its
 file's mtime, so mtime is the last use; a write that takes the running total past the bound
 rescans the root and deletes least-recently-used entries until the total is at most
-`LOW_WATER` of the bound. A single entry larger than the bound is not stored.
+`LOW_WATER` of the bound (`client_stubs.lru`, the policy the client's cache shares). A
+single entry larger than the bound is not stored.
 
 A hit is executable device code, so the root is private (0700) and a root that other users
 can write is refused (the cache then stays disabled). `ArtifactCache` is the interface
@@ -39,18 +44,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from client_stubs.lru import LOW_WATER, DiskEntry, evict_least_recent, scan_shards, touch
 from lowering.pipeline import COMPILER_VERSION, CompileRequest
 
 log = logging.getLogger(__name__)
 
-KEY_DOMAIN = "cutile-serve-request-v3"
+KEY_DOMAIN = "cutile-serve-request-v4"  # v4: file names left out
 APP_DIR = "cutile-serve"
 
 _MAGIC = b"CTSVART1"
 _HEADER = struct.Struct(">8s32sQ")  # magic, sha256(payload), len(payload)
 _KEY = re.compile(r"[0-9a-f]{64}")
 DEFAULT_MAX_BYTES = 2 << 30
-LOW_WATER = 0.9  # eviction stops at this fraction of max_bytes
 _STALE_TEMP_S = 3600.0  # temp files older than this are leftovers of a crashed write
 
 
@@ -100,9 +105,7 @@ def canonical_encoding(
 def _key_fields(
     request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
 ) -> list[bytes]:
-    sources: list[bytes] = []
-    for source in request.sources:
-        sources += [source.name.encode("utf-8"), source.data]
+    sources = [source.data for source in request.sources]  # content, not the path
     fields: list[str] = [request.entry, str(len(request.generics))]
     for name, value in sorted(request.generics):
         fields += [name, value]
@@ -218,7 +221,7 @@ class DiskCache:
             log.warning("cache entry %s is corrupt; removing it", key[:8])
             self.delete(key)
             return None
-        _touch(path)
+        touch(path)
         return entry
 
     def contains(self, key: str) -> bool:
@@ -247,7 +250,7 @@ class DiskCache:
 
     def total_bytes(self) -> int:
         """Bytes of entries on disk (a fresh scan)."""
-        return sum(size for _, size, _ in self._scan())
+        return sum(entry.size for entry in self._scan())
 
     def _account(self, written: int) -> None:
         """Add `written` to the running total; evict when it passes the bound."""
@@ -263,51 +266,20 @@ class DiskCache:
 
     def _evict(self, target: int) -> int:
         """Delete least-recently-used entries until at most `target` bytes remain."""
-        entries = sorted(self._scan())  # oldest mtime first
-        total = sum(size for _, size, _ in entries)
-        evicted = 0
-        for _, size, path in entries:
-            if total <= target:
-                break
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                log.warning("cache eviction failed for %s: %s", path.name[:8], exc)
-                continue
-            total -= size
-            evicted += 1
+
+        def failed(path: Path, exc: OSError) -> None:
+            log.warning("cache eviction failed for %s: %s", path.name[:8], exc)
+
+        total, evicted = evict_least_recent(self._scan(), target, failed)
         log.info("cache evicted %d entries; %d bytes remain", evicted, total)
         return total
 
-    def _scan(self) -> list[tuple[int, int, Path]]:
-        """(mtime_ns, size, path) of every entry; removes stale temp files on the way."""
-        found: list[tuple[int, int, Path]] = []
+    def _scan(self) -> list[DiskEntry]:
+        """Every entry (last use, size, path); removes stale temp files on the way."""
         if not self._root_usable():
-            return found
-        now = time.time()
-        try:
-            folders = [d for d in os.scandir(self.root) if d.is_dir(follow_symlinks=False)]
-        except OSError:
-            return found
-        for folder in folders:
-            try:
-                files = list(os.scandir(folder.path))
-            except OSError:
-                continue
-            for item in files:
-                try:
-                    info = item.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if item.name.startswith(".tmp-"):
-                    if now - info.st_mtime > _STALE_TEMP_S:
-                        Path(item.path).unlink(missing_ok=True)
-                    continue
-                if item.name.endswith(".artifact"):
-                    found.append((info.st_mtime_ns, info.st_size, Path(item.path)))
-        return found
+            return []
+        _remove_stale_temps(self.root)
+        return scan_shards(self.root, ".artifact")
 
     def delete(self, key: str) -> None:
         path = self._path(key)
@@ -388,10 +360,13 @@ def _split_fields(payload: bytes) -> list[bytes] | None:
     return parts
 
 
-def _touch(path: Path) -> None:
-    """Mark `path` as just used (its mtime is the LRU clock)."""
-    with contextlib.suppress(OSError):
-        os.utime(path)
+def _remove_stale_temps(root: Path) -> None:
+    """Delete temp files left by writes that crashed (older than `_STALE_TEMP_S`)."""
+    cutoff = time.time() - _STALE_TEMP_S
+    for temp in root.glob("*/.tmp-*"):
+        with contextlib.suppress(OSError):
+            if temp.stat().st_mtime < cutoff:
+                temp.unlink()
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -15,10 +15,9 @@ least recently used first out.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
+from client_stubs.lru import ByteLRU
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 DEFAULT_HOT_BYTES = 32 << 20
@@ -27,23 +26,19 @@ DEFAULT_HOT_BYTES = 32 << 20
 class HotHits:
     def __init__(self, max_bytes: int = DEFAULT_HOT_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[bytes, tuple[str, bytes]] = OrderedDict()  # -> (key, base)
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._entries: ByteLRU[bytes, tuple[str, bytes]] = ByteLRU(max_bytes)  # -> (key, base)
 
     def answer(
         self, request: bytes, total_ms: float, still_cached: Callable[[str], bool]
     ) -> bytes | None:
         """The response to `request` if it was a cache hit before and `still_cached(its
         request key)`, else None."""
-        with self._lock:
-            found = self._entries.get(request)
-            if found is None:
-                return None
-            self._entries.move_to_end(request)
+        found = self._entries.get(request)
+        if found is None:
+            return None
         key, base = found
         if not still_cached(key):
-            self._forget(request)
+            self._entries.discard(request)
             return None
         timings = compile_pb2.CompileTimings(total_ms=total_ms)
         fresh = compile_pb2.CompileResponse(cache=compile_pb2.CACHE_OUTCOME_HIT, timings=timings)
@@ -58,21 +53,5 @@ class HotHits:
         base.ClearField("cache")
         base.ClearField("timings")
         encoded = base.SerializeToString()
-        size = len(request) + len(encoded)
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            old = self._entries.pop(request, None)
-            if old is not None:
-                self._bytes -= len(request) + len(old[1])
-            self._entries[request] = (response.artifact.request_key.sha256, encoded)
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                evicted, (_, value) = self._entries.popitem(last=False)
-                self._bytes -= len(evicted) + len(value)
-
-    def _forget(self, request: bytes) -> None:
-        with self._lock:
-            old = self._entries.pop(request, None)
-            if old is not None:
-                self._bytes -= len(request) + len(old[1])
+        key = response.artifact.request_key.sha256
+        self._entries.put(request, (key, encoded), size=len(request) + len(encoded))

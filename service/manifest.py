@@ -9,8 +9,11 @@
                          facts: [{param, dim_divisors, stride_divisors,
                                  base_align?, unit_last_stride?}]}]}
 
-Paths in the manifest are relative to OUT. The Python client reads these fields; only add
-to them. Files are written to a temporary name and renamed, so a reader never sees half.
+The request key covers the sources' texts, not their paths (`service.cache`), so a kernel
+gets the same file names whether it was compiled from a relative path, an absolute one or
+through `--server`. Paths in the manifest are relative to OUT. The Python client reads these
+fields; only add to them. Files are written to a temporary name and renamed, so a reader
+never sees half.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import pytest
 from client_stubs.dtypes import ctype_size
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 from tests.client_stubs.fake_driver import fake_driver  # noqa: F401  (a shared fixture)
+from tests.client_stubs.fake_service import service  # noqa: F401  (a shared fixture)
 
 IN, OUT, SCALAR = pb.PARAM_KIND_TENSOR_IN, pb.PARAM_KIND_TENSOR_OUT, pb.PARAM_KIND_SCALAR
 MAPPED = pb.PARAM_KIND_TENSOR_OUT_MAPPED

@@ -62,3 +62,38 @@ def test_default_dir(monkeypatch, tmp_path):
     assert str(default_cache_dir()).endswith(".cache/cutile-serve/client")
     monkeypatch.setenv("CUTILE_CLIENT_CACHE", str(tmp_path / "explicit"))
     assert default_cache_dir() == tmp_path / "explicit"
+
+
+def _key(n: int) -> str:
+    return hashlib.sha256(f"request {n}".encode()).hexdigest()
+
+
+def _age(cache: ArtifactCache, key: str, seconds_ago: int) -> None:
+    path = cache.path_for(key)
+    when = path.stat().st_mtime - seconds_ago
+    os.utime(path, (when, when))
+
+
+def test_the_cache_is_bounded_in_bytes_least_recently_used_out_first(tmp_path):
+    entry = 1000 + 88  # payload + header
+    cache = ArtifactCache(tmp_path, max_bytes=4 * entry)
+    for n in range(4):
+        cache.put(_key(n), bytes(1000))
+        _age(cache, _key(n), 100 - n)  # 0 is the oldest
+    assert cache.get(_key(0)) is not None  # a hit: 0 is now the most recent
+    cache.put(_key(4), bytes(1000))  # past the bound: evict down to 90% (3 entries)
+    assert [cache.get(_key(n)) is not None for n in range(5)] == [True, False, False, True, True]
+    assert cache.total_bytes() == 3 * entry <= 0.9 * cache.max_bytes
+
+
+def test_an_entry_larger_than_the_bound_is_not_kept(tmp_path):
+    cache = ArtifactCache(tmp_path, max_bytes=500)
+    assert cache.put(KEY, bytes(1000)) is None and cache.get(KEY) is None
+    assert ArtifactCache(tmp_path, max_bytes=None).put(KEY, bytes(1000)) is not None
+
+
+def test_the_bound_defaults_to_a_gibibyte_and_the_environment_overrides_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUTILE_CLIENT_CACHE_BYTES", raising=False)
+    assert ArtifactCache(tmp_path).max_bytes == 1 << 30
+    monkeypatch.setenv("CUTILE_CLIENT_CACHE_BYTES", "12345")
+    assert ArtifactCache(tmp_path).max_bytes == 12345

@@ -5,13 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator
-from concurrent import futures
+from collections.abc import Callable
 
 import grpc
 import pytest
-from google.protobuf import duration_pb2
-from google.rpc import error_details_pb2, status_pb2
 
 from client_stubs import (
     ArtifactCache,
@@ -31,117 +28,10 @@ from client_stubs.client import (
 )
 from client_stubs.integrity import seal
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
+from tests.client_stubs import fake_service
+from tests.client_stubs.fake_service import ok_response
 
-SOURCE = "#[cutile::module] mod kernel { /* ... */ }"
-CUBIN = b"\x7fELF compiled cubin"
-Responder = Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]
-
-
-class FakeService:
-    """Answers with `respond(request)`; can fail the first `unavailable` calls."""
-
-    def __init__(self, respond: Responder) -> None:
-        self.respond = respond
-        self.requests: list[compile_pb2.CompileRequest] = []
-        self.unavailable = 0
-        self.exhausted = 0  # RESOURCE_EXHAUSTED with a RetryInfo of `retry_after` seconds
-        self.retry_after = 0.0
-        self.abort_with: grpc.StatusCode | None = None
-        self.stored: dict[str, compile_pb2.Artifact] = {}  # what FindMissing/GetArtifact know
-        self.chunk_bytes = 1000
-        self.find_missing: list[list[str]] = []
-        self.fetched: list[str] = []
-        self.stream_artifact = self._stored_artifact  # what GetArtifact streams
-
-    def _fail_first_calls(self, context) -> None:
-        if self.unavailable > 0:
-            self.unavailable -= 1
-            context.abort(grpc.StatusCode.UNAVAILABLE, "warming up")
-        if self.exhausted > 0:
-            self.exhausted -= 1
-            delay = duration_pb2.Duration()
-            delay.FromNanoseconds(int(self.retry_after * 1e9))
-            status = status_pb2.Status(code=8, message="the compile queue is full")
-            status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay=delay))
-            context.set_trailing_metadata(
-                (("grpc-status-details-bin", status.SerializeToString()),)
-            )
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "the compile queue is full")
-
-    def Compile(self, request, context):
-        self.requests.append(request)
-        self._fail_first_calls(context)
-        if self.abort_with is not None:
-            context.abort(self.abort_with, "bad request")
-        return self.respond(request)
-
-    def FindMissing(self, request, context):
-        self.find_missing.append([k.sha256 for k in request.keys])
-        self._fail_first_calls(context)
-        return compile_pb2.FindMissingResponse(
-            missing=[k for k in request.keys if k.sha256 not in self.stored]
-        )
-
-    def GetArtifact(self, request, context):
-        return self.stream_artifact(request, context)
-
-    def _stored_artifact(self, request, context):
-        key = request.key.sha256
-        self.fetched.append(key)
-        found = self.stored.get(key)
-        if found is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no artifact for key {key[:8]}")
-        head = compile_pb2.Artifact()
-        head.CopyFrom(found)
-        head.cubin = b""
-        yield compile_pb2.ArtifactChunk(artifact=head)
-        for offset in range(0, len(found.cubin), self.chunk_bytes):
-            data = found.cubin[offset : offset + self.chunk_bytes]
-            yield compile_pb2.ArtifactChunk(offset=offset, data=data)
-
-
-def ok_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]:
-    def respond(request: compile_pb2.CompileRequest) -> compile_pb2.CompileResponse:
-        block = int(request.generics.get("B", "128"))
-        response = compile_pb2.CompileResponse(ok=True, cache=compile_pb2.CACHE_OUTCOME_MISS)
-        response.artifact.cubin = CUBIN
-        response.artifact.contract.CopyFrom(kit.add(block=block))
-        response.artifact.request_key.sha256 = "ab" * 32
-        seal(response.artifact)
-        return response
-
-    return respond
-
-
-@pytest.fixture
-def service(kit) -> Iterator[tuple[FakeService, str]]:
-    fake = FakeService(ok_response(kit))
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    # Registered by hand, like the client builds its call: the generated *_grpc module refuses
-    # grpcio runtimes older than the grpcio-tools that generated it.
-    service_name = COMPILE_METHOD.strip("/").split("/")[0]
-    handlers = {
-        "Compile": grpc.unary_unary_rpc_method_handler(
-            fake.Compile,
-            request_deserializer=compile_pb2.CompileRequest.FromString,
-            response_serializer=compile_pb2.CompileResponse.SerializeToString,
-        ),
-        "FindMissing": grpc.unary_unary_rpc_method_handler(
-            fake.FindMissing,
-            request_deserializer=compile_pb2.FindMissingRequest.FromString,
-            response_serializer=compile_pb2.FindMissingResponse.SerializeToString,
-        ),
-        "GetArtifact": grpc.unary_stream_rpc_method_handler(
-            fake.GetArtifact,
-            request_deserializer=compile_pb2.GetArtifactRequest.FromString,
-            response_serializer=compile_pb2.ArtifactChunk.SerializeToString,
-        ),
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, handlers),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield fake, f"127.0.0.1:{port}"
-    server.stop(grace=None)
+SOURCE, CUBIN = fake_service.SOURCE, fake_service.CUBIN
 
 
 def make_client(target: str, tmp_path, **kw) -> CompileClient:
@@ -213,6 +103,14 @@ def test_request_key_ignores_skip_cache():
     b = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", skip_cache=True)
     c = CompileClient.build_request(SOURCE, "add", {"B": 2}, "sm_90")
     assert request_key(a) == request_key(b) != request_key(c)
+
+
+def test_request_key_depends_on_the_sources_not_their_names():
+    a = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", file_name="add.rs")
+    b = CompileClient.build_request(SOURCE, "add", {"B": 1}, "sm_90", file_name="/abs/k/add.rs")
+    c = CompileClient.build_request(SOURCE + " ", "add", {"B": 1}, "sm_90", file_name="add.rs")
+    assert request_key(a) == request_key(b) != request_key(c)
+    assert b.sources[0].name == "/abs/k/add.rs"  # the request still names the file
 
 
 def test_specialize_for_measures_the_tensors_into_the_request_and_its_key():
@@ -652,3 +550,21 @@ def test_kernel_non_blocking_serves_the_general_kernel_meanwhile(service, kit, t
     assert len(fake.requests) == 2
     with pytest.raises(TypeError, match="measures"):
         client.kernel(SOURCE, "add", specialize_for={"x": x})
+
+
+def test_a_path_given_as_source_text_gets_a_hint_before_any_request(service, tmp_path):
+    fake, target = service
+    path = tmp_path / "add.rs"
+    path.write_text(SOURCE)
+    client = make_client(target, tmp_path)
+    with pytest.raises(ValueError, match="is the path of a file, not Rust source") as info:
+        client.compile(str(path), "add", {"B": 128}, target="sm_90")
+    assert f"Path({str(path)!r}).read_text()" in str(info.value)
+    assert "file_name='add.rs'" in str(info.value)
+    with pytest.raises(TypeError, match="not a path"):
+        client.compile(path, "add", {"B": 128}, target="sm_90")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"extra source 'lib\.rs'"):
+        client.compile(SOURCE, "add", target="sm_90", extra_sources={"lib.rs": str(path)})
+    assert fake.requests == []
+    client.compile("add.rs", "add", {"B": 128}, target="sm_90")  # no such file: source text
+    assert len(fake.requests) == 1

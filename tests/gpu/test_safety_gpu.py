@@ -137,6 +137,9 @@ def test_out_of_bounds_tile_index_traps_and_leaves_memory_alone(
     assert trapped.returncode == TRAPPED, (trapped.returncode, trapped.stdout, trapped.stderr)
     error = trapped.stderr.strip().splitlines()[-1].removeprefix(FAILED)
     assert error in TRAP_ERRORS, (trapped.stderr, trapped.stdout)  # stdout: device printf
+    # the error names the kernel, its parameters and its in-kernel checks (trap_report)
+    assert "kernel `kernel::gather_tiles" in trapped.stderr, trapped.stderr
+    assert "stay in the kernel (" in trapped.stderr and "a failed one traps" in trapped.stderr
     host = full.to_numpy()
     assert np.all(host[2 * tile : 3 * tile] == SENTINEL), "the trapped block wrote its tile"
     assert np.all(host[TILES * tile :] == SENTINEL), "the guard region after z was written"
@@ -158,6 +161,7 @@ def test_a_preheader_check_traps_before_the_loop_runs(bundle_root: str) -> None:
     assert trapped.returncode == TRAPPED, (trapped.returncode, trapped.stdout, trapped.stderr)
     error = trapped.stderr.strip().splitlines()[-1].removeprefix(FAILED)
     assert error in TRAP_ERRORS, (trapped.stderr, trapped.stdout)
+    assert "1 hoisted to a loop preheader): a failed one traps" in trapped.stderr
     assert np.all(full.to_numpy() == SENTINEL), "a block stored although its loop would overrun"
 
 

@@ -121,6 +121,16 @@ def test_unknown_name_is_reported_at_the_function_with_the_parameter_list() -> N
     assert diagnostic.message == "`f` has no generic parameter `Q`"
     assert where(diagnostic) == (FN_LINE, column_of("f<"))
     assert diagnostic.notes == ("its generic parameters are: `E`, `B`, `S`, `F`",)
+    assert diagnostic.help == ()  # nothing like `Q`
+
+
+def test_a_misspelled_generic_name_gets_the_closest_parameter() -> None:
+    text = kernel("", generics="<const BLOCK: i32, const TILE_K: i32>")
+    bound, sink = bind({"BLOCK": "1", "TILEK": "2"}, text=text)
+    assert bound is None
+    (diagnostic,) = sink
+    assert diagnostic.message == "`f` has no generic parameter `TILEK`"
+    assert diagnostic.help == ("a similar name exists: `TILE_K`",)
 
 
 def test_unknown_name_on_a_function_without_generics() -> None:

@@ -168,3 +168,19 @@ def test_entry_in_a_second_file_is_found() -> None:
     )
     assert list(sink) == []
     assert entry is not None and entry.span.file_name == "f1.rs"
+
+
+@pytest.mark.parametrize(
+    ("requested", "suggestion"),
+    [("only_b", "only_a"), ("onlya", "only_a"), ("a::onyl_a", "a::only_a"), ("dep", "deep")],
+)
+def test_a_misspelled_entry_gets_the_closest_name(requested: str, suggestion: str) -> None:
+    _, sink = lookup(requested)
+    (diagnostic,) = sink
+    assert diagnostic.help == (f"a similar name exists: `{suggestion}`",)
+
+
+def test_a_name_like_no_entry_gets_no_suggestion() -> None:
+    _, sink = lookup("softmax")
+    (diagnostic,) = sink
+    assert diagnostic.help == ()

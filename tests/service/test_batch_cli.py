@@ -324,8 +324,7 @@ def test_fact_variants_sit_next_to_the_general_kernel_and_the_client_picks(
 
 
 def _bundle(out: Path) -> list[tuple]:
-    """Each kernel of a bundle: what identifies it, its source and its cubin's bytes (file
-    names hold the request key, which covers the file names the server saw)."""
+    """Each kernel of a bundle: what identifies it, its source and its cubin's bytes."""
     manifest = json.loads((out / MANIFEST_NAME).read_text())
     return [
         (k["function"], k["sm"], k["generics"], k["source"], (out / k["cubin"]).read_bytes())
@@ -521,12 +520,18 @@ def test_each_listed_divisor_is_a_variant_and_equal_cubins_are_kept_once(
     assert 16 in dims
 
 
-def test_an_entry_given_facts_gets_no_automatic_variant(tileiras, add_rs, tmp_path) -> None:
-    argv = [str(add_rs), "--entry", "add", "--generics", "B=256"]
-    assert _compile(tmp_path, *argv, "--facts", "add:x:dims=8") == 0
+def test_an_entry_given_facts_gets_its_general_kernel_and_no_automatic_variant(
+    tileiras, add_rs, tmp_path
+) -> None:
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=256", "--summary-json"]
+    assert _compile(tmp_path, *argv, str(tmp_path / "s.json"), "--facts", "add:x:dims=8") == 0
     assert [k["facts"] for k in _manifest(tmp_path)["kernels"]] == [
-        [{"param": "x", "dim_divisors": [8], "stride_divisors": []}]
+        [],
+        [{"param": "x", "dim_divisors": [8], "stride_divisors": []}],
     ]
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert (summary["ok"], summary["failed"]) == (2, 0)
+    assert [k["divisor"] for k in summary["kernels"]] == [None, None]
 
 
 def test_server_builds_the_same_variants(tileiras, start_server, add_rs, tmp_path: Path) -> None:
@@ -538,3 +543,57 @@ def test_server_builds_the_same_variants(tileiras, start_server, add_rs, tmp_pat
     assert _bundle(remote_out) == _bundle(local_out)
     facts = [k["facts"] for k in json.loads((remote_out / MANIFEST_NAME).read_text())["kernels"]]
     assert len(facts) == 2 and facts[0] == [] and facts[1]
+
+
+def test_keys_and_file_names_depend_on_content_not_the_path(
+    tileiras, start_server, add_rs, tmp_path: Path, monkeypatch
+) -> None:
+    """The same source compiled by a relative path, an absolute path and through --server
+    (which sends base names) gets one key, one set of file names and one contract."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "add.rs").write_text(add_rs.read_text())
+    monkeypatch.chdir(folder)
+    argv = ["--entry", "add", "--generics", "B=128", "--specialize", "none"]
+    server = start_server(CompileEngine(tileiras))
+    runs = {
+        "relative": ["add.rs", *argv, "--no-cache"],
+        "absolute": [str(folder / "add.rs"), *argv, "--no-cache"],
+        "served": ["add.rs", *argv, "--server", server.target],
+    }
+    seen = {}
+    for name, args in runs.items():
+        out = tmp_path / name
+        assert main([*args, "-o", str(out)]) == 0
+        (kernel,) = json.loads((out / MANIFEST_NAME).read_text())["kernels"]
+        contract = (out / kernel["contract"]).read_bytes()
+        seen[name] = (kernel["request_key"], kernel["cubin"], kernel["contract"], contract)
+        assert kernel["source"] == args[0]  # the manifest keeps the path as given
+    assert seen["relative"] == seen["absolute"] == seen["served"]
+    assert seen["relative"][1].startswith(f"add-{seen['relative'][0][:8]}-")
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_parallel_jobs_write_the_same_bundle_byte_for_byte(tileiras, add_rs, tmp_path) -> None:
+    sub_rs = tmp_path / "sub.rs"
+    sub_rs.write_text(SUB_RS)
+    argv = [str(add_rs), str(sub_rs), "--entry", "add", "--entry", "sub", "--no-cache"]
+    argv += ["--generics", "B=128", "--generics", "B=256", "--generics", "B=abc"]
+    one, two = tmp_path / "j1", tmp_path / "j3"
+    assert main([*argv, "-j", "1", "-o", str(one), "--summary-json", str(tmp_path / "1.json")]) == 1
+    assert main([*argv, "-j", "3", "-o", str(two), "--summary-json", str(tmp_path / "3.json")]) == 1
+    assert _files(one) == _files(two) and len(_files(one)) > 8
+
+    def summary(path: Path) -> list[tuple]:
+        kernels = json.loads(path.read_text())["kernels"]
+        return [(k["entry"], k["generics"], k["ok"], k["cubin"], k["kept"]) for k in kernels]
+
+    assert summary(tmp_path / "1.json") == summary(tmp_path / "3.json")
+
+
+def test_jobs_must_be_positive(add_rs, tmp_path, capsys) -> None:
+    assert main([str(add_rs), "--entry", "add", "-j", "0", "-o", str(tmp_path)]) == 2
+    assert "-j/--jobs must be at least 1" in capsys.readouterr().err

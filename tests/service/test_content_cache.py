@@ -76,21 +76,32 @@ def test_a_cached_bytecode_is_not_assembled_again(tmp_path: Path) -> None:
     assert len(inner.assembled) == 2
 
 
-def test_renamed_sources_share_one_tileiras_run(tileiras, add_rs: Path, tmp_path: Path) -> None:
+def test_sources_that_lower_alike_share_one_tileiras_run(
+    tileiras, add_rs: Path, tmp_path: Path
+) -> None:
     counting = CountingAssembler(tileiras)
     engine = CompileEngine(counting, cache=DiskCache(tmp_path))
     text = add_rs.read_text()
     first = engine.compile(
         CompileRequest((SourceFile("a.rs", text),), "add", (("B", "128"),), target="sm_90")
     )
+    commented = engine.compile(
+        CompileRequest(
+            (SourceFile("a.rs", text + "\n// a comment\n"),),
+            "add",
+            (("B", "128"),),
+            target="sm_90",
+        )
+    )
+    assert first.ok and commented.ok
+    assert first.key != commented.key  # different requests ...
+    assert not commented.cache_hit
+    assert commented.artifact.cubin == first.artifact.cubin  # ... one cubin
+    assert len(counting.assembled) == 1
     renamed = engine.compile(
         CompileRequest((SourceFile("b.rs", text),), "add", (("B", "128"),), target="sm_90")
     )
-    assert first.ok and renamed.ok
-    assert first.key != renamed.key  # different requests ...
-    assert not renamed.cache_hit
-    assert renamed.artifact.cubin == first.artifact.cubin  # ... one cubin
-    assert len(counting.assembled) == 1
+    assert renamed.key == first.key and renamed.cache_hit  # a file name is no content
 
 
 @dataclass(frozen=True)

@@ -437,8 +437,8 @@ def test_tileiras_runs_and_content_hits_are_counted(tileiras, add_rs, tmp_path: 
     engine = CompileEngine(tileiras, cache=DiskCache(tmp_path / "cache"))
     CompileServicer(engine, metrics=metrics)  # wires the engine's observers
     text = add_rs.read_text()
-    for name in ("a.rs", "b.rs"):  # the same bytecode under two request keys
-        request = CompileRequest((SourceFile(name, text),), "add", (("B", "128"),))
+    for variant in (text, text + "\n// a comment\n"):  # one bytecode under two request keys
+        request = CompileRequest((SourceFile("a.rs", variant),), "add", (("B", "128"),))
         assert engine.compile(request).ok
     sample = metrics.registry.get_sample_value
     assert sample("cutile_serve_tileiras_runs_total") == 1
