@@ -1,7 +1,8 @@
 //! Compile requests and their local cache key.
 //!
 //! The key is the sha256 of the request's deterministic serialization with
-//! `options.skip_cache` cleared, byte for byte what `client_stubs.client.request_key`
+//! `options.skip_cache` and the file names cleared (the same sources under another name
+//! compile to the same artifact), byte for byte what `client_stubs.client_core.request_key`
 //! hashes, so the Rust and Python hosts find each other's entries in one cache folder.
 //! prost writes every field as Python's protobuf does except map entries: Python writes an
 //! entry's key and value even when empty (prost leaves empty ones out), and orders keys of
@@ -23,6 +24,9 @@ pub fn request_key(request: &CompileRequest) -> String {
     let mut options = keyed.options.take().unwrap_or_default();
     options.skip_cache = false;
     keyed.options = Some(options);
+    for source in &mut keyed.sources {
+        source.name.clear();
+    }
     hex::encode(Sha256::digest(deterministic_bytes(&keyed)))
 }
 
