@@ -433,3 +433,13 @@ def test_a_relaxed_variant_serves_misaligned_and_strided_views_only(
     assert chosen(DeviceTensor(base, (n,))) != special["cubin"]  # the default is preferred
     assert chosen(DeviceTensor(base + 4, (n,))) == special["cubin"]  # x[1:]
     assert chosen(DeviceTensor(base, (n,), strides=(2,))) == special["cubin"]  # x[::2]
+
+
+def test_a_source_that_overflowed_tree_sitter_is_a_diagnostic(tileiras, tmp_path) -> None:
+    """350 KB of `{[(<` used to kill the process with SIGSEGV inside tree-sitter."""
+    source = tmp_path / "deep.rs"
+    source.write_text("{[(<" * 90_000)
+    done = _run_cli(str(source), "--entry", "add", "-o", str(tmp_path / "out"), "--no-cache")
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "error[CT0005]: this code nests deeper than 512 levels of brackets" in done.stderr
+    assert f"--> {source}:1:513" in done.stderr
