@@ -71,7 +71,7 @@ INVALID_PARAMETER: Final = _code(
     "CT0205", "invalid-entry-parameter", "an entry parameter of an unsupported kind"
 )
 LITERAL_OUT_OF_RANGE: Final = _code(
-    "CT0206", "literal-out-of-range", "an integer literal that does not fit its type"
+    "CT0206", "literal-out-of-range", "a literal or shape dimension that does not fit its type"
 )
 INVALID_OPERAND: Final = _code(
     "E0369", "invalid-operand", "an operator that is not defined for these operands"

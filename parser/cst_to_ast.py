@@ -7,6 +7,7 @@ syntax as diagnostics. Host code outside kernel modules is skipped.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 
@@ -670,16 +671,37 @@ class _Converter:
         if suffix is None and not is_hex and text.endswith(("i128", "u128")):
             self.unsupported(node, "a 128-bit integer literal")
             return A.IntLit(self.span(node), 0, None)
-        try:
-            value = int(value_text, 0)
-        except ValueError:
-            value = int(value_text) if value_text.isdigit() else 0  # `007`
+        value = _int_value(value_text)
+        if value is None:
+            self.sink.add(
+                error(
+                    codes.LITERAL_OUT_OF_RANGE,
+                    "integer literal is too large",
+                    self.span(node),
+                    "too large for any integer type",
+                    notes=(f"value exceeds limit of `{_U128_MAX}`",),
+                )
+            )
+            value = 0
         return A.IntLit(self.span(node), value, suffix)
 
     def _float_literal(self, node: Node) -> A.Expr:
-        text = self.text(node).replace("_", "")
-        value_text, suffix = _split_suffix(text, _FLOAT_SUFFIXES)
-        return A.FloatLit(self.span(node), float(value_text), suffix)
+        text = self.text(node)
+        number = _FLOAT_NUMBER.match(text)
+        assert number is not None  # tree-sitter's float literals start with a digit
+        suffix = text[number.end() :].lstrip("_") or None
+        if suffix is not None and suffix not in _FLOAT_SUFFIXES:
+            self.sink.add(
+                error(
+                    codes.SYNTAX_ERROR,
+                    f"invalid suffix `{_short(suffix)}` for float literal",
+                    self.span(node),
+                    f"invalid suffix `{_short(suffix)}`",
+                    help=("valid suffixes are `f16`, `f32` and `f64`",),
+                )
+            )
+            suffix = None
+        return A.FloatLit(self.span(node), float(number.group().replace("_", "")), suffix)
 
     def _string_literal(self, node: Node) -> A.Expr:
         content = "".join(
@@ -930,6 +952,28 @@ class _Converter:
 
 _FLOAT_SUFFIXES = ("f16", "f32", "f64")
 _INT_SUFFIXES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
+
+
+_U128_MAX = 2**128 - 1
+_FLOAT_NUMBER = re.compile(
+    r"[0-9][0-9_]*(?:\.(?![A-Za-z_])[0-9_]*)?(?:[eE][+-]?[0-9_]*[0-9][0-9_]*)?"
+)
+_DIGITS_OF_U128_MAX = {16: 32, 8: 43, 2: 128, 10: 39}
+
+
+def _int_value(text: str) -> int | None:
+    """The value of an integer literal without `_`s and suffix; None when it is larger
+    than any integer type holds (counted in digits first: Python refuses to convert more
+    than 4,300 decimal digits)."""
+    base = {"0x": 16, "0X": 16, "0o": 8, "0b": 2}.get(text[:2], 10)
+    digits = (text[2:] if base != 10 else text).lstrip("0")
+    if len(digits) > _DIGITS_OF_U128_MAX[base]:
+        return None
+    try:
+        value = int(digits or "0", base)
+    except ValueError:  # a digit of the wrong base: tree-sitter reported it already
+        return 0
+    return value if value <= _U128_MAX else None
 
 
 def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, str | None]:

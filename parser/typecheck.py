@@ -19,11 +19,13 @@ from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.entry_signature import check_entry_signature, check_tile_shape
 from parser.program import Program
 from parser.type_eval import (
+    I32_RANGE,
     ConstValue,
     GenericValue,
     NotConstant,
     TypeEnv,
     TypeResolver,
+    dimension_out_of_range,
     eval_const,
 )
 from parser.typecheck_calls import CallRules
@@ -368,14 +370,16 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
         base = self.expr(access.value, None)
         if base is None:
             return None
-        if isinstance(base, TupleTy) and access.name.isdigit():
-            index = int(access.name)
+        name = access.name
+        if isinstance(base, TupleTy) and name.isascii() and name.isdigit() and len(name) < 10:
+            index = int(name)
             if index < len(base.elements):
                 return base.elements[index]
+        shown = name if len(name) <= 40 else f"{name[:37]}..."
         self.report(
             error(
                 codes.UNKNOWN_METHOD,
-                f"no field `{access.name}` on type `{base}`",
+                f"no field `{shown}` on type `{base}`",
                 access.span,
                 "unknown field",
             )
@@ -474,6 +478,11 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
             return None
         dims = values[0] if len(values) == 1 and isinstance(values[0], tuple) else tuple(values)
         assert isinstance(dims, tuple)
+        wide = next((i for i, dim in enumerate(dims) if dim not in I32_RANGE), None)
+        if wide is not None:
+            args = macro.args if len(dims) == len(macro.args) else (macro,) * len(dims)
+            self.report(dimension_out_of_range(dims[wide], args[wide].span))
+            return None
         self.facts.consts[macro] = dims
         if macro.name == "const_array":
             return ArrayTy(ScalarTy(Elem.I32), len(dims), tuple(int(d) for d in dims))

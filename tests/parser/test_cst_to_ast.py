@@ -369,6 +369,9 @@ def test_integer_literals(literal: str, value: int, suffix: str | None) -> None:
         ("1_000.25_f64", 1000.25, "f64"),
         ("1e3", 1000.0, None),
         ("2.5e-1f32", 0.25, "f32"),
+        ("1.", 1.0, None),
+        ("1e_5", 1e5, None),
+        ("1E+2_f64", 100.0, "f64"),
     ],
 )
 def test_float_literals(literal: str, value: float, suffix: str | None) -> None:
@@ -388,6 +391,34 @@ def test_odd_literal_suffixes_never_cause_internal_errors(literal: str) -> None:
     text = kernel(f"        let v = {literal};\n        z.store(x.load_like(z));")
     result = check(text)
     assert codes.INTERNAL_ERROR not in [d.code for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ["9" * 4400, "340282366920938463463374607431768211456", "0x" + "f" * 33, "0b1" + "0" * 128],
+)
+def test_integer_literals_beyond_u128_are_too_large(literal: str) -> None:
+    """More than 4,300 digits used to be an internal error (Python's int-string limit)."""
+    _, diagnostics = parse(kernel(f"        let v = {literal};"))
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
+    assert diagnostic.message == "integer literal is too large"
+    assert diagnostic.primary_span.text == literal  # type: ignore[union-attr]
+
+
+def test_the_largest_u128_is_not_too_large() -> None:
+    lit = let_value(f"        let v = {2**128 - 1};")
+    assert isinstance(lit, A.IntLit) and lit.value == 2**128 - 1
+
+
+@pytest.mark.parametrize(("literal", "suffix"), [("1.0f322", "f322"), ("2.5e3_f8", "f8")])
+def test_an_unknown_float_suffix_is_a_syntax_error(literal: str, suffix: str) -> None:
+    _, diagnostics = parse(kernel(f"        let v = {literal};"))
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.SYNTAX_ERROR
+    assert diagnostic.message == f"invalid suffix `{suffix}` for float literal"
+    assert diagnostic.primary_span.text == literal  # type: ignore[union-attr]
+    assert diagnostic.help == ("valid suffixes are `f16`, `f32` and `f64`",)
 
 
 def test_booleans_and_negative_literals() -> None:

@@ -249,6 +249,65 @@ def test_tuple_field_out_of_range() -> None:
     assert diagnostic.message == "no field `3` on type `(i32, i32, i32)`"
 
 
+def test_a_tuple_field_of_thousands_of_digits_is_an_unknown_field() -> None:
+    field = "0" * 4400 + "1"
+    text = kernel(body(f"let q = get_tile_block_id().{field};", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNKNOWN_METHOD
+    assert diagnostic.message == f"no field `{field[:37]}...` on type `(i32, i32, i32)`"
+    assert diagnostic.primary_span.text.endswith(field)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("statement", "literal", "elem"),
+    [
+        ("let a: f32 = 1e308;", "1e308", "f32"),
+        ("let a = 1e39f32;", "1e39f32", "f32"),
+        ("let a = 70000.0f16;", "70000.0f16", "f16"),
+        ("let a = 65520.0f16;", "65520.0f16", "f16"),
+        ("let a = 1e400f64;", "1e400f64", "f64"),
+        ("let a: bf16 = 3.4e38;", "3.4e38", "bf16"),
+    ],
+)
+def test_float_literals_that_round_to_infinity_are_out_of_range(
+    statement: str, literal: str, elem: str
+) -> None:
+    """These reached the bytecode writer, which raised: an internal error."""
+    (diagnostic,) = errors(failing(kernel(body(statement, "z.store(x.load_like(z));"))))
+    assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
+    assert diagnostic.message == f"literal out of range for `{elem}`"
+    assert diagnostic.primary_span.text == literal  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "statement", ["let a = 65519.0f16;", "let a = -65504.0f16;", "let a = 3.4028234e38f32;"]
+)
+def test_the_largest_finite_float_literals_fit(statement: str) -> None:
+    typed(kernel(body(statement, "z.store(x.load_like(z));")))
+
+
+WIDE_OUTPUT = "z: &mut Tensor<f32, { [B, 2147483648] }>, x: &Tensor<f32, { [-1, -1] }>"
+
+
+@pytest.mark.parametrize(
+    ("sig", "statement", "dimension"),
+    [
+        (WIDE_OUTPUT, "", "2147483648"),
+        (None, "let c = constant(1.0f32, const_shape![2, -2147483649]);", "-2147483649"),
+        (None, "let p = x.partition(const_shape![1073741824 * 2]);", "1073741824 * 2"),
+    ],
+)
+def test_shape_dimensions_outside_i32_are_out_of_range(
+    sig: str | None, statement: str, dimension: str
+) -> None:
+    """A tensor extent of 2^31 overflowed in lowering: an internal error."""
+    text = kernel(body(statement, "z.store(x.load_like(z));"), **({"sig": sig} if sig else {}))
+    (diagnostic,) = errors(failing(text, B="128"))
+    assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
+    assert diagnostic.message == "shape dimension out of range for `i32`"
+    assert diagnostic.primary_span.text == dimension  # type: ignore[union-attr]
+
+
 # ----------------------------------------------------------------------------- errors
 
 SHARED = "cannot {} `x`, as it is behind a `&` reference"
