@@ -37,6 +37,11 @@ INVALID_ENTRY_OPTION: Final = _code(
     "CT0004", "invalid-entry-option", "an unknown or malformed #[cutile::entry(...)] option"
 )
 LIMIT_EXCEEDED: Final = _code("CT0005", "limit-exceeded", "the input exceeds a compiler limit")
+INLINE_LIMIT: Final = _code(
+    "CT0006",
+    "inline-limit",
+    "device-function calls inline more code, or nest deeper, than one kernel may",
+)
 
 # --- names and generics ---
 UNKNOWN_ENTRY: Final = _code("CT0101", "unknown-entry", "no entry function of that name")

@@ -17,6 +17,7 @@ from parser import codes
 from parser.check_messages import describe, mismatch, unresolved, unsupported
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.entry_signature import check_entry_signature, check_tile_shape
+from parser.inline_budget import InlineBudget
 from parser.program import Program
 from parser.type_eval import (
     I32_RANGE,
@@ -54,6 +55,14 @@ from parser.types import (
     associated_constant,
 )
 
+# Errors one entry's check reports before it stops, as clang's -ferror-limit: the work
+# each error costs (suggestions, notes, rendering) stays bounded per compile.
+MAX_ERRORS = 50
+
+
+class TooManyErrors(Exception):
+    """Raised by `Checker.report` at the MAX_ERRORS-th error; ends the entry's check."""
+
 
 def typecheck_entry(
     program: Program,
@@ -72,7 +81,19 @@ def typecheck_entry(
         for p in signature.params
     )
     errors_before = len(sink)
-    checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
+    try:
+        checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
+    except TooManyErrors:
+        sink.add(
+            error(
+                codes.LIMIT_EXCEEDED,
+                f"checking `{function.name}` stopped after {MAX_ERRORS} errors",
+                function.name_span,
+                "in this entry",
+                help=("fix the errors above and compile again",),
+            )
+        )
+        return None
     if any(d.is_error for d in sink.items[errors_before:]):
         return None
     return TypedKernel(function, signature, generics, env.consts, params, checker.facts)
@@ -107,6 +128,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
     sink: DiagnosticSink | Any
     facts: TypedBody = field(default_factory=TypedBody)
     inline_stack: tuple[str, ...] = ()
+    budget: InlineBudget = field(default_factory=InlineBudget)  # shared by inlined bodies
     scopes: list[dict[str, LocalVar]] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
     var_depth: dict[int, int] = field(default_factory=dict)
@@ -142,6 +164,9 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules):
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.sink.add(diagnostic)
+        self.budget.errors += diagnostic.is_error
+        if self.budget.errors >= MAX_ERRORS:
+            raise TooManyErrors()
 
     # --- bodies, blocks and statements
 

@@ -26,6 +26,8 @@ _TOKEN = re.compile(
     re.DOTALL | re.VERBOSE,
 )
 _ENTRY = re.compile(r"#\[cutile::entry[^\]]*\]\s*(?:pub\s+)?(?:unsafe\s+)?fn\s+(\w+)")
+_HEADER = re.compile(r"^//\s*entry:\s*(\S+)\s+generics:(.*)$", re.MULTILINE)  # invalid/*.rs
+_GENERIC = re.compile(r"(\w+)=(\[[^\]]*\]|[^\s,]+)")
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,12 @@ def seeds() -> tuple[Seed, ...]:
     found = []
     for path in sorted([*EXAMPLES.glob("*.rs"), *EXAMPLES.glob("invalid/*.rs")]):
         text = path.read_text()
-        listed = entries.get(path.name) or [(name, ()) for name in _ENTRY.findall(text)]
+        header = _HEADER.search(text)
+        listed = entries.get(path.name) or (
+            [(header.group(1), tuple(_GENERIC.findall(header.group(2))))]
+            if header
+            else [(name, ()) for name in _ENTRY.findall(text)]
+        )
         found.append(Seed(path.name, text, tuple(listed) or (("f", ()),)))
     return tuple(found)
 
@@ -79,7 +86,7 @@ def make_input(rng: Random) -> FuzzInput:
     entry, generics = rng.choice(seed.entries)
     text = seed.text
     done: list[str] = []
-    for _ in range(rng.choice((1, 1, 1, 2, 2, 3, 4))):
+    for _ in range(rng.choice((1, 1, 1, 1, 2, 2, 3))):
         mutation = rng.choices(MUTATIONS, weights=_WEIGHTS)[0]
         text = mutation(text, rng)
         done.append(mutation.__name__)
@@ -123,6 +130,129 @@ def replace_token(text: str, rng: Random) -> str:
     tokens = _tokens(text)
     tokens[rng.randrange(len(tokens))] = rng.choice(vocabulary())
     return "".join(tokens)
+
+
+_KEYWORDS = frozenset(
+    [
+        "as",
+        "break",
+        "const",
+        "continue",
+        "crate",
+        "else",
+        "enum",
+        "fn",
+        "for",
+        "if",
+        "impl",
+        "in",
+        "let",
+        "loop",
+        "match",
+        "mod",
+        "move",
+        "mut",
+        "pub",
+        "ref",
+        "return",
+        "self",
+        "Self",
+        "static",
+        "struct",
+        "super",
+        "trait",
+        "true",
+        "false",
+        "type",
+        "unsafe",
+        "use",
+        "where",
+        "while",
+    ]
+)
+_OPERATORS = frozenset(
+    [
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "&",
+        "|",
+        "^",
+        "<<",
+        ">>",
+        "<",
+        ">",
+        "<=",
+        ">=",
+        "==",
+        "!=",
+        "&&",
+        "||",
+        "+=",
+        "-=",
+        "*=",
+        "/=",
+    ]
+)
+
+
+def _kind_of(token: str) -> str:
+    if token[:1].isdigit():
+        return "number"
+    if token[:1].isalpha() or token[:1] == "_":
+        return "keyword" if token in _KEYWORDS else "word"
+    if token in _OPERATORS:
+        return "operator"
+    return "space" if token.isspace() else "punct"
+
+
+@functools.cache
+def _vocabulary_by_kind() -> dict[str, tuple[str, ...]]:
+    by_kind: dict[str, list[str]] = {}
+    for token in vocabulary():
+        by_kind.setdefault(_kind_of(token), []).append(token)
+    return {kind: tuple(tokens) for kind, tokens in by_kind.items()}
+
+
+def replace_same_kind(text: str, rng: Random) -> str:
+    """A word for a word, a number for a number, an operator for an operator: mostly
+    still valid syntax, so the checker and lowering see it."""
+    tokens = _tokens(text)
+    kinds = _vocabulary_by_kind()
+    places = [i for i, t in enumerate(tokens) if _kind_of(t) in ("word", "number", "operator")]
+    at = rng.choice(places)
+    tokens[at] = rng.choice(kinds[_kind_of(tokens[at])])
+    return "".join(tokens)
+
+
+def swap_same_kind(text: str, rng: Random) -> str:
+    tokens = _tokens(text)
+    kind = rng.choice(("word", "number", "operator"))
+    places = [i for i, t in enumerate(tokens) if _kind_of(t) == kind]
+    if len(places) < 2:
+        return text
+    a, b = rng.sample(places, 2)
+    tokens[a], tokens[b] = tokens[b], tokens[a]
+    return "".join(tokens)
+
+
+def splice_statements(text: str, rng: Random) -> str:
+    """A run of `let` or `;`-ended lines from any example, inserted after another
+    statement line: whole statements, so the result still parses more often than not."""
+    lines = text.splitlines(keepends=True)
+    targets = [i + 1 for i, line in enumerate(lines) if line.rstrip().endswith((";", "{"))]
+    donors = [
+        line
+        for seed in seeds()
+        for line in seed.text.splitlines(keepends=True)
+        if line.strip().startswith("let ") and line.rstrip().endswith(";")
+    ]
+    if not targets or not donors:
+        return text
+    at = rng.choice(targets)
+    return "".join(lines[:at] + rng.sample(donors, rng.randint(1, 3)) + lines[at:])
 
 
 def insert_token(text: str, rng: Random) -> str:
@@ -324,6 +454,9 @@ def _odd_generics(
 
 
 MUTATIONS: tuple[Callable[[str, Random], str], ...] = (
+    replace_same_kind,
+    swap_same_kind,
+    splice_statements,
     delete_token,
     duplicate_token,
     swap_tokens,
@@ -335,4 +468,4 @@ MUTATIONS: tuple[Callable[[str, Random], str], ...] = (
     huge_literal,
     stress_snippet,
 )
-_WEIGHTS = (10, 6, 6, 10, 8, 6, 6, 3, 4, 1)
+_WEIGHTS = (30, 8, 8, 4, 3, 3, 4, 3, 3, 3, 3, 5, 1)

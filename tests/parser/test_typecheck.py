@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from lowering.pipeline import CompileResult, Stage
 from parser import ast_nodes as A
 from parser import codes
+from parser.typecheck import MAX_ERRORS
 from parser.typed_kernel import TypedKernel
 from parser.types import UNIT, Elem, RefTy, ScalarTy, ShapeTy, TensorTy, TileTy, TupleTy
 from tests.parser.support import (
@@ -306,6 +309,30 @@ def test_shape_dimensions_outside_i32_are_out_of_range(
     assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
     assert diagnostic.message == "shape dimension out of range for `i32`"
     assert diagnostic.primary_span.text == dimension  # type: ignore[union-attr]
+
+
+def test_checking_stops_after_the_error_limit() -> None:
+    """A thousand unknown names among a thousand functions took 100 s to report (each
+    error searched every name for a suggestion); the check now stops at MAX_ERRORS."""
+    devices = "".join(f"    fn device_fn_{i}(x: i32) -> i32 {{ x }}\n" for i in range(1000))
+    statements = [f"let a{i} = devicefn{i}(1);" for i in range(1000)]
+    text = kernel(body(*statements, "z.store(x.load_like(z));"), extra=devices)
+    started = time.perf_counter()
+    found = errors(failing(text, B="128"))
+    assert time.perf_counter() - started < 10
+    assert [d.code for d in found] == [codes.UNRESOLVED_NAME] * (MAX_ERRORS - 1) + [
+        codes.UNRESOLVED_NAME,
+        codes.LIMIT_EXCEEDED,
+    ]
+    assert found[-1].message == f"checking `f` stopped after {MAX_ERRORS} errors"
+    assert found[-1].primary_span.text == "f"  # type: ignore[union-attr]
+
+
+def test_suggestions_still_find_a_close_name_among_many() -> None:
+    devices = "".join(f"    fn helper_{i}(x: i32) -> i32 {{ x }}\n" for i in range(500))
+    text = kernel(body("let a = helper_42x(1);", "z.store(x.load_like(z));"), extra=devices)
+    (diagnostic,) = errors(failing(text, B="128"))
+    assert diagnostic.help == ("a similar name exists: `helper_42`",)
 
 
 # ----------------------------------------------------------------------------- errors
