@@ -490,6 +490,8 @@ class _Converter:
 
     def _reparse_token_tree(self, token_tree: Node) -> tuple[A.Expr, ...]:
         inner = self.text(token_tree)[1:-1]
+        if not inner.strip():  # `()`: nothing to parse again
+            return ()
         prefix = "fn __cutile_macro() { __args("
         text = f"{prefix}{inner}); }}"
         start = token_tree.start_byte + self.shift + 1
