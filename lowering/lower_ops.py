@@ -12,7 +12,7 @@ from lowering.ir.core import Value
 from lowering.ir.ops_bits import AndI, OrI, ShLI, ShRI, XOrI
 from lowering.ir.ops_compare import CmpF, CmpI, Select
 from lowering.ir.ops_convert import ExtI, FToF, FToI, IToF, TruncI
-from lowering.ir.ops_math import NegF, NegI
+from lowering.ir.ops_math import NegF, NegI, RemF
 from lowering.ir.types import TileType
 from lowering.lowered_values import Lowered
 from parser import ast_nodes as A
@@ -26,6 +26,7 @@ _FLOAT_OPS: dict[str, type[Any]] = {
     "-": arith.SubF,
     "*": arith.MulF,
     "/": arith.DivF,
+    "%": RemF,  # Rust's float `%`: truncated, the sign of the dividend
 }
 _INT_OPS: dict[str, type[Any]] = {"+": arith.AddI, "-": arith.SubI, "*": arith.MulI}
 _BIT_OPS: dict[str, type[Any]] = {"&": AndI, "|": OrI, "^": XOrI}  # also on bool masks

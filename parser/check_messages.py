@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import heapq
 
 from parser import ast_nodes as A
 from parser import codes
@@ -55,8 +56,24 @@ def mismatch(
     )
 
 
+MAX_SUGGESTION_CANDIDATES = 16
+
+
 def did_you_mean(name: str, candidates: list[str]) -> tuple[str, ...]:
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1)
+    """A close name to suggest. difflib compares only the MAX_SUGGESTION_CANDIDATES names
+    that share the longest prefix with `name` (then are closest in length): it is slow,
+    and a file with a thousand functions and a thousand unknown names once took 100 s."""
+
+    def nearness(candidate: str) -> tuple[int, int]:
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(candidate, name, strict=False)) if a != b), None
+        )
+        if shared is None:
+            shared = min(len(candidate), len(name))
+        return -shared, abs(len(candidate) - len(name))
+
+    nearest = heapq.nsmallest(MAX_SUGGESTION_CANDIDATES, set(candidates), key=nearness)
+    close = difflib.get_close_matches(name, sorted(nearest), n=1)
     return (f"a similar name exists: `{close[0]}`",) if close else ()
 
 

@@ -37,6 +37,11 @@ INVALID_ENTRY_OPTION: Final = _code(
     "CT0004", "invalid-entry-option", "an unknown or malformed #[cutile::entry(...)] option"
 )
 LIMIT_EXCEEDED: Final = _code("CT0005", "limit-exceeded", "the input exceeds a compiler limit")
+INLINE_LIMIT: Final = _code(
+    "CT0006",
+    "inline-limit",
+    "device-function calls inline more code, or nest deeper, than one kernel may",
+)
 
 # --- names and generics ---
 UNKNOWN_ENTRY: Final = _code("CT0101", "unknown-entry", "no entry function of that name")
@@ -71,7 +76,7 @@ INVALID_PARAMETER: Final = _code(
     "CT0205", "invalid-entry-parameter", "an entry parameter of an unsupported kind"
 )
 LITERAL_OUT_OF_RANGE: Final = _code(
-    "CT0206", "literal-out-of-range", "an integer literal that does not fit its type"
+    "CT0206", "literal-out-of-range", "a literal or shape dimension that does not fit its type"
 )
 INVALID_OPERAND: Final = _code(
     "E0369", "invalid-operand", "an operator that is not defined for these operands"

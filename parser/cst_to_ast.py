@@ -7,7 +7,8 @@ syntax as diagnostics. Host code outside kernel modules is skipped.
 
 from __future__ import annotations
 
-import functools
+import re
+import threading
 from collections.abc import Callable
 
 import tree_sitter
@@ -15,43 +16,107 @@ import tree_sitter_rust
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.bracket_scan import scan_brackets
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.spans import SourceFile, Span
 
 Node = tree_sitter.Node
 MAX_SYNTAX_ERRORS = 10
-MAX_NESTING_DEPTH = 200  # CST levels; keeps every later recursive pass far from Python's limit
+# Syntax-tree levels below the file, not counting module bodies (`mod m { .. }`): a
+# top-level item is level 1. Keeps every later recursive pass far from Python's limit.
+MAX_NESTING_DEPTH = 200
+# tree-sitter's error recovery can be super-linear (`>&` repeated 4,000 times takes 20 s);
+# it reports progress every 100 parse operations, and a parse may take PARSE_STEPS_BASE such
+# reports plus one per PARSE_BYTES_PER_STEP bytes read so far. Every cutile-rs source and
+# example stays under a twentieth of that rate (rust_examples/decoder.rs, the densest, needs
+# 2%); counting steps, not time, keeps the verdict deterministic.
+PARSE_STEPS_BASE = 1000
+PARSE_BYTES_PER_STEP = 2
+_UNCOUNTED_LEVELS = frozenset({"source_file", "declaration_list"})
 _MODULE_ATTRS = {"module"}
 _KERNEL_CRATES = {"cutile", "crate", "cutile_macro"}
+_local = threading.local()
 
 
-@functools.cache
 def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_rust.language()))
+    """One parser per thread: a tree-sitter parser is not safe to share."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_rust.language()))
+        _local.parser = parser
+    return parser
 
 
 def parse_file(source: SourceFile, sink: DiagnosticSink) -> A.ParsedFile:
     """Parse one `.rs` file; syntax errors go to `sink` and yield no modules."""
-    tree = _parser().parse(source.data)
+    unsafe_text = scan_brackets(source)  # before tree-sitter: its recursion is native
+    if unsafe_text is not None:
+        sink.add(unsafe_text)
+        return A.ParsedFile(source, ())
+    tree = _parse_within_budget(source.data, source, sink)
+    if tree is None:
+        return A.ParsedFile(source, ())
     if tree.root_node.has_error:
         _report_syntax_errors(tree.root_node, source, sink)
         return A.ParsedFile(source, ())
     too_deep = _first_node_deeper_than(tree.root_node, MAX_NESTING_DEPTH)
     if too_deep is not None:
-        span = Span(source, too_deep.start_byte, too_deep.end_byte)
-        sink.add(
-            error(
-                codes.LIMIT_EXCEEDED,
-                f"this code nests deeper than {MAX_NESTING_DEPTH} levels",
-                span,
-                "nested too deeply",
-                help=("split the expression with `let`s",),
-            )
-        )
+        sink.add(_too_deep(too_deep, source, 0))
         return A.ParsedFile(source, ())
     converter = _Converter(source, sink, shift=0)
     modules = converter.kernel_modules(tree.root_node, parent_path=(), inside_kernel=False)
     return A.ParsedFile(source, tuple(modules))
+
+
+def _parse_within_budget(
+    data: bytes, source: SourceFile, sink: DiagnosticSink, shift: int = 0
+) -> tree_sitter.Tree | None:
+    """tree-sitter's tree of `data`, or None after reporting a parse over its step budget."""
+    steps = 0
+    offset = 0
+
+    def over_budget(byte_offset: int, _has_error: bool) -> bool:
+        nonlocal steps, offset
+        steps += 1
+        offset = byte_offset
+        return steps > PARSE_STEPS_BASE + byte_offset // PARSE_BYTES_PER_STEP
+
+    def read(start: int, _point: object) -> bytes:
+        return data[start : start + 65536]
+
+    parser = _parser()
+    try:
+        return parser.parse(read, progress_callback=over_budget)
+    except ValueError:  # the callback halted the parse
+        parser.reset()
+        at = min(offset, len(data)) + shift
+        sink.add(
+            error(
+                codes.LIMIT_EXCEEDED,
+                "this text is too costly to parse",
+                Span(source, at, at),
+                "the parser gave up here",
+                notes=(
+                    f"the parser may take {PARSE_STEPS_BASE} steps plus one per "
+                    f"{PARSE_BYTES_PER_STEP} bytes; recovering from the syntax errors "
+                    "before this point takes more",
+                ),
+                help=("fix the syntax errors before this point",),
+            )
+        )
+        return None
+
+
+def _too_deep(node: Node, source: SourceFile, shift: int) -> Diagnostic:
+    span = Span(source, node.start_byte + shift, node.end_byte + shift)
+    return error(
+        codes.LIMIT_EXCEEDED,
+        f"this code nests deeper than {MAX_NESTING_DEPTH} levels",
+        span,
+        "nested too deeply",
+        notes=("each syntax-tree level counts: a block, a statement, a call and its arguments",),
+        help=("split the expression with `let`s",),
+    )
 
 
 # ----------------------------------------------------------------------------- syntax errors
@@ -73,19 +138,35 @@ def _report_syntax_errors(root: Node, source: SourceFile, sink: DiagnosticSink) 
             stack.extend(reversed(node.children))
 
 
-def _first_node_deeper_than(root: Node, limit: int) -> Node | None:
+def _first_node_deeper_than(root: Node, limit: int, root_level: int = 0) -> Node | None:
+    """The first node under `root` more than `limit` levels deep (see MAX_NESTING_DEPTH),
+    walking without recursion."""
     cursor = root.walk()
-    depth = 0
+    levels = [root_level]  # the level of each node on the cursor's path
     while True:
-        if depth > limit:
+        if levels[-1] > limit:
             return cursor.node
         if cursor.goto_first_child():
-            depth += 1
+            levels.append(levels[-1] + _counts(cursor.node))
             continue
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 return None
-            depth -= 1
+            levels.pop()
+        levels[-1] = levels[-2] + _counts(cursor.node)
+
+
+def _counts(node: Node) -> int:
+    return 0 if node.type in _UNCOUNTED_LEVELS else 1
+
+
+def _level(node: Node) -> int:
+    level = 0
+    current: Node | None = node
+    while current is not None:
+        level += _counts(current)
+        current = current.parent
+    return level
 
 
 def _syntax_error_at(node: Node, source: SourceFile) -> Diagnostic:
@@ -434,11 +515,16 @@ class _Converter:
 
     def _reparse_token_tree(self, token_tree: Node) -> tuple[A.Expr, ...]:
         inner = self.text(token_tree)[1:-1]
+        if not inner.strip():  # `()`: nothing to parse again
+            return ()
         prefix = "fn __cutile_macro() { __args("
         text = f"{prefix}{inner}); }}"
-        tree = _parser().parse(text.encode("utf-8"))
         start = token_tree.start_byte + self.shift + 1
-        sub = _Converter(self.source, self.sink, shift=start - len(prefix.encode("utf-8")))
+        shift = start - len(prefix.encode("utf-8"))
+        tree = _parse_within_budget(text.encode("utf-8"), self.source, self.sink, shift)
+        if tree is None:
+            return ()
+        sub = _Converter(self.source, self.sink, shift=shift)
         if tree.root_node.has_error:
             self.sink.add(
                 error(
@@ -453,6 +539,12 @@ class _Converter:
         assert call is not None
         arguments = call.child_by_field_name("arguments")
         assert arguments is not None
+        # level n here is level n - level(arguments) + level(token_tree) in the file's tree
+        room = MAX_NESTING_DEPTH - _level(token_tree) + _level(arguments)
+        too_deep = _first_node_deeper_than(arguments, room, _level(arguments))
+        if too_deep is not None:
+            self.sink.add(_too_deep(too_deep, self.source, shift))
+            return ()
         return tuple(sub.expr(a) for a in sub.named_children(arguments))
 
     # --- types
@@ -606,16 +698,37 @@ class _Converter:
         if suffix is None and not is_hex and text.endswith(("i128", "u128")):
             self.unsupported(node, "a 128-bit integer literal")
             return A.IntLit(self.span(node), 0, None)
-        try:
-            value = int(value_text, 0)
-        except ValueError:
-            value = int(value_text) if value_text.isdigit() else 0  # `007`
+        value = _int_value(value_text)
+        if value is None:
+            self.sink.add(
+                error(
+                    codes.LITERAL_OUT_OF_RANGE,
+                    "integer literal is too large",
+                    self.span(node),
+                    "too large for any integer type",
+                    notes=(f"value exceeds limit of `{_U128_MAX}`",),
+                )
+            )
+            value = 0
         return A.IntLit(self.span(node), value, suffix)
 
     def _float_literal(self, node: Node) -> A.Expr:
-        text = self.text(node).replace("_", "")
-        value_text, suffix = _split_suffix(text, _FLOAT_SUFFIXES)
-        return A.FloatLit(self.span(node), float(value_text), suffix)
+        text = self.text(node)
+        number = _FLOAT_NUMBER.match(text)
+        assert number is not None  # tree-sitter's float literals start with a digit
+        suffix = text[number.end() :].lstrip("_") or None
+        if suffix is not None and suffix not in _FLOAT_SUFFIXES:
+            self.sink.add(
+                error(
+                    codes.SYNTAX_ERROR,
+                    f"invalid suffix `{_short(suffix)}` for float literal",
+                    self.span(node),
+                    f"invalid suffix `{_short(suffix)}`",
+                    help=("valid suffixes are `f16`, `f32` and `f64`",),
+                )
+            )
+            suffix = None
+        return A.FloatLit(self.span(node), float(number.group().replace("_", "")), suffix)
 
     def _string_literal(self, node: Node) -> A.Expr:
         content = "".join(
@@ -866,6 +979,28 @@ class _Converter:
 
 _FLOAT_SUFFIXES = ("f16", "f32", "f64")
 _INT_SUFFIXES = ("i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize")
+
+
+_U128_MAX = 2**128 - 1
+_FLOAT_NUMBER = re.compile(
+    r"[0-9][0-9_]*(?:\.(?![A-Za-z_])[0-9_]*)?(?:[eE][+-]?[0-9_]*[0-9][0-9_]*)?"
+)
+_DIGITS_OF_U128_MAX = {16: 32, 8: 43, 2: 128, 10: 39}
+
+
+def _int_value(text: str) -> int | None:
+    """The value of an integer literal without `_`s and suffix; None when it is larger
+    than any integer type holds (counted in digits first: Python refuses to convert more
+    than 4,300 decimal digits)."""
+    base = {"0x": 16, "0X": 16, "0o": 8, "0b": 2}.get(text[:2], 10)
+    digits = (text[2:] if base != 10 else text).lstrip("0")
+    if len(digits) > _DIGITS_OF_U128_MAX[base]:
+        return None
+    try:
+        value = int(digits or "0", base)
+    except ValueError:  # a digit of the wrong base: tree-sitter reported it already
+        return 0
+    return value if value <= _U128_MAX else None
 
 
 def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, str | None]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from parser import ast_nodes as A
 from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.types import (
     ELEM_BY_NAME,
     MARKER_KINDS,
@@ -39,6 +39,9 @@ from parser.types import (
 
 GenericValue = Elem | int | bool | tuple[int, ...]
 ConstValue = int | bool | float | tuple[int, ...]
+
+
+I32_RANGE = range(-(2**31), 2**31)  # shapes and const arrays are `[i32; N]`
 
 
 class NotConstant(Exception):
@@ -240,6 +243,10 @@ class TypeResolver:
         if not isinstance(value, tuple):
             self._bad_shape(arg.span, "expected an array of dimensions")
             return None
+        wide = next((i for i, dim in enumerate(value) if dim not in I32_RANGE), None)
+        if wide is not None:
+            self.sink.add(dimension_out_of_range(value[wide], _element_span(expr, wide)))
+            return None
         return value
 
     def _path_type(self, ty: A.PathType) -> SemType | None:
@@ -310,6 +317,26 @@ class TypeResolver:
 
     def _bad_shape(self, span: A.Span, what: str) -> None:
         self.sink.add(error(codes.GENERIC_ARGUMENT, f"invalid shape: {what}", span, "here"))
+
+
+def dimension_out_of_range(value: int, span: A.Span) -> Diagnostic:
+    return error(
+        codes.LITERAL_OUT_OF_RANGE,
+        "shape dimension out of range for `i32`",
+        span,
+        f"`{value}` does not fit in `i32`",
+        notes=("shapes are arrays of `i32`",),
+    )
+
+
+def _element_span(expr: A.Expr, index: int) -> A.Span:
+    """The span of element `index` of an array written in place (`{ [a, b] }`), else the
+    whole expression's."""
+    while isinstance(expr, A.BlockExpr) and expr.block.tail is not None:
+        expr = expr.block.tail
+    if isinstance(expr, A.ArrayExpr) and index < len(expr.elements):
+        return expr.elements[index].span
+    return expr.span
 
 
 def _tile(resolver: TypeResolver, ty: A.PathType) -> SemType | None:

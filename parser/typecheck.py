@@ -17,14 +17,17 @@ from parser import codes
 from parser.check_messages import describe, mismatch, unresolved, unsupported
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.entry_signature import check_entry_signature, check_tile_shape
+from parser.inline_budget import InlineBudget
 from parser.program import Program
 from parser.statics import check_module_statics
 from parser.type_eval import (
+    I32_RANGE,
     ConstValue,
     GenericValue,
     NotConstant,
     TypeEnv,
     TypeResolver,
+    dimension_out_of_range,
     eval_const,
 )
 from parser.typecheck_calls import CallRules
@@ -56,6 +59,14 @@ from parser.types import (
     associated_constant,
 )
 
+# Errors one entry's check reports before it stops, as clang's -ferror-limit: the work
+# each error costs (suggestions, notes, rendering) stays bounded per compile.
+MAX_ERRORS = 50
+
+
+class TooManyErrors(Exception):
+    """Raised by `Checker.report` at the MAX_ERRORS-th error; ends the entry's check."""
+
 
 def typecheck_entry(
     program: Program,
@@ -77,7 +88,19 @@ def typecheck_entry(
         for p in signature.params
     )
     errors_before = len(sink)
-    checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
+    try:
+        checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
+    except TooManyErrors:
+        sink.add(
+            error(
+                codes.LIMIT_EXCEEDED,
+                f"checking `{function.name}` stopped after {MAX_ERRORS} errors",
+                function.name_span,
+                "in this entry",
+                help=("fix the errors above and compile again",),
+            )
+        )
+        return None
     if any(d.is_error for d in sink.items[errors_before:]):
         return None
     return TypedKernel(function, signature, generics, env.consts, params, checker.facts)
@@ -112,6 +135,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     sink: DiagnosticSink | Any
     facts: TypedBody = field(default_factory=TypedBody)
     inline_stack: tuple[str, ...] = ()
+    budget: InlineBudget = field(default_factory=InlineBudget)  # shared by inlined bodies
     scopes: list[dict[str, LocalVar]] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
     var_depth: dict[int, int] = field(default_factory=dict)
@@ -148,6 +172,9 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.sink.add(diagnostic)
+        self.budget.errors += diagnostic.is_error
+        if self.budget.errors >= MAX_ERRORS:
+            raise TooManyErrors()
 
     # --- bodies, blocks and statements
 
@@ -388,14 +415,16 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         base = self.expr(access.value, None)
         if base is None:
             return None
-        if isinstance(base, TupleTy) and access.name.isdigit():
-            index = int(access.name)
+        name = access.name
+        if isinstance(base, TupleTy) and name.isascii() and name.isdigit() and len(name) < 10:
+            index = int(name)
             if index < len(base.elements):
                 return base.elements[index]
+        shown = name if len(name) <= 40 else f"{name[:37]}..."
         self.report(
             error(
                 codes.UNKNOWN_METHOD,
-                f"no field `{access.name}` on type `{base}`",
+                f"no field `{shown}` on type `{base}`",
                 access.span,
                 "unknown field",
             )
@@ -494,6 +523,11 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
             return None
         dims = values[0] if len(values) == 1 and isinstance(values[0], tuple) else tuple(values)
         assert isinstance(dims, tuple)
+        wide = next((i for i, dim in enumerate(dims) if dim not in I32_RANGE), None)
+        if wide is not None:
+            args = macro.args if len(dims) == len(macro.args) else (macro,) * len(dims)
+            self.report(dimension_out_of_range(dims[wide], args[wide].span))
+            return None
         self.facts.consts[macro] = dims
         if macro.name == "const_array":
             return ArrayTy(ScalarTy(Elem.I32), len(dims), tuple(int(d) for d in dims))

@@ -13,6 +13,7 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import did_you_mean, mismatch, unresolved, unsupported
 from parser.diagnostics import Diagnostic, Label, error
+from parser.inline_budget import MAX_INLINE_DEPTH, over_budget, too_deep
 from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_kind, receiver_kinds
 from parser.spans import Span
 from parser.type_eval import GenericValue, TypeEnv, TypeResolver
@@ -32,8 +33,6 @@ from parser.unify import Conflict, unify
 
 if TYPE_CHECKING:
     from parser.typecheck import Checker
-
-MAX_INLINE_DEPTH = 16
 
 
 @dataclass
@@ -209,8 +208,15 @@ class CallRules:
     def inline(
         self: Checker, function: A.Function, call: A.Call, expected: SemType | None
     ) -> SemType | None:
-        if function.name in self.inline_stack or len(self.inline_stack) >= MAX_INLINE_DEPTH:
+        if function.name in self.inline_stack:
             self.report(unsupported(call.span, f"a recursive call of `{function.name}`"))
+            return None
+        if self.budget.reported:  # a limit was hit: stop without more copies or reports
+            return None
+        if len(self.inline_stack) >= MAX_INLINE_DEPTH or not self.budget.charge(function):
+            limit = too_deep if len(self.inline_stack) >= MAX_INLINE_DEPTH else over_budget
+            self.report(limit(call.span, self.inline_stack, function.name))
+            self.budget.reported = True
             return None
         if len(call.args) != len(function.params):
             self.report(
@@ -329,6 +335,7 @@ class CallRules:
             TypedBody(),
             (*self.inline_stack, function.name),
             module_path=function.module_path,
+            budget=self.budget,
         )
         result = callee.check_function_body(function, tuple(params), returns, trailing=A.ReturnExpr)
         if sink.has_errors or result is None:

@@ -6,6 +6,7 @@ an unsuffixed literal takes its type from the other operand or the expected type
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from parser import ast_nodes as A
@@ -48,10 +49,27 @@ class OperatorRules:
         return ty
 
     def float_literal(self: Checker, lit: A.FloatLit, expected: SemType | None) -> SemType | None:
+        ty: ScalarTy | None = None
         if lit.suffix is not None:
-            return ScalarTy(ELEM_BY_NAME[lit.suffix])
-        if isinstance(expected, (ScalarTy, TileTy)) and expected.elem.is_float:
-            return ScalarTy(expected.elem)
+            ty = ScalarTy(ELEM_BY_NAME[lit.suffix])
+        elif isinstance(expected, (ScalarTy, TileTy)) and expected.elem.is_float:
+            ty = ScalarTy(expected.elem)
+        if ty is not None:
+            if _float_fits(lit.value, ty.elem):
+                return ty
+            self.report(
+                error(
+                    codes.LITERAL_OUT_OF_RANGE,
+                    f"literal out of range for `{ty.elem}`",
+                    lit.span,
+                    f"does not fit in `{ty.elem}`",
+                    notes=(
+                        f"the literal `{_shown(lit.span.text)}` does not fit into the type "
+                        f"`{ty.elem}` and would become infinity",
+                    ),
+                )
+            )
+            return None
         self.report(
             error(
                 codes.TYPE_ANNOTATION_NEEDED,
@@ -233,6 +251,27 @@ def _fits(value: int, elem: Elem, negated: bool) -> bool:
     if negated:  # negating an unsigned value is reported by the `-` operator itself
         return not signed or value <= magnitude_limit
     return value <= (magnitude_limit - 1 if signed else magnitude_limit)
+
+
+# (exponent bits, fraction bits) of the float types a literal can take; a literal is out of
+# range when it rounds to infinity, as rustc's `overflowing_literals` says.
+_FLOAT_FORMATS = {"f16": (5, 10), "bf16": (8, 7), "tf32": (8, 10), "f32": (8, 23)}
+
+
+def _float_fits(value: float, elem: Elem) -> bool:
+    if math.isinf(value):
+        return False
+    layout = _FLOAT_FORMATS.get(str(elem))
+    if layout is None:  # f64 holds every finite Python float
+        return True
+    exponent_bits, fraction_bits = layout
+    largest_exponent = 2 ** (exponent_bits - 1) - 1
+    rounds_to_infinity = (2 - 2.0 ** -(fraction_bits + 1)) * 2.0**largest_exponent
+    return abs(value) < rounds_to_infinity
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _is_literal(expr: A.Expr) -> bool:

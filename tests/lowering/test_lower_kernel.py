@@ -13,6 +13,7 @@ from lowering.ir import ops_core as core
 from lowering.ir import ops_memory as memory
 from lowering.ir.attributes import Bounded, DivBy, EntryHints
 from lowering.ir.core import walk
+from lowering.ir.ops_math import RemF
 from lowering.ir.printer import print_module
 from lowering.ir.types import PaddingValue, TensorViewType, TileType
 from lowering.ir.verify import verify_module
@@ -172,6 +173,28 @@ mod k {
     (div,) = [op for op in ops if isinstance(op, arith.DivI)]
     assert div.rounding.name == "NEGATIVE_INF"
     assert any(isinstance(op, arith.RemI) for op in ops)
+
+
+def test_float_remainder_lowers_to_remf() -> None:
+    """`%` on float tiles type-checked but had no lowering: an internal error (found by
+    tests/fuzz)."""
+    text = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f(z: &mut Tensor<f64, { [16] }>, x: &Tensor<f64, { [-1] }>) {
+        let t = load_tile_like(x, z);
+        let mut u = t % t;
+        u %= t;
+        z.store(u);
+    }
+}
+"""
+    result = compile_text(text, stop_after=Stage.BYTECODE)
+    assert result.bytecode
+    remainders = [op for op in _ops(result) if isinstance(op, RemF)]
+    assert len(remainders) == 2
 
 
 HINTED = """

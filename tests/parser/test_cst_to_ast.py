@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
+from tree_sitter import Node
 
 from lowering.pipeline import Stage
 from parser import ast_nodes as A
 from parser import codes
-from parser.cst_to_ast import MAX_SYNTAX_ERRORS
+from parser.cst_to_ast import (
+    MAX_NESTING_DEPTH,
+    MAX_SYNTAX_ERRORS,
+    PARSE_BYTES_PER_STEP,
+    PARSE_STEPS_BASE,
+    _parser,
+)
 from tests.parser.support import EXAMPLES, check, kernel, line_of, parse, where
 
 
@@ -360,6 +368,9 @@ def test_integer_literals(literal: str, value: int, suffix: str | None) -> None:
         ("1_000.25_f64", 1000.25, "f64"),
         ("1e3", 1000.0, None),
         ("2.5e-1f32", 0.25, "f32"),
+        ("1.", 1.0, None),
+        ("1e_5", 1e5, None),
+        ("1E+2_f64", 100.0, "f64"),
     ],
 )
 def test_float_literals(literal: str, value: float, suffix: str | None) -> None:
@@ -379,6 +390,34 @@ def test_odd_literal_suffixes_never_cause_internal_errors(literal: str) -> None:
     text = kernel(f"        let v = {literal};\n        z.store(x.load_like(z));")
     result = check(text)
     assert codes.INTERNAL_ERROR not in [d.code for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ["9" * 4400, "340282366920938463463374607431768211456", "0x" + "f" * 33, "0b1" + "0" * 128],
+)
+def test_integer_literals_beyond_u128_are_too_large(literal: str) -> None:
+    """More than 4,300 digits used to be an internal error (Python's int-string limit)."""
+    _, diagnostics = parse(kernel(f"        let v = {literal};"))
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
+    assert diagnostic.message == "integer literal is too large"
+    assert diagnostic.primary_span.text == literal  # type: ignore[union-attr]
+
+
+def test_the_largest_u128_is_not_too_large() -> None:
+    lit = let_value(f"        let v = {2**128 - 1};")
+    assert isinstance(lit, A.IntLit) and lit.value == 2**128 - 1
+
+
+@pytest.mark.parametrize(("literal", "suffix"), [("1.0f322", "f322"), ("2.5e3_f8", "f8")])
+def test_an_unknown_float_suffix_is_a_syntax_error(literal: str, suffix: str) -> None:
+    _, diagnostics = parse(kernel(f"        let v = {literal};"))
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.SYNTAX_ERROR
+    assert diagnostic.message == f"invalid suffix `{suffix}` for float literal"
+    assert diagnostic.primary_span.text == literal  # type: ignore[union-attr]
+    assert diagnostic.help == ("valid suffixes are `f16`, `f32` and `f64`",)
 
 
 def test_booleans_and_negative_literals() -> None:
@@ -600,3 +639,94 @@ def test_module_statics_are_parsed_for_the_checker() -> None:
         ("C", "Global<i32, { [] }>", False),
         ("N", "i32", True),
     ]
+
+
+# ----------------------------------------------------------------------------- limits
+
+
+def _deepest_level(node: Node, level: int = 0) -> int:
+    """Levels as MAX_NESTING_DEPTH counts them: the file and module bodies are not levels."""
+    level += node.type not in ("source_file", "declaration_list")
+    return max([level, *(_deepest_level(child, level) for child in node.children)])
+
+
+def _parens_in_a_kernel(count: int) -> str:
+    return kernel(f"        let a = {'(' * count}1{')' * count};")
+
+
+def _tree_depth(text: str) -> int:
+    return _deepest_level(_parser().parse(text.encode()).root_node)
+
+
+def test_code_nested_exactly_to_the_limit_passes_and_one_level_more_does_not() -> None:
+    count = next(n for n in range(150, 250) if _tree_depth(_parens_in_a_kernel(n)) == 200)
+    _, diagnostics = parse(_parens_in_a_kernel(count))
+    assert diagnostics == []
+    text = _parens_in_a_kernel(count + 1)
+    assert _tree_depth(text) == MAX_NESTING_DEPTH + 1
+    _, diagnostics = parse(text)
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.LIMIT_EXCEEDED
+    assert diagnostic.message == f"this code nests deeper than {MAX_NESTING_DEPTH} levels"
+    innermost = text.index("1)")
+    assert diagnostic.primary_span.start in (innermost - 1, innermost)  # type: ignore[union-attr]
+
+
+def test_module_bodies_are_not_levels() -> None:
+    count = next(n for n in range(150, 250) if _tree_depth(_parens_in_a_kernel(n)) == 200)
+    body = _parens_in_a_kernel(count).replace("mod kernel {", "mod kernel { mod inner {")
+    _, diagnostics = parse(body + "}\n")
+    assert [d.code for d in diagnostics] == [codes.LIMIT_EXCEEDED]  # `mod inner` is one level
+    _, diagnostics = parse(_parens_in_a_kernel(count))
+    assert diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "arguments", [" + ".join(["1"] * 3000), "-" * 3000 + "1", "(" * 300 + "1" + ")" * 300]
+)
+def test_macro_arguments_count_their_levels_from_the_macro(arguments: str) -> None:
+    """Macro arguments are parsed a second time, flat in the file's tree; their levels add to
+    the macro's (3,000 terms used to overflow Python's recursion in the converter)."""
+    text = kernel(f'        cuda_tile_print!("{{}}", {arguments});')
+    _, diagnostics = parse(text)
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.LIMIT_EXCEEDED
+    assert diagnostic.primary_span.text in arguments  # type: ignore[union-attr]
+
+
+def test_the_deepest_macro_argument_within_the_limit_parses() -> None:
+    def text(count: int) -> str:
+        return kernel(f'        cuda_tile_print!("{{}}", {"(" * count}1{")" * count});')
+
+    ok = max(n for n in range(150, 200) if not parse(text(n))[1])
+    assert _tree_depth(kernel(f"        f({'(' * ok}1{')' * ok});")) == MAX_NESTING_DEPTH
+    assert [d.code for d in parse(text(ok + 1))[1]] == [codes.LIMIT_EXCEEDED]
+
+
+@pytest.mark.parametrize("unit", [">&", "- = ", "-,"])
+def test_text_that_makes_the_parser_backtrack_is_stopped_early(unit: str) -> None:
+    """Error recovery on these repeats grows faster than the square of their length (4,000
+    `>&` took 20 s); the step budget stops it in a fraction of a second."""
+    text = "fn f() { let y = " + unit * 100_000
+    started = time.perf_counter()
+    _, diagnostics = parse(text)
+    assert time.perf_counter() - started < 5
+    (diagnostic,) = diagnostics
+    assert diagnostic.code is codes.LIMIT_EXCEEDED
+    assert diagnostic.message == "this text is too costly to parse"
+    assert 0 < diagnostic.primary_span.start < 2000  # type: ignore[union-attr]
+
+
+def test_every_example_parses_well_within_the_step_budget() -> None:
+    for path in sorted(EXAMPLES.glob("*.rs")):
+        data = path.read_bytes()
+        ratios: list[float] = []
+
+        def progress(offset: int, _error: bool, ratios: list[float] = ratios) -> bool:
+            ratios.append((len(ratios) + 1) / (PARSE_STEPS_BASE + offset / PARSE_BYTES_PER_STEP))
+            return False
+
+        _parser().parse(
+            lambda at, _point, data=data: data[at : at + 4096], progress_callback=progress
+        )
+        assert max(ratios, default=0) < 0.05, path.name

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from parser import codes
 from parser.diagnostics import Diagnostic, Label, Severity, error, warning
-from parser.render import render, render_all, to_json
+from parser.render import (
+    MAX_DIAGNOSTICS,
+    MAX_LABELS,
+    MAX_LINE_CHARS,
+    MAX_NOTES,
+    MAX_TEXT_CHARS,
+    render,
+    render_all,
+    to_json,
+)
 from parser.spans import SourceFile, Span
 
 TEXT = "fn f() {\n    let x = y + 1.0;\n    z.store(x);\n}\n"
@@ -228,3 +237,62 @@ def test_primary_span_falls_back_to_the_first_label() -> None:
         (Label(span_of("z"), "first"), Label(span_of("y"), "second")),
     )
     assert render(diagnostic).splitlines()[1] == " --> src/k.rs:3:5"
+
+
+# ----------------------------------------------------------------------------- caps
+
+
+def test_a_long_line_is_shown_as_a_window_around_the_label() -> None:
+    text = "let x = " + "a + " * 50_000 + "bad + " + "b + " * 50_000 + "1;\n"
+    src = SourceFile("wide.rs", text)
+    rendered = render(error(codes.UNRESOLVED_NAME, "unknown", span_of("bad", src), "here"))
+    source_line, underline = rendered.splitlines()[3:5]
+    shown = source_line.removeprefix("1 | ")
+    assert shown.startswith("...") and shown.endswith("...")
+    assert len(shown) == MAX_LINE_CHARS + 6
+    caret = underline.index("^")
+    assert source_line[caret : caret + 3] == "bad"
+    assert underline.endswith("^^^ here")
+    assert len(rendered) < 1000
+
+
+def test_a_long_span_is_underlined_only_inside_the_window() -> None:
+    text = "x" * 10_000 + "\n"
+    src = SourceFile("w.rs", text)
+    rendered = render(error(codes.SYNTAX_ERROR, "m", Span(src, 0, 10_000), "all of it"))
+    underline = rendered.splitlines()[4]
+    assert underline == "  | " + "^" * (MAX_LINE_CHARS + 3) + " all of it"
+
+
+def test_labels_notes_and_text_are_capped_and_the_rest_counted() -> None:
+    spans = [span_of(n) for n in ("let", "x", "y", "1.0", "z", "store")] * 3
+    diagnostic = Diagnostic(
+        Severity.ERROR,
+        codes.MISMATCHED_TYPES,
+        "m" * 50_000,
+        (Label(span_of("y + 1.0"), "p" * 5000, True), *(Label(s, "s") for s in spans)),
+        tuple(f"note {i}" for i in range(20)),
+        tuple(f"help {i}" for i in range(9)),
+    )
+    rendered = render(diagnostic)
+    assert rendered.splitlines()[0] == f"error[E0308]: {'m' * (MAX_TEXT_CHARS - 3)}..."
+    assert rendered.count("= note: note") == MAX_NOTES
+    assert rendered.count("= help: help") == MAX_NOTES
+    assert "^" * 7 + " " + "p" * (MAX_TEXT_CHARS - 3) + "..." in rendered
+    assert rendered.endswith(
+        f"= note: {1 + len(spans) - MAX_LABELS} more labels not shown\n"
+        f"  = note: {20 - MAX_NOTES} more notes not shown\n"
+        f"  = note: 1 more help not shown"
+    )
+    as_json = to_json(diagnostic)
+    assert len(as_json["spans"]) == MAX_LABELS  # type: ignore[arg-type]
+    assert as_json["spans"][0]["primary"]  # type: ignore[index]
+    assert len(as_json["notes"]) == MAX_NOTES  # type: ignore[arg-type]
+
+
+def test_render_all_shows_a_bounded_number_of_diagnostics() -> None:
+    many = [error(codes.UNRESOLVED_NAME, f"no {i}", span_of("y"), "") for i in range(150)]
+    rendered = render_all(many)
+    assert rendered.count("error[E0425]") == MAX_DIAGNOSTICS
+    assert f"note: {150 - MAX_DIAGNOSTICS} more diagnostics not shown" in rendered
+    assert rendered.endswith("error: aborting due to 150 previous errors")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from lowering.pipeline import CompileResult, Stage
 from parser import ast_nodes as A
 from parser import codes
+from parser.typecheck import MAX_ERRORS
 from parser.typed_kernel import TypedKernel
 from parser.types import UNIT, Elem, RefTy, ScalarTy, ShapeTy, TensorTy, TileTy, TupleTy
 from tests.parser.support import (
@@ -247,6 +250,89 @@ def test_tuple_field_out_of_range() -> None:
     (diagnostic,) = errors(failing(text))
     assert diagnostic.code is codes.UNKNOWN_METHOD
     assert diagnostic.message == "no field `3` on type `(i32, i32, i32)`"
+
+
+def test_a_tuple_field_of_thousands_of_digits_is_an_unknown_field() -> None:
+    field = "0" * 4400 + "1"
+    text = kernel(body(f"let q = get_tile_block_id().{field};", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code is codes.UNKNOWN_METHOD
+    assert diagnostic.message == f"no field `{field[:37]}...` on type `(i32, i32, i32)`"
+    assert diagnostic.primary_span.text.endswith(field)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("statement", "literal", "elem"),
+    [
+        ("let a: f32 = 1e308;", "1e308", "f32"),
+        ("let a = 1e39f32;", "1e39f32", "f32"),
+        ("let a = 70000.0f16;", "70000.0f16", "f16"),
+        ("let a = 65520.0f16;", "65520.0f16", "f16"),
+        ("let a = 1e400f64;", "1e400f64", "f64"),
+        ("let a: bf16 = 3.4e38;", "3.4e38", "bf16"),
+    ],
+)
+def test_float_literals_that_round_to_infinity_are_out_of_range(
+    statement: str, literal: str, elem: str
+) -> None:
+    """These reached the bytecode writer, which raised: an internal error."""
+    (diagnostic,) = errors(failing(kernel(body(statement, "z.store(x.load_like(z));"))))
+    assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
+    assert diagnostic.message == f"literal out of range for `{elem}`"
+    assert diagnostic.primary_span.text == literal  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "statement", ["let a = 65519.0f16;", "let a = -65504.0f16;", "let a = 3.4028234e38f32;"]
+)
+def test_the_largest_finite_float_literals_fit(statement: str) -> None:
+    typed(kernel(body(statement, "z.store(x.load_like(z));")))
+
+
+WIDE_OUTPUT = "z: &mut Tensor<f32, { [B, 2147483648] }>, x: &Tensor<f32, { [-1, -1] }>"
+
+
+@pytest.mark.parametrize(
+    ("sig", "statement", "dimension"),
+    [
+        (WIDE_OUTPUT, "", "2147483648"),
+        (None, "let c = constant(1.0f32, const_shape![2, -2147483649]);", "-2147483649"),
+        (None, "let p = x.partition(const_shape![1073741824 * 2]);", "1073741824 * 2"),
+    ],
+)
+def test_shape_dimensions_outside_i32_are_out_of_range(
+    sig: str | None, statement: str, dimension: str
+) -> None:
+    """A tensor extent of 2^31 overflowed in lowering: an internal error."""
+    text = kernel(body(statement, "z.store(x.load_like(z));"), **({"sig": sig} if sig else {}))
+    (diagnostic,) = errors(failing(text, B="128"))
+    assert diagnostic.code is codes.LITERAL_OUT_OF_RANGE
+    assert diagnostic.message == "shape dimension out of range for `i32`"
+    assert diagnostic.primary_span.text == dimension  # type: ignore[union-attr]
+
+
+def test_checking_stops_after_the_error_limit() -> None:
+    """A thousand unknown names among a thousand functions took 100 s to report (each
+    error searched every name for a suggestion); the check now stops at MAX_ERRORS."""
+    devices = "".join(f"    fn device_fn_{i}(x: i32) -> i32 {{ x }}\n" for i in range(1000))
+    statements = [f"let a{i} = devicefn{i}(1);" for i in range(1000)]
+    text = kernel(body(*statements, "z.store(x.load_like(z));"), extra=devices)
+    started = time.perf_counter()
+    found = errors(failing(text, B="128"))
+    assert time.perf_counter() - started < 10
+    assert [d.code for d in found] == [codes.UNRESOLVED_NAME] * (MAX_ERRORS - 1) + [
+        codes.UNRESOLVED_NAME,
+        codes.LIMIT_EXCEEDED,
+    ]
+    assert found[-1].message == f"checking `f` stopped after {MAX_ERRORS} errors"
+    assert found[-1].primary_span.text == "f"  # type: ignore[union-attr]
+
+
+def test_suggestions_still_find_a_close_name_among_many() -> None:
+    devices = "".join(f"    fn helper_{i}(x: i32) -> i32 {{ x }}\n" for i in range(500))
+    text = kernel(body("let a = helper_42x(1);", "z.store(x.load_like(z));"), extra=devices)
+    (diagnostic,) = errors(failing(text, B="128"))
+    assert diagnostic.help == ("a similar name exists: `helper_42`",)
 
 
 # ----------------------------------------------------------------------------- errors

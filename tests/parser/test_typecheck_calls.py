@@ -5,10 +5,15 @@ source files, and the partition intrinsics (`partition`, `load`, `num_tiles`,
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
 from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kernel
 from parser import ast_nodes as A
+from parser import codes
+from parser.inline_budget import MAX_INLINE_DEPTH
 from parser.render import render
 from parser.spans import SourceFile
 from parser.typed_kernel import TypedKernel
@@ -243,6 +248,55 @@ def test_recursion_is_rejected_once(devices: str) -> None:
     assert diagnostic.code.id == "CT0002"
     assert "a recursive call of" in diagnostic.message
     assert where(diagnostic)[0] < line_of(text, "fn f<")  # inside a device function
+
+
+# ----------------------------------------------------------------------------- inlining limits
+
+
+def chain(levels: int, calls_per_level: int) -> str:
+    """Device functions d0..d{levels}: each calls the next `calls_per_level` times."""
+
+    def calls(i: int) -> str:
+        return " + ".join([f"d{i + 1}(x)"] * calls_per_level)
+
+    fns = "".join(f"    fn d{i}(x: i32) -> i32 {{ {calls(i)} }}\n" for i in range(levels))
+    return fns + f"    fn d{levels}(x: i32) -> i32 {{ x }}\n"
+
+
+def test_exponential_inlining_stops_at_the_budget_with_one_diagnostic() -> None:
+    """Thirty functions that each call the next twice used to inline 2^30 copies."""
+    text = with_devices(chain(12, 2), "let a = d0(1);", "z.store(x.load_like(z));")
+    started = time.perf_counter()
+    (diagnostic,) = errors(failing(text))
+    assert time.perf_counter() - started < 5
+    assert diagnostic.code is codes.INLINE_LIMIT
+    assert re.fullmatch(
+        r"inlining `d\d+` here passes the inlining budget of this kernel", diagnostic.message
+    )
+    callee = diagnostic.message.split("`")[1]
+    assert diagnostic.primary_span.text == f"{callee}(x)"  # type: ignore[union-attr]
+    assert diagnostic.notes[0].startswith("the chain of calls: `d0` -> `d1` -> ")
+    assert diagnostic.notes[0].endswith(f"-> `{callee}`")
+
+
+def test_a_deep_chain_that_is_not_recursive_is_reported_as_deep() -> None:
+    deep = with_devices(chain(MAX_INLINE_DEPTH, 1), "let a = d0(1);", "z.store(x.load_like(z));")
+    (diagnostic,) = errors(failing(deep))
+    assert diagnostic.code is codes.INLINE_LIMIT
+    assert diagnostic.message == (
+        f"device-function calls nest deeper than {MAX_INLINE_DEPTH} levels"
+    )
+    assert diagnostic.primary_span.text == f"d{MAX_INLINE_DEPTH}(x)"  # type: ignore[union-attr]
+    assert "recursive" not in full_text(diagnostic)
+    # d0 .. d15: sixteen nested device functions are allowed
+    typed(
+        with_devices(chain(MAX_INLINE_DEPTH - 1, 1), "let a = d0(1);", "z.store(x.load_like(z));")
+    )
+
+
+def test_repeated_calls_within_the_budget_inline() -> None:
+    k = typed(with_devices(chain(5, 2), "let a = d0(1);", "z.store(x.load_like(z));"))
+    assert len(calls_named(k, "d0")) == 1
 
 
 # ----------------------------------------------------------------------------- call sites

@@ -597,3 +597,14 @@ def test_parallel_jobs_write_the_same_bundle_byte_for_byte(tileiras, add_rs, tmp
 def test_jobs_must_be_positive(add_rs, tmp_path, capsys) -> None:
     assert main([str(add_rs), "--entry", "add", "-j", "0", "-o", str(tmp_path)]) == 2
     assert "-j/--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_a_source_that_overflowed_tree_sitter_is_a_diagnostic(tileiras, tmp_path) -> None:
+    """350 KB of `{[(<` used to kill the process with SIGSEGV inside tree-sitter."""
+    source = tmp_path / "deep.rs"
+    source.write_text("{[(<" * 90_000)
+    done = _run_cli(str(source), "--entry", "add", "-o", str(tmp_path / "out"), "--no-cache")
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "error[CT0005]: this code nests deeper than 512 levels of brackets" in done.stderr
+    assert f"--> {source}:1:513" in done.stderr
+    assert len(done.stderr) < 2000  # the 360 KB line is shown as a window around column 513
