@@ -67,9 +67,10 @@ _ASSUMPTIONS = {
     contract_pb2.ASSUMPTION_KIND_NONNEG: "NONNEG",
     contract_pb2.ASSUMPTION_KIND_STATIC_DIM: "STATIC_DIM",
     contract_pb2.ASSUMPTION_KIND_FITS_I32: "FITS_I32",
+    contract_pb2.ASSUMPTION_KIND_SLAB_DIV: "SLAB_DIV",
 }
-_AXIS_ASSUMPTIONS = frozenset({"DIM_DIV", "STRIDE_DIV", "STRIDE_ONE", "STATIC_DIM"})
-_POSITIVE_VALUE_ASSUMPTIONS = frozenset({"BASE_ALIGN", "DIM_DIV", "STRIDE_DIV"})
+_AXIS_ASSUMPTIONS = frozenset({"DIM_DIV", "STRIDE_DIV", "STRIDE_ONE", "STATIC_DIM", "SLAB_DIV"})
+_POSITIVE_VALUE_ASSUMPTIONS = frozenset({"BASE_ALIGN", "DIM_DIV", "STRIDE_DIV", "SLAB_DIV"})
 _SCALAR_ASSUMPTIONS = frozenset({"NONNEG", "FITS_I32"})
 
 
@@ -81,7 +82,7 @@ class ParamSpec:
     dtype: str
     rank: int
     declared_shape: tuple[int, ...]  # inputs; -1 = any extent
-    tile_shape: tuple[int, ...]  # outputs (mapped ones too)
+    tile_shape: tuple[int, ...]  # outputs (mapped ones too); -1: any partition tile extent
     map_shape: tuple[int, ...] = ()  # mapped outputs: the schedule's swizzle groups
 
     @property
@@ -102,7 +103,8 @@ class SlotSpec:
 @dataclass(frozen=True)
 class AssumptionSpec:
     param: int
-    kind: str  # BASE_ALIGN | DIM_DIV | STRIDE_DIV | STRIDE_ONE | NONNEG | STATIC_DIM | FITS_I32
+    kind: str  # BASE_ALIGN | DIM_DIV | STRIDE_DIV | STRIDE_ONE | NONNEG | STATIC_DIM |
+    # FITS_I32 | SLAB_DIV
     axis: int
     value: int
 
@@ -115,6 +117,7 @@ class AssumptionSpec:
             "NONNEG": f"every dim and stride of `{param_name}` >= 0",
             "STATIC_DIM": f"dim({param_name}, {self.axis}) == {self.value}",
             "FITS_I32": f"dims, strides and element span of `{param_name}` fit in i32",
+            "SLAB_DIV": f"tile({param_name}, {self.axis}) % {self.value} == 0",
         }
         return texts[self.kind]
 
@@ -124,24 +127,34 @@ CONSTANT = "constant"
 DIM = "dim"
 TILE_COUNT = "tile_count"
 GRID_AXIS = "grid_axis"
+SLAB_TILES = "slab_tiles"
 
 
 @dataclass(frozen=True)
 class QuantitySpec:
     """A launch-known integer: a constant, a tensor param's extent along an axis, the tile
-    count ceil(dim / tile) along it, or the launch grid's extent along axis 0..2."""
+    count ceil(dim / tile) along it, the launch grid's extent along axis 0..2, or an
+    output's partition tile extent along an axis divided by a tile (rounded down)."""
 
-    kind: str  # constant | dim | tile_count | grid_axis
-    param: int = 0  # dim, tile_count
-    axis: int = 0  # dim, tile_count: the param's axis; grid_axis: the grid axis
-    value: int = 0  # constant: the value; tile_count: the tile extent
+    kind: str  # constant | dim | tile_count | grid_axis | slab_tiles
+    param: int = 0  # dim, tile_count, slab_tiles
+    axis: int = 0  # dim, tile_count, slab_tiles: the param's axis; grid_axis: the grid axis
+    value: int = 0  # constant: the value; tile_count, slab_tiles: the tile extent
 
-    def evaluate(self, shapes: Sequence[tuple[int, ...] | None], grid: Sequence[int]) -> int:
-        """The quantity's value, given each param's shape (None for scalars) and the grid."""
+    def evaluate(
+        self,
+        shapes: Sequence[tuple[int, ...] | None],
+        grid: Sequence[int],
+        tiles: Sequence[tuple[int, ...]] = (),
+    ) -> int:
+        """The quantity's value, given each param's shape (None for scalars), the grid and
+        each param's partition tile (outputs)."""
         if self.kind == CONSTANT:
             return self.value
         if self.kind == GRID_AXIS:
             return grid[self.axis]
+        if self.kind == SLAB_TILES:
+            return tiles[self.param][self.axis] // self.value
         shape = shapes[self.param]
         assert shape is not None  # validated: dim and tile_count name tensor params
         extent = shape[self.axis]
@@ -152,6 +165,8 @@ class QuantitySpec:
             return str(self.value)
         if self.kind == GRID_AXIS:
             return f"grid axis {self.axis}"
+        if self.kind == SLAB_TILES:
+            return f"tile({params[self.param].name}, {self.axis}) / {self.value}"
         dim = f"dim({params[self.param].name}, {self.axis})"
         return dim if self.kind == DIM else f"ceil({dim} / {self.value})"
 
@@ -185,7 +200,9 @@ class ContractSpec:
     generics: tuple[tuple[str, str], ...]
     grid_mode: str = FROM_OUTPUTS  # PERSISTENT: grid = (num_tile_blocks, 1, 1) from the host
     launch_checks: tuple[LaunchCheckSpec, ...] = ()  # each must hold before every launch
-    cluster_blocks: int = 1  # grid axis 0 must be a multiple of it
+    # CTAs per tile block: a host or persistent grid must be a multiple of it on axis 0;
+    # an output-derived grid (one tile block per tile) is scaled by it on axis 0
+    cluster_blocks: int = 1
 
     @property
     def persistent(self) -> bool:
@@ -293,7 +310,8 @@ def _check_shapes(
     if kind in OUTPUT_KINDS:
         if not 1 <= rank <= 3:
             raise ContractError(f"{where}: output rank {rank} is not 1..3")
-        if len(tiles) != rank or any(t <= 0 for t in tiles):
+        any_extent = -1 if kind == TENSOR_OUT else 0  # a partitioned output's -1: any tile
+        if len(tiles) != rank or any(t <= 0 and t != any_extent for t in tiles):
             raise ContractError(f"{where}: tile shape {tiles} does not fit rank {rank}")
     elif kind == TENSOR_IN:
         if len(declared) != rank or any(d < -1 for d in declared):
@@ -301,7 +319,7 @@ def _check_shapes(
     elif rank or declared or tiles:
         raise ContractError(f"{where}: a {kind.lower()} has no rank or shape")
     if kind == TENSOR_OUT_MAPPED:
-        if len(groups) != rank or any(g <= 0 for g in groups):
+        if len(groups) != rank or any(g < 0 for g in groups) or not any(groups):
             raise ContractError(f"{where}: map shape {groups} does not fit rank {rank}")
     elif groups:
         raise ContractError(f"{where}: only a mapped output has a map shape, got {groups}")
@@ -393,8 +411,6 @@ def _host_grid(
         raise ContractError(
             f"contract of `{kernel}`: grid mode HOST cannot launch the output(s) {named}"
         )
-    if not any(p.kind == POINTER for p in params):
-        raise ContractError(f"contract of `{kernel}`: grid mode HOST without a pointer param")
     return ()
 
 
@@ -416,6 +432,8 @@ def _assumption(
         raise ContractError(f"{where}: {kind} axis {a.axis} out of range for rank {param.rank}")
     if kind in _POSITIVE_VALUE_ASSUMPTIONS and a.value <= 0:
         raise ContractError(f"{where}: {kind} needs a positive value, got {a.value}")
+    if kind == "SLAB_DIV" and param.kind != TENSOR_OUT:
+        raise ContractError(f"{where}: {kind} applies to an output, not `{param.name}`")
     return AssumptionSpec(a.param, kind, a.axis, a.value)
 
 
@@ -433,16 +451,16 @@ def _launch_check(
 def _quantity(where: str, params: tuple[ParamSpec, ...], q: contract_pb2.Quantity) -> QuantitySpec:
     kind = q.WhichOneof("value")
     if kind is None:
-        raise ContractError(f"{where}: no quantity (constant, dim, tile_count or grid_axis) set")
+        raise ContractError(f"{where}: no quantity (constant, dim, tile_count, ...) set")
     if kind == CONSTANT:
         return QuantitySpec(CONSTANT, value=q.constant)
     if kind == GRID_AXIS:
         if q.grid_axis >= 3:
             raise ContractError(f"{where}: grid axis {q.grid_axis} is not 0, 1 or 2")
         return QuantitySpec(GRID_AXIS, axis=q.grid_axis)
-    if kind not in (DIM, TILE_COUNT):
+    if kind not in (DIM, TILE_COUNT, SLAB_TILES):
         raise ContractError(f"{where}: unknown quantity kind {kind!r}")
-    ref = q.dim if kind == DIM else q.tile_count
+    ref = q.dim if kind == DIM else q.tile_count if kind == TILE_COUNT else q.slab_tiles
     if ref.param >= len(params):
         raise ContractError(f"{where}: {kind} param {ref.param} does not exist")
     param = params[ref.param]
@@ -454,8 +472,10 @@ def _quantity(where: str, params: tuple[ParamSpec, ...], q: contract_pb2.Quantit
         )
     if kind == DIM:
         return QuantitySpec(DIM, param=ref.param, axis=ref.axis)
-    if q.tile_count.tile <= 0:
+    if ref.tile <= 0:  # type: ignore[union-attr]
         raise ContractError(
-            f"{where}: tile_count of `{param.name}` needs a positive tile, got {q.tile_count.tile}"
+            f"{where}: {kind} of `{param.name}` needs a positive tile, got {ref.tile}"  # type: ignore[union-attr]
         )
-    return QuantitySpec(TILE_COUNT, param=ref.param, axis=ref.axis, value=q.tile_count.tile)
+    if kind == SLAB_TILES and param.kind != TENSOR_OUT:
+        raise ContractError(f"{where}: slab_tiles refers to `{param.name}`, not an output")
+    return QuantitySpec(kind, param=ref.param, axis=ref.axis, value=ref.tile)  # type: ignore[union-attr]

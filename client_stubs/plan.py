@@ -125,7 +125,8 @@ def plan_launch(
     else:
         launch_grid = _grid(kernel, grid_params)
     grid = launch_grid
-    if grid[0] % spec.cluster_blocks:
+    clustered = spec.host_grid or spec.persistent
+    if clustered and grid[0] % spec.cluster_blocks:
         raise GridLimitError(
             kernel,
             grid_params[0].param.name if grid_params else None,
@@ -134,6 +135,8 @@ def plan_launch(
         )
     if spec.launch_checks:
         _check_launch(kernel, spec, bound, grid)
+    if not clustered:
+        grid = _cluster_grid(kernel, grid, spec.cluster_blocks, grid_params[0].param.name)
     return LaunchPlan(
         kernel=kernel,
         entry_symbol=spec.entry_symbol,
@@ -292,12 +295,12 @@ def _check_mapped(kernel: str, param: ParamSpec, mapped: MappedPartition) -> Non
             list(mapped.map_shape),
             "the kernel was compiled for this MAP; map the partition with it",
         )
-    tiles = mapped.num_tiles
+    tiles = mapped.work_items
     if not 1 <= mapped.num_tile_blocks <= tiles:
         raise NumTileBlocksError(
             kernel,
             param.name,
-            f"1 <= num_tile_blocks <= {tiles} (the output's tiles)",
+            f"1 <= num_tile_blocks <= {tiles} (the output's work items)",
             mapped.num_tile_blocks,
         )
 
@@ -386,8 +389,11 @@ def _check_output(
 ) -> None:
     if not 1 <= layout.ndim <= 3:
         raise OutputRankError(kernel, param.name, "rank 1..3", layout.ndim)
-    if tiles != param.tile_shape:
-        raise TileShapeMismatchError(kernel, param.name, list(param.tile_shape), list(tiles))
+    wanted = param.tile_shape
+    same_rank = len(tiles) == len(wanted)
+    if not same_rank or any(w not in (-1, t) for w, t in zip(wanted, tiles, strict=False)):
+        expected = [("*" if w == -1 else w) for w in wanted]
+        raise TileShapeMismatchError(kernel, param.name, expected, list(tiles))
     if any(d == 0 for d in layout.shape):
         raise EmptyOutputError(kernel, param.name, "every extent > 0", list(layout.shape))
 
@@ -445,7 +451,9 @@ def _common_device(kernel: str, bound: list[BoundArg]) -> int | None:
 
 
 def _check_assumption(kernel: str, a: AssumptionSpec, b: BoundArg) -> None:
-    if b.layout is None:
+    if a.kind == "SLAB_DIV":
+        holds = b.tile_shape[a.axis] % a.value == 0
+    elif b.layout is None:
         holds = _scalar_assumption_holds(a, b.value)
     else:
         holds = _tensor_assumption_holds(a, b.layout)
@@ -500,6 +508,7 @@ def _assumption_actual(a: AssumptionSpec, b: BoundArg) -> object:
         "STRIDE_DIV": lambda: f"stride {layout.strides[a.axis]}",
         "STRIDE_ONE": lambda: f"stride {layout.strides[a.axis]}",
         "NONNEG": lambda: f"shape {layout.shape}, strides {layout.strides}",
+        "SLAB_DIV": lambda: f"partition tile {list(b.tile_shape)}",
     }
     if a.kind in texts:
         return texts[a.kind]()
@@ -574,6 +583,22 @@ def _grid(kernel: str, outputs: list[BoundArg]) -> tuple[int, int, int]:
     return grid
 
 
+def _cluster_grid(
+    kernel: str, tiles: tuple[int, int, int], cluster: int, first: str
+) -> tuple[int, int, int]:
+    """The CUDA grid for one tile block per output tile: with a cluster of `cluster` CTAs
+    per tile block (the cubin's `num_cta_in_cga`) the grid counts CTAs, so axis 0 grows by
+    that factor and the block ids (cluster ids) still cover exactly the tiles."""
+    if cluster == 1:
+        return tiles
+    ctas = tiles[0] * cluster
+    if ctas > GRID_LIMITS[0]:
+        raise GridLimitError(
+            kernel, first, f"grid axis 0 <= {GRID_LIMITS[0]} CTAs ({cluster} per tile)", ctas
+        )
+    return (ctas, tiles[1], tiles[2])
+
+
 def _host_grid(kernel: str, grid: Sequence[int] | None) -> tuple[int, int, int]:
     """The grid a raw-pointer kernel is launched with: three positive ints within CUDA's
     limits (nothing else bounds what its blocks touch: that is the caller's promise)."""
@@ -622,9 +647,10 @@ def _check_launch(
 ) -> None:
     """Every hoisted bounds obligation `lhs <= rhs`, on the bound shapes and the final grid."""
     shapes = [b.layout.shape if b.layout is not None else None for b in bound]
+    tiles = [b.tile_shape for b in bound]
     for check in spec.launch_checks:
-        lhs = check.lhs.evaluate(shapes, grid)
-        rhs = check.rhs.evaluate(shapes, grid)
+        lhs = check.lhs.evaluate(shapes, grid, tiles)
+        rhs = check.rhs.evaluate(shapes, grid, tiles)
         if lhs > rhs:
             _fail_launch_check(kernel, spec, check, lhs, rhs)
 

@@ -440,8 +440,11 @@ class Partition:
             raise ValueError(
                 f"map shape {groups} has rank {len(groups)}, the partition has rank {lay.ndim}"
             )
-        if any(g <= 0 for g in groups):
-            raise ValueError(f"map shape {groups} must be positive")
+        if any(g < 0 for g in groups) or not any(groups):
+            raise ValueError(
+                f"map shape {groups} must hold group sizes or 0 (an OWNED axis), "
+                "with at least one group"
+            )
         if (
             not isinstance(num_tile_blocks, (int, np.integer))
             or isinstance(num_tile_blocks, bool)
@@ -539,6 +542,12 @@ class MappedPartition:
     @property
     def num_tiles(self) -> int:
         return math.prod(self.grid)
+
+    @property
+    def work_items(self) -> int:
+        """What the persistent loop hands out: one item per tile of the streamed axes (an
+        OWNED axis, map entry 0, is all of one item)."""
+        return math.prod(g for g, m in zip(self.grid, self._map_shape, strict=True) if m)
 
     ptr = property(lambda self: self.layout.ptr)
     shape = property(lambda self: self.layout.shape)

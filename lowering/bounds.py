@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from lowering.contract import LaunchCheck, Quantity
 from lowering.ir.attributes import Bounded, ComparisonPredicate, RoundingMode
 from lowering.ir.core import Op, Value
-from lowering.ir.ops_arith import AddI, DivI, MulI
+from lowering.ir.ops_arith import AddI, DivI, MulI, SubI
 from lowering.ir.ops_bits import AndI
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_core import Assume, Constant, GetTileBlockId
@@ -42,7 +42,10 @@ from lowering.ir.ops_math import MinI
 from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I1, I32, I32_MAX
 from lowering.preheader import try_hoist
+from lowering.rejection import Rejected
 from parser import ast_nodes as A
+from parser import codes
+from parser.diagnostics import error
 from parser.types import Elem, ScalarTy
 
 if TYPE_CHECKING:
@@ -83,6 +86,8 @@ def static_most(quantity: Quantity) -> int:
         return quantity.constant
     if quantity.tile_count is not None:
         return -(-I32_MAX // quantity.tile_count[2])
+    if quantity.slab_tiles is not None:
+        return I32_MAX // quantity.slab_tiles[2]
     if quantity.grid_axis is not None:
         return GRID_LIMITS[quantity.grid_axis]
     return I32_MAX
@@ -195,8 +200,10 @@ def _index_space(op: GetIndexSpaceShape, value: Value, ledger: BoundsLedger, *_:
         return Fact(nonneg=True)
     param = view
     axis = op.counts.index(value)
-    tile = op.view.type.tile_shape[axis]  # type: ignore[union-attr]
-    quantity = Quantity(tile_count=(param, axis, tile))
+    view_type = op.view.type
+    tile = view_type.tile_shape[axis]  # type: ignore[union-attr]
+    tensor_axis = view_type.dim_map[axis]  # type: ignore[union-attr]
+    quantity = Quantity(tile_count=(param, tensor_axis, tile))
     return Fact(nonneg=True, exactly=quantity, at_most=quantity, most=static_most(quantity))
 
 
@@ -237,6 +244,22 @@ def _no_wrap(
     return Fact(nonneg=True, most=most) if most <= I32_MAX else Fact()
 
 
+def _cancelled(
+    op: SubI, value: Value, ledger: BoundsLedger, defs: dict[int, Op], depth: int
+) -> Fact:
+    """`(v + c) - c` is exactly `v` in wrapping i32 arithmetic (a ring), so it knows what
+    `v` knows; any other difference knows nothing."""
+    sum_op = defs.get(op.lhs.id)
+    subtracted = _fact(op.rhs, ledger, defs, depth).exactly
+    if not isinstance(sum_op, AddI) or subtracted is None or subtracted.constant is None:
+        return Fact()
+    for kept, added in ((sum_op.lhs, sum_op.rhs), (sum_op.rhs, sum_op.lhs)):
+        exact = _fact(added, ledger, defs, depth).exactly
+        if exact is not None and exact.constant == subtracted.constant:
+            return _fact(kept, ledger, defs, depth)
+    return Fact()
+
+
 _RULES = {
     Constant: _constant,
     GetTileBlockId: _block_id,
@@ -246,6 +269,7 @@ _RULES = {
     DivI: _divide,
     AddI: _no_wrap,
     MulI: _no_wrap,
+    SubI: _cancelled,
 }
 
 GE, LT = ComparisonPredicate.GE, ComparisonPredicate.LT
@@ -279,6 +303,7 @@ def place_checks(
     for axis, (value, limit) in enumerate(zip(index, limits, strict=True)):
         fact = ledger.fact(value, ctx.builder.definitions)
         what = f"{cause} index on axis {axis}"
+        _reject_static_violation(ctx, value, limit, what, span)
         if fact.nonneg and fact.below is not None:
             same = ledger.canonical(fact.below) == ledger.canonical(limit)
             if same or _constant_within(fact.below, limit):
@@ -294,6 +319,76 @@ def place_checks(
             continue
         _assert_in_range(ctx, value, counts(axis), what, span)
         ledger.in_place += 1
+
+
+def _reject_static_violation(
+    ctx: KernelLowering, value: Value, limit: Quantity, what: str, span: A.Span
+) -> None:
+    """An index whose every value is known (a constant, or the counter of a non-empty
+    loop over constant bounds that reaches the access on every iteration) and falls
+    outside the tiles is rejected, as in cuTile Rust, instead of trapping at run time."""
+    known = _static_range(ctx, value)
+    if known is None:
+        return
+    least, most = known
+    tiles = limit.constant
+    if least >= 0 and (tiles is None or most < tiles):
+        return
+    shown = str(least) if least == most else f"{least}..={most}"
+    bound = f" < {tiles}" if tiles is not None else " < tiles"
+    raise Rejected(
+        error(
+            codes.PARTITION_OUT_OF_BOUNDS,
+            f"{what} is out of bounds: it takes the value(s) {shown}",
+            span,
+            "provably outside the partition",
+            notes=(f"Bounds check failed: 0 <= index{bound}",),
+        )
+    )
+
+
+def _static_range(ctx: KernelLowering, value: Value) -> tuple[int, int] | None:
+    defs = ctx.builder.definitions
+    exact = ctx.bounds.fact(value, defs).exactly
+    if exact is not None and exact.constant is not None:
+        return exact.constant, exact.constant
+    frame = next((f for f in ctx.loops if f.iv is value), None)
+    if frame is None or not frame.hoistable or ctx.conditional_depth != frame.depth:
+        return None  # not a loop counter, or one whose access may be skipped
+    lower, upper = (ctx.bounds.fact(v, defs).exactly for v in (frame.lower, frame.upper))
+    if lower is None or upper is None or lower.constant is None or upper.constant is None:
+        return None
+    if lower.constant >= upper.constant:
+        return None  # an empty loop never reaches the access
+    return lower.constant, upper.constant - 1  # a unit step takes every value
+
+
+def require_at_most(ctx: KernelLowering, lhs: Value, rhs: Value, what: str, span: A.Span) -> None:
+    """The check `lhs <= rhs` (a sub-range of a persistent loop): discharged or rejected
+    when both sides are known, checked at launch when both are launch-known, else asserted
+    in the kernel (an error under `deny_in_kernel_checks`)."""
+    options = ctx.kernel.signature.options
+    if options.unchecked_accesses:
+        return
+    ledger, defs = ctx.bounds, ctx.builder.definitions
+    left, right = (ledger.fact(v, defs).exactly for v in (lhs, rhs))
+    if left is not None and right is not None:
+        left, right = ledger.canonical(left), ledger.canonical(right)
+        if left == right or _constant_within(left, right):
+            ledger.discharged += 1
+            return
+        if left.constant is not None and right.constant is not None:
+            raise Rejected(error(codes.PARTITION_OUT_OF_BOUNDS, what, span, "always false"))
+        if launch_known(left) and launch_known(right):  # not a made tensor's extents
+            ledger.hoist(left, right, what)
+            return
+    if options.deny_in_kernel_checks:
+        raise InKernelCheckDenied(what, span)
+    inside = ctx.builder.emit(
+        CmpI, result=I1, predicate=ComparisonPredicate.LE, lhs=lhs, rhs=rhs, span=span
+    ).result
+    ctx.builder.emit(Assert, message=what, condition=inside, span=span)
+    ledger.in_place += 1
 
 
 def launch_known(quantity: Quantity) -> bool:

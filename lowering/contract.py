@@ -37,6 +37,7 @@ class AssumptionKind(enum.Enum):
     NONNEG = 5
     STATIC_DIM = 6
     FITS_I32 = 7
+    SLAB_DIV = 8  # an output's partition tile (param, axis) % value == 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,9 @@ class Quantity:
     dim: tuple[int, int] | None = None  # (param, axis)
     tile_count: tuple[int, int, int] | None = None  # (param, axis, tile): ceil(dim / tile)
     grid_axis: int | None = None
+    # (param, axis, tile): an output's partition tile extent on axis (dynamic in its type)
+    # divided by tile, rounded down: the sub-tiles of each block's slab
+    slab_tiles: tuple[int, int, int] | None = None
 
     def __str__(self) -> str:
         if self.dim is not None:
@@ -85,6 +89,9 @@ class Quantity:
         if self.tile_count is not None:
             param, axis, tile = self.tile_count
             return f"ceil(dim(param {param}, {axis}) / {tile})"
+        if self.slab_tiles is not None:
+            param, axis, tile = self.slab_tiles
+            return f"tile(param {param}, {axis}) / {tile}"
         if self.grid_axis is not None:
             return f"grid[{self.grid_axis}]"
         return str(self.constant)
@@ -131,7 +138,7 @@ class LaunchContract:
     launch_checks: tuple[LaunchCheck, ...] = ()
     block: tuple[int, int, int] = (1, 1, 1)
     shared_mem_bytes: int = 0
-    cluster_blocks: int = 1  # tile blocks per cluster (grid axis 0 must be a multiple)
+    cluster_blocks: int = 1  # CTAs per tile block (the target's `num_cta_in_cga`)
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -141,5 +148,5 @@ class LaunchContract:
 
     @property
     def host_grid(self) -> bool:
-        """No output defines the grid (a raw-pointer kernel): the host passes it."""
-        return not self.grid_outputs and any(p.kind is ParamKind.POINTER for p in self.params)
+        """No output defines the grid: the host passes it at launch."""
+        return not self.grid_outputs

@@ -10,22 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lowering.contract import Quantity
-from lowering.element_types import ir_tile_type
-from lowering.ir.attributes import RoundingMode
 from lowering.ir.core import Region, Value
-from lowering.ir.ops_arith import AddI, DivI, MulI, RemI, SubI
 from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
-from lowering.ir.ops_core import GetNumTileBlocks
-from lowering.ir.ops_math import MinI
-from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I32, TOKEN, IRType
 from lowering.lower_ops import binary_op, convert
-from lowering.lowered_values import Lowered, TensorHandle
+from lowering.lower_persistent import mint, plan_schedule
+from lowering.lowered_values import DimValue, Lowered, Origin, TensorHandle
+from lowering.partition_choice import chosen, state_leaf
 from lowering.preheader import LoopFrame, emit_preheader_checks
+from lowering.value_leaves import flatten, rebuild, value_ir_types
 from parser import ast_nodes as A
 from parser.typed_kernel import LocalVar
-from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, SemType, TileTy, TokenTy, TupleTy
+from parser.types import Elem, MappedTy, PartitionTy, ScalarTy, TileTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
@@ -35,8 +31,17 @@ def _state(
     ctx: KernelLowering, carried: tuple[LocalVar, ...], count: int | None = None
 ) -> list[Value]:
     """The flattened values of the carried variables, then every output's token (the
-    first `count` outputs: those that existed when the construct began)."""
-    values = [leaf for v in carried for leaf in flatten(ctx.values[v.id])]
+    first `count` outputs: those that existed when the construct began; a partition
+    variable carries the tag of the one it holds: `lowering.partition_choice`)."""
+    values = [
+        leaf
+        for v in carried
+        for leaf in (
+            [state_leaf(ctx, v, v.span)]
+            if isinstance(v.type, PartitionTy)
+            else flatten(ctx.values[v.id])
+        )
+    ]
     tokens = [h.token for h in ctx.outputs[:count]]
     assert all(isinstance(t, Value) for t in tokens)
     return values + tokens  # type: ignore[operator]
@@ -45,6 +50,9 @@ def _state(
 def _set_state(ctx: KernelLowering, carried: tuple[LocalVar, ...], values: list[Value]) -> None:
     rest = list(values)
     for var in carried:
+        if isinstance(var.type, PartitionTy):
+            ctx.values[var.id] = chosen(ctx, var, rest.pop(0))
+            continue
         count = len(value_ir_types(var.type))
         ctx.values[var.id] = rebuild(var.type, rest[:count])
         rest = rest[count:]
@@ -53,22 +61,19 @@ def _set_state(ctx: KernelLowering, carried: tuple[LocalVar, ...], values: list[
 
 
 def _state_types(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[IRType]:
-    return [t for v in carried for t in value_ir_types(v.type)] + [TOKEN] * len(ctx.outputs)
+    types = [t for v in carried for t in _carried_types(v)]
+    return types + [TOKEN] * len(ctx.outputs)
+
+
+def _carried_types(var: LocalVar) -> list[IRType]:
+    return [I32] if isinstance(var.type, PartitionTy) else value_ir_types(var.type)
 
 
 def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     if node in ctx.body.persistent_loops:
         return _persistent_loop(ctx, node)
-    bounds = A.range_bounds(node.iterable)
-    assert bounds is not None
-    start, end, step = bounds
-    lower, upper = ctx.expr(start), ctx.expr(end)
-    if step is None:
-        stride = ctx.constant(1, ScalarTy(Elem.I32), node.span)
-    else:
-        raw = ctx.expr(step)
-        assert isinstance(raw, Value)
-        stride = convert(ctx, raw, ctx.type_of(step), ScalarTy(Elem.I32), step.span)
+    lower, upper, stride, step = _range(ctx, node)
+    origin = _walked_origin(ctx, lower, upper)
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
     ctx.exit_counts[node] = len(ctx.outputs)
@@ -80,6 +85,8 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     def body(args: tuple[Value, ...]) -> None:
         if counter_bound is not None:  # 0 <= counter < upper, known before the body
             ctx.bounds.below[args[0].id] = counter_bound
+        if origin is not None and step is None:  # walks exactly 0..n of a branded count
+            ctx.index_origins[args[0].id] = origin
         if loop_var is not None:
             ctx.values[loop_var.id] = args[0]
         _set_state(ctx, carried, list(args[1:]))
@@ -111,22 +118,45 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     return None
 
 
+def _range(ctx: KernelLowering, node: A.ForExpr) -> tuple[Value, Value, Value, A.Expr | None]:
+    """Lower bound, upper bound and stride of a counted loop (`for j in d` over a `Dim`
+    walks 0..d), and the written step (None: 1)."""
+    i32 = ScalarTy(Elem.I32)
+    if node in ctx.body.dim_loops:
+        dim = ctx.expr(node.iterable)
+        assert isinstance(dim, DimValue)
+        ctx.dim_origins.setdefault(dim.value.id, dim.origin)
+        zero = ctx.constant(0, i32, node.span)
+        return zero, dim.value, ctx.constant(1, i32, node.span), None
+    bounds = A.range_bounds(node.iterable)
+    assert bounds is not None
+    start, end, step = bounds
+    lower, upper = ctx.expr(start), ctx.expr(end)
+    assert isinstance(lower, Value) and isinstance(upper, Value)
+    if step is None:
+        return lower, upper, ctx.constant(1, i32, node.span), None
+    raw = ctx.expr(step)
+    assert isinstance(raw, Value)
+    return lower, upper, convert(ctx, raw, ctx.type_of(step), ScalarTy(Elem.I32), step.span), step
+
+
+def _walked_origin(ctx: KernelLowering, lower: Value, upper: Value) -> Origin | None:
+    """A loop from exactly 0 up to a branded tile count walks that count's indices."""
+    start = ctx.bounds.fact(lower, ctx.builder.definitions).exactly
+    if start is None or start.constant != 0:
+        return None
+    return ctx.dim_origins.get(upper.id)
+
+
 def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
-    """Block b visits tiles b, b + grid, b + 2*grid, ... of the mapped output, each turned
-    into a tile index by the map's grouped (swizzled) order."""
+    """Block b takes work items b, b + grid, b + 2*grid, ... of the mapped output, each
+    turned into a tile index by its schedule (`lowering.lower_persistent`)."""
     mapped_var = ctx.body.persistent_loops[node]
     handle = ctx.values[mapped_var.id]
     assert isinstance(handle, TensorHandle) and isinstance(mapped_var.type, MappedTy)
     mapped = mapped_var.type
     view = ctx.partition(handle, mapped.tile, None, node.span)
-    emit = ctx.builder.emit
-    counts = emit(GetIndexSpaceShape, counts=(I32,) * mapped.rank, view=view, span=node.span)
-    grid = emit(GetNumTileBlocks, x=I32, y=I32, z=I32, span=node.span)
-    total = counts.counts[0]
-    if mapped.rank == 2:
-        total = emit(
-            MulI, result=I32, lhs=counts.counts[0], rhs=counts.counts[1], span=node.span
-        ).result
+    schedule = plan_schedule(ctx, node, handle, mapped, view)
     carried = ctx.body.carried[node]
     init = _state(ctx, carried)
     ctx.exit_counts[node] = len(ctx.outputs)
@@ -134,70 +164,27 @@ def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     assert loop_var is not None
 
     def body(args: tuple[Value, ...]) -> None:
-        tile_id = args[0]
         _set_state(ctx, carried, list(args[1:]))
         with ctx.region_scope(), ctx.conditional():
-            index = swizzle(ctx, tile_id, counts.counts, mapped.map_shape, node.span)
-            for axis, component in enumerate(index):  # minted: inside z's tiles by construction
-                ctx.bounds.below[component.id] = Quantity(
-                    tile_count=(handle.param.index, axis, mapped.tile[axis])
-                )
-            ctx.values[loop_var.id] = index
+            ctx.values[loop_var.id] = mint(ctx, schedule, args[0], node.span)
             ctx.block(node.body, trailing=A.ContinueExpr)
         _terminate(
             ctx, Continue, tuple(_state(ctx, carried)) if not ctx.terminated else (), node.span
         )
 
     region = ctx.builder.region([I32, *(v.type for v in init)], body)
-    op = emit(
+    op = ctx.builder.emit(
         For,
         outputs=tuple(v.type for v in init),
         lower=ctx.block_ids[0],
-        upper=total,
-        step=grid.x,
+        upper=schedule.total,
+        step=schedule.step,
         init_values=tuple(init),
         body=region,
         span=node.span,
     )
     _set_state(ctx, carried, list(op.outputs))
     return None
-
-
-def swizzle(
-    ctx: KernelLowering,
-    tile_id: Value,
-    counts: tuple[Value, ...],
-    groups: tuple[int, ...],
-    span: A.Span,
-) -> tuple[Value, ...]:
-    """Flat tile id -> tile index. Rank 2 with groups [G, 1]: walk G rows of tiles column
-    by column before moving on (better reuse of the shared operand in L2); [1, G]: the
-    same with columns; [1, 1]: row-major."""
-    if len(counts) == 1:
-        return (tile_id,)
-
-    def op(kind: type, lhs: Value, rhs: Value, **attrs: object) -> Value:
-        return ctx.builder.emit(kind, result=I32, lhs=lhs, rhs=rhs, span=span, **attrs).result
-
-    def const(value: int) -> Value:
-        return ctx.constant(value, ScalarTy(Elem.I32), span)
-
-    def div(a: Value, b: Value) -> Value:
-        return op(DivI, a, b, rounding=RoundingMode.ZERO)
-
-    rows, cols = counts
-    major = 0 if groups[1] == 1 else 1  # the grouped axis
-    group = groups[major]
-    if group == 1:
-        return div(tile_id, cols), op(RemI, tile_id, cols)
-    along, across = (rows, cols) if major == 0 else (cols, rows)
-    band = op(MulI, const(group), across)
-    first = op(MulI, div(tile_id, band), const(group))
-    size = op(MinI, op(SubI, along, first), const(group))
-    within = op(RemI, tile_id, band)
-    grouped = op(AddI, first, op(RemI, within, size))
-    other = div(within, size)
-    return (grouped, other) if major == 0 else (other, grouped)
 
 
 def _terminate(
@@ -326,47 +313,6 @@ def _assign(ctx: KernelLowering, node: A.Assign) -> Lowered:
         value = binary_op(ctx, node.op, var.type, current, value, node.span)
     ctx.values[var.id] = value
     return None
-
-
-def flatten(value: Lowered) -> list[Value]:
-    if value is None:
-        return []
-    if isinstance(value, tuple):
-        return [leaf for part in value for leaf in flatten(part)]
-    assert isinstance(value, Value)
-    return [value]
-
-
-def _parts(ty: SemType) -> tuple[SemType, ...] | None:
-    if isinstance(ty, TupleTy):
-        return ty.elements
-    if isinstance(ty, ArrayTy):
-        return (ty.element,) * ty.length
-    return None
-
-
-def value_ir_types(ty: SemType) -> list[IRType]:
-    parts = _parts(ty)
-    if parts is not None:
-        return [t for part in parts for t in value_ir_types(part)]
-    if isinstance(ty, TokenTy):
-        return [TOKEN]
-    return [ir_tile_type(ty)]
-
-
-def rebuild(ty: SemType, leaves: list[Value]) -> Lowered:
-    """The value of type `ty` whose flattened leaves are `leaves`."""
-    elements = _parts(ty)
-    if elements is not None:
-        if not elements:
-            return None
-        parts, rest = [], list(leaves)
-        for part in elements:
-            count = len(value_ir_types(part))
-            parts.append(rebuild(part, rest[:count]))
-            rest = rest[count:]
-        return tuple(parts)
-    return leaves[0]
 
 
 LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {

@@ -28,7 +28,8 @@ from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Re
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.ops_pointer import GlobalVar
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
-from lowering.lowered_values import Lowered, TensorHandle, TokenChain
+from lowering.lowered_values import Lowered, Origin, PartitionValue, TensorHandle, TokenChain
+from lowering.partition_choice import choice_argument, per_candidate
 from lowering.preheader import LoopFrame
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
@@ -48,6 +49,8 @@ from parser.types import (
     ScalarTy,
     SemType,
     ShapeTy,
+    StructTy,
+    TupleTy,
 )
 
 I32_SCALAR = ScalarTy(Elem.I32)
@@ -90,12 +93,25 @@ class KernelLowering:
         signature = kernel.signature
         self.bounds = BoundsLedger(
             grid=grid_limits(
-                [p.tensor.shape for p in signature.params if p.role is ParamRole.OUTPUT]
+                [
+                    tuple(max(d, 1) for d in p.tensor.shape)  # a `-1` tile may be 1
+                    for p in signature.params
+                    if p.role is ParamRole.OUTPUT
+                ]
             )
         )
         for condition in kernel.signature.options.preconditions:
             if isinstance(condition, SameExtent):
                 self.bounds.unite(condition.first, condition.second)
+        # brands (`lowering.lowered_values.Origin`) by value id: of tile counts that are
+        # exactly a partition axis's (`num_tiles`), and of indices walked over a `Dim` or
+        # minted by a persistent loop
+        self.dim_origins: dict[int, Origin] = {}
+        self.index_origins: dict[int, Origin] = {}
+        # minted coordinates -> the mapped outputs (params) whose stores accept them
+        self.minted: dict[int, frozenset[int]] = {}
+        # the partitions a variable assigned in a runtime `if` may hold, by variable id
+        self.choices: dict[int, list[PartitionValue]] = {}
         self.block_ids: tuple[Value, Value, Value] = ()  # type: ignore[assignment]
         self.loops: list[LoopFrame] = []  # the `for` loops around the current point
         # how many regions that may not run on every iteration (runtime `if`, `while`,
@@ -200,10 +216,23 @@ class KernelLowering:
         ).result
         written = is_output or _writes_inputs(self.kernel.body)
         token = self.builder.emit(MakeToken, result=TOKEN, span=span).result if written else None
-        handle = TensorHandle(param, view, tuple(dims), token)
+        slab = self._slab(param, by_role) if param.role is ParamRole.OUTPUT else ()
+        handle = TensorHandle(param, view, tuple(dims), token, slab=slab)
         if written:
             self.outputs.append(handle)
         return handle
+
+    def _slab(
+        self, param: EntryParam, by_role: dict[tuple[SlotRole, int], Value]
+    ) -> tuple[int | Value, ...]:
+        """An output's tile per block: static extents, or the partition tile the host
+        passes (positive: the host refuses anything else) where the type says `-1`."""
+        return tuple(
+            self._assume(by_role[(SlotRole.PART_DIM, axis)], Bounded(1, None), param.span)
+            if extent == DYNAMIC
+            else extent
+            for axis, extent in enumerate(param.tensor.shape)
+        )
 
     def _declared_divisors(self, param: EntryParam) -> tuple[dict[int, int], dict[int, int]]:
         """Axis -> divisor from the entry's `dim(..) % d == 0` / `stride(..) % d == 0`
@@ -350,7 +379,9 @@ class KernelLowering:
         if isinstance(let.pattern, A.IdentPattern):
             self.values[variables[0].id] = value
             return
-        for var, part in zip(variables, _leaves_for(let.pattern, value), strict=True):
+        value_type = self.body.expr_types.get(let.value)
+        leaves = _leaves_for(let.pattern, value, value_type)
+        for var, part in zip(variables, leaves, strict=True):
             self.values[var.id] = part
 
     # --- expressions
@@ -363,15 +394,17 @@ class KernelLowering:
     def _constant_value(self, value: object, ty: SemType, span: A.Span) -> Lowered:
         if isinstance(ty, ShapeTy):
             return tuple(ty.dims)
+        if isinstance(ty, TupleTy) and not ty.elements:  # a unit struct
+            return ()
         if isinstance(ty, ArrayTy):
             assert isinstance(value, tuple)
             return tuple(self.constant(v, ty.element, span) for v in value)
         assert isinstance(value, (int, float, bool))
         return self.constant(value, ty, span)
 
-    def inline(self, call: A.Call) -> Lowered:
+    def inline(self, call: A.Call | A.MethodCall) -> Lowered:
         inlined = self.body.inlined[call]
-        args = [self.expr(a) for a in call.args]
+        args = [self.expr(a) for a in inlined.args]
         saved = self.body
         self.body = inlined.body
         try:
@@ -434,18 +467,36 @@ def _calls_any(body: TypedBody, intrinsics: frozenset[str]) -> bool:
     )
 
 
-def _leaves_for(pattern: A.Pattern, value: Lowered) -> list[Lowered]:
-    """The values a tuple pattern binds, in the order `TypedBody.lets` lists them."""
+def _leaves_for(pattern: A.Pattern, value: Lowered, ty: SemType | None) -> list[Lowered]:
+    """The values a pattern binds, in the order `TypedBody.lets` lists them (`ty`, the
+    value's type, places a struct pattern's fields)."""
     if isinstance(pattern, A.IdentPattern):
         return [value]
-    if isinstance(pattern, A.TuplePattern):
+    if isinstance(pattern, (A.TuplePattern, A.ArrayPattern)):
         assert isinstance(value, tuple)
+        parts = _parts_of(ty, len(value))
         return [
             leaf
-            for sub, part in zip(pattern.elements, value, strict=True)
-            for leaf in _leaves_for(sub, part)
+            for sub, part, part_ty in zip(pattern.elements, value, parts, strict=True)
+            for leaf in _leaves_for(sub, part, part_ty)
         ]
+    if isinstance(pattern, A.StructPattern):
+        assert isinstance(value, tuple) and isinstance(ty, StructTy)
+        out: list[Lowered] = []
+        for name, sub in pattern.fields:
+            index = ty.field_index(name)
+            assert index is not None
+            out += _leaves_for(sub, value[index], ty.elements[index])
+        return out
     return []
+
+
+def _parts_of(ty: SemType | None, count: int) -> tuple[SemType | None, ...]:
+    if isinstance(ty, TupleTy):
+        return ty.elements
+    if isinstance(ty, ArrayTy):
+        return (ty.element,) * ty.length
+    return (None,) * count
 
 
 def _path(ctx: KernelLowering, path: A.PathExpr) -> Lowered:
@@ -458,10 +509,18 @@ def _path(ctx: KernelLowering, path: A.PathExpr) -> Lowered:
 
 
 def _call(ctx: KernelLowering, call: A.Call | A.MethodCall) -> Lowered:
-    if isinstance(call, A.Call) and call in ctx.body.inlined:
+    if call in ctx.body.inlined:
         return ctx.inline(call)
+    if isinstance(call, A.Call) and call not in ctx.body.calls:  # `Pair(a, b)`
+        assert isinstance(ctx.type_of(call), StructTy)
+        return tuple(ctx.expr(arg) for arg in call.args)
     resolved = ctx.body.calls[call]
-    return INTRINSIC_LOWERINGS[resolved.intrinsic](ctx, call, resolved.args)
+    lowering = INTRINSIC_LOWERINGS[resolved.intrinsic]
+    choice = choice_argument(ctx, resolved.args)
+    if choice is not None:  # a partition chosen at run time: once per candidate
+        var, chosen = choice
+        return per_candidate(ctx, call, var, chosen, lambda: lowering(ctx, call, resolved.args))
+    return lowering(ctx, call, resolved.args)
 
 
 def _tuple(ctx: KernelLowering, tup: A.TupleExpr | A.ArrayExpr) -> Lowered:
@@ -471,7 +530,19 @@ def _tuple(ctx: KernelLowering, tup: A.TupleExpr | A.ArrayExpr) -> Lowered:
 def _field(ctx: KernelLowering, access: A.FieldAccess) -> Lowered:
     base = ctx.expr(access.value)
     assert isinstance(base, tuple)
+    ty = ctx.type_of(access.value)
+    ty = ty.inner if isinstance(ty, RefTy) else ty
+    if isinstance(ty, StructTy):
+        index = ty.field_index(access.name)
+        assert index is not None
+        return base[index]
     return base[int(access.name)]
+
+
+def _array_repeat(ctx: KernelLowering, array: A.ArrayRepeat) -> Lowered:
+    count = ctx.body.consts[array.count]
+    assert isinstance(count, int)
+    return (ctx.expr(array.value),) * count
 
 
 def _index(ctx: KernelLowering, index: A.Index) -> Lowered:
@@ -497,6 +568,8 @@ _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.TupleExpr: _tuple,
     A.ArrayExpr: _tuple,
     A.FieldAccess: _field,
+    A.ArrayRepeat: _array_repeat,
+    A.Closure: lambda ctx, closure: None,  # a closure argument has no value of its own
     A.Index: _index,
     A.BlockExpr: _block_expr,
     A.Reference: _reference,

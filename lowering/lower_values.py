@@ -1,5 +1,6 @@
-"""Lowering of `cuda_tile_print!` / `cuda_tile_assert!` and of `Shape`/`Array` struct
-literals (typed by `parser.typecheck_values`).
+"""Lowering of `cuda_tile_print!` / `cuda_tile_assert!` and of struct literals: `Shape` /
+`Array` (typed by `parser.typecheck_values`) and a module's own structs (the tuple of
+their fields, in declaration order).
 
 Prints are ordered by one kernel-wide token chain (`KernelLowering.print_chain`). A
 `Shape` literal lowers like a tensor's extents (static entries as ints, runtime ones as
@@ -22,7 +23,7 @@ from lowering.ir.types import TOKEN
 from lowering.lowered_values import Lowered
 from parser import ast_nodes as A
 from parser.typecheck_values import format_pieces, printf_format, unescape, widened_for_print
-from parser.types import DYNAMIC, ArrayTy, Elem, ScalarTy, ShapeTy, TileTy
+from parser.types import DYNAMIC, ArrayTy, Elem, ScalarTy, ShapeTy, StructTy, TileTy
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering
@@ -80,6 +81,9 @@ def _string(expr: A.Expr) -> str:
 
 def _struct_literal(ctx: KernelLowering, lit: A.StructLit) -> Lowered:
     ty = ctx.type_of(lit)
+    if isinstance(ty, StructTy):  # a module struct: its fields, in declaration order
+        given = dict(lit.fields)
+        return tuple(ctx.expr(given[name]) for name in ty.field_names)
     assert isinstance(ty, (ShapeTy, ArrayTy)) and ty.dims is not None
     pattern = ty.dims
     (dims,) = [v for name, v in lit.fields if name == "dims"]
@@ -109,4 +113,5 @@ def _struct_literal(ctx: KernelLowering, lit: A.StructLit) -> Lowered:
 LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.MacroCall: _macro,
     A.StructLit: _struct_literal,
+    A.StrLit: lambda ctx, lit: None,  # a `&str` has no run-time value
 }

@@ -17,14 +17,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from lowering.abi import entry_abi
+from lowering.abi import SlotLayout, entry_abi
 from lowering.bounds import InKernelCheckDenied
 from lowering.build_id import compiler_version
 from lowering.bytecode.writer import write_bytecode
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
 from lowering.ir.verify import verify_module
-from lowering.lower_kernel import KernelLowering
+from lowering.lower_kernel import KernelLowering, LoweredKernel
+from lowering.rejection import Rejected
 from lowering.symbols import entry_symbol
 from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError, TileirasFault
 from parser import ast_nodes as A
@@ -39,6 +40,7 @@ from parser.program import find_entry, link
 from parser.spans import SourceFile, Span
 from parser.specialization import TensorFacts, specialize, view_layouts
 from parser.typecheck import typecheck_entry
+from parser.typed_kernel import TypedKernel
 
 _log = logging.getLogger(__name__)
 
@@ -130,6 +132,26 @@ def compile_kernel(
         return CompileResult(tuple(sink))
 
 
+def _lower(
+    kernel: TypedKernel,
+    request: CompileRequest,
+    abi: tuple[SlotLayout, ...],
+    symbol: str,
+    sink: DiagnosticSink,
+) -> LoweredKernel | None:
+    """Our tile IR for the kernel; the rules only lowering can decide (a check it may not
+    place in the kernel, a provable violation) become diagnostics instead."""
+    try:
+        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
+        layouts = view_layouts(kernel, request.specialization, cap)
+        return KernelLowering(kernel, abi, layouts).lower(symbol)
+    except InKernelCheckDenied as denied:
+        sink.add(_denied_check(denied, kernel.function))
+    except Rejected as rejected:
+        sink.add(rejected.diagnostic)
+    return None
+
+
 def _compile(
     request: CompileRequest,
     stop_after: Stage,
@@ -167,12 +189,8 @@ def _compile(
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
     symbol = entry_symbol(kernel.function.module_path, kernel.function.name, specialization)
-    try:
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
-        layouts = view_layouts(kernel, request.specialization, cap)
-        lowered = KernelLowering(kernel, abi, layouts).lower(symbol)
-    except InKernelCheckDenied as denied:
-        sink.add(_denied_check(denied, kernel.function))
+    lowered = _lower(kernel, request, abi, symbol, sink)
+    if lowered is None:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
     problems = verify_module(lowered.module)
     if problems:

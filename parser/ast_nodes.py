@@ -7,9 +7,12 @@ at. Nothing after `parser.cst_to_ast` sees tree-sitter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from parser.spans import SourceFile, Span
+
+if TYPE_CHECKING:
+    from parser.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,6 +260,14 @@ class Closure(Node):
     body: Expr
 
 
+@dataclass(frozen=True, eq=False)
+class ArrayRepeat(Node):
+    """`[value; count]`; `count` is a compile-time constant."""
+
+    value: Expr
+    count: Expr
+
+
 Expr = Union[
     IntLit,
     FloatLit,
@@ -286,6 +297,7 @@ Expr = Union[
     MacroCall,
     StructLit,
     Closure,
+    ArrayRepeat,
 ]
 
 
@@ -308,7 +320,23 @@ class WildcardPattern(Node):
     pass
 
 
-Pattern = Union[IdentPattern, TuplePattern, WildcardPattern]
+@dataclass(frozen=True, eq=False)
+class ArrayPattern(Node):
+    """`[a, _, c]`: one pattern per element of an array."""
+
+    elements: tuple[Pattern, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class StructPattern(Node):
+    """`Name { a, b: pat, .. }` (`rest` for the `..`)."""
+
+    path: tuple[str, ...]
+    fields: tuple[tuple[str, Pattern], ...]
+    rest: bool = False
+
+
+Pattern = Union[IdentPattern, TuplePattern, WildcardPattern, ArrayPattern, StructPattern]
 
 
 # ----------------------------------------------------------------------------- statements
@@ -400,6 +428,9 @@ class Function(Node):
     is_unsafe: bool
     entry: EntryAttr | None
     module_path: tuple[str, ...]
+    # unsupported syntax inside this function: reported only when the function is used
+    # (an entry compiled or a call inlined), as cuTile compiles only what it reaches
+    problems: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def qualified_name(self) -> str:
@@ -412,6 +443,55 @@ class UseDecl(Node):
 
 
 @dataclass(frozen=True, eq=False)
+class StructField(Node):
+    name: str  # "0", "1", ... for a tuple struct
+    type: TypeExpr
+
+
+@dataclass(frozen=True, eq=False)
+class StructDef(Node):
+    """`struct Name { a: T, .. }`, `struct Name(T, ..);` or the unit `struct Name;`."""
+
+    name: str
+    generics: tuple[GenericParam, ...]
+    fields: tuple[StructField, ...]
+    module_path: tuple[str, ...]
+    derives: tuple[str, ...] = ()  # `#[derive(Clone, Copy)]` -> ("Clone", "Copy")
+
+
+@dataclass(frozen=True, eq=False)
+class ImplBlock(Node):
+    """`impl<..> Type { .. }` or `impl<..> Trait for Type { .. }`: methods, associated
+    functions and consts of `self_type` (inlined where they are called)."""
+
+    generics: tuple[GenericParam, ...]
+    self_type: TypeExpr
+    trait: str | None
+    functions: tuple[Function, ...]
+    consts: tuple[ConstItem, ...]
+    module_path: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class TraitDef(Node):
+    """`trait Name { .. }`: required items by name, default methods and consts."""
+
+    name: str
+    functions: tuple[Function, ...]  # default methods (with a body)
+    consts: tuple[ConstItem, ...]  # associated consts with a default value
+    required: tuple[str, ...]  # methods and consts without a default
+    module_path: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class TypeAlias(Node):
+    """`type Name = T;`"""
+
+    name: str
+    type: TypeExpr
+
+
+@dataclass(frozen=True, eq=False)
 class KernelModule(Node):
     """A `#[cutile::module]` module (or an inline sub-module of one)."""
 
@@ -420,6 +500,10 @@ class KernelModule(Node):
     functions: tuple[Function, ...]
     consts: tuple[ConstItem, ...]
     statics: tuple[StaticItem, ...] = ()
+    structs: tuple[StructDef, ...] = ()
+    impls: tuple[ImplBlock, ...] = ()
+    traits: tuple[TraitDef, ...] = ()
+    aliases: tuple[TypeAlias, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

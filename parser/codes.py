@@ -68,6 +68,16 @@ BREAK_OUTSIDE_LOOP: Final = _code(
 DUPLICATE_DEFINITION: Final = _code("E0428", "duplicate-definition", "a name is defined twice")
 MISSING_FIELD: Final = _code("E0063", "missing-field", "a struct literal leaves out a field")
 UNKNOWN_FIELD: Final = _code("E0560", "unknown-field", "a struct literal names no such field")
+WRONG_GENERIC_COUNT: Final = _code(
+    "E0107", "wrong-generic-count", "a turbofish with the wrong number of generic arguments"
+)
+NO_SUCH_FIELD: Final = _code("E0609", "no-such-field", "a field access names no such field")
+PATTERN_MISSING_FIELD: Final = _code(
+    "E0027", "pattern-missing-field", "a struct pattern leaves out a field without `..`"
+)
+PATTERN_UNKNOWN_FIELD: Final = _code(
+    "E0026", "pattern-unknown-field", "a struct pattern names no such field"
+)
 
 # --- types and shapes ---
 MISMATCHED_TYPES: Final = _code("E0308", "mismatched-types", "types or shapes differ")
@@ -80,6 +90,9 @@ LITERAL_OUT_OF_RANGE: Final = _code(
 )
 INVALID_OPERAND: Final = _code(
     "E0369", "invalid-operand", "an operator that is not defined for these operands"
+)
+INVALID_UNARY_OPERAND: Final = _code(
+    "E0600", "invalid-unary-operand", "a unary operator the operand's type does not implement"
 )
 
 # --- partitions, mutability and shapes of outputs ---
@@ -132,6 +145,14 @@ RETURN_LOCAL_REFERENCE: Final = _code(
 
 IN_KERNEL_CHECK_DENIED: Final = _code(
     "CT0209", "in-kernel-check-denied", "a bounds check left in a `deny_in_kernel_checks` kernel"
+)
+DIM_PROVENANCE: Final = _code(
+    "CT0210",
+    "dimension-provenance",
+    "a bounded-partition index that the axis's own `Dim` did not produce",
+)
+BOUND_MISMATCH: Final = _code(
+    "CT0211", "with-bounds-mismatch", "a `with_bounds` bound that is not the axis's tile count"
 )
 
 # --- target ---

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import tree_sitter
 import tree_sitter_rust
@@ -17,6 +18,7 @@ import tree_sitter_rust
 from parser import ast_nodes as A
 from parser import codes
 from parser.bracket_scan import scan_brackets
+from parser.desugar import hoist_diverging_ifs
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.spans import SourceFile, Span
 
@@ -202,6 +204,20 @@ def _first_token_text(node: Node, source: SourceFile) -> str:
 # ----------------------------------------------------------------------------- converter
 
 
+@dataclass
+class _ModuleItems:
+    """The items of one kernel module, as they are converted."""
+
+    uses: list[A.UseDecl] = field(default_factory=list)
+    functions: list[A.Function] = field(default_factory=list)
+    consts: list[A.ConstItem] = field(default_factory=list)
+    statics: list[A.StaticItem] = field(default_factory=list)
+    structs: list[A.StructDef] = field(default_factory=list)
+    impls: list[A.ImplBlock] = field(default_factory=list)
+    traits: list[A.TraitDef] = field(default_factory=list)
+    aliases: list[A.TypeAlias] = field(default_factory=list)
+
+
 class _Converter:
     """Converts CST nodes; `shift` maps byte offsets of a re-parsed macro body back."""
 
@@ -304,10 +320,7 @@ class _Converter:
         return self._kernel_module(node, body, path)
 
     def _kernel_module(self, node: Node, body: Node, path: tuple[str, ...]) -> list[A.KernelModule]:
-        uses: list[A.UseDecl] = []
-        functions: list[A.Function] = []
-        consts: list[A.ConstItem] = []
-        statics: list[A.StaticItem] = []
+        items = _ModuleItems()
         nested: list[A.KernelModule] = []
         attrs: list[Node] = []
         for child in self.named_children(body):
@@ -315,25 +328,159 @@ class _Converter:
             if kind == "attribute_item":
                 attrs.append(child)
                 continue
-            if kind == "use_declaration":
-                uses.extend(self._use(child))
-            elif kind == "function_item":
-                functions.append(self._function(child, attrs, path))
-            elif kind == "const_item":
-                consts.append(self._const_item(child))
-            elif kind == "static_item":
-                statics.extend(self._static_item(child))
-            elif kind == "mod_item":
+            if kind == "mod_item":
                 nested.extend(self._mod_item(child, attrs, path, inside_kernel=True))
-            elif kind in ("inner_attribute_item", "empty_statement", "macro_definition"):
-                pass
-            else:
-                self.unsupported(child, f"the item `{kind.replace('_', ' ')}`")
+            elif kind not in ("inner_attribute_item", "empty_statement", "macro_definition"):
+                self._module_item(child, attrs, path, items)
             attrs = []
         module = A.KernelModule(
-            self.span(node), path, tuple(uses), tuple(functions), tuple(consts), tuple(statics)
+            self.span(node),
+            path,
+            tuple(items.uses),
+            tuple(items.functions),
+            tuple(items.consts),
+            tuple(items.statics),
+            tuple(items.structs),
+            tuple(items.impls),
+            tuple(items.traits),
+            tuple(items.aliases),
         )
         return [module, *nested]
+
+    def _module_item(
+        self, child: Node, attrs: list[Node], path: tuple[str, ...], items: _ModuleItems
+    ) -> None:
+        kind = child.type
+        if kind == "use_declaration":
+            items.uses.extend(self._use(child))
+        elif kind == "function_item":
+            items.functions.append(self._function(child, attrs, path))
+        elif kind == "const_item":
+            items.consts.append(self._const_item(child))
+        elif kind == "static_item":
+            items.statics.extend(self._static_item(child))
+        elif kind == "struct_item":
+            items.structs.append(self._struct_item(child, path, attrs))
+        elif kind == "impl_item":
+            items.impls.append(self._impl_item(child, path))
+        elif kind == "trait_item":
+            items.traits.append(self._trait_item(child, path))
+        elif kind == "type_item":
+            items.aliases.append(self._type_item(child))
+        else:
+            self.unsupported(child, f"the item `{kind.replace('_', ' ')}`")
+
+    # --- structs, impls, traits, type aliases (compile-time only: inlined where used)
+
+    def _derives(self, attrs: list[Node]) -> tuple[str, ...]:
+        """The traits of `#[derive(..)]` attributes (`Copy`, `Clone`, ...)."""
+        out: list[str] = []
+        for attr_item in attrs:
+            if self._attr_path(attr_item)[-1:] != ("derive",):
+                continue
+            attr = next(c for c in attr_item.named_children if c.type == "attribute")
+            args = attr.child_by_field_name("arguments")
+            text = self.text(args)[1:-1] if args is not None else ""
+            out.extend(t.strip().split("::")[-1] for t in text.split(",") if t.strip())
+        return tuple(out)
+
+    def _struct_item(self, node: Node, path: tuple[str, ...], attrs: list[Node]) -> A.StructDef:
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        generics_node = node.child_by_field_name("type_parameters")
+        where = next((c for c in node.named_children if c.type == "where_clause"), None)
+        assert name is not None
+        fields: list[A.StructField] = []
+        if body is not None and body.type == "field_declaration_list":
+            for field_node in self.named_children(body):
+                field_name = field_node.child_by_field_name("name")
+                field_type = field_node.child_by_field_name("type")
+                if field_node.type != "field_declaration" or field_name is None:
+                    continue
+                assert field_type is not None
+                fields.append(
+                    A.StructField(
+                        self.span(field_node), self.text(field_name), self.type_expr(field_type)
+                    )
+                )
+        elif body is not None:  # `struct Name(T, U);`
+            types = [c for c in self.named_children(body) if c.type != "visibility_modifier"]
+            fields = [
+                A.StructField(self.span(t), str(i), self.type_expr(t)) for i, t in enumerate(types)
+            ]
+        return A.StructDef(
+            self.span(node),
+            self.text(name),
+            self._generic_params(generics_node, where),
+            tuple(fields),
+            path,
+            self._derives(attrs),
+        )
+
+    def _impl_item(self, node: Node, path: tuple[str, ...]) -> A.ImplBlock:
+        self_type = node.child_by_field_name("type")
+        trait = node.child_by_field_name("trait")
+        body = node.child_by_field_name("body")
+        generics_node = node.child_by_field_name("type_parameters")
+        where = next((c for c in node.named_children if c.type == "where_clause"), None)
+        assert self_type is not None
+        functions, consts, _ = self._associated_items(body, path)
+        trait_name = None
+        if trait is not None:
+            trait_type = self.type_expr(trait)
+            trait_name = trait_type.name if isinstance(trait_type, A.PathType) else self.text(trait)
+        return A.ImplBlock(
+            self.span(node),
+            self._generic_params(generics_node, where),
+            self.type_expr(self_type),
+            trait_name,
+            functions,
+            consts,
+            path,
+        )
+
+    def _trait_item(self, node: Node, path: tuple[str, ...]) -> A.TraitDef:
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        assert name is not None
+        functions, consts, required = self._associated_items(body, path)
+        return A.TraitDef(self.span(node), self.text(name), functions, consts, required, path)
+
+    def _associated_items(
+        self, body: Node | None, path: tuple[str, ...]
+    ) -> tuple[tuple[A.Function, ...], tuple[A.ConstItem, ...], tuple[str, ...]]:
+        """The methods and consts of an `impl` or `trait` body (and, for a trait, the
+        names of those without a default)."""
+        functions: list[A.Function] = []
+        consts: list[A.ConstItem] = []
+        required: list[str] = []
+        attrs: list[Node] = []
+        for child in self.named_children(body) if body is not None else []:
+            kind = child.type
+            if kind == "attribute_item":
+                attrs.append(child)
+                continue
+            name = child.child_by_field_name("name")
+            if kind == "function_item":
+                functions.append(self._function(child, attrs, path))
+            elif kind == "const_item" and child.child_by_field_name("value") is not None:
+                consts.append(self._const_item(child))
+            elif kind in ("const_item", "function_signature_item") and name is not None:
+                required.append(self.text(name))
+            elif kind == "type_item" and name is not None:
+                required.append(self.text(name))  # associated types are never inlined
+            elif kind not in ("inner_attribute_item", "empty_statement"):
+                self.unsupported(child, f"the item `{kind.replace('_', ' ')}` in an `impl`")
+            attrs = []
+        return tuple(functions), tuple(consts), tuple(required)
+
+    def _type_item(self, node: Node) -> A.TypeAlias:
+        name = node.child_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        assert name is not None and type_node is not None
+        if node.child_by_field_name("type_parameters") is not None:
+            self.unsupported(node, "a generic type alias")
+        return A.TypeAlias(self.span(node), self.text(name), self.type_expr(type_node))
 
     def _attr_is(self, attr_item: Node, names: set[str]) -> bool:
         return self._attr_path(attr_item)[-1:] in [(n,) for n in names] and (
@@ -375,6 +522,20 @@ class _Converter:
         return tuple(part for part in "".join(self.text(node).split()).split("::") if part)
 
     def _function(self, node: Node, attrs: list[Node], module_path: tuple[str, ...]) -> A.Function:
+        """A function; the unsupported syntax in it is kept with it (`Function.problems`)
+        and reported only if it is compiled or called."""
+        outer = self.sink
+        self.sink = DiagnosticSink()
+        try:
+            function = self._function_item(node, attrs, module_path)
+            problems = tuple(self.sink)
+        finally:
+            self.sink = outer
+        return replace(function, problems=problems) if problems else function
+
+    def _function_item(
+        self, node: Node, attrs: list[Node], module_path: tuple[str, ...]
+    ) -> A.Function:
         name_node = node.child_by_field_name("name")
         assert name_node is not None
         generics_node = node.child_by_field_name("type_parameters")
@@ -404,6 +565,36 @@ class _Converter:
     def _generic_params(self, node: Node | None, where: Node | None) -> tuple[A.GenericParam, ...]:
         if node is None:
             return ()
+        params = self._declared_generics(node)
+        extra = self._where_bounds(where) if where is not None else {}
+        return tuple(
+            A.TypeParam(p.span, p.name, (*p.bounds, *extra.get(p.name, ())))
+            if isinstance(p, A.TypeParam) and p.name in extra
+            else p
+            for p in params
+        )
+
+    def _where_bounds(self, where: Node) -> dict[str, tuple[str, ...]]:
+        """`where T: A + B, F: Fn(E) -> E`: the bounds of each named type parameter."""
+        out: dict[str, tuple[str, ...]] = {}
+        for predicate in self.named_children(where):
+            left = predicate.child_by_field_name("left")
+            bounds = predicate.child_by_field_name("bounds")
+            if left is None or bounds is None:
+                continue
+            names = tuple(self._bound_name(b) for b in self.named_children(bounds))
+            out[self.text(left)] = out.get(self.text(left), ()) + names
+        return out
+
+    def _bound_name(self, bound: Node) -> str:
+        """`ElementType`, `cutile::core::ElementType` -> `ElementType`; `Fn(E, E) -> E` ->
+        `Fn`."""
+        if bound.type == "function_type":
+            trait = bound.child_by_field_name("trait")
+            return self.text(trait).split("::")[-1] if trait is not None else "Fn"
+        return self.text(bound).split("<")[0].split("::")[-1].strip()
+
+    def _declared_generics(self, node: Node) -> tuple[A.GenericParam, ...]:
         out: list[A.GenericParam] = []
         for child in self.named_children(node):
             if child.type == "const_parameter":
@@ -430,14 +621,17 @@ class _Converter:
         name = node.child_by_field_name("name") or node.child_by_field_name("left")
         bounds = node.child_by_field_name("bounds")
         name_text = self.text(name) if name is not None else self.text(node).split(":")[0]
-        bound_names = tuple(
-            self.text(b).split("::")[-1] for b in (bounds.named_children if bounds else [])
-        )
+        bound_names = tuple(self._bound_name(b) for b in (bounds.named_children if bounds else []))
         return A.TypeParam(self.span(node), name_text.strip(), bound_names)
 
     def _params(self, node: Node) -> tuple[A.Param, ...]:
         out: list[A.Param] = []
         for child in self.named_children(node):
+            if child.type == "attribute_item":
+                continue
+            if child.type == "self_parameter":
+                out.append(self._self_param(child))
+                continue
             if child.type != "parameter":
                 self.unsupported(child, f"the parameter `{self.text(child)}`")
                 continue
@@ -452,6 +646,17 @@ class _Converter:
                 A.Param(self.span(child), self.text(pattern), self.type_expr(type_node), mutable)
             )
         return tuple(out)
+
+    def _self_param(self, node: Node) -> A.Param:
+        """`self`, `mut self`, `&self`, `&mut self`: a parameter named `self` of type
+        `Self` (or a reference to it)."""
+        span = self.span(node)
+        by_ref = any(c.type == "&" for c in node.children)
+        mutable = any(c.type == "mutable_specifier" for c in node.children)
+        self_type: A.TypeExpr = A.PathType(span, ("Self",))
+        if by_ref:
+            return A.Param(span, "self", A.RefType(span, self_type, mutable))
+        return A.Param(span, "self", self_type, mutable)
 
     def _entry_attr(self, attr_item: Node) -> A.EntryAttr:
         attr = next(c for c in attr_item.named_children if c.type == "attribute")
@@ -642,7 +847,7 @@ class _Converter:
                 tail = self.expr(child)
             else:
                 statements.append(A.ExprStmt(self.span(child), self.expr(child), False))
-        return A.Block(self.span(node), tuple(statements), tail)
+        return A.Block(self.span(node), tuple(hoist_diverging_ifs(statements)), tail)
 
     def _let(self, node: Node) -> A.Let:
         pattern = node.child_by_field_name("pattern")
@@ -675,10 +880,44 @@ class _Converter:
             parts = [c for c in node.children if c.is_named or c.type == "_"]
             parts = [c for c in parts if c.type not in ("line_comment", "block_comment")]
             return A.TuplePattern(span, tuple(self.pattern(c) for c in parts))
+        if node.type == "slice_pattern":
+            return A.ArrayPattern(span, tuple(self._sub_patterns(node)))
+        if node.type == "struct_pattern":
+            return self._struct_pattern(node)
         if node.type == "_" or self.text(node) == "_":
             return A.WildcardPattern(span)
         self.unsupported(node, f"the pattern `{self.text(node)}`")
         return A.WildcardPattern(span)
+
+    def _sub_patterns(self, node: Node) -> list[A.Pattern]:
+        parts = [c for c in node.children if c.is_named or c.type == "_"]
+        parts = [c for c in parts if c.type not in ("line_comment", "block_comment")]
+        for part in parts:
+            if part.type == "remaining_field_pattern":
+                self.unsupported(part, "a `..` rest pattern in an array pattern")
+        return [self.pattern(c) for c in parts if c.type != "remaining_field_pattern"]
+
+    def _struct_pattern(self, node: Node) -> A.Pattern:
+        type_node = node.child_by_field_name("type")
+        assert type_node is not None
+        fields: list[tuple[str, A.Pattern]] = []
+        rest = False
+        for child in self.named_children(node):
+            if child.type == "remaining_field_pattern":
+                rest = True
+            elif child.type == "field_pattern":
+                name = child.child_by_field_name("name")
+                sub = child.child_by_field_name("pattern")
+                assert name is not None
+                mutable = any(c.type == "mutable_specifier" for c in child.children)
+                pattern = (
+                    self.pattern(sub)
+                    if sub is not None
+                    else A.IdentPattern(self.span(child), self.text(name), mutable)
+                )
+                fields.append((self.text(name), pattern))
+        segments = tuple(self.text(type_node).replace(" ", "").split("::"))
+        return A.StructPattern(self.span(node), segments, tuple(fields), rest)
 
     # --- expressions
 
@@ -746,6 +985,14 @@ class _Converter:
         generic_args: tuple[A.GenericArg, ...] = ()
         if node.type == "scoped_identifier":
             path = node.child_by_field_name("path")
+            qualified = _find_first(path, "qualified_type") if path is not None else None
+            if path is not None and path.type == "bracketed_type" and qualified is not None:
+                # `<T as Trait>::NAME` reads as `T::NAME`
+                self_type = qualified.child_by_field_name("type")
+                name = node.child_by_field_name("name")
+                assert self_type is not None and name is not None
+                head = tuple(self.text(self_type).replace(" ", "").split("::"))
+                return A.PathExpr(self.span(node), (*head, self.text(name)))
             if path is not None and path.type == "generic_type":
                 # `Shape::<{ [..] }>` style paths: keep the type's generic args
                 inner = self.type_expr(path)
@@ -821,8 +1068,10 @@ class _Converter:
         return A.TupleExpr(self.span(node), tuple(self.expr(c) for c in self.named_children(node)))
 
     def _array(self, node: Node) -> A.Expr:
-        if any(c.type == ";" for c in node.children):
-            self.unsupported(node, "an array repeat expression `[x; n]`")
+        length = node.child_by_field_name("length")
+        if length is not None:
+            value = next(c for c in self.named_children(node) if c.end_byte <= length.start_byte)
+            return A.ArrayRepeat(self.span(node), self.expr(value), self.expr(length))
         return A.ArrayExpr(self.span(node), tuple(self.expr(c) for c in self.named_children(node)))
 
     def _cast(self, node: Node) -> A.Expr:

@@ -1,8 +1,10 @@
 """Check an entry's parameters and options, and classify each parameter for the ABI.
 
 Rules (cuTile Rust): `&mut Tensor<E, S>` is a partitioned output whose `S` is the tile
-shape (rank 1 to 3, static, powers of two); `&Tensor<E, S>` is a shared input (`-1` is a
-dynamic extent); scalars pass by value. Entries return nothing.
+shape (rank 1 to 3; a `-1` extent is the host partition's; loading or storing the whole
+tile needs a static power-of-two shape, a `partition_mut` of it does not); `&Tensor<E, S>`
+is a shared input (`-1` is a dynamic extent); scalars pass by value. Entries return
+nothing.
 """
 
 from __future__ import annotations
@@ -86,8 +88,9 @@ class EntrySignature:
 
     @property
     def host_grid(self) -> bool:
-        """No output defines the grid: a raw-pointer kernel, launched on the host's grid."""
-        return not self.outputs and any(p.role is ParamRole.POINTER for p in self.params)
+        """No output defines the grid (a raw-pointer kernel, or one that only reads, prints
+        or writes through views it makes itself): the host passes the grid at launch."""
+        return not self.outputs
 
 
 def check_entry_signature(
@@ -112,19 +115,7 @@ def check_entry_signature(
         )
     options = _entry_options(function, resolver, sink)
     options = _with_preconditions(function, params, options, sink)
-    has_grid = any(p.role.is_output or p.role is ParamRole.POINTER for p in params)
-    if not has_grid and len(params) == len(function.params):
-        sink.add(
-            error(
-                codes.INVALID_PARAMETER,
-                f"entry `{function.name}` has no partitioned `&mut Tensor` output",
-                function.name_span,
-                "no output",
-                notes=("the launch grid is derived from the partitioned outputs",),
-            )
-        )
     _check_single_grid(params, sink)
-    _check_clusters(function, params, options, sink)
     errors_after = len([d for d in sink if d.is_error])
     if errors_after > errors_before:
         return None
@@ -176,36 +167,6 @@ def _check_single_grid(params: tuple[EntryParam, ...], sink: DiagnosticSink) -> 
                 help=("make it a `MappedPartitionMut` too and store with the same indices",),
             )
         )
-
-
-def _check_clusters(
-    function: A.Function,
-    params: tuple[EntryParam, ...],
-    options: EntryOptions,
-    sink: DiagnosticSink,
-) -> None:
-    """With `num_cta_in_cga = n > 1` a tile block is a cluster of n CTAs and the launch grid
-    counts CTAs, so a grid of one tile block per output tile would leave tiles unwritten;
-    a persistent kernel walks all tiles whatever its grid (which the host must make a
-    multiple of n)."""
-    clustered = [h for h in options.optimization_hints if (h.num_cta_in_cga or 1) > 1]
-    if not clustered or any(p.role is ParamRole.MAPPED_OUTPUT for p in params):
-        return
-    assert function.entry is not None
-    sink.add(
-        error(
-            codes.INVALID_ENTRY_OPTION,
-            f"`{clustered[0].arch}.num_cta_in_cga = {clustered[0].num_cta_in_cga}` needs a "
-            "persistent entry",
-            function.entry.span,
-            "clusters of CTAs per tile block",
-            notes=(
-                "the launch grid counts CTAs, so one tile block per output tile would leave "
-                "tiles unwritten",
-            ),
-            help=("write the output as a `MappedPartitionMut` and loop over `iter_indices()`",),
-        )
-    )
 
 
 def _entry_param(
@@ -266,40 +227,65 @@ def _addressable(param: A.Param, ty: SemType, sink: DiagnosticSink) -> bool:
 
 
 def _check_mapped(param: A.Param, mapped: MappedTy, sink: DiagnosticSink) -> bool:
-    span = param.type.span
-    if not _check_output(param, TensorTy(mapped.elem, mapped.tile), sink):
+    """cuTile Rust's schedule: a map entry per axis, 0 (OWNED: one work item spans the
+    whole axis) or a positive group size; the streamed (non-OWNED) axes are walked
+    row-major except the trailing two, which are swizzled in groups of their entries,
+    so every leading streamed entry is 1 (a rank-1 stream's map is [1])."""
+    tile = TensorTy(mapped.elem, mapped.tile)
+    if not _check_output(param, tile, sink):
         return False
-    if len(mapped.map_shape) != mapped.rank or mapped.rank > 2:
+    if DYNAMIC in tile.shape:
         sink.add(
             error(
-                codes.OUTPUT_RANK,
-                f"mapped output `{param.name}` needs a rank-{mapped.rank} map shape "
-                "and rank 1 or 2",
-                span,
-                "unsupported map",
-                notes=("the schedule swizzles the trailing two axes",),
+                codes.OUTPUT_SHAPE_DYNAMIC,
+                f"the tile shape of mapped output `{param.name}` must be static",
+                param.type.span,
+                f"tile shape [{', '.join(map(str, tile.shape))}]",
+                notes=("its stores write whole tiles, which have static shapes",),
             )
         )
         return False
-    if (
-        any(m < 1 for m in mapped.map_shape)
-        or (mapped.rank == 2 and min(mapped.map_shape) != 1)
-        or (mapped.rank == 1 and mapped.map_shape != (1,))
-    ):
-        sink.add(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"map shape {list(mapped.map_shape)} is not supported",
-                span,
-                "invalid map shape",
-                notes=(
-                    "use [G, 1] (groups of G rows), [1, G] (groups of G columns) or "
-                    "[1, 1]; rank-1 maps must be [1]",
-                ),
-            )
-        )
+    if not check_tile_shape(tile.shape, param.type.span, f"output `{param.name}`", sink):
         return False
-    return True
+    problem = _map_problem(mapped)
+    if problem is None:
+        return True
+    code, message, note = problem
+    sink.add(
+        error(
+            code,
+            f"mapped output `{param.name}`: {message}",
+            param.type.span,
+            f"map shape {list(mapped.map_shape)}",
+            notes=(note,),
+        )
+    )
+    return False
+
+
+def _map_problem(mapped: MappedTy) -> tuple[codes.DiagnosticCode, str, str] | None:
+    groups = mapped.map_shape
+    rank_note = "the map has one entry per axis of the tile"
+    if len(groups) != mapped.rank:
+        return codes.OUTPUT_RANK, f"needs a rank-{mapped.rank} map shape", rank_note
+    owned_note = "0 marks an OWNED axis (each work item spans all of it), n > 0 a group size"
+    negative = next((a for a, g in enumerate(groups) if g < 0), None)
+    if negative is not None:
+        message = f"map axis {negative} is {groups[negative]}, not OWNED (0) or positive"
+        return codes.GENERIC_ARGUMENT, message, owned_note
+    streamed = [g for g in groups if g != 0]
+    if not streamed:
+        message = "the map needs at least one streamed (non-OWNED) axis"
+        return codes.GENERIC_ARGUMENT, message, owned_note
+    leading = next((a for a, g in enumerate(streamed[:-2]) if g != 1), None)
+    swizzle_note = "the schedule groups only the trailing two streamed axes"
+    if leading is not None:
+        message = f"leading map axis {leading} must be 1, got {streamed[leading]}"
+        return codes.GENERIC_ARGUMENT, message, swizzle_note
+    if len(streamed) == 1 and streamed != [1]:
+        message = f"a rank-1 stream's map must be [1], got [{streamed[0]}]"
+        return codes.GENERIC_ARGUMENT, message, swizzle_note
+    return None
 
 
 def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool:
@@ -319,18 +305,19 @@ def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> boo
             )
         )
         return False
-    if any(d == DYNAMIC for d in tensor.shape):
+    bad = [d for d in tensor.shape if d <= 0 and d != DYNAMIC]
+    if bad:
         sink.add(
             error(
-                codes.OUTPUT_SHAPE_DYNAMIC,
-                f"the tile shape of output `{param.name}` must be static",
+                codes.TILE_NOT_POWER_OF_TWO,
+                f"tile dimension {bad[0]} of output `{param.name}` is not positive",
                 span,
                 f"tile shape [{', '.join(map(str, tensor.shape))}]",
                 notes=("for `&mut Tensor<E, S>`, `S` is the tile each block writes",),
             )
         )
         return False
-    return check_tile_shape(tensor.shape, span, f"output `{param.name}`", sink)
+    return True
 
 
 def check_tile_shape(shape: tuple[int, ...], span: A.Span, what: str, sink: DiagnosticSink) -> bool:

@@ -6,12 +6,14 @@ module (device functions are inlined, so there is no call graph to build here).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import did_you_mean
 from parser.diagnostics import DiagnosticSink, error
+from parser.items import ItemIndex
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,11 @@ class Program:
     @property
     def entries(self) -> tuple[A.Function, ...]:
         return tuple(f for m in self.modules for f in m.functions if f.entry is not None)
+
+    @functools.cached_property
+    def items(self) -> ItemIndex:
+        """Structs, type aliases, traits and impls of every linked module."""
+        return ItemIndex(self.modules)
 
 
 def link(files: tuple[A.ParsedFile, ...], sink: DiagnosticSink) -> Program:
@@ -53,7 +60,10 @@ def find_entry(program: Program, requested: str, sink: DiagnosticSink) -> A.Func
         and (not module_path or f.module_path[-len(module_path) :] == tuple(module_path))
     ]
     if len(candidates) == 1:
-        return candidates[0]
+        entry = candidates[0]
+        for problem in entry.problems:  # unsupported syntax in the entry itself
+            sink.add(problem)
+        return None if entry.problems else entry
     if len(candidates) > 1:
         names = ", ".join(f"`{f.qualified_name}`" for f in candidates)
         sink.add(

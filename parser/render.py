@@ -91,12 +91,21 @@ def _last_line(labels: tuple[Label, ...]) -> int:
 
 
 def _excerpts(labels: tuple[Label, ...], gutter: int) -> list[str]:
-    """Each labelled source line once, with one underline row per label on it."""
+    """Each labelled source line once, with one underline row per label on it; the
+    primary label's file first, each other file after a `::: file:line:col` header."""
+    primary_file = next((lb.span.file_name for lb in labels if lb.primary), None)
     by_line: dict[tuple[str, int], list[Label]] = {}
-    for label in sorted(labels, key=lambda lb: (lb.span.start, not lb.primary)):
+    ordered = sorted(
+        labels, key=lambda lb: (lb.span.file_name != primary_file, lb.span.start, not lb.primary)
+    )
+    for label in ordered:
         by_line.setdefault((label.span.file_name, label.span.start_line_col[0]), []).append(label)
     lines: list[str] = []
-    for (_, line), on_line in by_line.items():
+    current = primary_file
+    for (file_name, line), on_line in by_line.items():
+        if file_name != current:
+            lines.append(f"{' ' * gutter}::: {on_line[0].span.location()}")
+            current = file_name
         text = on_line[0].span.file.line_text(line)
         columns = [_columns(label, text) for label in on_line]
         shown, first = _window(text, columns)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from parser import ast_nodes as A
 from parser import codes
@@ -16,8 +17,11 @@ from parser.types import (
     ELEM_BY_NAME,
     MARKER_KINDS,
     SLICE,
+    STR,
     TOKEN,
     ArrayTy,
+    CoordTy,
+    DimTy,
     Elem,
     GatherScatterViewTy,
     MappedTy,
@@ -32,10 +36,15 @@ from parser.types import (
     SemType,
     ShapeTy,
     StridedViewTy,
+    StructTy,
     TensorTy,
     TileTy,
     TupleTy,
+    associated_constant,
 )
+
+if TYPE_CHECKING:
+    from parser.items import ItemIndex
 
 GenericValue = Elem | int | bool | tuple[int, ...]
 ConstValue = int | bool | float | tuple[int, ...]
@@ -60,6 +69,8 @@ class TypeEnv:
     # `/` in types and const items follows Rust (toward zero); in kernel expressions it
     # follows cuTile's `divi` (toward negative infinity), so folding matches run time.
     floor_division: bool = False
+    items: ItemIndex | None = None  # the modules' structs and type aliases
+    self_type: SemType | None = None  # what `Self` names inside an `impl`
 
 
 def eval_const(expr: A.Expr, env: TypeEnv) -> ConstValue:
@@ -72,6 +83,8 @@ def eval_const(expr: A.Expr, env: TypeEnv) -> ConstValue:
         return expr.value
     if isinstance(expr, A.PathExpr) and len(expr.segments) == 1:
         return _named_const(expr, env)
+    if isinstance(expr, A.PathExpr) and len(expr.segments) >= 2:
+        return _element_const(expr, env)
     if isinstance(expr, A.Unary):
         return _fold_unary(expr, env)
     if isinstance(expr, A.ArrayExpr):
@@ -107,6 +120,21 @@ def _named_const(expr: A.PathExpr, env: TypeEnv) -> ConstValue:
     if name in env.consts:
         return env.consts[name]
     raise NotConstant(expr.span, f"cannot find constant `{name}`")
+
+
+def _element_const(expr: A.PathExpr, env: TypeEnv) -> ConstValue:
+    """`f32::MAX`, `T::ZERO` (T an element type generic), `<T as ElementType>::ONE`, or a
+    module const named by its path (`inner::SIZE`, `self::SIZE`, `super::SIZE`)."""
+    head, name = expr.segments[-2], expr.segments[-1]
+    by_path = len(expr.segments) > 2 or (head not in ELEM_BY_NAME and head not in env.generics)
+    if by_path and name in env.consts:
+        return env.consts[name]
+    bound = env.generics.get(head)
+    elem = ELEM_BY_NAME.get(head) or (bound if isinstance(bound, Elem) else None)
+    value = associated_constant(elem, name) if elem is not None else None
+    if value is None:
+        raise NotConstant(expr.span, f"cannot find constant `{expr.span.text}`")
+    return value
 
 
 def _int(value: ConstValue, expr: A.Expr) -> int:
@@ -169,6 +197,7 @@ class TypeResolver:
     def __init__(self, env: TypeEnv, sink: DiagnosticSink) -> None:
         self.env = env
         self.sink = sink
+        self._expanding: set[str] = set()  # type aliases being expanded (cycle guard)
 
     def resolve(self, ty: A.TypeExpr, is_reference: bool = False) -> SemType | None:
         if isinstance(ty, A.RefType) and isinstance(ty.inner, A.ArrayType):
@@ -214,6 +243,13 @@ class TypeResolver:
             bound = self.env.generics.get(name)
             if isinstance(bound, Elem):
                 return bound
+            alias = self._alias(name)
+            if alias is not None and name not in self._expanding:
+                self._expanding.add(name)
+                try:
+                    return self.element(alias.type)
+                finally:
+                    self._expanding.discard(name)
         self.sink.add(
             error(
                 codes.UNSUPPORTED_TYPE,
@@ -249,12 +285,85 @@ class TypeResolver:
             return None
         return value
 
+    def _alias(self, name: str) -> A.TypeAlias | None:
+        items = self.env.items
+        return items.aliases.get(name) if items is not None else None
+
+    def _named_type(self, ty: A.PathType) -> SemType | bool | None:
+        """`Self`, a type alias or a module struct; False when `ty` names none of them."""
+        name = ty.name
+        if name == "Self" and self.env.self_type is not None and not ty.args:
+            return self.env.self_type
+        alias = self._alias(name)
+        if alias is not None and not ty.args:
+            if name in self._expanding:
+                self.sink.add(
+                    error(
+                        codes.UNSUPPORTED_TYPE,
+                        f"the type alias `{name}` refers to itself",
+                        alias.span,
+                        "cycle in this alias",
+                    )
+                )
+                return None
+            self._expanding.add(name)
+            try:
+                return self.resolve(alias.type)
+            finally:
+                self._expanding.discard(name)
+        items = self.env.items
+        struct = items.structs.get(name) if items is not None else None
+        if struct is None or name in _GENERIC_TYPES:
+            return False
+        return self.struct_type(struct, ty)
+
+    def struct_type(self, struct: A.StructDef, ty: A.PathType | None = None) -> SemType | None:
+        """The value type of a module struct (its fields, resolved)."""
+        if struct.generics or (ty is not None and ty.args):
+            self.sink.add(
+                error(
+                    codes.UNSUPPORTED_TYPE,
+                    f"generic struct `{struct.name}` is not supported in kernels yet",
+                    ty.span if ty is not None else struct.span,
+                    "generic struct",
+                )
+            )
+            return None
+        if struct.name in self._expanding:
+            self.sink.add(
+                error(
+                    codes.UNSUPPORTED_TYPE,
+                    f"struct `{struct.name}` contains itself (a recursive type has no size)",
+                    struct.span,
+                    "recursive without indirection",
+                )
+            )
+            return None
+        self._expanding.add(struct.name)
+        try:
+            fields = [self.resolve(f.type) for f in struct.fields]
+        finally:
+            self._expanding.discard(struct.name)
+        if any(f is None for f in fields):
+            return None
+        return StructTy(
+            tuple(f for f in fields if f is not None),
+            struct.name,
+            tuple(f.name for f in struct.fields),
+            copy="Copy" in struct.derives,
+        )
+
     def _path_type(self, ty: A.PathType) -> SemType | None:
         name = ty.name
         if not ty.args and name in _POINTER_SIZED:
             return ScalarTy(_POINTER_SIZED[name])
+        named = self._named_type(ty)
+        if named is not False:
+            return named  # type: ignore[return-value]
         if not ty.args and name == "Token":
             return TOKEN
+        if not ty.args and ty.segments == ("str",):
+            return STR  # `&str`, `&'static str`
         if len(ty.segments) >= 2 and name in MARKER_KINDS.get(ty.segments[-2], ()):
             return MarkerTy(ty.segments[-2], name)  # `scope::Device` as a type
         if name == "Option":
@@ -263,6 +372,8 @@ class TypeResolver:
         if not ty.args and is_element:
             elem = self.element(ty)
             return None if elem is None else ScalarTy(elem)
+        if not ty.args and name in _NAMED_TYPES:
+            return _NAMED_TYPES[name]
         builder = _GENERIC_TYPES.get(name)
         if builder is None:
             self._unsupported(ty)
@@ -375,10 +486,14 @@ def _single_shape(resolver: TypeResolver, ty: A.PathType) -> tuple[int, ...] | N
 
 
 def _partition(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
-    """`Partition<E, R>` / `PartitionMut<E, R>`; a `PartitionMut`'s slab is not written
-    in its type, so `annotation_fits` compares only element, tile and mutability."""
+    """`Partition<E, R>` / `PartitionMut<E, R>` (and their `Bounded` forms); a
+    `PartitionMut`'s slab is not written in its type, so `annotation_fits` compares only
+    element, tile, mutability and boundedness."""
     parts = resolver._element_and_shape(ty)
-    return None if parts is None else PartitionTy(*parts, mutable=ty.name == "PartitionMut")
+    if parts is None:
+        return None
+    bounded = ty.name.startswith("Bounded")
+    return PartitionTy(*parts, mutable=ty.name.endswith("Mut"), bounded=bounded)
 
 
 def _mapped(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
@@ -474,6 +589,8 @@ _GENERIC_TYPES = {
     "Array": _array,
     "Partition": _partition,
     "PartitionMut": _partition,
+    "BoundedPartition": _partition,
+    "BoundedPartitionMut": _partition,
     "PartitionIndex": _partition_index,
     "MappedPartitionMut": _mapped,
     "GatherScatterView": _gather_scatter_view,
@@ -487,3 +604,4 @@ _OWN_ARITY = (
     "GatherScatterView",
     "StridedView",
 )  # not 2 arguments
+_NAMED_TYPES: dict[str, SemType] = {"Dim": DimTy(), "Coord2": CoordTy(2), "Coord3": CoordTy(3)}

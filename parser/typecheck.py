@@ -9,7 +9,7 @@ This module holds the driver, scopes, `let` and names.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from parser import ast_nodes as A
@@ -32,6 +32,8 @@ from parser.type_eval import (
 )
 from parser.typecheck_calls import CallRules
 from parser.typecheck_control import ControlRules, Frame
+from parser.typecheck_infer import MAX_ROUNDS, LiteralHints, LiteralInference
+from parser.typecheck_items import ItemRules
 from parser.typecheck_memory import MemoryRules
 from parser.typecheck_ops import OperatorRules
 from parser.typecheck_values import DEBUG_MACROS, ValueRules
@@ -46,6 +48,7 @@ from parser.types import (
     GatherScatterViewTy,
     MappedTy,
     MarkerTy,
+    OptionTy,
     PartitionIndexTy,
     PartitionTy,
     RefTy,
@@ -53,6 +56,7 @@ from parser.types import (
     SemType,
     ShapeTy,
     StridedViewTy,
+    StructTy,
     TileTy,
     TupleTy,
     annotation_fits,
@@ -74,7 +78,7 @@ def typecheck_entry(
     generics: dict[str, GenericValue],
     sink: DiagnosticSink,
 ) -> TypedKernel | None:
-    env = TypeEnv(generics, module_consts(program, generics, sink))
+    env = TypeEnv(generics, module_consts(program, generics, sink), items=program.items)
     resolver = TypeResolver(env, sink)
     signature = check_entry_signature(function, resolver, sink)
     if signature is None:
@@ -82,28 +86,49 @@ def typecheck_entry(
     module = next((m for m in program.modules if m.path == function.module_path), None)
     if module is not None:
         check_module_statics(program, module, env, sink)
-    checker = Checker(program, resolver, sink, module_path=function.module_path)
     params = tuple(
         LocalVar(p.name, p.type, p.span, function.params[p.index].mutable_binding, p.index)
         for p in signature.params
     )
-    errors_before = len(sink)
-    try:
-        checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
-    except TooManyErrors:
-        sink.add(
-            error(
-                codes.LIMIT_EXCEEDED,
-                f"checking `{function.name}` stopped after {MAX_ERRORS} errors",
-                function.name_span,
-                "in this entry",
-                help=("fix the errors above and compile again",),
-            )
+    hints = LiteralHints()
+    for round_ in range(MAX_ROUNDS):  # see `typecheck_infer`: literals typed by later uses
+        hints.final = round_ == MAX_ROUNDS - 1
+        trial = DiagnosticSink()
+        checker = Checker(
+            program,
+            TypeResolver(env, trial),
+            trial,
+            inference=hints,
+            module_path=function.module_path,
         )
-        return None
-    if any(d.is_error for d in sink.items[errors_before:]):
+        try:
+            checker.check_function_body(function, params, UNIT, trailing=A.ReturnExpr)
+        except TooManyErrors:
+            trial.add(_too_many_errors(function))
+            break
+        if not hints.added:
+            break
+        hints.added = False
+    for diagnostic in trial:
+        sink.add(diagnostic)
+    if trial.has_errors:
         return None
     return TypedKernel(function, signature, generics, env.consts, params, checker.facts)
+
+
+def _too_many_errors(function: A.Function) -> Diagnostic:
+    return error(
+        codes.LIMIT_EXCEEDED,
+        f"checking `{function.name}` stopped after {MAX_ERRORS} errors",
+        function.name_span,
+        "in this entry",
+        help=("fix the errors above and compile again",),
+    )
+
+
+def _small_index(name: str) -> bool:
+    """A tuple field index worth reading (thousands of digits would not convert)."""
+    return name.isascii() and name.isdigit() and len(name) < 10
 
 
 def module_consts(
@@ -127,7 +152,9 @@ def module_consts(
 
 
 @dataclass
-class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
+class Checker(
+    OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules, ItemRules, LiteralInference
+):
     """Checks one body (the entry's, or one inlined call's) into `facts`."""
 
     program: Program
@@ -140,6 +167,9 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     frames: list[Frame] = field(default_factory=list)
     var_depth: dict[int, int] = field(default_factory=dict)
     negated_literals: set[A.IntLit] = field(default_factory=set)
+    inference: LiteralHints = field(default_factory=LiteralHints)  # shared with callees
+    defaulted: set[A.Expr] = field(default_factory=set)  # literals of Rust's fallback type
+    flexible: dict[int, A.IdentPattern] = field(default_factory=dict)  # var id -> binding
     module_path: tuple[str, ...] = ()  # the module of the function being checked
 
     def __post_init__(self) -> None:
@@ -147,6 +177,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
             A.IntLit: self.int_literal,
             A.FloatLit: self.float_literal,
             A.BoolLit: lambda e, _: ScalarTy(Elem.BOOL),
+            A.StrLit: self.string_literal,
             A.PathExpr: self._path,
             A.Call: self.call,
             A.MethodCall: self.method_call,
@@ -159,7 +190,8 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
             A.ArrayExpr: self._array,
             A.BlockExpr: lambda e, expected: self.block(e.block, expected),
             A.MacroCall: self._macro,
-            A.StructLit: self.struct_literal,
+            A.StructLit: self._struct_literal,
+            A.ArrayRepeat: self._array_repeat,
             A.IfExpr: self.if_expr,
             A.ForExpr: self.for_loop,
             A.WhileExpr: self.while_loop,
@@ -185,6 +217,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         expected: SemType | None,
         trailing: type,
     ) -> SemType | None:
+        self.module_path = function.module_path
         self.scopes.append({})
         for param in params:
             self.declare(param)
@@ -233,7 +266,17 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
                 )
             )
             value = None
-        if ty is None or value is None or not isinstance(ty, ScalarTy):
+        if ty is not None and value is not None and not _const_fits(ty, value):
+            shown = list(value) if isinstance(value, tuple) else value
+            self.report(
+                error(
+                    codes.MISMATCHED_TYPES,
+                    f"mismatched types: constant `{item.name}` is a `{ty}`, found `{shown}`",
+                    item.value.span,
+                    f"expected `{ty}`",
+                )
+            )
+        if ty is None or value is None or not _const_fits(ty, value):
             self.declare(LocalVar(item.name, ERROR, item.span))
             return
         self.declare(LocalVar(item.name, ty, item.span, const_value=value))
@@ -245,7 +288,16 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         if bound is None:
             self._poison(let.pattern)
             return
-        self.facts.lets[let] = self._bind(let.pattern, bound)
+        pattern = let.pattern
+        if isinstance(pattern, A.IdentPattern) and not pattern.mutable:
+            known = self.fold(let.value) if isinstance(bound, ScalarTy) and let.value else None
+            if known is not None:
+                var = LocalVar(pattern.name, bound, pattern.span, known=known)
+                self.facts.lets[let] = (self.declare(var),)
+                self.mark_flexible(let, self.facts.lets[let])
+                return
+        self.facts.lets[let] = self._bind(pattern, bound)
+        self.mark_flexible(let, self.facts.lets[let])
 
     def _let_type(self, let: A.Let) -> SemType | None:
         annotated = self.resolver.resolve(let.type) if let.type is not None else None
@@ -258,12 +310,22 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         if let.value is None:
             self.report(unsupported(let.span, "a `let` without a value"))
             return None
-        value_ty = self.expr(let.value, annotated)
+        hint = self.pattern_hint(let.pattern) if let.type is None else None
+        value_ty = self.expr(let.value, annotated or hint)
         if value_ty is None:
+            return None
+        if hint is not None:  # what a later use needs (an earlier round found it)
+            wanted = _merge_hint(hint, value_ty)
+            fits = annotation_fits(wanted, value_ty) is not None
+            return wanted if fits or self.try_flex(let.value, value_ty, wanted) else value_ty
+        if annotated is None and isinstance(value_ty, OptionTy) and value_ty.inner is None:
+            self.report(_none_needs_a_type(let.value.span))
             return None
         if annotated is None:
             return value_ty
         bound = annotation_fits(annotated, value_ty)
+        if bound is None and self.try_flex(let.value, value_ty, annotated):
+            return annotated
         if bound is None:
             secondary = ((let.type.span, "expected due to this"),) if let.type else ()
             self.report(mismatch(annotated, value_ty, let.value.span, secondary))
@@ -272,15 +334,35 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
     def _poison(self, pattern: A.Pattern) -> None:
         if isinstance(pattern, A.IdentPattern):
             self.declare(LocalVar(pattern.name, ERROR, pattern.span, pattern.mutable))
-        elif isinstance(pattern, A.TuplePattern):
+        elif isinstance(pattern, (A.TuplePattern, A.ArrayPattern)):
             for sub in pattern.elements:
+                self._poison(sub)
+        elif isinstance(pattern, A.StructPattern):
+            for _, sub in pattern.fields:
                 self._poison(sub)
 
     def _bind(self, pattern: A.Pattern, ty: SemType) -> tuple[LocalVar, ...]:
+        """Declare the names `pattern` binds (depth first, left to right; lowering
+        takes the values apart in the same order)."""
         if isinstance(pattern, A.IdentPattern):
             return (self.declare(LocalVar(pattern.name, ty, pattern.span, pattern.mutable)),)
+        parts: list[tuple[A.Pattern, SemType]] | None = None
+        if isinstance(pattern, A.ArrayPattern):
+            elements = self.bind_array(pattern, ty)
+            parts = None if elements is None else list(zip(pattern.elements, elements, strict=True))
+        elif isinstance(pattern, A.StructPattern):
+            parts = self.bind_struct(pattern, ty)
+        if parts is not None:
+            out: tuple[LocalVar, ...] = ()
+            for sub, sub_ty in parts:
+                out += self._bind(sub, sub_ty)
+            return out
         if isinstance(pattern, A.TuplePattern):
-            if not isinstance(ty, TupleTy) or len(ty.elements) != len(pattern.elements):
+            if (
+                not isinstance(ty, TupleTy)
+                or isinstance(ty, StructTy)
+                or len(ty.elements) != len(pattern.elements)
+            ):
                 self.report(
                     error(
                         codes.MISMATCHED_TYPES,
@@ -327,24 +409,31 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
                 if var.const_value is not None:
                     self.facts.consts[path] = var.const_value
                 return None if var.type is ERROR else var.type
-            const_ty = self._named_constant(path)
+            const_ty = self._named_constant(path) or self.unit_struct(path)
             if const_ty is not None:
                 return const_ty
         handled, memory_ty = self.memory_path(path, expected)
         if handled:
             return memory_ty
-        if len(path.segments) == 2:
-            qualified = self._qualified(path)
+        if len(path.segments) >= 2:
+            qualified = self._qualified(path) if len(path.segments) == 2 else None
             if qualified is not None:
                 return qualified
+            if self.associated_const(path):
+                return None
+            by_path = self._module_constant(path)
+            if by_path is not None:
+                return by_path
         visible = [n for scope in self.scopes for n in scope]
         self.report(unresolved(path.span, path.span.text, "value", visible))
         return None
 
-    def _named_constant(self, path: A.PathExpr) -> SemType | None:
-        """A const generic or module `const` used as a value."""
+    def _named_constant(self, path: A.PathExpr, at: A.PathExpr | None = None) -> SemType | None:
+        """A const generic or module `const` used as a value (recorded at `at`, the path
+        as written, when `path` is its last segment)."""
         env = self.resolver.env
         value = env.generics.get(path.name, env.consts.get(path.name))
+        path = at or path
         if isinstance(value, bool):
             self.facts.consts[path] = value
             return ScalarTy(Elem.BOOL)
@@ -358,6 +447,13 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
             self.facts.consts[path] = value
             return ArrayTy(ScalarTy(Elem.I32), len(value))
         return None
+
+    def _module_constant(self, path: A.PathExpr) -> SemType | None:
+        """A module `const` named by its path: `inner::SIZE`, `self::SIZE`, `super::SIZE`."""
+        head = path.segments[-2]
+        if self.quiet_type(path.segments[:-1], path.span) is not None or head in ELEM_BY_NAME:
+            return None
+        return self._named_constant(A.PathExpr(path.span, path.segments[-1:]), path)
 
     def _qualified(self, path: A.PathExpr) -> SemType | None:
         """`ftz::Enabled`-style markers and `f32::NEG_INFINITY` / `E::ZERO` constants."""
@@ -373,23 +469,25 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         self.facts.consts[path] = value
         return ScalarTy(elem)
 
-    def _const_env(self) -> TypeEnv:
+    def _const_env(self, through_lets: bool = False) -> TypeEnv:
         """Generics and consts, plus block-level consts in scope, for folding."""
         local = {
-            v.name: v.const_value
+            v.name: v.folds_to if through_lets else v.const_value
             for s in self.scopes
             for v in s.values()
-            if v.const_value is not None
+            if (v.folds_to if through_lets else v.const_value) is not None
         }
         env = self.resolver.env
-        return TypeEnv(env.generics, {**env.consts, **local}, floor_division=True)
+        return replace(env, consts={**env.consts, **local}, floor_division=True)
 
-    def fold(self, expr: A.Expr) -> ConstValue | None:
-        """The compile-time value of `expr`, or None (locals are never constant)."""
-        if _mentions_runtime_local(expr, self):
+    def fold(self, expr: A.Expr, through_lets: bool = False) -> ConstValue | None:
+        """The compile-time value of `expr`, or None (locals are never constant; with
+        `through_lets`, an immutable `let` of a compile-time scalar is, for arguments that
+        must be values known at compile time, such as `constant`'s)."""
+        if _mentions_runtime_local(expr, self, through_lets):
             return None
         try:
-            return eval_const(expr, self._const_env())
+            return eval_const(expr, self._const_env(through_lets))
         except NotConstant:
             return None
 
@@ -405,6 +503,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
             ShapeTy,
             GatherScatterViewTy,
             StridedViewTy,
+            StructTy,
         )
         if inner is not None and not isinstance(inner, referable):
             self.report(unsupported(ref.span, f"taking a reference to a `{inner}`"))
@@ -412,11 +511,18 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         return inner
 
     def _field(self, access: A.FieldAccess, expected: SemType | None) -> SemType | None:
-        base = self.expr(access.value, None)
+        hint = None
+        if expected is not None and _small_index(access.name):  # `(0,).0` where an i64 is wanted
+            hint = TupleTy((None,) * int(access.name) + (expected,))  # type: ignore[arg-type]
+        base = self.expr(access.value, hint)
         if base is None:
             return None
+        if isinstance(base, StructTy) or (
+            isinstance(base, RefTy) and isinstance(base.inner, StructTy)
+        ):
+            return self.struct_field(access, base)
         name = access.name
-        if isinstance(base, TupleTy) and name.isascii() and name.isdigit() and len(name) < 10:
+        if isinstance(base, TupleTy) and _small_index(name):
             index = int(name)
             if index < len(base.elements):
                 return base.elements[index]
@@ -432,7 +538,7 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         return None
 
     def _index(self, index: A.Index, expected: SemType | None) -> SemType | None:
-        base = self.expr(index.value, None)
+        base = self.expr(index.value, ArrayTy(expected, 0) if expected is not None else None)
         position_ty = self.expr(index.index, ScalarTy(Elem.I32))
         position = self.fold(index.index)
         if base is None or position_ty is None:
@@ -481,7 +587,12 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         return TupleTy(tuple(p for p in parts if p is not None))
 
     def _array(self, array: A.ArrayExpr, expected: SemType | None) -> SemType | None:
-        hint = expected.element if isinstance(expected, ArrayTy) else ScalarTy(Elem.I32)
+        if isinstance(expected, RefTy):
+            expected = expected.inner
+        known = isinstance(expected, ArrayTy)
+        hint = expected.element if known else None  # type: ignore[union-attr]
+        if not array.elements and hint is not None:  # `&[]` where `&[i32]` is expected
+            return ArrayTy(hint, 0)
         parts = [self.expr(e, hint) for e in array.elements]
         if not parts or any(p is None for p in parts):
             if not parts:
@@ -495,6 +606,40 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
                 return None
         assert first is not None
         return ArrayTy(first, len(parts))
+
+    def _struct_literal(self, lit: A.StructLit, expected: SemType | None) -> SemType | None:
+        struct = self.struct_named(lit.path.segments, lit.path.span)
+        if struct is not None and not lit.path.generic_args:
+            return self.user_struct_literal(lit, struct)
+        definition = self.items.structs.get(lit.path.segments[-1])
+        if definition is not None and lit.path.segments[-1] not in ("Shape", "Array"):
+            TypeResolver(self.resolver.env, self.sink).struct_type(definition)  # says why not
+            return None
+        return self.struct_literal(lit, expected)
+
+    def _array_repeat(self, array: A.ArrayRepeat, expected: SemType | None) -> SemType | None:
+        """`[value; count]`: `count` copies of `value` (a compile-time count)."""
+        hint = expected.element if isinstance(expected, ArrayTy) else None
+        element = self.expr(array.value, hint)
+        self.expr(array.count, ScalarTy(Elem.U64))
+        count = self.fold(array.count)
+        if element is None:
+            return None
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            self.report(
+                error(
+                    codes.UNSUPPORTED_SYNTAX,
+                    "the length of an array must be a compile-time constant",
+                    array.count.span,
+                    "not a constant",
+                )
+            )
+            return None
+        self.facts.consts[array.count] = count
+        value = self.facts.consts.get(array.value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.facts.consts[array] = (value,) * count
+        return ArrayTy(element, count)
 
     def _macro(self, macro: A.MacroCall, expected: SemType | None) -> SemType | None:
         if macro.name in DEBUG_MACROS:
@@ -534,17 +679,54 @@ class Checker(OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules):
         return ShapeTy(tuple(int(d) for d in dims))
 
 
-def _mentions_runtime_local(expr: A.Expr, checker: Checker) -> bool:
+def _mentions_runtime_local(expr: A.Expr, checker: Checker, through_lets: bool) -> bool:
     """Whether `expr` reads a local variable that is not a block-level `const`."""
     stack: list[object] = [expr]
     while stack:
         node = stack.pop()
         if isinstance(node, A.PathExpr) and len(node.segments) == 1:
             var = checker.lookup(node.name)
-            if var is not None and var.const_value is None:
+            if var is not None and (var.folds_to if through_lets else var.const_value) is None:
                 return True
         elif isinstance(node, A.Node):
             stack.extend(v for v in vars(node).values() if isinstance(v, (A.Node, tuple)))
         elif isinstance(node, tuple):
             stack.extend(node)
     return False
+
+
+def _merge_hint(hint: SemType, value: SemType) -> SemType:
+    """`hint` with the parts no round constrained (None) taken from `value`."""
+    same = isinstance(hint, TupleTy) and isinstance(value, TupleTy)
+    if same and len(hint.elements) == len(value.elements):  # type: ignore[union-attr]
+        return TupleTy(
+            tuple(
+                v if h is None else _merge_hint(h, v)
+                for h, v in zip(hint.elements, value.elements, strict=True)  # type: ignore[union-attr]
+            )
+        )
+    return hint
+
+
+def _none_needs_a_type(span: A.Span) -> Diagnostic:
+    """rustc's E0282 for `let n = None;`: nothing says what the option holds."""
+    return error(
+        codes.TYPE_ANNOTATION_NEEDED,
+        "type annotations needed for `Option<_>`",
+        span,
+        "cannot infer the type of this `None`",
+        help=("annotate the binding: `let x: Option<T> = None;`",),
+    )
+
+
+def _const_fits(ty: SemType, value: ConstValue) -> bool:
+    """A block-level `const` holds a scalar, or an integer array (`const A: [i32; 2]`)."""
+    if isinstance(ty, ScalarTy):
+        return not isinstance(value, tuple)
+    return (
+        isinstance(ty, ArrayTy)
+        and isinstance(ty.element, ScalarTy)
+        and ty.element.elem.is_integer
+        and isinstance(value, tuple)
+        and len(value) == ty.length
+    )

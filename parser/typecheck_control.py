@@ -15,14 +15,17 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import mismatch, unresolved, unsupported
 from parser.diagnostics import error
+from parser.persistent_iterables import PERSISTENT_ITERABLES, check_iterable_args
 from parser.typed_kernel import Construct, LocalVar
 from parser.types import (
     ERROR,
     UNIT,
     ArrayTy,
+    DimTy,
     Elem,
     MappedTy,
     PartitionIndexTy,
+    PartitionTy,
     PointerTileTy,
     PointerTy,
     ScalarTy,
@@ -47,6 +50,20 @@ class Frame:
     depth: int
     assigned: dict[int, LocalVar] = field(default_factory=dict)
     loop: A.ForExpr | A.WhileExpr | A.LoopExpr | None = None  # set for loops
+
+
+def is_carried_type(ty: SemType, in_loop: bool) -> bool:
+    """Types a variable assigned in a loop or runtime `if` may have: values, and (in an
+    `if`) read-only partitions: which one it holds afterwards is known only at run time
+    (`lowering.partition_choice`)."""
+    if isinstance(ty, PartitionTy):
+        return not (in_loop or ty.mutable or ty.bounded)
+    return is_value_type(ty)
+
+
+def _else_value(node: A.IfExpr) -> A.Expr | None:
+    branch = node.else_branch
+    return branch.tail if isinstance(branch, A.Block) else branch
 
 
 def is_value_type(ty: SemType) -> bool:
@@ -77,6 +94,12 @@ class ControlRules:
             self._leave_frame(node, frame)
         if then_ty is None or else_ty is None:
             return None
+        then_value, else_value = node.then_block.tail, _else_value(node)
+        if then_ty != else_ty and (
+            (then_value is not None and self.try_flex(then_value, then_ty, else_ty))
+            or (else_value is not None and self.try_flex(else_value, else_ty, then_ty))
+        ):
+            else_ty = then_ty  # left to the next round (a literal-fed binding changes type)
         if then_ty != else_ty:
             self.report(
                 error(
@@ -104,22 +127,33 @@ class ControlRules:
 
     def for_loop(self: Checker, node: A.ForExpr, expected: SemType | None) -> SemType | None:
         iterable = node.iterable
-        if isinstance(iterable, A.MethodCall) and iterable.method == "iter_indices":
+        if isinstance(iterable, A.MethodCall) and iterable.method in PERSISTENT_ITERABLES:
             return self._persistent_loop(node, iterable)
         bounds = A.range_bounds(node.iterable)
         if bounds is None:
-            self.report(
-                unsupported(
-                    node.iterable.span, "iterating over anything but `a..b` or `(a..b).step_by(k)`"
-                )
+            iterable_expr = node.iterable
+            ranged = isinstance(iterable_expr, A.RangeExpr) or (
+                isinstance(iterable_expr, A.MethodCall) and iterable_expr.method == "step_by"
             )
-            return None
-        start, end, step = bounds
-        ok = all(self._integer(e, I32) for e in (start, end))
-        if step is not None:
-            ok = self._integer(step, None) and ok
-        if not ok:
-            return None
+            iterable = None if ranged else self.expr(node.iterable, None)
+            if ranged or iterable != DimTy():
+                if iterable is None and not ranged:
+                    return None
+                self.report(
+                    unsupported(
+                        node.iterable.span,
+                        "iterating over anything but `a..b`, `(a..b).step_by(k)` or a `Dim`",
+                    )
+                )
+                return None
+            self.facts.dim_loops.add(node)
+        else:
+            start, end, step = bounds
+            ok = all(self._integer(e, I32) for e in (start, end))
+            if step is not None:
+                ok = self._integer(step, None) and ok
+            if not ok:
+                return None
         frame = self._enter_frame(node)
         self.scopes.append({})
         try:
@@ -143,13 +177,16 @@ class ControlRules:
         var = self.facts.names.get(receiver) if isinstance(receiver, A.PathExpr) else None
         if mapped is None:
             return None
-        if not isinstance(mapped, MappedTy) or var is None or iterable.args:
+        if not isinstance(mapped, MappedTy) or var is None:
             self.report(
                 unsupported(
                     iterable.span,
-                    "`iter_indices()` on anything but a `MappedPartitionMut` parameter",
+                    f"`{iterable.method}()` on anything but a `MappedPartitionMut` parameter",
                 )
             )
+            return None
+        ok, partner = check_iterable_args(self, iterable, mapped)
+        if not ok:
             return None
         if not isinstance(node.pattern, A.IdentPattern):
             self.report(
@@ -164,10 +201,13 @@ class ControlRules:
         frame = self._enter_frame(node)
         self.scopes.append({})
         try:
-            index_ty = PartitionIndexTy(mapped.rank, var.id)
+            shared = () if partner is None else (partner.id,)
+            index_ty = PartitionIndexTy(mapped.rank, var.id, shared)
             loop_var = self.declare(LocalVar(node.pattern.name, index_ty, node.pattern.span))
             self.facts.loop_vars[node] = loop_var
             self.facts.persistent_loops[node] = var
+            if partner is not None:
+                self.facts.persistent_partners[node] = partner
             self.block(node.body, UNIT, trailing=A.ContinueExpr)
         finally:
             self.scopes.pop()
@@ -237,6 +277,7 @@ class ControlRules:
             return None
         if var.type is ERROR:
             return None
+        self.facts.names[target] = var
         if not var.mutable:
             self.report(
                 error(
@@ -255,6 +296,11 @@ class ControlRules:
         result_ty = self.binary_result(node.op, var.type, node.span) if node.op else value_ty
         if result_ty is None:
             return None
+        if (value_ty != var.type or result_ty != var.type) and (
+            self.try_flex(node.value, value_ty, var.type)
+            or self.try_flex(target, var.type, value_ty)
+        ):
+            value_ty = result_ty = var.type  # left to the next round
         if value_ty != var.type or result_ty != var.type:
             self.report(
                 mismatch(
@@ -287,7 +333,7 @@ class ControlRules:
     def _record_assignment(self: Checker, var: LocalVar, node: A.Assign) -> None:
         for frame in self.frames:
             if self.var_depth[var.id] <= frame.depth and var.id not in frame.assigned:
-                if not is_value_type(var.type):
+                if not is_carried_type(var.type, in_loop=frame.loop is not None):
                     self.report(
                         unsupported(node.span, f"assigning a `{var.type}` inside a loop or `if`")
                     )

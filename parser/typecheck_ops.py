@@ -35,7 +35,8 @@ class OperatorRules:
         elif isinstance(expected, (ScalarTy, TileTy)) and expected.elem.is_integer:
             ty = ScalarTy(expected.elem)
         else:
-            ty = ScalarTy(Elem.I32)
+            ty = ScalarTy(Elem.I32)  # Rust's fallback; a later use may still fix it
+            self.note_default(lit)
         if not _fits(lit.value, ty.elem, lit in self.negated_literals):
             self.report(
                 error(
@@ -54,29 +55,21 @@ class OperatorRules:
             ty = ScalarTy(ELEM_BY_NAME[lit.suffix])
         elif isinstance(expected, (ScalarTy, TileTy)) and expected.elem.is_float:
             ty = ScalarTy(expected.elem)
-        if ty is not None:
-            if _float_fits(lit.value, ty.elem):
-                return ty
-            self.report(
-                error(
-                    codes.LITERAL_OUT_OF_RANGE,
-                    f"literal out of range for `{ty.elem}`",
-                    lit.span,
-                    f"does not fit in `{ty.elem}`",
-                    notes=(
-                        f"the literal `{_shown(lit.span.text)}` does not fit into the type "
-                        f"`{ty.elem}` and would become infinity",
-                    ),
-                )
-            )
-            return None
+        else:
+            self.note_default(lit)  # Rust's fallback is `f64`; a later use may still fix it
+            ty = ScalarTy(Elem.F64)
+        if _float_fits(lit.value, ty.elem):
+            return ty
         self.report(
             error(
-                codes.TYPE_ANNOTATION_NEEDED,
-                "cannot infer the type of this float literal",
+                codes.LITERAL_OUT_OF_RANGE,
+                f"literal out of range for `{ty.elem}`",
                 lit.span,
-                "add a suffix such as `f32`",
-                help=(f"write `{lit.span.text}f32`",),
+                f"does not fit in `{ty.elem}`",
+                notes=(
+                    f"the literal `{_shown(lit.span.text)}` does not fit into the type "
+                    f"`{ty.elem}` and would become infinity",
+                ),
             )
         )
         return None
@@ -90,6 +83,10 @@ class OperatorRules:
         if first_ty is None or second_ty is None:
             return None
         lhs_ty, rhs_ty = (first_ty, second_ty) if lhs_first else (second_ty, first_ty)
+        if lhs_ty != rhs_ty and (
+            self.try_flex(binary.lhs, lhs_ty, rhs_ty) or self.try_flex(binary.rhs, rhs_ty, lhs_ty)
+        ):
+            rhs_ty = lhs_ty  # left to the next round (a literal-fed binding changes type)
         if lhs_ty != rhs_ty:
             self.report(
                 error(
@@ -147,7 +144,19 @@ class OperatorRules:
         ty = self.expr(unary.operand, expected)
         if ty is None:
             return None
-        elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
+        if isinstance(ty, TileTy):  # cuTile's `Tile` implements neither `Neg` nor `Not`
+            function = "negf` / `negi" if unary.op == "-" else "xori"
+            self.report(
+                error(
+                    codes.INVALID_UNARY_OPERAND,
+                    f"cannot apply unary operator `{unary.op}` to type `{ty}`",
+                    unary.span,
+                    f"cannot apply unary operator `{unary.op}`",
+                    help=(f"use `{function}` on a tile",),
+                )
+            )
+            return None
+        elem = ty.elem if isinstance(ty, ScalarTy) else None
         if elem is not None and not elem.computes:
             self.report(storage_only(elem, f"`{unary.op}`", unary.span))
             return None

@@ -1,6 +1,7 @@
 """Type rules for the values a kernel builds without a call: the debugging macros
-`cuda_tile_print!("fmt {}\\n", a, ..)` and `cuda_tile_assert!(cond, "msg")`, and the
-`Shape::<{[..]}> { dims: &[..] }` / `Array::<{[..]}> { dims: &[..] }` struct literals.
+`cuda_tile_print!("fmt {}\\n", a, ..)` and `cuda_tile_assert!(cond, "msg")`, `Some(x)` /
+`None`, and the `Shape::<{[..]}> { dims: &[..] }` / `Array::<{[..]}> { dims: &[..] }`
+struct literals.
 
 A `Shape`/`Array` literal's `dims` lists the runtime (`-1`) entries of its const generic,
 in order; real kernels also list every entry of a fully static `Array`
@@ -17,9 +18,11 @@ from parser.check_messages import mismatch, unsupported
 from parser.diagnostics import error
 from parser.types import (
     DYNAMIC,
+    STR,
     UNIT,
     ArrayTy,
     Elem,
+    RefTy,
     ScalarTy,
     SemType,
     ShapeTy,
@@ -137,6 +140,14 @@ class ValueRules:
     def _bad_escape(self: Checker, lit: A.StrLit) -> None:
         self.report(unsupported(lit.span, "this escape sequence in a kernel string"))
 
+    def string_literal(self: Checker, lit: A.StrLit, expected: SemType | None) -> SemType | None:
+        """`"text"` as a value: a `&str` (it has no run-time value; nothing but the debug
+        macros reads one)."""
+        if unescape(lit.value) is None:
+            self._bad_escape(lit)
+            return None
+        return RefTy(STR, mutable=False)
+
     # --- Shape / Array struct literals
 
     def struct_literal(self: Checker, lit: A.StructLit, expected: SemType | None) -> SemType | None:
@@ -244,23 +255,25 @@ class ValueRules:
             given = iter(values)
             return tuple(next(given) if p == DYNAMIC else p for p in pattern)
         if len(values) == len(pattern):
+            # a run-time value at a static entry is allowed, as in cuTile Rust: the type's
+            # extent is the one used; a constant that contradicts it is an error
             for axis, (p, v) in enumerate(zip(pattern, values, strict=True)):
-                if p != DYNAMIC and v != p:
+                if p != DYNAMIC and v is not None and v != p:
                     self.report(
                         error(
                             codes.MISMATCHED_TYPES,
                             f"mismatched types: entry {axis} of `dims` must be {p}, as in "
                             f"`{name}<{{{list(pattern)}}}>`",
                             dims.span,
-                            f"entry {axis} is {'not a constant' if v is None else v}",
+                            f"entry {axis} is {v}",
                             notes=(
                                 "`dims` lists the `-1` entries of the const generic, or "
-                                "every entry with the static ones repeated",
+                                "every entry (the static ones are the type's)",
                             ),
                         )
                     )
                     return None
-            return tuple(values)
+            return tuple(v if p == DYNAMIC else p for p, v in zip(pattern, values, strict=True))
         self.report(
             error(
                 codes.MISMATCHED_TYPES,

@@ -23,7 +23,9 @@ _ids = itertools.count()
 @dataclass(frozen=True, eq=False)
 class LocalVar:
     """One binding: a parameter, a `let` variable (shadowing makes a new one), a loop
-    variable, or a block-level `const` (then `const_value` is set)."""
+    variable, or a block-level `const` (then `const_value` is set). An immutable `let`
+    of a compile-time scalar (`let zero = T::ZERO;`) keeps it in `known`: it folds
+    wherever a constant is needed, and is otherwise an ordinary variable."""
 
     name: str
     type: SemType
@@ -32,6 +34,11 @@ class LocalVar:
     param_index: int | None = None
     const_value: ConstValue | None = None
     id: int = field(default_factory=lambda: next(_ids))
+    known: ConstValue | None = None
+
+    @property
+    def folds_to(self) -> ConstValue | None:
+        return self.const_value if self.const_value is not None else self.known
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ class TypedBody:
     lets: dict[A.Let, tuple[LocalVar, ...]] = field(default_factory=dict)
     assigns: dict[A.Assign, LocalVar] = field(default_factory=dict)
     calls: dict[A.Call | A.MethodCall, ResolvedCall] = field(default_factory=dict)
-    inlined: dict[A.Call, InlinedCall] = field(default_factory=dict)
+    inlined: dict[A.Call | A.MethodCall, InlinedCall] = field(default_factory=dict)
     folded_ifs: dict[A.IfExpr, bool] = field(default_factory=dict)  # compile-time conditions
     # outer mutable variables assigned inside a loop or runtime `if`, in first-seen order:
     carried: dict[Construct, tuple[LocalVar, ...]] = field(default_factory=dict)
@@ -66,16 +73,23 @@ class TypedBody:
     )
     # `for idx in z.iter_indices()`: the loop and the mapped partition's binding
     persistent_loops: dict[A.ForExpr, LocalVar] = field(default_factory=dict)
+    # `z.iter_indices_with(&w)`: the partition `w` whose stores also accept the indices
+    persistent_partners: dict[A.ForExpr, LocalVar] = field(default_factory=dict)
+    # `for j in d` over a `Dim`: walks 0..d
+    dim_loops: set[A.ForExpr] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
 class InlinedCall:
-    """A device-function call, checked with this call's argument types."""
+    """A device-function call (or a method / associated function of a module `impl`),
+    checked with this call's argument types; `args` are the argument expressions in
+    parameter order (a method's receiver first)."""
 
     function: A.Function
     params: tuple[LocalVar, ...]
     body: TypedBody
     generics: Mapping[str, GenericValue]
+    args: tuple[A.Expr, ...] = ()
 
 
 @dataclass(frozen=True)

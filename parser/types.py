@@ -117,6 +117,7 @@ class PartitionTy:
     mutable: bool
     slab: tuple[int, ...] = ()  # PartitionMut: the output's tile S that R subdivides
     full: bool = False
+    bounded: bool = False  # `with_bounds((..))`: a `BoundedPartition{,Mut}`, indexed by `coord`
 
     @property
     def rank(self) -> int:
@@ -124,12 +125,19 @@ class PartitionTy:
 
     @property
     def grid(self) -> tuple[int, ...]:
-        """A slab PartitionMut: tiles per axis inside the slab (S / R)."""
+        """A slab PartitionMut: tiles per axis inside the slab (ceil(S / R); where R does
+        not divide S the last one overhangs the slab, which lowering makes safe; DYNAMIC
+        where S is the host partition's)."""
         assert not self.full, "a full view has no slab"
-        return tuple(s // r for s, r in zip(self.slab, self.tile, strict=True))
+        return tuple(
+            DYNAMIC if s == DYNAMIC else -(-s // r)
+            for s, r in zip(self.slab, self.tile, strict=True)
+        )
 
     def __str__(self) -> str:
-        name = "PartitionMut" if self.mutable else "Partition"
+        name = ("Bounded" if self.bounded else "") + (
+            "PartitionMut" if self.mutable else "Partition"
+        )
         return f"{name}<{self.elem}, {{[{', '.join(map(str, self.tile))}]}}>"
 
 
@@ -153,13 +161,36 @@ class MappedTy:
 
 @dataclass(frozen=True)
 class PartitionIndexTy:
-    """A tile index minted by `z.iter_indices()`; only `z` accepts it (`brand`)."""
+    """A tile index minted by `z.iter_indices()`; only `z` accepts it (`brand`), and the
+    partitions it was minted `with`."""
 
     rank: int
     brand: int  # the id of the mapped partition's binding
+    shared: tuple[int, ...] = ()  # `iter_indices_with(&w)`: bindings whose stores accept it too
 
     def __str__(self) -> str:
         return f"PartitionIndex<{self.rank}>"
+
+
+@dataclass(frozen=True)
+class DimTy:
+    """`Dim`: a tile count (`Dim::new(n)`, `n.into_dim()`) whose value is an i32; iterating
+    it walks 0..n, and `with_bounds` ties a partition axis to it (deprecated in cuTile
+    Rust, still compiled)."""
+
+    def __str__(self) -> str:
+        return "Dim"
+
+
+@dataclass(frozen=True)
+class CoordTy:
+    """`Coord2` / `Coord3`: `coord((i, j[, k]))`, the index of a `with_bounds` partition
+    (or a composite `MappedPartitionMut` store index)."""
+
+    rank: int
+
+    def __str__(self) -> str:
+        return f"Coord{self.rank}"
 
 
 @dataclass(frozen=True)
@@ -183,6 +214,23 @@ class TupleTy:
 
 
 UNIT = TupleTy(())
+
+
+@dataclass(frozen=True)
+class StructTy(TupleTy):
+    """A value of a kernel module's `struct`: its fields' values in declaration order
+    (a tuple with names, so it flows wherever a tuple does); `field_names` are "0", "1",
+    ... for a tuple struct."""
+
+    name: str = ""
+    field_names: tuple[str, ...] = ()
+    copy: bool = field(default=False, compare=False)  # `#[derive(Copy)]`: not moved by use
+
+    def field_index(self, name: str) -> int | None:
+        return self.field_names.index(name) if name in self.field_names else None
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -346,6 +394,31 @@ class GlobalTy:
 
 
 @dataclass(frozen=True)
+class StrTy:
+    """`str`, seen as `&str`: a string literal's text, known at compile time, with no
+    run-time value (only `cuda_tile_print!` / `cuda_tile_assert!` read strings)."""
+
+    def __str__(self) -> str:
+        return "str"
+
+
+STR = StrTy()
+
+
+@dataclass(frozen=True, eq=False)
+class ClosureTy:
+    """A closure passed to a device function whose parameter is bounded by `Fn`; it
+    has no run-time value of its own: each call of it inlines its body. `site` holds
+    what that needs (`parser.typecheck_calls.ClosureSite`)."""
+
+    arity: int
+    site: object = field(default=None, repr=False)
+
+    def __str__(self) -> str:
+        return "{closure}"
+
+
+@dataclass(frozen=True)
 class ErrorTy:
     """The type of a binding whose definition already failed (suppresses follow-on errors)."""
 
@@ -363,8 +436,11 @@ SemType = Union[
     PartitionTy,
     MappedTy,
     PartitionIndexTy,
+    DimTy,
+    CoordTy,
     ShapeTy,
     TupleTy,
+    StructTy,
     ArrayTy,
     MarkerTy,
     PointerTy,
@@ -375,6 +451,8 @@ SemType = Union[
     GlobalTy,
     GatherScatterViewTy,
     StridedViewTy,
+    StrTy,
+    ClosureTy,
     ErrorTy,
 ]
 
@@ -386,10 +464,11 @@ def annotation_fits(annotated: SemType, value: SemType) -> SemType | None:
     both take those from the value. An `Array<{[..]}>` annotation needs an `Array` value
     with the same const generic (a plain `[i32; N]` is not one)."""
     if isinstance(annotated, PartitionTy) and isinstance(value, PartitionTy):
-        same = (annotated.elem, annotated.tile, annotated.mutable) == (
+        same = (annotated.elem, annotated.tile, annotated.mutable, annotated.bounded) == (
             value.elem,
             value.tile,
             value.mutable,
+            value.bounded,
         )
         return value if same else None
     if isinstance(annotated, PartitionIndexTy) and isinstance(value, PartitionIndexTy):

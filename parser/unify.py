@@ -14,6 +14,7 @@ from parser.types import (
     RefTy,
     ScalarTy,
     SemType,
+    ShapeTy,
     TensorTy,
     TileTy,
     TupleTy,
@@ -44,6 +45,9 @@ def _unify_path(
 ) -> None:
     if not written.args and written.name in generics and isinstance(actual, ScalarTy):
         _bind(written.name, actual.elem, bound)
+        return
+    if written.name == "Shape" and len(written.args) == 1 and isinstance(actual, ShapeTy):
+        _unify_shape(written.args[0], actual.dims, generics, bound)
         return
     is_shaped = written.name in ("Tile", "Tensor") and len(written.args) == 2
     if is_shaped and isinstance(actual, (TileTy, TensorTy)):

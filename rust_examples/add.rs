@@ -31,6 +31,18 @@ mod kernel {
         z.store(load_tile_like(x, z) + load_tile_like(y, z));
     }
 
+    /// `add` with clusters of `CTA` CTAs per tile block on sm_90 (`num_cta_in_cga`). The
+    /// tile block id is the cluster's, so the host launches CTA CTAs per output tile and
+    /// every tile is still written exactly once.
+    #[cutile::entry(optimization_hints = (sm_90 = (num_cta_in_cga = CTA)))]
+    fn add_clustered<const B: i32, const CTA: i32>(
+        z: &mut Tensor<f32, { [B] }>,
+        x: &Tensor<f32, { [-1] }>,
+        y: &Tensor<f32, { [-1] }>,
+    ) {
+        z.store(load_tile_like(x, z) + load_tile_like(y, z));
+    }
+
     /// The same kernel for any element type: `--generics E=f16,B=1024`.
     #[cutile::entry()]
     fn add_generic<E: ElementType, const B: i32>(

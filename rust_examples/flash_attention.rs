@@ -119,7 +119,7 @@ mod kernel {
             };
             let tk: Tile<E, { [BN, D] }> = tk.reshape(const_shape![BN, D]);
             let tv: Tile<E, { [BN, D] }> = tv.reshape(const_shape![BN, D]);
-            state = attend::<E, 0, CAUSAL>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
+            state = attend::<E, 0, CAUSAL, BM, BN, D>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
         }
         // the blocks crossing the diagonal (causal) and a partial last block
         let all_blocks = ceil_div(kv_len, BN);
@@ -128,7 +128,7 @@ mod kernel {
         for j in unmasked_end..masked_end {
             let tk: Tile<E, { [BN, D] }> = part_k.load([j, bh, 0i32]).reshape(const_shape![BN, D]);
             let tv: Tile<E, { [BN, D] }> = part_v.load([j, bh, 0i32]).reshape(const_shape![BN, D]);
-            state = attend::<E, 1, CAUSAL>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
+            state = attend::<E, 1, CAUSAL, BM, BN, D>(tq, tk, tv, state, qk_scale, first_row, j * BN, kv_len);
         }
         let (_, l_final, acc) = state;
         let normalized = true_div(acc, l_final.broadcast(const_shape![BM, D]));

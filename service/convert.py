@@ -332,6 +332,7 @@ _ASSUMPTION_KIND = {
     AssumptionKind.NONNEG: contract_pb2.ASSUMPTION_KIND_NONNEG,
     AssumptionKind.STATIC_DIM: contract_pb2.ASSUMPTION_KIND_STATIC_DIM,
     AssumptionKind.FITS_I32: contract_pb2.ASSUMPTION_KIND_FITS_I32,
+    AssumptionKind.SLAB_DIV: contract_pb2.ASSUMPTION_KIND_SLAB_DIV,
 }
 
 
@@ -423,4 +424,7 @@ def _quantity(quantity: Quantity) -> contract_pb2.Quantity:
         return pb.Quantity(tile_count=pb.TileCount(param=param, axis=axis, tile=tile))
     if quantity.grid_axis is not None:
         return pb.Quantity(grid_axis=quantity.grid_axis)
+    if quantity.slab_tiles is not None:
+        param, axis, tile = quantity.slab_tiles
+        return pb.Quantity(slab_tiles=pb.TileCount(param=param, axis=axis, tile=tile))
     return pb.Quantity(constant=quantity.constant or 0)

@@ -33,11 +33,12 @@ from lowering.ir.attributes import (
     DivBy,
     IntegerOverflow,
     RoundingMode,
+    SameElements,
 )
 from lowering.ir.core import Op, Value
 from lowering.ir.types import PartitionViewType, TileType
 
-TAG_DIV_BY, TAG_BOUNDED = 8, 12
+TAG_DIV_BY, TAG_SAME_ELEMENTS, TAG_BOUNDED = 8, 9, 12
 
 
 class EncodeContext(Protocol):
@@ -164,13 +165,15 @@ def _constant(op: core.Constant, ctx: EncodeContext) -> None:
 def _predicate(pred: AssumePredicate) -> bytes:
     if isinstance(pred, DivBy):
         return uvarint(TAG_DIV_BY) + uvarint(pred.divisor) + bytes([0])  # no every/along
+    if isinstance(pred, SameElements):  # a count, then one little-endian i64 per dimension
+        return uvarint(TAG_SAME_ELEMENTS) + fixed_array(pred.groups, 8)
     flags = (pred.lower is not None) | ((pred.upper is not None) << 1)
     bounds = [b for b in (pred.lower, pred.upper) if b is not None]
     return uvarint(TAG_BOUNDED) + bytes([flags]) + b"".join(svarint(b) for b in bounds)
 
 
 def _assume(op: core.Assume, ctx: EncodeContext) -> None:
-    if not isinstance(op.predicate, (DivBy, Bounded)):
+    if not isinstance(op.predicate, (DivBy, Bounded, SameElements)):
         raise BytecodeError(f"assume: unsupported predicate {op.predicate!r}")
     ctx.buf += uvarint(0x06) + _type_of(ctx, op.result) + _predicate(op.predicate)
     ctx.buf += uvarint(ctx.value(op.value))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from lowering.intrinsics.atomics import ATOMIC_LOWERINGS
 from lowering.intrinsics.compare import COMPARE_LOWERINGS
 from lowering.intrinsics.convert import CONVERT_LOWERINGS
+from lowering.intrinsics.dims import DIM_LOWERINGS
 from lowering.intrinsics.math import MATH_LOWERINGS
 from lowering.intrinsics.mma import MMA_LOWERINGS
 from lowering.intrinsics.packing import PACKING_LOWERINGS
@@ -31,6 +32,7 @@ INTRINSIC_LOWERINGS: dict[str, IntrinsicLowering] = {
     **CONVERT_LOWERINGS,
     **PACKING_LOWERINGS,
     **POINTER_LOWERINGS,
+    **DIM_LOWERINGS,
     **TOKEN_LOWERINGS,
     **ATOMIC_LOWERINGS,
     **RAW_VIEW_LOWERINGS,

@@ -25,6 +25,7 @@ from lowering.ir.attributes import (
     LoadStoreHints,
     MemoryOrdering,
     MemoryScope,
+    SameElements,
 )
 from lowering.ir.core import Value
 from lowering.ir.ops_core import Assume, Broadcast, Reshape
@@ -33,6 +34,7 @@ from lowering.ir.ops_pointer import IntToPtr, PtrToInt, PtrToPtr
 from lowering.ir.types import TOKEN, PointerType, TileType
 from lowering.lowered_values import Lowered, TokenChain
 from parser import ast_nodes as A
+from parser.prelude.assume import ASSUME_GENERICS
 from parser.types import LatencyTy, MarkerTy
 
 if TYPE_CHECKING:
@@ -188,7 +190,7 @@ def _assume(kind: str) -> IntrinsicLowering:
             "assume_bounds_lower": lambda: Bounded(bounds[0], None),
             "assume_bounds_upper": lambda: Bounded(None, bounds[0]),
             "assume_bounds": lambda: Bounded(bounds[0], bounds[1]),
-        }[kind]()
+        }.get(kind, lambda: SameElements(tuple(bounds)))()
         source = value(ctx, args[0])
         return ctx.builder.emit(
             Assume, result=source.type, predicate=predicate, value=source, span=call.span
@@ -209,8 +211,5 @@ POINTER_LOWERINGS: dict[str, IntrinsicLowering] = {
     "ptr_to_ptr": _conversion(PtrToPtr),
     "load_ptr_tko": _load_ptr,
     "store_ptr_tko": _store_ptr,
-    **{
-        kind: _assume(kind)
-        for kind in ("assume_div_by", "assume_bounds_lower", "assume_bounds_upper", "assume_bounds")
-    },
+    **{kind: _assume(kind) for kind in ASSUME_GENERICS},
 }

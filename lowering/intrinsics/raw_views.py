@@ -116,12 +116,17 @@ def _partition_of(
 
 
 def _make_partition_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
-    handle, view, part_type = _partition_of(ctx, call, args, _dim_map(ctx, args[3]))
+    dim_map = _dim_map(ctx, args[3])
+    handle, view, part_type = _partition_of(ctx, call, args, dim_map)
     token = value(ctx, args[4])
+    # logical axis a walks tensor axis dim_map[a]: its index is checked against that axis
+    walked = dim_map or ()
     if handle.token is None:  # an input nobody writes: only its own loads wait for `token`
-        return PartitionValue(handle, view, part_type.tile, mutable=False, token=token)
+        return PartitionValue(
+            handle, view, part_type.tile, mutable=False, token=token, dim_map=walked
+        )
     handle.token = merge_tokens(ctx, [handle.token, token], call.span)
-    return PartitionValue(handle, view, part_type.tile, mutable=False)
+    return PartitionValue(handle, view, part_type.tile, mutable=False, dim_map=walked)
 
 
 def _make_partition_view_mut(

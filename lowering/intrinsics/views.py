@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.common import marker
 from lowering.intrinsics.spec import IntrinsicLowering
+from lowering.intrinsics.tensors import checked_load
 from lowering.intrinsics.tokens import advance, view_token
 from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Value
@@ -80,10 +81,13 @@ def _load_view_tko(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
 
 
 def _load_pipelined(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    """`p.load_pipelined::<L>(idx)`: `p.load(idx)` (the same bounds check) with a latency."""
     assert isinstance(call, A.MethodCall)
     latency = ctx.body.consts[call.generic_args[0]]  # type: ignore[index]
     assert isinstance(latency, int)
-    return _load(ctx, call, args, hints=load_hints(latency, allow_tma=True))
+    part = ctx.expr(args[0])
+    assert isinstance(part, PartitionValue)
+    return checked_load(ctx, part, args[1], call, load_hints(latency, allow_tma=True))
 
 
 def _get_shape_dim(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:

@@ -96,7 +96,18 @@ class Bounded:
         return f"bounded<{lo}, {hi}>"
 
 
-AssumePredicate = DivBy | Bounded
+@dataclass(frozen=True)
+class SameElements:
+    """`assume same_elements<[g0, g1, ..]>`: within each block of g0 x g1 x .. elements
+    (one group size per tile dimension) every element has the same value."""
+
+    groups: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"same_elements<[{', '.join(map(str, self.groups))}]>"
+
+
+AssumePredicate = DivBy | Bounded | SameElements
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lowering.ir.attributes import AssumePredicate, Bounded, DivBy
+from lowering.ir.attributes import AssumePredicate, Bounded, DivBy, SameElements
 from lowering.ir.core import Op, Value, attribute, operand, operands, result
 from lowering.ir.types import TileType, TokenType
 
@@ -51,7 +51,19 @@ class Assume(Op):
             assert self.predicate.lower is not None and self.predicate.upper is not None
             if self.predicate.lower > self.predicate.upper:
                 errors.append("bounded lower > upper")
+        if isinstance(self.predicate, SameElements):
+            errors += _same_elements_problems(self.predicate, self.value.type)
         return errors
+
+
+def _same_elements_problems(predicate: SameElements, ty: object) -> list[str]:
+    """One positive group size per tile dimension, each dividing its extent."""
+    shape = getattr(ty, "shape", None)
+    if shape is None or len(shape) != len(predicate.groups):
+        return [f"same_elements needs one group per dimension of {ty}"]
+    if any(g <= 0 or d % g for g, d in zip(predicate.groups, shape, strict=True)):
+        return [f"same_elements groups {list(predicate.groups)} must divide {list(shape)}"]
+    return []
 
 
 @dataclass(frozen=True, kw_only=True)

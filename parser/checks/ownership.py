@@ -2,9 +2,10 @@
 
 cuTile's model, as rustc sees it:
 
-* `Tensor`, `Partition`, `PartitionMut` and `MappedPartitionMut` are not `Copy`; tiles,
-  scalars, shapes, arrays and partition indices are. A `&Tensor` is `Copy`; a `&mut Tensor`
-  is not (passing it to a `&mut` parameter reborrows it, `let w = z;` moves it).
+* `Tensor`, `Partition`, `PartitionMut` and `MappedPartitionMut` are not `Copy`, nor is a
+  module struct without `#[derive(Copy)]`; tiles, scalars, shapes, arrays and partition
+  indices are. A `&Tensor` is `Copy`; a `&mut Tensor` is not (passing it to a `&mut`
+  parameter reborrows it, `let w = z;` moves it).
 * `t.partition_mut(s)` takes `&mut self` and returns a `PartitionMut<'a, ..>`: the tensor
   stays mutably borrowed while the `PartitionMut` is live, that is (NLL) until the last
   use of the binding that holds it. Another `t.partition_mut(..)`, `t.store(..)`,
@@ -58,7 +59,7 @@ from parser.diagnostics import Diagnostic, DiagnosticSink, Label, Severity, erro
 from parser.prelude import PRELUDE
 from parser.spans import Span
 from parser.typed_kernel import InlinedCall, LocalVar, TypedBody, TypedKernel
-from parser.types import MappedTy, PartitionTy, RefTy, SemType, TensorTy
+from parser.types import MappedTy, PartitionTy, RefTy, SemType, StructTy, TensorTy
 
 SHARED = "shared"
 MUT = "mut"
@@ -78,6 +79,9 @@ TENSOR_ARG_BORROWS: dict[str, tuple[str | None, ...]] = {
 }
 # Intrinsics whose result holds a borrow of their receiver.
 BORROWING_RESULTS = {"partition_mut": MUT, "partition_full_mut": MUT, "partition": SHARED}
+# Intrinsics that take their receiver by value (`self`): it is moved, and the result
+# holds whatever borrows it held (`p.with_bounds(..)` is still a view of `p`'s tensor).
+MOVING_RECEIVERS = frozenset({"with_bounds"})
 
 UNSAFE_INTRINSICS: frozenset[str] = frozenset(i.id for i in PRELUDE if i.unsafe)
 RAW_ACCESS_INTRINSICS: frozenset[str] = frozenset(i.id for i in PRELUDE if i.raw_access)
@@ -148,6 +152,8 @@ def _is_tensor_ref(ty: SemType | None) -> bool:
 
 def _is_copy(ty: SemType) -> bool:
     if isinstance(ty, (PartitionTy, MappedTy)):
+        return False
+    if isinstance(ty, StructTy) and not ty.copy:  # a module struct without `#[derive(Copy)]`
         return False
     return not (isinstance(ty, RefTy) and ty.mutable)
 
@@ -264,9 +270,13 @@ class _Body:
             (self._value if value else self._expr)(block.tail)
 
     def _let(self, let: A.Let) -> None:
-        if let.value is not None:
-            self._value(let.value)
         bound = self.facts.lets.get(let, ())
+        if let.value is not None:
+            copies = all(_is_copy(var.type) for var in bound)
+            if not isinstance(let.pattern, A.IdentPattern) and copies:
+                self._expr(let.value)  # a pattern that copies fields out moves nothing
+            else:
+                self._value(let.value)
         point = self._point(let.span)
         for var in bound:
             self.defs[var.id] = point
@@ -340,6 +350,7 @@ class _Body:
             A.ReturnExpr: self._exit,
             A.BreakExpr: self._exit,
             A.Closure: lambda e: self._expr(e.body),
+            A.StructLit: lambda e: [self._value(value) for _, value in e.fields],
         }
 
     def _path(self, path: A.PathExpr) -> None:
@@ -447,11 +458,10 @@ class _Body:
 
     def _call(self, call: A.Call | A.MethodCall) -> None:
         resolved = self.facts.calls.get(call)
-        inlined = self.facts.inlined.get(call) if isinstance(call, A.Call) else None
+        inlined = self.facts.inlined.get(call)
         if resolved is not None:
             self._intrinsic_call(call, resolved.intrinsic, resolved.args)
         elif inlined is not None:
-            assert isinstance(call, A.Call)
             self._device_call(call, inlined)
         else:
             args = (call.receiver, *call.args) if isinstance(call, A.MethodCall) else call.args
@@ -467,7 +477,14 @@ class _Body:
             tensor = self._tensor_arg(arg)
             kind = kinds[index] if index < len(kinds) else SHARED
             plan.append(kind if tensor is not None else None)
-        taken = self._arguments(call, args, plan, lambda i, arg: self._expr(arg))
+        moves = intrinsic in MOVING_RECEIVERS
+
+        def walk(index: int, arg: A.Expr) -> None:
+            (self._value if moves and index == 0 else self._expr)(arg)
+
+        taken = self._arguments(call, args, plan, walk)
+        if moves:
+            self._pass_loans(call, _strip(args[0]))
         name = call.method if isinstance(call, A.MethodCall) else call.function.span.text
         if intrinsic in UNSAFE_INTRINSICS:
             self._unsafe_call(call, f"`{name}`")
@@ -477,10 +494,22 @@ class _Body:
         if borrow is not None and taken and taken[0] is not None:
             self.call_loans[call] = [(taken[0], borrow)]
 
-    def _device_call(self, call: A.Call, inlined: InlinedCall) -> None:
+    def _pass_loans(self, call: A.Call | A.MethodCall, receiver: A.Expr) -> None:
+        """The result of a call that consumed `receiver` holds the borrows it held."""
+        source = self._var(receiver)
+        if source is None:
+            if receiver in self.call_loans:
+                self.call_loans[call] = list(self.call_loans[receiver])
+            return
+        held = [loan for loan in self.loans if source in loan.holders]
+        self.call_loans[call] = [
+            (Access(loan.place, loan.name, loan.kind, loan.point, None), loan.kind) for loan in held
+        ]
+
+    def _device_call(self, call: A.Call | A.MethodCall, inlined: InlinedCall) -> None:
         function = inlined.function
         plan: list[str | None] = []
-        for param, arg in zip(function.params, call.args, strict=True):
+        for param, arg in zip(function.params, inlined.args, strict=True):
             declared = param.type
             if isinstance(declared, A.RefType) and self._tensor_arg(arg) is not None:
                 plan.append(MUT if declared.mutable else SHARED)
@@ -493,7 +522,7 @@ class _Body:
             else:
                 self._expr(arg)
 
-        taken = self._arguments(call, call.args, plan, walk)
+        taken = self._arguments(call, inlined.args, plan, walk)
         if function.is_unsafe:
             self._unsafe_call(call, f"`{function.name}`")
         if _holds_borrow(self.facts.expr_types.get(call)):
@@ -737,23 +766,27 @@ class _Body:
         )
 
     def _use_after_move(self, moved: Use, later: Use) -> None:
+        """E0382 at the use after the move (rustc's primary span); a value moved by the
+        same expression in an earlier iteration gets rustc's single label."""
         var = moved.var
         again = later.point.pos <= moved.point.pos
         verb = "used" if later.moves else "borrowed"
+        secondary: tuple[tuple[Span, str], ...] = (
+            (
+                moved.point.span,
+                "value moved here, in previous iteration of loop" if again else "value moved here",
+            ),
+        )
+        label = f"value {verb} here after move"
+        if later is moved:
+            label, secondary = "value moved here, in previous iteration of loop", ()
         self._report(
             error(
                 codes.USE_AFTER_MOVE,
                 f"{'use' if later.moves else 'borrow'} of moved value: `{var.name}`",
                 later.point.span,
-                f"value {verb} here after move",
-                secondary=(
-                    (
-                        moved.point.span,
-                        "value moved here, in previous iteration of loop"
-                        if again
-                        else "value moved here",
-                    ),
-                ),
+                label,
+                secondary=secondary,
                 notes=(
                     f"move occurs because `{var.name}` has type `{var.type}`, which does not "
                     "implement the `Copy` trait",

@@ -12,6 +12,7 @@ from parser.prelude.assume import ASSUME_INTRINSICS
 from parser.prelude.atomics import ATOMIC_INTRINSICS
 from parser.prelude.compare import COMPARE_INTRINSICS
 from parser.prelude.convert import CONVERT_INTRINSICS
+from parser.prelude.dims import DIM_INTRINSICS
 from parser.prelude.math import MATH_INTRINSICS
 from parser.prelude.mma import MMA_INTRINSICS
 from parser.prelude.packing import PACKING_INTRINSICS
@@ -38,6 +39,7 @@ PRELUDE: tuple[Intrinsic, ...] = (
     *PACKING_INTRINSICS,
     *POINTER_INTRINSICS,
     *ASSUME_INTRINSICS,
+    *DIM_INTRINSICS,
     *TOKEN_INTRINSICS,
     *ATOMIC_INTRINSICS,
     *RAW_VIEW_INTRINSICS,

@@ -1,12 +1,16 @@
 """Optimization assumptions: `assume_div_by::<_, D>(x)`, `assume_bounds_lower::<_, L>(x)`,
-`assume_bounds_upper::<_, U>(x)` and `assume_bounds::<_, L, U>(x)` (cuTile Rust's names).
-Each returns `x` unchanged and tells the assembler a fact about it (Tile IR `assume`
-with a `div_by` or `bounded` predicate). Nothing checks the fact: if it is false the
-kernel's behaviour is undefined, so all are `unsafe fn`s (E0133 outside `unsafe`).
+`assume_bounds_upper::<_, U>(x)`, `assume_bounds::<_, L, U>(x)` and
+`assume_same_elements_{1..4}d::<_, G0, ..>(t)` (cuTile Rust's names). Each returns `x`
+unchanged and tells the assembler a fact about it (Tile IR `assume` with a `div_by`,
+`bounded` or `same_elements` predicate: every element of each G0 x G1 x .. block of a
+tile is equal). Nothing checks the fact: if it is false the kernel's behaviour is
+undefined, so all are `unsafe fn`s (E0133 outside `unsafe`).
 
 `x` may be an integer scalar or tile, a raw pointer or a pointer tile (`div_by` only: the
-address in bytes is a multiple of D). The bounds are compile-time integers; the checker
-records them (and D) in the facts, keyed by the generic argument, for lowering.
+address in bytes is a multiple of D); `same_elements` takes a tile of any element type
+whose rank is its N, each group size dividing its dimension. The bounds are compile-time
+integers; the checker records them (and D) in the facts, keyed by the generic argument,
+for lowering.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ ASSUME_GENERICS: dict[str, tuple[str, ...]] = {
     "assume_bounds_lower": ("L",),
     "assume_bounds_upper": ("U",),
     "assume_bounds": ("L", "U"),
+    **{
+        f"assume_same_elements_{rank}d": tuple(f"GROUP{axis}" for axis in range(rank))
+        for rank in range(1, 5)
+    },
 }
 
 
@@ -71,6 +79,8 @@ def _assume_rule(fn: str) -> TypingRule:
         ty = call.arg(0)
         if ty is None or None in values:
             return None
+        if fn.startswith("assume_same_elements_"):
+            return _same_elements(call, fn, ty, values)  # type: ignore[arg-type]
         pointer = isinstance(ty, (PointerTy, PointerTileTy))
         integer = isinstance(ty, (ScalarTy, TileTy)) and ty.elem.is_integer
         if not (integer or (pointer and fn == "assume_div_by")):
@@ -107,6 +117,35 @@ def _assume_rule(fn: str) -> TypingRule:
         return ty
 
     return rule
+
+
+def _same_elements(call: CallTyper, fn: str, ty: SemType, groups: list[int]) -> SemType | None:
+    """`assume_same_elements_Nd::<_, G0, ..>(t)`: `t` is a rank-N tile and each group
+    size is positive and divides its dimension (Tile IR's `same_elements` predicate)."""
+    shape = ty.shape if isinstance(ty, (TileTy, PointerTileTy)) else None
+    if shape is None or len(shape) != len(groups):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `{fn}` applies to a rank-{len(groups)} tile, found `{ty}`",
+                call.args[0].span,
+                f"expected a rank-{len(groups)} tile",
+            )
+        )
+        return None
+    for axis, (group, extent) in enumerate(zip(groups, shape, strict=True)):
+        if group <= 0 or extent % group:
+            call.report(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"`{fn}`: the group size {group} on axis {axis} does not divide the "
+                    f"tile's extent {extent}",
+                    generic_args(call)[axis + 1].span,
+                    "not a positive divisor",
+                )
+            )
+            return None
+    return ty
 
 
 ASSUME_INTRINSICS: tuple[Intrinsic, ...] = tuple(

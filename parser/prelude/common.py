@@ -315,10 +315,15 @@ def constant_arg(call: CallTyper, index: int) -> object:
 
 def static_value(call: CallTyper, index: int) -> int | float | bool | None:
     """The compile-time value of a scalar argument: a literal, a constant, `f32::NEG_INFINITY`
-    or `E::ZERO` (possibly negated), or None."""
+    or `E::ZERO` (possibly negated), an immutable `let` of one, or None."""
     value = constant_arg(call, index)
     if isinstance(value, (int, float, bool)):
         return value
+    checker = getattr(call, "checker", None)
+    known = checker.fold(call.args[index], through_lets=True) if checker is not None else None
+    if isinstance(known, (int, float, bool)):
+        checker.facts.consts[call.args[index]] = known  # type: ignore[union-attr]
+        return known
     expr, sign = call.args[index], 1
     if isinstance(expr, A.Unary) and expr.op == "-":
         expr, sign = expr.operand, -1

@@ -11,6 +11,7 @@ from parser import ast_nodes as A
 from parser.diagnostics import Diagnostic
 from parser.spans import Span
 from parser.types import (
+    DimTy,
     GlobalTy,
     MappedTy,
     PartitionIndexTy,
@@ -35,6 +36,9 @@ class Receiver(enum.Enum):
     MAPPED = "mapped"
     INDEX = "index"
     POINTER_TILE = "pointer_tile"
+    DIM = "dim"
+    BOUNDED_PARTITION = "bounded_partition"  # `with_bounds` views: indexed by `coord((..))`
+    BOUNDED_PARTITION_MUT = "bounded_partition_mut"
     GLOBAL = "global"  # a module `static` `Global<E, {[]}>`
 
 
@@ -87,6 +91,8 @@ def receiver_kind(ty: SemType) -> Receiver | None:
         return Receiver.SCALAR
     if isinstance(ty, ShapeTy):
         return Receiver.SHAPE
+    if isinstance(ty, PartitionTy) and ty.bounded:
+        return Receiver.BOUNDED_PARTITION_MUT if ty.mutable else Receiver.BOUNDED_PARTITION
     if isinstance(ty, PartitionTy):
         return Receiver.PARTITION_MUT if ty.mutable else Receiver.PARTITION
     if isinstance(ty, MappedTy):
@@ -95,6 +101,8 @@ def receiver_kind(ty: SemType) -> Receiver | None:
         return Receiver.INDEX
     if isinstance(ty, PointerTileTy):
         return Receiver.POINTER_TILE
+    if isinstance(ty, DimTy):
+        return Receiver.DIM
     if isinstance(ty, GlobalTy):
         return Receiver.GLOBAL
     return None

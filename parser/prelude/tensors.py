@@ -3,14 +3,16 @@ partitions."""
 
 from __future__ import annotations
 
+from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import Diagnostic, error
-from parser.prelude.common import shape_arg
+from parser.prelude.common import check_tile_dims, shape_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
     DYNAMIC,
     UNIT,
     ArrayTy,
+    CoordTy,
     Elem,
     MappedTy,
     PartitionIndexTy,
@@ -120,11 +122,35 @@ def _load_tile_like(call: CallTyper) -> SemType | None:
             )
         )
         return None
+    if _whole_tile(call, 1, like.inner) is None:
+        return None
     return TileTy(source.inner.elem, like.inner.shape)
 
 
+def _whole_tile(call: CallTyper, index: int, out: TensorTy | None) -> TensorTy | None:
+    """An output whose whole tile S is loaded or stored: S is a Tile IR tile, so its
+    dimensions are powers of two (any S can be cut with `partition_mut`)."""
+    if out is None:
+        return None
+    name = call.args[index].span.text
+    if DYNAMIC in out.shape:
+        call.report(
+            error(
+                codes.OUTPUT_SHAPE_DYNAMIC,
+                f"the tile shape of output `{name}` is only known at launch",
+                call.args[index].span,
+                f"tile shape [{', '.join(map(str, out.shape))}]",
+                notes=("a tile has a static shape: write this output through `partition_mut`",),
+            )
+        )
+        return None
+    if check_tile_dims(call, out.shape, call.args[index].span, f"output `{name}`"):
+        return out
+    return None
+
+
 def _store(call: CallTyper) -> SemType | None:
-    out = mutable_tensor_arg(call, 0, "store through")
+    out = _whole_tile(call, 0, mutable_tensor_arg(call, 0, "store through"))
     tile_ty = call.arg(1, TileTy(out.elem, out.shape) if out else None)
     if out is None or tile_ty is None:
         return None
@@ -136,7 +162,7 @@ def _store(call: CallTyper) -> SemType | None:
 
 
 def _load_output(call: CallTyper) -> SemType | None:
-    out = mutable_tensor_arg(call, 0, "load this block's output tile from")
+    out = _whole_tile(call, 0, mutable_tensor_arg(call, 0, "load this block's output tile from"))
     return None if out is None else TileTy(out.elem, out.shape)
 
 
@@ -209,6 +235,44 @@ def _partition(call: CallTyper) -> SemType | None:
     return PartitionTy(tensor.elem, tile, mutable=False)
 
 
+def _partition_permuted(call: CallTyper) -> SemType | None:
+    """`x.partition_permuted(shape, const_array![..])`: a read-only tiled view whose
+    logical axis a walks the tensor's axis `dim_map[a]` (shape and index are logical)."""
+    part = _partition(call)
+    if not isinstance(part, PartitionTy):
+        return None
+    dim_map = permutation_arg(call, 2, part.rank)
+    return None if dim_map is None else part
+
+
+def permutation_arg(call: CallTyper, index: int, rank: int) -> tuple[int, ...] | None:
+    """A compile-time `Array` (`const_array![..]`) holding a permutation of 0..rank."""
+    ty = call.arg(index)
+    if ty is None:
+        return None
+    dims = ty.dims if isinstance(ty, ArrayTy) else None
+    if dims is not None and sorted(dims) == list(range(rank)):
+        return dims
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"the dim map must be a compile-time permutation of 0..{rank}, found `{ty}`",
+            call.args[index].span,
+            f"expected `const_array![..]` of {rank} distinct axes",
+        )
+    )
+    return None
+
+
+def _load_tile(call: CallTyper) -> SemType | None:
+    """`load_tile(x, shape, idx)` / `x.load_tile(shape, idx)`: `x.partition(shape).load(idx)`
+    in one call (zero-padded at the edges, the index bounds-checked like the load's)."""
+    part = _partition(call)
+    if not isinstance(part, PartitionTy) or not index_arg(call, 2, part.rank):
+        return None
+    return TileTy(part.elem, part.tile)
+
+
 def _mutable_partition(call: CallTyper) -> SemType | None:
     """`z.partition_mut(shape)`: this block's output tile S, cut into tiles R (R divides S).
     Of a tensor made in the kernel (a `mut` binding), as cuTile Rust: a dynamic shape gives
@@ -225,17 +289,6 @@ def _mutable_partition(call: CallTyper) -> SemType | None:
             return PartitionTy(made.elem, tile, mutable=True, full=True)
     if len(tile) != out.rank:
         call.report(rank_mismatch(call, out.rank, len(tile)))
-        return None
-    if any(s % r for s, r in zip(out.shape, tile, strict=True)):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"tile shape {list(tile)} does not divide the output's tile {list(out.shape)}",
-                call.args[1].span,
-                "does not divide the block's tile",
-                notes=("`partition_mut` cuts this block's output tile into equal sub-tiles",),
-            )
-        )
         return None
     return PartitionTy(out.elem, tile, mutable=True, slab=out.shape)
 
@@ -361,17 +414,19 @@ def _check_constant_index(call: CallTyper, index: int, part: PartitionTy) -> Non
     if not isinstance(value, tuple):
         return
     for axis, (i, limit) in enumerate(zip(value, part.grid, strict=True)):
-        if not 0 <= i < limit:
-            call.report(
-                error(
-                    codes.PARTITION_OUT_OF_BOUNDS,
-                    f"index {i} on axis {axis} is outside this block's {limit} tiles",
-                    call.args[index].span,
-                    f"valid indices are 0..{limit}",
-                    notes=("a block may only write the tiles of its own output slab",),
-                )
+        if i >= 0 and (limit == DYNAMIC or i < limit):
+            continue  # a slab tile count known only at launch is checked there
+        tiles = "its tiles" if limit == DYNAMIC else f"{limit} tiles"
+        call.report(
+            error(
+                codes.PARTITION_OUT_OF_BOUNDS,
+                f"index {i} on axis {axis} is outside this block's {tiles}",
+                call.args[index].span,
+                "a negative index" if limit == DYNAMIC else f"valid indices are 0..{limit}",
+                notes=("a block may only write the tiles of its own output slab",),
             )
-            return
+        )
+        return
 
 
 def _mapped_store(call: CallTyper) -> SemType | None:
@@ -399,22 +454,80 @@ def _mapped_store(call: CallTyper) -> SemType | None:
     if tile != expected:
         _mismatch(call, 1, expected, tile, f"the partition's tile is `{expected}`")
         return None
-    if not isinstance(index, PartitionIndexTy) or index.brand != getattr(binding, "id", None):
+    if index == CoordTy(mapped.rank):
+        return UNIT  # a composite index: its components' provenance is checked in lowering
+    owner = getattr(binding, "id", None)
+    if isinstance(index, PartitionIndexTy) and owner in (index.brand, *index.shared):
+        return UNIT
+    foreign = isinstance(index, PartitionIndexTy) and index.brand >= 0
+    call.report(
+        error(
+            codes.PARTITION_INDEX_PROVENANCE,
+            "`MappedPartitionMut::store` index was produced by a different mapped partition"
+            if foreign
+            else "`MappedPartitionMut::store` requires an index produced by this partition's "
+            "`iter_indices()` iterator or built with `coord(..)`",
+            call.args[2].span,
+            "not minted by this partition",
+            notes=(
+                "minted indices are disjoint across tile blocks, which makes the store race-free",
+            ),
+            help=("mint indices valid for both with `z.iter_indices_with(&w)`",) if foreign else (),
+        )
+    )
+    return None
+
+
+def _swizzled_index(call: CallTyper) -> SemType | None:
+    """`unsafe swizzle_partition_index_2d::<D, M>(tile_id, m, n)` / `unsafe z.index(tile_id,
+    m, n)`: the schedule's index of a flat tile id, computed by hand; the caller promises
+    the range, and no partition minted it, so no store accepts it."""
+    receiver = call.arg(0)
+    first = 1 if isinstance(receiver, MappedTy) else 0
+    if isinstance(receiver, MappedTy) and receiver.rank != 2:
         call.report(
             error(
-                codes.PARTITION_INDEX_PROVENANCE,
-                "`MappedPartitionMut::store` requires an index produced by this partition's "
-                "`iter_indices()`",
-                call.args[2].span,
-                "not minted by this partition",
-                notes=(
-                    "minted indices are disjoint across tile blocks, which makes the store "
-                    "race-free",
-                ),
+                codes.UNKNOWN_METHOD,
+                f"no method named `index` found for `{receiver}`",
+                call.span,
+                "defined for rank-2 mapped partitions",
             )
         )
         return None
-    return UNIT
+    if first == 0 and _turbofish_map(call) is None:
+        return None
+    for index in range(first, first + 3):
+        ty = call.arg(index, ScalarTy(Elem.I32))
+        if ty is None:
+            return None
+        if ty != ScalarTy(Elem.I32):
+            _mismatch(call, index, ScalarTy(Elem.I32), ty, "a tile id or a tile count")
+            return None
+    return PartitionIndexTy(2, brand=-1)
+
+
+def _turbofish_map(call: CallTyper) -> tuple[int, ...] | None:
+    """The map shape `M` of `swizzle_partition_index_2d::<D, M>`, recorded for lowering."""
+    written = tuple(getattr(call, "generic_args", ()))
+    checker = getattr(call, "checker", None)
+    value = None
+    if len(written) == 2 and checker is not None:
+        arg = written[1]
+        expr = arg.value if hasattr(arg, "value") else A.PathExpr(arg.span, arg.type.segments)
+        value = checker.fold(expr)
+    if not (isinstance(value, tuple) and len(value) == 2 and all(g >= 1 for g in value)):
+        call.report(
+            error(
+                codes.GENERIC_ARGUMENT,
+                "`swizzle_partition_index_2d` takes the tile shape and a rank-2 map of group "
+                "sizes: `::<{ [BM, BN] }, MAP>`",
+                call.span,
+                "expected two generic arguments",
+            )
+        )
+        return None
+    checker.facts.consts[written[1]] = value  # type: ignore[union-attr]
+    return value
 
 
 def _index_components(call: CallTyper) -> SemType | None:
@@ -430,12 +543,13 @@ def _index_coords(call: CallTyper) -> SemType | None:
 
 
 def _iter_indices(call: CallTyper) -> SemType | None:
+    name = call.span.text.split("(")[0].rsplit(".", 1)[-1]
     call.report(
         error(
             codes.UNSUPPORTED_SYNTAX,
-            "`iter_indices()` is only supported as the iterator of a `for` loop",
+            f"`{name}()` is only supported as the iterator of a `for` loop",
             call.span,
-            "use `for idx in z.iter_indices() { .. }`",
+            f"use `for idx in z.{name}(..) {{ .. }}`",
         )
     )
     return None
@@ -461,6 +575,21 @@ def _num_tiles(call: CallTyper) -> SemType | None:
         )
         return None
     return ScalarTy(Elem.I32)
+
+
+def _tensor_extents(call: CallTyper) -> SemType | None:
+    """`get_tensor_shape(&t)`: the tensor's extents as an `[i32; N]`."""
+    ref = _tensor_arg(call, 0, "the tensor whose shape is read")
+    if ref is None:
+        return None
+    assert isinstance(ref.inner, TensorTy)
+    return ArrayTy(ScalarTy(Elem.I32), ref.inner.rank)
+
+
+def _index_space(call: CallTyper) -> SemType | None:
+    """`get_index_space_shape(&p)`: the partition's tiles per axis as an `[i32; N]`."""
+    part = partition_arg(call, 0)
+    return None if part is None else ArrayTy(ScalarTy(Elem.I32), part.rank)
 
 
 _BLOCK_IDS = TupleTy((ScalarTy(Elem.I32),) * 3)
@@ -494,6 +623,15 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
         _load_tile_like,
         functions=("load_tile_like", "load_tile_like_1d", "load_tile_like_2d", "load_tile_like_3d"),
         methods=("load_like", "load_tile_like"),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "load_tile",
+        "fn load_tile<E, S, R>(x: &Tensor<E, S>, shape: Shape<R>, idx: [i32; N]) -> Tile<E, R>",
+        (3,),
+        _load_tile,
+        functions=("load_tile",),
+        methods=("load_tile",),
         receiver=Receiver.TENSOR,
     ),
     Intrinsic(
@@ -576,10 +714,34 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
     Intrinsic(
         "iter_indices",
         "fn iter_indices<E, R, M>(z: &MappedPartitionMut<E, R, M>) -> PartitionIndices<R, M>",
-        (1,),
+        (1, 2, 3),
         _iter_indices,
-        methods=("iter_indices",),
+        methods=(
+            "iter_indices",
+            "iter_indices_with",
+            "iter_indices_within",
+            "iter_indices_within_with",
+        ),
         receiver=Receiver.MAPPED,
+    ),
+    Intrinsic(
+        "swizzle_partition_index_2d",
+        "unsafe fn swizzle_partition_index_2d<const D: [i32; 2], const M: [i32; 2]>("
+        "tile_id: i32, num_bid_m: i32, num_bid_n: i32) -> PartitionIndex<D>",
+        (3,),
+        _swizzled_index,
+        functions=("swizzle_partition_index_2d",),
+        unsafe=True,
+    ),
+    Intrinsic(
+        "mapped_index",
+        "unsafe fn index(&self: MappedPartitionMut<E, D, M>, tile_id: i32, num_bid_m: i32, "
+        "num_bid_n: i32) -> PartitionIndex<D>",
+        (4,),
+        _swizzled_index,
+        methods=("index",),
+        receiver=Receiver.MAPPED,
+        unsafe=True,
     ),
     Intrinsic(
         "index_components",
@@ -598,6 +760,20 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
         receiver=Receiver.INDEX,
     ),
     Intrinsic(
+        "get_tensor_shape",
+        "fn get_tensor_shape<E, S>(t: &Tensor<E, S>) -> [i32; N]",
+        (1,),
+        _tensor_extents,
+        functions=("get_tensor_shape",),
+    ),
+    Intrinsic(
+        "get_index_space_shape",
+        "fn get_index_space_shape<E, R>(p: &Partition<E, R>) -> [i32; N]",
+        (1,),
+        _index_space,
+        functions=("get_index_space_shape",),
+    ),
+    Intrinsic(
         "num_tiles",
         "fn num_tiles<V>(view: &V, axis: i32) -> i32",
         (2,),
@@ -610,6 +786,15 @@ TENSOR_INTRINSICS: tuple[Intrinsic, ...] = (
         (2,),
         _mutable_partition,
         methods=("partition_mut",),
+        receiver=Receiver.TENSOR,
+    ),
+    Intrinsic(
+        "partition_permuted",
+        "fn partition_permuted<E, S, R, I>(t: &Tensor<E, S>, shape: Shape<R>, dim_map: Array<I>) "
+        "-> Partition<E, R>",
+        (3,),
+        _partition_permuted,
+        methods=("partition_permuted",),
         receiver=Receiver.TENSOR,
     ),
     Intrinsic(

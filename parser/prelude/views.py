@@ -140,6 +140,12 @@ def _load_pipelined(call: CallTyper) -> SemType | None:
     part = _read_partition(call, fn)
     if part is None or not index_arg(call, 1, part.rank):
         return None
+    return TileTy(part.elem, part.tile) if pipelined_latency(call, fn) else None
+
+
+def pipelined_latency(call: CallTyper, fn: str) -> bool:
+    """The turbofish latency of `fn::<L>(..)`, recorded in the facts for lowering (keyed
+    by the generic argument); False after reporting a bad one."""
     written = generic_args(call)
     if len(written) != 1:
         call.report(
@@ -150,7 +156,7 @@ def _load_pipelined(call: CallTyper) -> SemType | None:
                 f"found {len(written)}",
             )
         )
-        return None
+        return False
     arg = written[0]
     expr = (
         arg.value
@@ -159,11 +165,11 @@ def _load_pipelined(call: CallTyper) -> SemType | None:
     )
     value = _latency_value(call, expr, fn)
     if value is None:
-        return None
+        return False
     facts = getattr(getattr(call, "checker", None), "facts", None)
     assert facts is not None
     facts.consts[arg] = value  # type: ignore[index]  # keyed by the generic argument
-    return TileTy(part.elem, part.tile)
+    return True
 
 
 def _get_shape_dim(call: CallTyper) -> SemType | None:

@@ -1,5 +1,6 @@
 // entry: f  generics: BM=64 BN=64 MAP=[4, 1]
-// A mapped store only accepts an index minted by that partition's `iter_indices()`.
+// A mapped store only accepts an index minted by that partition's `iter_indices()` (or by
+// `z.iter_indices_with(&w)`, which mints indices both accept).
 
 #[cutile::module]
 mod kernel {
@@ -15,7 +16,7 @@ mod kernel {
         for idx in z.iter_indices() {
             let tile = px.load(idx.coords());
             z.store(tile, idx);
-            w.store(tile, idx); // ERROR[CT0208]: requires an index produced by this partition's `iter_indices()`
+            w.store(tile, idx); // ERROR[CT0208]: index was produced by a different mapped partition
         }
     }
 }

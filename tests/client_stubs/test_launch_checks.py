@@ -222,6 +222,17 @@ def test_grid_axes_beyond_the_outputs_rank_are_one(kit) -> None:
         plan_launch(contract, [z, x])
 
 
+def test_a_clustered_cubin_gets_its_ctas_and_checks_see_tile_blocks(kit) -> None:
+    """`num_cta_in_cga = 2`: a tile block is a cluster of 2 CTAs, so one tile block per
+    output tile is a grid of twice the tiles on axis 0, in CTAs; launch checks (and the
+    kernel's block ids) count tile blocks."""
+    contract = gemm(kit, (grid(0), tiles(1, 0, 128), CAUSE))
+    contract.launch.cluster_blocks = 2
+    assert plan_launch(contract, gemm_args(m=385, x_rows=385)).grid == (8, 4, 1)
+    with pytest.raises(LaunchCheckError, match="= 3 must be >= grid axis 0 = 4"):
+        plan_launch(contract, gemm_args(m=385, x_rows=384))
+
+
 def test_the_first_failing_check_is_reported(kit) -> None:
     contract = gemm(kit, (const(0), const(1), "ok"), (const(2), const(1), "first"))
     contract.launch_checks.add(lhs=const(3), rhs=const(1), cause="second")

@@ -101,7 +101,8 @@ def test_map_accepts_numpy_integers_and_a_scalar_map_for_rank_one() -> None:
     [
         ([4], 7, "rank 1"),
         ([4, 1, 1], 7, "rank 3"),
-        ([0, 1], 7, "positive"),
+        ([0, 0], 7, "at least one group"),
+        ([-1, 1], 7, "non-negative"),
         ([4, 1], 0, "positive integer"),
         ([4, 1], -3, "positive integer"),
         ([4, 1], 2.0, "positive integer"),
@@ -140,12 +141,17 @@ def test_the_default_grid_params_of_a_persistent_contract_are_its_mapped_outputs
     assert validate_contract(persistent).grid_outputs == (0,)
 
 
+def _owned(contract: pb.LaunchContract, axis: int) -> None:
+    contract.params[0].map_shape[axis] = 0
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
         (lambda c: c.params[0].ClearField("map_shape"), "map shape"),
         (lambda c: c.params[0].map_shape.append(1), "map shape"),
-        (lambda c: c.params[0].map_shape.__setitem__(0, 0), "map shape"),
+        (lambda c: c.params[0].map_shape.__setitem__(0, -1), "map shape"),
+        (lambda c: c.params[0].map_shape.__setitem__(0, 0) or _owned(c, 1), "map shape"),
         (lambda c: c.params[1].map_shape.extend([1, 1]), "only a mapped output"),
         (lambda c: setattr(c.grid, "mode", pb.GridRule.MODE_FROM_OUTPUTS), "cannot launch"),
         (lambda c: c.grid.output_params.__setitem__(0, 1), "not an output"),
@@ -238,6 +244,16 @@ def test_more_tile_blocks_than_tiles_is_rejected(persistent, blocks: int) -> Non
     assert error.param == "z" and error.actual == blocks
     assert f"1 <= num_tile_blocks <= {TILES}" in str(error)
     assert isinstance(error, LaunchError)
+
+
+def test_an_owned_axis_is_one_work_item(persistent) -> None:
+    """Map [1, 0]: axis 1 is OWNED, so the 16 x 5 tiles are 16 work items (rows)."""
+    persistent.params[0].map_shape[:] = [1, 0]
+    owned = mapped(blocks=16, map_shape=(1, 0))
+    assert owned.work_items == 16 and owned.num_tiles == TILES
+    assert plan_launch(persistent, [owned, fake(X)]).grid == (16, 1, 1)
+    with pytest.raises(NumTileBlocksError, match="1 <= num_tile_blocks <= 16"):
+        plan_launch(persistent, [mapped(blocks=17, map_shape=(1, 0)), fake(X)])
 
 
 def test_the_map_shape_must_be_the_contracts(persistent) -> None:

@@ -63,14 +63,24 @@ def test_inconsistent_pointer_contracts_are_refused(kit, break_it, message):
         validate_contract(contract)
 
 
-def test_host_grid_needs_a_pointer_and_no_output(kit, add):
+def test_host_grid_needs_no_output(kit, add):
     add.grid.mode = pb.GridRule.MODE_HOST
     with pytest.raises(ContractError, match="grid mode HOST cannot launch the output"):
         validate_contract(add)
-    plain = kit.build("f", [kit.P("n", kit.SCALAR, "i32")])
+
+
+def test_a_kernel_without_outputs_or_pointers_takes_the_host_grid(kit):
+    """`fn f(x: &Tensor<f32, {[-1]}>, n: i32)` (reads and prints only): no output defines
+    the grid, so the launch must pass it; nothing unchecked, so no opt-in is needed."""
+    plain = kit.build("f", [kit.P("x", kit.IN, "f32", (-1,)), kit.P("n", kit.SCALAR, "i32")])
     plain.grid.mode = pb.GridRule.MODE_HOST
-    with pytest.raises(ContractError, match="HOST without a pointer param"):
-        validate_contract(plain)
+    spec = validate_contract(plain)
+    assert spec.host_grid and spec.raw_pointers == ()
+    x = DeviceTensor(0x7000_0000, N)
+    assert plan_launch(spec, [x, N], grid=GRID).grid == GRID
+    with pytest.raises(LaunchGridError, match="no output defines this kernel's grid"):
+        plan_launch(spec, [x, N])
+    assert Kernel(CUBIN, plain).host_grid
 
 
 def test_pointer_kernels_need_the_unchecked_opt_in(kit):

@@ -203,3 +203,69 @@ def test_non_negativity_flows_through_sums_and_products_that_cannot_wrap(
     result = compile_text(LOOP_FROM.format(start=start), stop_after=Stage.IR)
     assert result.ok, result.diagnostics
     assert len(_asserts(result)) == checks
+
+
+STATIC = """
+#[cutile::module]
+mod k {{
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f(z: &mut Tensor<f32, {{ [64] }}>, x: &Tensor<f32, {{ [256] }}>, n: i32) {{
+        let p = x.partition(const_shape![64]);
+        {body}
+        z.store(load_tile_like(x, z));
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ("for j in -2i32..4i32 { let t = p.load([j]); }", "-2..=3"),  # a negative start
+        ("for j in 0i32..5i32 { let t = p.load([j]); }", "0..=4"),  # past 4 tiles
+        ("let t = p.load([7i32]);", "7"),
+    ],
+)
+def test_an_index_provably_outside_the_tiles_is_rejected(body: str, shown: str) -> None:
+    result = compile_text(STATIC.format(body=body), stop_after=Stage.IR)
+    (diagnostic,) = [d for d in result.diagnostics if d.is_error]
+    assert diagnostic.code is codes.PARTITION_OUT_OF_BOUNDS
+    assert diagnostic.message.endswith(f"it takes the value(s) {shown}")
+    assert "Bounds check failed: 0 <= index < 4" in diagnostic.notes
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "for j in -2i32..n { let t = p.load([j]); }",  # may run no iteration
+        "for j in -2i32..4i32 { if n > 0i32 { let t = p.load([j]); } }",  # may be skipped
+        "for j in (-2i32..4i32).step_by(2) { let t = p.load([j + 2i32]); }",
+    ],
+)
+def test_an_access_that_may_not_run_keeps_a_run_time_check(body: str) -> None:
+    result = compile_text(STATIC.format(body=body), stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    assert _asserts(result)
+
+
+def test_a_pipelined_load_is_checked_like_a_load() -> None:
+    """`p.load_pipelined::<L>(idx)` is `p.load(idx)` with a latency hint: same check."""
+    body = "let t = p.load_pipelined::<3>([n]);"
+    result = compile_text(STATIC.format(body=body), stop_after=Stage.IR)
+    assert result.ok, result.diagnostics
+    (check,) = _asserts(result)
+    assert check.message == "partition load index on axis 0 out of bounds"
+
+
+def test_adding_and_subtracting_a_constant_keeps_the_facts(tileiras) -> None:  # type: ignore[no-untyped-def]
+    """`(pid + c) - c` is `pid` in wrapping i32 arithmetic: its check leaves the kernel."""
+    text = STATIC.format(
+        body="let pid = get_tile_block_id().0;\n"
+        "        let t = p.load([(pid + 2147483647i32) - 2147483647i32]);"
+    ).replace("{ [256] }", "{ [-1] }")
+    text = text.replace("#[cutile::entry()]", "#[cutile::entry(deny_in_kernel_checks = true)]")
+    result = compile_text(text)
+    assert result.ok, result.diagnostics
+    checks = {(c.lhs, c.rhs) for c in result.contract.launch_checks}
+    assert (Quantity(grid_axis=0), Quantity(tile_count=(1, 0, 64))) in checks

@@ -211,3 +211,30 @@ def test_masked_padded_scale_ptr_disassembles(
     assert "token=%" in load and "token=%" in store, (load, store)
     assert "tile<1024xi1>" in store, store
     assert result.cubin
+
+
+SAME_ELEMENTS = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f<const S: [i32; 2]>(output: &mut Tensor<i64, S>) {
+        let tile: Tile<i64, S> = load_tile_mut(output);
+        let same: Tile<i64, S> = unsafe { assume_same_elements_2d::<_, 2, 4>(tile) };
+        output.store(same + constant(1i64, output.shape()));
+    }
+}
+"""
+
+
+@pytest.mark.tileiras
+def test_same_elements_is_an_assume_predicate_the_assembler_reads(
+    disassemble: Callable[[bytes], str], tileiras: Tileiras
+) -> None:
+    """cuTile Rust's `assume_same_elements_2d::<_, 2, 4>` (control_flow_ops.rs): Tile IR's
+    `same_elements<[2, 4]>` predicate, one group size per dimension."""
+    result = compile_text(SAME_ELEMENTS, generics={"S": "[4, 8]"}, stop_after=Stage.BYTECODE)
+    assert result.ok, result.diagnostics
+    assert "{predicate = same_elements<[2, 4]>} : tile<4x8xi64>" in print_module(result.ir)  # type: ignore[arg-type]
+    assert "same_elements<[2, 4]>" in disassemble(result.bytecode)  # type: ignore[arg-type]
+    tileiras.assemble(result.bytecode, sm="sm_120")  # type: ignore[arg-type]

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
+from lowering.abi import entry_abi
+from lowering.contract import Quantity
 from lowering.ir.core import walk
 from lowering.ir.ops_control import For
 from lowering.ir.ops_core import MakeToken
@@ -21,8 +23,10 @@ from lowering.ir.ops_memory import (
     MakeTensorView,
     StoreViewTko,
 )
+from lowering.lower_kernel import KernelLowering
 from lowering.pipeline import Stage
 from lowering.tileiras import Tileiras
+from parser import codes
 from tests.lowering.kernels import compile_text
 
 COPY = """
@@ -220,6 +224,39 @@ def test_gather_scatter_and_strided_views_load_through_load_view_tko() -> None:
     assert from_gather.view == gather.result and from_strided.view == strided.result
     assert str(from_gather.index[0].type) == "tile<8xi32>"
     assert from_gather.token == from_strided.token  # the same token, not ordered: reads
+
+
+PERMUTED_VIEW = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f(z: &mut Tensor<f32, { [16, 16] }>, a: &Tensor<f32, { [-1, 64] }>) {
+        let token: Token = new_token_unordered();
+        let read: Partition<f32, { [16, 16] }> =
+            make_partition_view(a, const_shape![16, 16], padding::Zero, const_array![1, 0], token);
+        z.store(read.load([ROW, 0i32]));
+    }
+}
+"""
+
+
+def test_a_permuted_raw_view_checks_each_index_on_the_tensor_axis_it_walks() -> None:
+    """With dim_map [1, 0] index axis 0 walks the tensor's axis 1 (64 wide: 4 tiles of 16)
+    and index axis 1 walks its axis 0 (known at launch)."""
+    result = compile_text(PERMUTED_VIEW.replace("ROW", "5i32"), stop_after=Stage.IR)
+    (diagnostic,) = [d for d in result.diagnostics if d.is_error]
+    assert diagnostic.code is codes.PARTITION_OUT_OF_BOUNDS
+    assert diagnostic.notes == ("Bounds check failed: 0 <= index < 4",)
+    inside = compile_text(PERMUTED_VIEW.replace("ROW", "3i32"), stop_after=Stage.IR)
+    assert inside.ok, inside.diagnostics
+    kernel = inside.kernel
+    a = kernel.signature.params[1].index  # type: ignore[union-attr]
+    abi, _ = entry_abi(kernel.signature)  # type: ignore[union-attr]
+    checks = KernelLowering(kernel, abi).lower("f").bounds.launch_checks  # type: ignore[arg-type]
+    assert [(c.rhs, c.cause) for c in checks] == [
+        (Quantity(tile_count=(a, 0, 16)), "partition load index on axis 1")
+    ]
 
 
 @pytest.mark.tileiras

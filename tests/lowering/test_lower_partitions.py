@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from lowering.contract import ParamKind
+from client_stubs import AssumptionError, DeviceTensor, LaunchCheckError, plan_launch
+from lowering.contract import Assumption, AssumptionKind, ParamKind, Quantity
 from lowering.ir import ops_arith as arith
 from lowering.ir import ops_control as control
 from lowering.ir import ops_core as core
@@ -18,10 +19,12 @@ from lowering.ir import ops_math as mathops
 from lowering.ir import ops_memory as memory
 from lowering.ir.attributes import RoundingMode
 from lowering.ir.core import Block, Op, Value, walk
+from lowering.ir.ops_debug import Assert
 from lowering.ir.printer import print_module
 from lowering.ir.types import TOKEN, ElementType, PaddingValue, TileType
 from lowering.pipeline import CompileResult, Stage
 from parser.render import render
+from service.convert import contract_to_proto
 from tests.lowering.kernels import EXAMPLES, compile_example, compile_text
 
 I32 = TileType(ElementType.I32, ())
@@ -85,6 +88,74 @@ def test_partition_is_a_zero_padded_view_and_load_takes_the_given_index() -> Non
     assert load.index[0] == ids.x and constant(result, load.index[1]) == 3
     assert load.token is None  # reads of shared inputs are unordered
     assert load.tile.type == TileType(ElementType.F32, (32, 16))
+
+
+def test_load_tile_is_a_checked_load_through_a_zero_padded_view() -> None:
+    """`x.load_tile(shape, idx)` (and `load_tile(x, shape, idx)`) is `x.partition(shape)
+    .load(idx)`: the same view and the same checks (here an in-kernel one for a data
+    value, hoisted to the host for a block id)."""
+    result = lower(
+        "let (bm, bn, _) = get_tile_block_id();",
+        "let a = x.load_tile(const_shape![32, 16], [bm, 0i32]);",
+        "let b = load_tile(x, const_shape![32, 16], [bm, bn * bn]);",
+        "z.store(load_tile_like(x, z));",
+    )
+    (view,) = [v for v in views(result) if v.result.type.tile_shape == (32, 16)]
+    assert view.result.type.padding == PaddingValue.ZERO
+    loads = [op for op in ops_of(result, memory.LoadViewTko) if op.view == view.result]
+    assert len(loads) == 2 and all(op.token is None for op in loads)
+    assert loads[0].tile.type == TileType(ElementType.F32, (32, 16))
+    assert len(ops_of(result, Assert)) == 1  # bn * bn may wrap: checked at the access
+
+
+def test_a_permuted_partition_walks_the_mapped_tensor_axes() -> None:
+    """`partition_permuted(shape, [1, 0])`: logical axis 0 walks the tensor's axis 1, so
+    its index is bounded by x's axis-1 tiles (here checked at launch against the grid)."""
+    text = kernel_text(
+        "let (bm, bn, _) = get_tile_block_id();",
+        "let p = x.partition_permuted(const_shape![64, 32], const_array![1, 0]);",
+        "let n = num_tiles(&p, 0);",
+        "let t = p.load([bm, 0i32]);",
+        "z.store(load_tile_like(x, z));",
+        sig="z: &mut Tensor<f32, { [64, 64] }>, x: &Tensor<f32, { [-1, 96] }>",
+    )
+    result = compile_text(text, "f", {}, Stage.CUBIN)
+    assert result.ok, [render(d) for d in result.diagnostics]
+    (view,) = [v for v in views(result) if v.result.type.tile_shape == (64, 32)]
+    assert view.result.type.dim_map == (1, 0)
+    checks = {(c.lhs, c.rhs) for c in result.contract.launch_checks}
+    assert (Quantity(grid_axis=0), Quantity(constant=2)) in checks  # ceil(96 / 64) tiles
+    assert result.cubin
+
+
+def test_shape_queries_read_extents_and_tile_counts() -> None:
+    """`get_tensor_shape(x)` is x's extents (the dynamic ones as values); a partition's
+    `get_index_space_shape` its tiles per axis (a constant for a static extent)."""
+    result = lower(
+        "let e: [i32; 2] = get_tensor_shape(x);",
+        "let t: [i32; 2] = get_index_space_shape(&x.partition(const_shape![32, 32]));",
+        "let n = e[0] + e[1] + t[0] + t[1];",
+        "z.store(load_tile_like(x, z));",
+        sig="z: &mut Tensor<f32, { [64, 64] }>, x: &Tensor<f32, { [-1, 96] }>",
+    )
+    adds = ops_of(result, arith.AddI)
+    leaves = [adds[0].lhs, adds[0].rhs, adds[1].rhs, adds[2].rhs]
+    assert isinstance(producer(result, leaves[0]), core.Assume)  # x's dynamic extent
+    assert [constant(result, v) for v in leaves[1:2]] == [96]
+    assert isinstance(producer(result, leaves[2]), memory.GetIndexSpaceShape)
+    assert constant(result, leaves[3]) == 3  # ceil(96 / 32)
+
+
+def test_permute_array_reorders_the_values() -> None:
+    result = lower(
+        "let (bm, bn, _) = get_tile_block_id();",
+        "let idx = permute_array([bm, bn], const_array![1, 0]);",
+        "let t = x.partition(const_shape![64, 64]).load(idx);",
+        "z.store(load_tile_like(x, z));",
+    )
+    (ids,) = ops_of(result, core.GetTileBlockId)
+    (load,) = [op for op in ops_of(result, memory.LoadViewTko) if op.token is None][:1]
+    assert load.index == (ids.y, ids.x)
 
 
 def test_one_view_per_tile_shape_is_reused_by_every_load() -> None:
@@ -188,6 +259,55 @@ def test_a_slab_of_one_tile_per_axis_uses_the_block_id_directly() -> None:
     assert producer(result, store.index[0]).lhs == ids.x
 
 
+def test_sub_tiles_that_overhang_the_slab_need_one_block_on_that_axis(tileiras) -> None:
+    """A [1, 10] output tile cut into [1, 4] sub-tiles: three of them, the last one
+    reaching past the slab. That is safe only when no other block's slab follows on that
+    axis (past the tensor's end the store is masked): the host checks grid[1] <= 1."""
+    text = kernel_text(
+        "let x_part = x.partition(const_shape![1, 4]);",
+        "let mut p = z.partition_mut(const_shape![1, 4]);",
+        "let row = get_tile_block_id().0;",
+        "for j in 0i32..num_tiles(&p, 1) {",
+        "    p.store(x_part.load([row, j]), [0i32, j]);",
+        "}",
+        sig="z: &mut Tensor<f32, { [1, 10] }>, x: &Tensor<f32, { [-1, 10] }>",
+    )
+    result = compile_text(text, "f", {}, Stage.CUBIN)
+    assert result.ok, [render(d) for d in result.diagnostics]
+    (loop,) = ops_of(result, control.For)
+    assert constant(result, loop.upper) == 3  # ceil(10 / 4)
+    checks = {(c.lhs, c.rhs) for c in result.contract.launch_checks}
+    assert (Quantity(grid_axis=1), Quantity(constant=1)) in checks
+    assert result.contract.params[0].tile_shape == (1, 10)
+
+
+def test_a_slab_given_at_launch_is_cut_and_checked_on_the_host(tileiras) -> None:
+    """`&mut Tensor<f32, {[-1, 64]}>`: the host's partition tile gives the rows of each
+    block's slab. `partition_mut([4, 32])` needs 4 to divide them (host-checked) and the
+    constant row index 1 needs two sub-tile rows (a launch check on the partition tile)."""
+    text = kernel_text(
+        "let mut p = z.partition_mut(const_shape![4, 32]);",
+        "for j in 0i32..num_tiles(&p, 1) {",
+        "    p.store(constant(1.0f32, const_shape![4, 32]), [1i32, j]);",
+        "}",
+        sig="z: &mut Tensor<f32, { [-1, 64] }>",
+    )
+    result = compile_text(text, "f", {}, Stage.CUBIN)
+    assert result.ok, [render(d) for d in result.diagnostics]
+    contract = result.contract
+    assert contract.params[0].tile_shape == (-1, 64)
+    assert Assumption(0, AssumptionKind.SLAB_DIV, 0, 4) in contract.assumptions
+    checks = {(c.lhs, c.rhs) for c in contract.launch_checks}
+    assert checks == {(Quantity(constant=2), Quantity(slab_tiles=(0, 0, 4)))}
+    message = contract_to_proto(contract)
+    fine = plan_launch(message, [DeviceTensor(0x7000_0000, (96, 64)).partition([8, 64])])
+    assert fine.grid == (12, 1, 1)
+    with pytest.raises(AssumptionError, match=r"tile\(z, 0\) % 4 == 0"):
+        plan_launch(message, [DeviceTensor(0x7000_0000, (96, 64)).partition([6, 64])])
+    with pytest.raises(LaunchCheckError, match=r"tile\(z, 0\) / 4 = 1 must be >= 2"):
+        plan_launch(message, [DeviceTensor(0x7000_0000, (96, 64)).partition([4, 64])])
+
+
 def test_num_tiles_of_a_partition_mut_is_the_slab_grid() -> None:
     result = lower(
         "let px = x.partition(const_shape![16, 32]);",
@@ -288,7 +408,16 @@ def test_a_row_major_map_needs_no_grouping_arithmetic() -> None:
 
 
 def swizzle(tile_id: int, rows: int, cols: int, groups: tuple[int, int]) -> tuple[int, int]:
-    """A Python mirror of `lowering.lower_control.swizzle` (grouped tile order)."""
+    """A Python mirror of `lowering.lower_persistent.swizzle` (grouped tile order)."""
+    if groups[0] > 1 and groups[1] > 1:
+        gm, gn = groups
+        band = gm * cols
+        first_row = tile_id // band * gm
+        height = min(rows - first_row, gm)
+        within = tile_id % band
+        inside = within % (height * gn)
+        first_col = within // (height * gn) * gn
+        return first_row + inside % height, first_col + inside // height
     major = 0 if groups[1] == 1 else 1
     group = groups[major]
     if group == 1:
@@ -358,7 +487,16 @@ def _run(block: Block, env: dict, stores: list, block_id: int, grid: int, counts
 
 
 SIZES = [(5, 7), (7, 5), (1, 1), (1, 9), (9, 1), (8, 8), (3, 10), (13, 2)]
-MAPS = {"[1, 1]": (1, 1), "[4, 1]": (4, 1), "[1, 4]": (1, 4), "[2, 1]": (2, 1), "[1, 8]": (1, 8)}
+MAPS = {
+    "[1, 1]": (1, 1),
+    "[4, 1]": (4, 1),
+    "[1, 4]": (1, 4),
+    "[2, 1]": (2, 1),
+    "[1, 8]": (1, 8),
+    "[2, 2]": (2, 2),
+    "[4, 4]": (4, 4),
+    "[3, 2]": (3, 2),
+}
 
 
 @pytest.mark.parametrize("map_shape", list(MAPS))
@@ -376,13 +514,15 @@ def test_the_python_mirror_is_a_permutation(map_shape: str, size: tuple[int, int
         # groups of 2 rows, column by column, then the last (short) group of one row
         ((2, 1), [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 0), (2, 1), (2, 2)]),
         ((1, 2), [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (0, 2), (1, 2), (2, 2)]),
+        # bands of 2 rows cut into blocks of 2 columns, each walked column by column
+        ((2, 2), [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 0), (2, 1), (2, 2)]),
     ],
 )
 def test_the_grouped_order_on_a_3x3_grid(groups, expected) -> None:
     assert [swizzle(t, 3, 3, groups) for t in range(9)] == expected
 
 
-@pytest.mark.parametrize("map_shape", ["[1, 1]", "[4, 1]", "[1, 4]", "[2, 1]", "[1, 8]"])
+@pytest.mark.parametrize("map_shape", list(MAPS))
 def test_the_lowered_schedule_visits_every_tile_exactly_once(map_shape: str) -> None:
     result = copy_persistent(map_shape)
     groups = MAPS[map_shape]

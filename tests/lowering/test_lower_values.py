@@ -273,3 +273,45 @@ def test_get_shape_dim_is_a_constant_when_the_extent_is_static(
     else:
         x_view = ops_of(result, memory.MakeTensorView)[1]
         assert arg == x_view.dynamic_shape[axis]
+
+
+# ----------------------------------------------------------------------------- module structs
+
+CARRIER = """    struct Carrier {
+        tile: Tile<f32, { [64, 64] }>,
+        scale: f32,
+    }
+    impl Carrier {
+        fn scaled(&self) -> Tile<f32, { [64, 64] }> {
+            self.tile * broadcast_scalar(self.scale, const_shape![64, 64])
+        }
+    }
+"""
+
+
+def test_a_struct_value_is_its_fields_through_methods_patterns_and_ifs(
+    tileiras: Tileiras,
+) -> None:
+    """`Carrier { .. }` carries its fields' values: a method reads them through `self`, a
+    struct pattern takes one apart, and a runtime `if` yields both fields."""
+    result = lower(
+        "let t: Tile<f32, { [64, 64] }> = load_tile_like(x, z);",
+        "let c = Carrier { scale: 3.0f32, tile: t };",
+        "let picked = if n > 0i32 { c } else { Carrier { tile: t, scale: 1.0f32 } };",
+        "let Carrier { tile, scale: _ } = picked;",
+        "z.store(picked.scaled() + tile);",
+        helpers=CARRIER,
+        tileiras=tileiras,
+    )
+    (branch,) = ops_of(result, control.If)
+    assert [v.type for v in branch.outputs[:2]] == [
+        TileType(ElementType.F32, (64, 64)),
+        TileType(ElementType.F32, ()),
+    ]  # then the output's token
+    (mul,) = ops_of(result, arith.MulF)
+    (add,) = ops_of(result, arith.AddF)
+    assert add.rhs == branch.outputs[0]  # the pattern's `tile` is the yielded field
+    scale = producer(result, producer(result, mul.rhs).source)  # broadcast <- reshape
+    assert scale.source == branch.outputs[1]
+    (store,) = ops_of(result, memory.StoreViewTko)
+    assert store.tile == add.result

@@ -39,6 +39,29 @@ def test_saxpy_contract_describes_params_abi_and_grid(tileiras: Tileiras, elem: 
     assert contract.abi[0].ctype == elem
 
 
+def test_an_entry_without_outputs_takes_the_host_grid(tileiras: Tileiras) -> None:
+    """cuTile Rust launches such an entry with `.grid(..)`: the contract says so."""
+    text = """
+#[cutile::module]
+mod k {
+    use cutile::core::*;
+    #[cutile::entry()]
+    fn f(x: &Tensor<f32, { [-1] }>, n: i32) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let t: Tile<f32, { [128] }> = x.partition(const_shape![128]).load([pid.0]);
+        cuda_tile_print!("{} of {}\\n", pid.0, n);
+    }
+}
+"""
+    result = compile_text(text)
+    assert result.ok, result.diagnostics
+    contract = result.contract
+    assert contract.host_grid and contract.grid_outputs == ()
+    assert [p.kind for p in contract.params] == [ParamKind.TENSOR_IN, ParamKind.SCALAR]
+    # no output bounds the grid, so the block id is checked against x's tiles at launch
+    assert contract.safety.checks_hoisted_to_host == 1
+
+
 def test_specializations_get_distinct_symbols(tileiras: Tileiras) -> None:
     small = compile_example("add.rs", "add", {"B": "128"})
     large = compile_example("add.rs", "add", {"B": "256"})

@@ -22,10 +22,27 @@ def source(text: str, name: str = "k.rs") -> SourceFile:
 
 
 def parse(text: str, name: str = "k.rs") -> tuple[A.ParsedFile, list[Diagnostic]]:
-    """Parse `text`; returns the parsed file and every diagnostic the parser reported."""
+    """Parse `text`; returns the parsed file and every diagnostic the parser reported,
+    including the problems it kept with functions (reported when a function is used)."""
     sink = DiagnosticSink()
     parsed = parse_file(source(text, name), sink)
-    return parsed, list(sink)
+    problems = [
+        p
+        for m in parsed.modules
+        for f in (
+            *m.functions,
+            *(f for i in m.impls for f in i.functions),
+            *(f for t in m.traits for f in t.functions),
+        )
+        for p in f.problems
+    ]
+    ordered = sorted([*sink, *problems], key=_start)
+    return parsed, ordered
+
+
+def _start(diagnostic: Diagnostic) -> int:
+    span = diagnostic.primary_span
+    return span.start if span is not None else -1
 
 
 def kernel(

@@ -17,8 +17,11 @@ from parser.cst_to_ast import (
     PARSE_BYTES_PER_STEP,
     PARSE_STEPS_BASE,
     _parser,
+    parse_file,
 )
-from tests.parser.support import EXAMPLES, check, kernel, line_of, parse, where
+from parser.diagnostics import DiagnosticSink
+from parser.spans import SourceFile
+from tests.parser.support import EXAMPLES, check, kernel, line_of, only_function, parse, where
 
 
 def fn_body(body: str, **kwargs: str) -> A.Block:
@@ -36,12 +39,17 @@ def let_value(body: str, index: int = 0) -> A.Expr:
 # ----------------------------------------------------------------------------- modules
 
 
-def test_add_example_has_one_module_with_three_entries() -> None:
+def test_add_example_has_one_module_with_four_entries() -> None:
     parsed, diagnostics = parse((EXAMPLES / "add.rs").read_text(), "add.rs")
     assert diagnostics == []
     (module,) = parsed.modules
     assert module.path == ("kernel",)
-    assert [f.name for f in module.functions] == ["add", "add_tuned", "add_generic"]
+    assert [f.name for f in module.functions] == [
+        "add",
+        "add_tuned",
+        "add_clustered",
+        "add_generic",
+    ]
     assert all(f.entry is not None for f in module.functions)
     assert [u.path for u in module.uses] == [("cutile", "core", "*")]
     assert module.span.text.startswith("mod kernel {")
@@ -280,11 +288,8 @@ def test_nested_use_groups_are_flattened() -> None:
 @pytest.mark.parametrize(
     ("item", "kind"),
     [
-        ("struct Point { x: f32 }", "struct"),
-        ("impl Foo { }", "impl"),
         ("enum Mode { A }", "enum"),
-        ("trait T {}", "trait"),
-        ("type Alias = f32;", "type"),
+        ("union U { a: i32 }", "union"),
     ],
 )
 def test_unsupported_items_in_a_kernel_module(item: str, kind: str) -> None:
@@ -294,6 +299,98 @@ def test_unsupported_items_in_a_kernel_module(item: str, kind: str) -> None:
     assert kind in diagnostics[0].message
     assert diagnostics[0].primary_span.text == item  # type: ignore[union-attr]
     assert where(diagnostics[0]) == (4, 5)
+
+
+ITEMS = """#[cutile::module]
+mod k {
+    #![allow(unused)]
+    pub struct Pair { pub a: f32, b: Tile<f32, { [4] }> }
+    struct Marker;
+    struct Wrap(i32, f32);
+    trait Scaled {
+        const FACTOR: i64;
+        const ONE: i32 = 1;
+        fn scale(&self) -> f32;
+        fn twice(&mut self) -> f32 { 2.0 }
+    }
+    #[allow(dead_code)]
+    impl<E: ElementType> Scaled for Tile<E, { [4] }> {
+        const FACTOR: i64 = 7;
+        fn scale(&self) -> f32 { 1.0 }
+    }
+    impl Pair {
+        fn new(a: f32) -> Self { Pair { a, b: constant(0.0f32, const_shape![4]) } }
+        fn by_value(mut self) {}
+    }
+    type Ptr = *mut f32;
+    pub mod inner {
+        pub const SEVEN: i32 = 7;
+        pub fn helper(x: i32) -> i32 { x + 1 }
+    }
+}
+"""
+
+
+def test_structs_traits_impls_and_aliases_are_module_items() -> None:
+    parsed, diagnostics = parse(ITEMS)
+    assert diagnostics == []
+    outer, inner = parsed.modules
+    assert inner.path == ("k", "inner")
+    assert [c.name for c in inner.consts] == ["SEVEN"]
+    assert [(s.name, [f.name for f in s.fields]) for s in outer.structs] == [
+        ("Pair", ["a", "b"]),
+        ("Marker", []),
+        ("Wrap", ["0", "1"]),
+    ]
+    (trait,) = outer.traits
+    assert trait.name == "Scaled"
+    assert [c.name for c in trait.consts] == ["ONE"]
+    assert [f.name for f in trait.functions] == ["twice"]
+    assert trait.required == ("FACTOR", "scale")
+    for_tile, inherent = outer.impls
+    assert for_tile.trait == "Scaled"
+    assert isinstance(for_tile.self_type, A.PathType) and for_tile.self_type.name == "Tile"
+    assert [g.name for g in for_tile.generics] == ["E"]
+    assert [c.name for c in for_tile.consts] == ["FACTOR"]
+    assert inherent.trait is None
+    assert [f.name for f in inherent.functions] == ["new", "by_value"]
+    (alias,) = outer.aliases
+    assert alias.name == "Ptr" and isinstance(alias.type, A.PointerType)
+
+
+def test_self_parameters_read_as_a_parameter_named_self() -> None:
+    parsed, _ = parse(ITEMS)
+    (twice,) = parsed.modules[0].traits[0].functions
+    (param,) = twice.params
+    assert param.name == "self"
+    assert isinstance(param.type, A.RefType) and param.type.mutable
+    assert isinstance(param.type.inner, A.PathType) and param.type.inner.name == "Self"
+    by_value = parsed.modules[0].impls[1].functions[1]
+    assert by_value.params[0].mutable_binding
+    assert isinstance(by_value.params[0].type, A.PathType)
+
+
+def test_where_clause_bounds_join_the_type_parameters() -> None:
+    function = only_function(
+        "#[cutile::module]\nmod k {\n    fn g<T, F>(t: T, f: F) where T: ElementType, "
+        "F: Fn(T, T) -> T {}\n}\n"
+    )
+    assert [(g.name, g.bounds) for g in function.generics] == [
+        ("T", ("ElementType",)),
+        ("F", ("Fn",)),
+    ]
+
+
+def test_unsupported_syntax_in_a_function_is_kept_with_that_function() -> None:
+    """cuTile compiles only what an entry reaches: a function's unsupported syntax is
+    reported when the function is compiled or called, not when the file is parsed."""
+    text = kernel(extra="    fn unused() { let m = match 1 { _ => 2 }; }\n")
+    sink = DiagnosticSink()
+    parsed = parse_file(SourceFile("k.rs", text), sink)
+    assert list(sink) == []
+    unused = next(f for f in parsed.modules[0].functions if f.name == "unused")
+    assert [p.code for p in unused.problems] == [codes.UNSUPPORTED_SYNTAX]
+    assert check(text).ok
 
 
 def test_out_of_line_module_inside_a_kernel_is_unsupported() -> None:
@@ -536,6 +633,35 @@ def test_wildcards_inside_tuple_patterns_are_kept() -> None:
         A.WildcardPattern,
         A.WildcardPattern,
     ]
+
+
+def test_array_and_struct_patterns() -> None:
+    array, struct = fn_body(
+        "        let [i0, _, mut i2] = idx;\n        let Pair { a, b: renamed, .. } = p;"
+    ).statements
+    assert isinstance(array, A.Let) and isinstance(array.pattern, A.ArrayPattern)
+    assert [type(p) for p in array.pattern.elements] == [
+        A.IdentPattern,
+        A.WildcardPattern,
+        A.IdentPattern,
+    ]
+    assert array.pattern.elements[2].mutable  # type: ignore[union-attr]
+    assert isinstance(struct, A.Let) and isinstance(struct.pattern, A.StructPattern)
+    assert struct.pattern.path == ("Pair",) and struct.pattern.rest
+    assert [(n, p.name) for n, p in struct.pattern.fields] == [  # type: ignore[union-attr]
+        ("a", "a"),
+        ("b", "renamed"),
+    ]
+
+
+def test_repeat_arrays_and_qualified_paths() -> None:
+    repeat = let_value("        let r = [0i32; 2];")
+    assert isinstance(repeat, A.ArrayRepeat)
+    assert isinstance(repeat.value, A.IntLit) and repeat.value.value == 0
+    assert isinstance(repeat.count, A.IntLit) and repeat.count.value == 2
+    qualified = let_value("        let z = <T as ElementType>::ZERO;")
+    assert isinstance(qualified, A.PathExpr) and qualified.segments == ("T", "ZERO")
+    assert qualified.span.text == "<T as ElementType>::ZERO"
 
 
 def test_macro_arguments_are_expressions_with_spans_into_the_file() -> None:

@@ -94,27 +94,47 @@ def test_output_rank_through_a_const_generic_array() -> None:
     assert [d.code for d in result.diagnostics] == [codes.OUTPUT_RANK]
 
 
-def test_dynamic_output_tile_is_rejected() -> None:
-    diagnostic, _ = single_error("z: &mut Tensor<f32, { [B, -1] }>")
+def test_a_dynamic_output_tile_is_the_host_partitions() -> None:
+    """`&mut Tensor<E, {[B, -1]}>`: the host's partition tile gives the `-1` extent."""
+    result, diagnostics, _ = signature("z: &mut Tensor<f32, { [B, -1] }>")
+    assert diagnostics == [] and result is not None
+    assert result.params[0].tensor.shape == (128, -1)
+
+
+def test_a_mapped_output_tile_is_static() -> None:
+    diagnostic, _ = single_error("mut z: MappedPartitionMut<f32, { [B, -1] }, { [1, 1] }>")
     assert diagnostic.code is codes.OUTPUT_SHAPE_DYNAMIC
-    assert diagnostic.message == "the tile shape of output `z` must be static"
+    assert diagnostic.message == "the tile shape of mapped output `z` must be static"
     assert diagnostic.labels[0].message == "tile shape [128, -1]"
 
 
-@pytest.mark.parametrize(
-    ("shape", "bad"),
-    [("{ [B, 3] }", 3), ("{ [100] }", 100), ("{ [0] }", 0), ("{ [-4] }", -4), ("{ [6, 6] }", 6)],
-)
-def test_output_tile_dimensions_must_be_powers_of_two(shape: str, bad: int) -> None:
+@pytest.mark.parametrize(("shape", "bad"), [("{ [0] }", 0), ("{ [-4] }", -4), ("{ [B, 0] }", 0)])
+def test_output_tile_dimensions_must_be_positive(shape: str, bad: int) -> None:
     diagnostic, _ = single_error(f"z: &mut Tensor<f32, {shape}>")
     assert diagnostic.code is codes.TILE_NOT_POWER_OF_TWO
+    assert diagnostic.message == f"tile dimension {bad} of output `z` is not positive"
+
+
+@pytest.mark.parametrize("shape", ["{ [B, 3] }", "{ [100] }", "{ [6, 6] }"])
+def test_any_output_tile_can_be_cut_with_partition_mut(shape: str) -> None:
+    """cuTile Rust accepts any tile extents: only a tile loaded or stored whole must be a
+    power of two (the sub-tiles of `partition_mut` are the Tile IR tiles)."""
+    result, diagnostics, _ = signature(f"z: &mut Tensor<f32, {shape}>")
+    assert diagnostics == [] and result is not None
+
+
+@pytest.mark.parametrize("value", ["100", "1000"])
+def test_power_of_two_is_checked_after_binding_generics(value: str) -> None:
+    result = check(kernel("        z.store(x.load_like(z));"), generics={"B": value})
+    errors = [d for d in result.diagnostics if d.is_error]
+    assert errors and all(d.code is codes.TILE_NOT_POWER_OF_TWO for d in errors)
     assert (
-        diagnostic.message == f"tile dimension {bad} of output `z` is not a positive power of two"
+        errors[0].message == f"tile dimension {value} of output `z` is not a positive power of two"
     )
 
 
-@pytest.mark.parametrize("value", ["100", "0", "-8", "1000"])
-def test_power_of_two_is_checked_after_binding_generics(value: str) -> None:
+@pytest.mark.parametrize("value", ["0", "-8"])
+def test_a_non_positive_tile_is_refused_at_the_signature(value: str) -> None:
     result = check(kernel("        z.store(x.load_like(z));"), generics={"B": value})
     assert [d.code for d in result.diagnostics] == [codes.TILE_NOT_POWER_OF_TWO]
 
@@ -190,7 +210,7 @@ def test_fp8_and_packed_fp4_parameters() -> None:
 
 def test_every_bad_parameter_is_reported() -> None:
     result, diagnostics, _ = signature(
-        "z: &mut Tensor<f32, { [3] }>, p: Vec<f32>, w: &mut Tensor<f32, { [1, 1, 1, 1] }>, q: &f32"
+        "z: &mut Tensor<f32, { [0] }>, p: Vec<f32>, w: &mut Tensor<f32, { [1, 1, 1, 1] }>, q: &f32"
     )
     assert result is None
     assert [d.code for d in diagnostics] == [
@@ -201,11 +221,11 @@ def test_every_bad_parameter_is_reported() -> None:
     ]
 
 
-def test_entry_without_an_output() -> None:
-    diagnostic, _ = single_error("x: &Tensor<f32, { [-1] }>, a: f32")
-    assert diagnostic.code is codes.INVALID_PARAMETER
-    assert diagnostic.message == "entry `f` has no partitioned `&mut Tensor` output"
-    assert diagnostic.primary_span.text == "f"  # type: ignore[union-attr]
+def test_entry_without_an_output_takes_the_host_grid() -> None:
+    """cuTile Rust launches such an entry with an explicit `.grid(..)`."""
+    result, diagnostics, _ = signature("x: &Tensor<f32, { [-1] }>, a: f32")
+    assert diagnostics == []
+    assert result is not None and result.outputs == () and result.host_grid
 
 
 def test_no_output_is_not_reported_on_top_of_a_bad_parameter() -> None:

@@ -215,7 +215,9 @@ def test_move_in_a_loop_is_a_use_after_move_on_the_next_iteration() -> None:
         extra=BY_VALUE,
     )
     assert [d.code.id for d in found] == ["E0382"]
-    assert "value moved here, in previous iteration of loop" in labels(found[0])
+    # rustc's one label: the use after the move is the move of the previous iteration
+    assert labels(found[0]) == ["value moved here, in previous iteration of loop"]
+    assert found[0].primary_span.text == "p"  # type: ignore[union-attr]
     clean(
         "for i in 0i32..4i32 {\n    let p = x.partition(const_shape![16]);\n"
         "    let t = first_tile(p);\n}",

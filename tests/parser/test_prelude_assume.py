@@ -32,6 +32,18 @@ def test_assumptions_return_their_argument_unchanged() -> None:
     assert types["pt"] == PointerTileTy(Elem.F32, ())
 
 
+def test_same_elements_takes_a_tile_of_its_rank_and_returns_it() -> None:
+    types = lets(
+        "let t: Tile<f32, { [4, 64] }> = constant(0.0f32, const_shape![4, 64]);\n"
+        "let s = assume_same_elements_2d::<_, 2, D>(t);\n"
+        "let i = assume_same_elements_1d::<_, 64>(idx);",
+        values={"D": "8"},
+        **UNSAFE,
+    )
+    assert types["s"] == TileTy(Elem.F32, (4, 64))
+    assert types["i"] == TileTy(Elem.I32, (64,))
+
+
 def test_assumptions_lower_to_assume_predicates() -> None:
     result = compile_body(
         "let m = assume_div_by::<_, D>(assume_bounds_lower::<_, 0>(n));\n"
@@ -49,6 +61,11 @@ def test_assumptions_lower_to_assume_predicates() -> None:
     assert "{predicate = bounded<-4, 1024>} : tile<64xi32>" in text
     assert "{predicate = bounded<?, 4096>} : tile<i32>" in text
     assert "= assume %0 {predicate = div_by<16>} : tile<ptr<f32>>" in text
+    same = compile_body(
+        "let s = assume_same_elements_1d::<_, 16>(idx);", Stage.IR, values={"D": "8"}, **UNSAFE
+    )
+    assert same.ok, [d.message for d in same.diagnostics]
+    assert "{predicate = same_elements<[16]>} : tile<64xi32>" in print_module(same.ir)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -88,6 +105,30 @@ def test_assumptions_lower_to_assume_predicates() -> None:
             "let f = 1.0f32;\nlet m = assume_div_by::<_, 4>(f);",
             codes.MISMATCHED_TYPES,
             "mismatched types: `assume_div_by` applies to an integer or a pointer, found `f32`",
+        ),
+        (
+            "let m = assume_same_elements_2d::<_, 2, 4>(idx);",
+            codes.MISMATCHED_TYPES,
+            "mismatched types: `assume_same_elements_2d` applies to a rank-2 tile, "
+            "found `Tile<i32, {[64]}>`",
+        ),
+        (
+            "let m = assume_same_elements_1d::<_, 3>(idx);",
+            codes.GENERIC_ARGUMENT,
+            "`assume_same_elements_1d`: the group size 3 on axis 0 does not divide the "
+            "tile's extent 64",
+        ),
+        (
+            "let m = assume_same_elements_1d::<_, 0>(idx);",
+            codes.GENERIC_ARGUMENT,
+            "`assume_same_elements_1d`: the group size 0 on axis 0 does not divide the "
+            "tile's extent 64",
+        ),
+        (
+            "let m = assume_same_elements_3d::<_, 1, 1>(idx);",
+            codes.GENERIC_ARGUMENT,
+            "`assume_same_elements_3d` takes 4 generic arguments: "
+            "`assume_same_elements_3d::<_, GROUP0, GROUP1, GROUP2>(x)`",
         ),
     ],
 )

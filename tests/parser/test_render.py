@@ -107,6 +107,27 @@ def test_labels_on_different_lines_print_in_source_order() -> None:
     ]
 
 
+def test_labels_in_another_file_follow_under_a_file_header() -> None:
+    other = SourceFile("src/lib.rs", "fn g() {\n    bad();\n}\n")
+    diagnostic = error(
+        codes.UNRESOLVED_NAME,
+        "cannot find function `bad`",
+        span_of("z.store(x)"),
+        "in this call",
+        secondary=((span_of("bad()", other), "not found"),),
+    )
+    assert render(diagnostic).splitlines()[1:] == [
+        " --> src/k.rs:3:5",
+        "  |",
+        "3 |     z.store(x);",
+        "  |     ^^^^^^^^^^ in this call",
+        " ::: src/lib.rs:2:5",
+        "2 |     bad();",
+        "  |     ----- not found",
+        "  |",
+    ]
+
+
 def test_multi_line_span_is_underlined_to_the_end_of_its_first_line() -> None:
     start = TEXT.index("let x")
     end = TEXT.index("store")

@@ -76,6 +76,9 @@ def fold(expression: str, env: TypeEnv = ENV) -> object:
         ("[B, 64, -1]", (128, 64, -1)),
         ("[S[1], S[0] / 2, TILE]", (32, 32, 16)),
         ("[]", ()),
+        ("i32::MAX", 2**31 - 1),
+        ("E::ZERO", 0.0),
+        ("u8::MIN", 0),
     ],
 )
 def test_folding(expression: str, value: object) -> None:
@@ -113,7 +116,7 @@ def test_integer_division_truncates_like_rust(a: int, b: int) -> None:
         ("B << 1", "B << 1", "cannot evaluate `<<` at compile time"),
         ("-true", "-true", "this expression is not a compile-time constant"),
         ("{ let a = 1; a }", "{ let a = 1; a }", "this expression is not a compile-time constant"),
-        ("f32::MAX", "f32::MAX", "this expression is not a compile-time constant"),
+        ("f32::WIDTH", "f32::WIDTH", "cannot find constant `f32::WIDTH`"),
     ],
 )
 def test_non_constants_raise_with_the_offending_span(
@@ -170,6 +173,11 @@ def resolve(written: str, env: TypeEnv = ENV) -> tuple[object, list]:
         ("Token", TOKEN),
         ("Option<Tile<bool, { [B] }>>", OptionTy(TileTy(Elem.BOOL, (128,)))),
         ("Option<scope::Device>", OptionTy(MarkerTy("scope", "Device"))),
+        ("[f32; 4]", ArrayTy(ScalarTy(Elem.F32), 4)),
+        ("scope::Device", MarkerTy("scope", "Device")),
+        ("Option<cutile::core::ordering::Weak>", OptionTy(MarkerTy("ordering", "Weak"))),
+        ("Option<Tile<f32, { [4] }>>", OptionTy(TileTy(Elem.F32, (4,)))),
+        ("[i32; B]", ArrayTy(ScalarTy(Elem.I32), 128)),
     ],
 )
 def test_resolve_types(written: str, expected: object) -> None:
@@ -191,6 +199,11 @@ def test_types_print_in_rust_spelling() -> None:
     assert str(pointers) == "PointerTile<*mut f32, {[4]}>"
 
 
+def test_array_types_have_a_constant_length() -> None:
+    array, diagnostics = resolve("[i32; 2]")
+    assert diagnostics == [] and str(array) == "[i32; 2]"
+
+
 @pytest.mark.parametrize(
     ("written", "code", "message", "culprit"),
     [
@@ -198,6 +211,7 @@ def test_types_print_in_rust_spelling() -> None:
         ("i128", codes.UNSUPPORTED_TYPE, "unsupported type `i128` in a kernel", "i128"),
         ("[f32]", codes.UNSUPPORTED_TYPE, "unsupported type `[f32]` in a kernel", "[f32]"),
         ("[f32; N]", codes.GENERIC_ARGUMENT, "invalid shape: cannot find constant `N`", "N"),
+        ("[f32; n]", codes.GENERIC_ARGUMENT, "invalid shape: cannot find constant `n`", "n"),
         (
             "*mut Vec<f32>",
             codes.UNSUPPORTED_TYPE,

@@ -11,7 +11,18 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.typecheck import MAX_ERRORS
 from parser.typed_kernel import TypedKernel
-from parser.types import UNIT, Elem, RefTy, ScalarTy, ShapeTy, TensorTy, TileTy, TupleTy
+from parser.types import (
+    STR,
+    UNIT,
+    ArrayTy,
+    Elem,
+    RefTy,
+    ScalarTy,
+    ShapeTy,
+    TensorTy,
+    TileTy,
+    TupleTy,
+)
 from tests.parser.support import (
     EXAMPLES,
     check,
@@ -159,12 +170,9 @@ def test_literal_takes_the_type_of_the_other_operand() -> None:
     assert types_by_text(k)["1"] == ScalarTy(Elem.U16)
 
 
-def test_unsuffixed_float_without_context_needs_an_annotation() -> None:
-    text = kernel(body("let a = 1.5;", "z.store(x.load_like(z));"))
-    (diagnostic,) = errors(failing(text))
-    assert diagnostic.code is codes.TYPE_ANNOTATION_NEEDED
-    assert diagnostic.primary_span.text == "1.5"  # type: ignore[union-attr]
-    assert diagnostic.help == ("write `1.5f32`",)
+def test_unsuffixed_float_without_context_falls_back_to_f64() -> None:
+    k = typed(kernel(body("let a = 1.5;", "z.store(x.load_like(z));")))
+    assert [v.type for vs in k.lets.values() for v in vs] == [ScalarTy(Elem.F64)]
 
 
 @pytest.mark.parametrize("statement", ["let a: f32 = 1;", "let a = 2.0f32; let b = a * 3;"])
@@ -209,6 +217,66 @@ def test_block_scopes_end_at_the_closing_brace() -> None:
     (diagnostic,) = errors(failing(text))
     assert diagnostic.code is codes.UNRESOLVED_NAME
     assert where(diagnostic)[0] == line_of(text, "z.store(inner)")
+
+
+def test_a_slice_annotation_takes_the_array_it_is_given() -> None:
+    k = typed(
+        kernel(
+            body(
+                "let empty: &[i32] = &[];",
+                "let two: &[i32] = &[1i32, 2i32];",
+                "let s = Shape::<{ [128] }> { dims: empty };",
+                "z.store(x.load_like(z));",
+            )
+        ),
+        B="128",
+    )
+    lets = {v.name: v.type for vs in k.body.lets.values() for v in vs}
+    assert lets["empty"] == ArrayTy(ScalarTy(Elem.I32), 0)
+    assert lets["two"] == ArrayTy(ScalarTy(Elem.I32), 2)
+    assert lets["s"] == ShapeTy((128,))
+    text = kernel(body("let f: &[f32] = &[1i32];", "z.store(x.load_like(z));"))
+    assert [d.code for d in errors(failing(text))] == [codes.MISMATCHED_TYPES]
+
+
+def test_a_string_literal_is_a_str_reference_with_no_run_time_value() -> None:
+    """basics_and_inlining's `let _basic_string = "a string.";` (also `&str`, `&'static str`)."""
+    text = kernel(
+        body(
+            'let s = "a string.";',
+            'let t: &str = "tab\\t";',
+            "let u: &'static str = s;",
+            "z.store(x.load_like(z));",
+        )
+    )
+    lets = {v.name: v.type for vs in typed(text, B="128").body.lets.values() for v in vs}
+    assert lets["s"] == lets["t"] == lets["u"] == RefTy(STR, mutable=False)
+    assert str(lets["s"]) == "&str"
+    assert check(text, "f", {"B": "128"}, stop_after=Stage.IR).ok
+    bad = kernel(body('let s = "\\q";', "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(bad))
+    assert diagnostic.code is codes.UNSUPPORTED_SYNTAX and "escape sequence" in diagnostic.message
+
+
+def test_a_block_level_const_may_be_an_integer_array() -> None:
+    """basics_and_inlining's `const ARRAY: [i32; 2] = [1, 2]; const X0: i32 = ARRAY[0];`."""
+    text = kernel(
+        body(
+            "const ARRAY: [i32; 2] = [1, 2];",
+            "const X0: i32 = ARRAY[0];",
+            "let x1: i32 = ARRAY[1];",
+            "let t = x.load_like(z) + constant(X0 as f32, const_shape![B]);",
+            "z.store(t);",
+        )
+    )
+    result = check(text, "f", {"B": "128"}, stop_after=Stage.IR)
+    assert result.ok, [d.message for d in result.diagnostics]
+    lets = {v.name: v for vs in result.kernel.body.lets.values() for v in vs}  # type: ignore[union-attr]
+    assert lets["x1"].type == ScalarTy(Elem.I32)
+    wrong = kernel(body("const A: [i32; 3] = [1, 2];", "z.store(x.load_like(z));"))
+    (diagnostic,) = errors(failing(wrong))
+    assert diagnostic.code is codes.MISMATCHED_TYPES
+    assert diagnostic.message == "mismatched types: constant `A` is a `[i32; 3]`, found `[1, 2]`"
 
 
 def test_annotated_let_must_match() -> None:
@@ -502,11 +570,24 @@ def test_invalid_operands(statement: str, message: str) -> None:
     assert diagnostic.message == message
 
 
+@pytest.mark.parametrize("operator", ["-", "!"])
+def test_unary_operators_on_a_tile_are_e0600_as_in_rustc(operator: str) -> None:
+    """cuTile's `Tile` implements neither `Neg` nor `Not`."""
+    text = kernel(body("let t = x.load_like(z);", f"let u = {operator}t;", "z.store(t);"))
+    (diagnostic,) = errors(failing(text))
+    assert diagnostic.code.id == "E0600"
+    assert diagnostic.message == (
+        f"cannot apply unary operator `{operator}` to type `Tile<f32, {{[128]}}>`"
+    )
+    assert diagnostic.primary_span.text == f"{operator}t"  # type: ignore[union-attr]
+    assert where(diagnostic)[0] == line_of(text, f"let u = {operator}t;")
+
+
 @pytest.mark.parametrize(
     ("statement", "what"),
     [
         ("let u = q + q;", "`+`"),
-        ("let u = -q;", "`-`"),
+        ("let u = -q;", None),
         ("let u = exp(q);", "`exp`"),
         ("let u = reduce_max(q, 0);", "`reduce_max`"),
         ("let u = lt_tile(q, q);", "`lt_tile`"),
@@ -524,6 +605,9 @@ def test_fp8_is_storage(statement: str, what: str | None) -> None:
         )
     )
     (diagnostic,) = errors(failing(text))
+    if what is None and "-q" in statement:  # a tile has no unary `-` at all (rustc's E0600)
+        assert diagnostic.code is codes.INVALID_UNARY_OPERAND
+        return
     if what is None:  # `as` converts primitive numbers only
         assert diagnostic.code is codes.INVALID_OPERAND
         assert diagnostic.message == "cannot cast `f32` as `f8e4m3fn`"
@@ -653,7 +737,7 @@ def test_unknown_macro_is_unsupported() -> None:
 
 
 def test_signature_errors_stop_before_the_body() -> None:
-    text = kernel(body("z.nothing();"), sig="z: &mut Tensor<f32, { [3] }>")
+    text = kernel(body("z.nothing();"), sig="z: &mut Tensor<f32, { [0] }>")
     assert codes_of(check(text)) == ["CT0202"]
 
 

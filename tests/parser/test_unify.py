@@ -15,6 +15,7 @@ from parser.types import (
     RefTy,
     ScalarTy,
     SemType,
+    ShapeTy,
     TensorTy,
     TileTy,
     TupleTy,
@@ -51,6 +52,17 @@ def bind(
 
 def test_an_element_generic_binds_from_a_scalar() -> None:
     assert bind("a: E", [ScalarTy(Elem.F16)]) == {"E": Elem.F16}
+
+
+def test_a_shape_binds_its_const_generic() -> None:
+    generics = "<const S: [i32; 2]>"
+    assert bind("s: Shape<S>", [ShapeTy((8, 4))], generics=generics) == {"S": (8, 4)}
+    assert bind("s: Shape<{ [M, 4] }>", [ShapeTy((16, 4))]) == {"M": 16}
+
+
+def test_a_raw_pointer_binds_its_pointee() -> None:
+    assert bind("p: *mut E", [PointerTy(Elem.F32)]) == {"E": Elem.F32}
+    assert bind("p: *const E", [PointerTy(Elem.U8, mutable=False)]) == {"E": Elem.U8}
 
 
 def test_a_tile_binds_its_element_and_every_named_dimension() -> None:

@@ -494,9 +494,10 @@ def aliasing(case: MakeCase) -> list[Case]:
 # ---- grids: outputs, persistent, host, cluster ----------------------------------------------
 
 
-def persistent_contract(outputs: int = 1) -> pb.LaunchContract:
+def persistent_contract(outputs: int = 1, map_shape: list[int] | None = None) -> pb.LaunchContract:
+    groups = map_shape or [4, 1]
     params = [
-        P(f"z{i}", MAPPED, "f32", [64, 64], extra={"map_shape": [4, 1]}) for i in range(outputs)
+        P(f"z{i}", MAPPED, "f32", [64, 64], extra={"map_shape": groups}) for i in range(outputs)
     ]
     return build_contract("persist", [*params, P("x", IN, "f32", [-1, -1])])
 
@@ -508,6 +509,10 @@ def grids(case: MakeCase) -> list[Case]:
     wide = build_contract("wide", [P("z", OUT, "f32", [1, 1])])
     clustered = add_contract()
     clustered.launch.cluster_blocks = 2
+    long_clustered = build_contract("long", [P("z", OUT, "f32", [1])])
+    long_clustered.launch.cluster_blocks = 2
+    clustered_persistent = persistent_contract()
+    clustered_persistent.launch.cluster_blocks = 2
     x = tensor(X, [N])
     tiles_80 = tensor(Z, [1000, 300])
     return [
@@ -533,8 +538,24 @@ def grids(case: MakeCase) -> list[Case]:
             build_contract("long", [P("z", OUT, "f32", [1])]),
             [partition(tensor(Z, [2**31]), [1])],
         ),
-        case("cluster_ok", "a grid of 7814 in clusters of 2", clustered, add_args(n=7814 * 128)),
-        case("cluster", "a grid of 7813 in clusters of 2", clustered, add_args()),
+        case(
+            "cluster_ok",
+            "7814 tiles in clusters of 2: 15628 CTAs",
+            clustered,
+            add_args(n=7814 * 128),
+        ),
+        case(
+            "cluster",
+            "7813 tiles in clusters of 2: 15626 CTAs (a tile block is a cluster, any count)",
+            clustered,
+            add_args(),
+        ),
+        case(
+            "cluster_limit",
+            "2^30 tiles in clusters of 2: 2^31 CTAs, past the grid limit",
+            long_clustered,
+            [partition(tensor(FAR[0], [2**30]), [1])],
+        ),
         case(
             "persistent",
             "(num_tile_blocks, 1, 1)",
@@ -552,6 +573,24 @@ def grids(case: MakeCase) -> list[Case]:
             "more blocks than tiles",
             persistent_contract(),
             [mapped(tiles_80, [64, 64], [4, 1], 81), tensor(X, [1000, 300])],
+        ),
+        case(
+            "persistent_owned",
+            "an OWNED axis 0: one work item per column of tiles (5)",
+            persistent_contract(map_shape=[0, 1]),
+            [mapped(tiles_80, [64, 64], [0, 1], 5), tensor(X, [1000, 300])],
+        ),
+        case(
+            "persistent_owned_too_many",
+            "an OWNED axis 0: more blocks than work items",
+            persistent_contract(map_shape=[0, 1]),
+            [mapped(tiles_80, [64, 64], [0, 1], 6), tensor(X, [1000, 300])],
+        ),
+        case(
+            "persistent_cluster",
+            "a persistent grid of 15 in clusters of 2",
+            clustered_persistent,
+            [mapped(tiles_80, [64, 64], [4, 1], 15), tensor(X, [1000, 300])],
         ),
         case(
             "map_shape",
@@ -624,6 +663,11 @@ def grids(case: MakeCase) -> list[Case]:
 def pointers(case: MakeCase) -> list[Case]:
     c = scale_ptr_contract()
     good = [scalar(Y), scalar(X), scalar(2.0), scalar(4096)]
+    # an entry without a partitioned output takes the host's grid, pointer or not
+    scalars_only = build_contract("s", [P("n", SCALAR, "i32")])
+    scalars_only.grid.mode = pb.GridRule.MODE_HOST
+    clustered = scale_ptr_contract()
+    clustered.launch.cluster_blocks = 2
     return [
         case("addresses", "two addresses, a scalar and a length", c, good, [4, 1, 1]),
         case(
@@ -669,6 +713,10 @@ def pointers(case: MakeCase) -> list[Case]:
             [tensor(Y, [4096]), tensor(X, [4096], device=1), scalar(2.0), scalar(4096)],
             [4, 1, 1],
         ),
+        case("host_no_pointer", "a host grid for scalars", scalars_only, [scalar(3)], [2, 1, 1]),
+        case("host_no_pointer_no_grid", "the same without a grid", scalars_only, [scalar(3)]),
+        case("host_cluster_ok", "a host grid of 4 in clusters of 2", clustered, good, [4, 1, 1]),
+        case("host_cluster", "a host grid of 3 in clusters of 2", clustered, good, [3, 1, 1]),
     ]
 
 
@@ -769,6 +817,47 @@ def launch_checks(case: MakeCase) -> list[Case]:
             "checks see (num_tile_blocks, 1, 1)",
             _persistent_checked(),
             [mapped(tensor(Z, [1000, 300]), [64, 64], [4, 1], 17), tensor(X, [1000, 300])],
+        ),
+    ]
+
+
+def q_slab(param: int, axis: int, tile: int) -> pb.Quantity:
+    return pb.Quantity(slab_tiles=pb.TileCount(param=param, axis=axis, tile=tile))
+
+
+def slab_contract(with_check: bool = True) -> pb.LaunchContract:
+    """`rows(z: &mut Tensor<f32, {[-1, 64]}>, x: &Tensor<f32, {[-1, -1]}>)` cutting z's
+    slab into [32, 64] sub-tiles: the slab extent divides by 32 (SLAB_DIV) and, with the
+    check, holds at least 2 of them."""
+    c = build_contract(
+        "rows",
+        [P("z", OUT, "f32", [-1, 64]), P("x", IN, "f32", [-1, -1])],
+        assumptions=[(0, pb.ASSUMPTION_KIND_SLAB_DIV, 0, 32)],
+    )
+    if with_check:
+        c.launch_checks.add(lhs=q_const(2), rhs=q_slab(0, 0, 32), cause="two sub-tiles")
+    return c
+
+
+def slabs(case: MakeCase) -> list[Case]:
+    def args(rows: int) -> list[dict[str, Any]]:
+        return [partition(tensor(Z, [1024, 64]), [rows, 64]), tensor(X, [1024, 64])]
+
+    return [
+        case("slab_ok", "a slab of 64 rows: two sub-tiles of 32", slab_contract(), args(64)),
+        case("slab_div", "a slab of 48 rows: 32 does not divide it", slab_contract(), args(48)),
+        case("slab_check", "a slab of 32 rows: one sub-tile, not two", slab_contract(), args(32)),
+        case(
+            "slab_any_tile",
+            "any partition tile extent where the contract says -1",
+            slab_contract(with_check=False),
+            args(96),
+        ),
+        case(
+            "slab_fixed_axis",
+            "axis 1 is still fixed at 64",
+            slab_contract(with_check=False),
+            [partition(tensor(Z, [1024, 64]), [64, 32]), tensor(X, [1024, 64])],
         ),
     ]
 
@@ -887,14 +976,6 @@ def contracts(case: MakeCase) -> list[Case]:
             build_contract("noout", [P("x", IN, "f32", [-1])]),
         ),
         ("host_outputs", "HOST with an output", _edited(_set("grid.mode", pb.GridRule.MODE_HOST))),
-        (
-            "host_no_pointer",
-            "HOST without a pointer",
-            _edited(
-                lambda c: (c.ClearField("grid"), setattr(c.grid, "mode", pb.GridRule.MODE_HOST)),
-                lambda: build_contract("s", [P("n", SCALAR, "i32")]),
-            ),
-        ),
         ("block", "a block of two dims", _edited(lambda c: c.launch.block.__delitem__(2))),
         (
             "assumption_param",
@@ -968,6 +1049,36 @@ def contracts(case: MakeCase) -> list[Case]:
             "a tile count of tile 0",
             _edited(lambda c: c.launch_checks.add(lhs=q_tiles(1, 0, 0), rhs=q_const(1))),
         ),
+        (
+            "check_slab_input",
+            "slab tiles of an input",
+            _edited(lambda c: c.launch_checks.add(lhs=q_slab(1, 0, 32), rhs=q_const(1))),
+        ),
+        (
+            "check_slab_tile",
+            "slab tiles of tile 0",
+            _edited(lambda c: c.launch_checks.add(lhs=q_slab(0, 0, 0), rhs=q_const(1))),
+        ),
+        (
+            "assumption_slab_input",
+            "SLAB_DIV on an input",
+            _edited(
+                lambda c: c.assumptions.add(param=1, kind=pb.ASSUMPTION_KIND_SLAB_DIV, value=32)
+            ),
+        ),
+        (
+            "mapped_any_tile",
+            "a -1 tile on a mapped output (only a partitioned one takes any extent)",
+            _edited(lambda c: c.params[0].tile_shape.__setitem__(0, -1), copy_persistent_contract),
+        ),
+        (
+            "mapped_all_owned",
+            "a map with no group (every axis OWNED)",
+            _edited(
+                lambda c: c.params[0].map_shape.__setitem__(1, 0),
+                lambda: copy_persistent_contract(map_shape=(0, 1)),
+            ),
+        ),
     ]
     return [case(name, about, contract, add) for name, about, contract in bad]
 
@@ -982,5 +1093,6 @@ FAMILIES: dict[str, Callable[[MakeCase], list[Case]]] = {
     "grids": grids,
     "pointers": pointers,
     "launch_checks": launch_checks,
+    "slabs": slabs,
     "contracts": contracts,
 }

@@ -102,6 +102,8 @@ pub enum AssumptionKind {
     NonNeg,
     StaticDim,
     FitsI32,
+    /// An output's partition tile extent along `axis` is a multiple of `value`.
+    SlabDiv,
 }
 
 impl AssumptionKind {
@@ -114,6 +116,7 @@ impl AssumptionKind {
             AssumptionKind::NonNeg => "NONNEG",
             AssumptionKind::StaticDim => "STATIC_DIM",
             AssumptionKind::FitsI32 => "FITS_I32",
+            AssumptionKind::SlabDiv => "SLAB_DIV",
         }
     }
 
@@ -124,6 +127,7 @@ impl AssumptionKind {
                 | AssumptionKind::StrideDiv
                 | AssumptionKind::StrideOne
                 | AssumptionKind::StaticDim
+                | AssumptionKind::SlabDiv
         )
     }
 }
@@ -137,7 +141,7 @@ pub struct ParamSpec {
     pub rank: usize,
     /// Inputs: the declared shape, -1 = any extent.
     pub declared_shape: Vec<i64>,
-    /// Outputs (mapped ones too): the partition tile shape.
+    /// Outputs (mapped ones too): the partition tile shape; -1: any partition tile extent.
     pub tile_shape: Vec<i64>,
     /// Mapped outputs: the schedule's swizzle groups.
     pub map_shape: Vec<i64>,
@@ -175,6 +179,7 @@ impl AssumptionSpec {
             AssumptionKind::FitsI32 => {
                 format!("dims, strides and element span of `{name}` fit in i32")
             }
+            AssumptionKind::SlabDiv => format!("tile({name}, {axis}) % {value} == 0"),
         }
     }
 }
@@ -196,12 +201,23 @@ pub enum Quantity {
     },
     /// The launch grid along axis 0, 1 or 2.
     GridAxis(usize),
+    /// An output's partition tile extent along an axis divided by `tile`, rounded down:
+    /// the sub-tiles of each block's slab.
+    SlabTiles {
+        param: usize,
+        axis: usize,
+        tile: i64,
+    },
 }
 
 impl Quantity {
-    /// The value given each param's shape (None for scalars and pointers) and the grid.
-    pub fn evaluate(&self, shapes: &[Option<&[i64]>], grid: [u32; 3]) -> i128 {
+    /// The value given each param's shape (None for scalars and pointers), the grid and
+    /// each param's partition tile (outputs; empty for the others).
+    pub fn evaluate(&self, shapes: &[Option<&[i64]>], grid: [u32; 3], tiles: &[&[i64]]) -> i128 {
         match *self {
+            Quantity::SlabTiles { param, axis, tile } => {
+                (tiles[param][axis] as i128).div_euclid(tile as i128)
+            }
             Quantity::Constant(v) => v as i128,
             Quantity::GridAxis(a) => grid[a] as i128,
             Quantity::Dim { param, axis } => shapes[param].expect("a tensor")[axis] as i128,
@@ -219,6 +235,9 @@ impl Quantity {
             Quantity::Dim { param, axis } => format!("dim({}, {axis})", params[param].name),
             Quantity::TileCount { param, axis, tile } => {
                 format!("ceil(dim({}, {axis}) / {tile})", params[param].name)
+            }
+            Quantity::SlabTiles { param, axis, tile } => {
+                format!("tile({}, {axis}) / {tile}", params[param].name)
             }
         }
     }
@@ -256,7 +275,8 @@ pub struct ContractSpec {
     pub unchecked_accesses: bool,
     pub generics: Vec<(String, String)>,
     pub launch_checks: Vec<LaunchCheckSpec>,
-    /// Grid axis 0 must be a multiple of it.
+    /// CTAs per tile block: a host or persistent grid must be a multiple of it on axis 0;
+    /// an output-derived grid (one tile block per tile) is scaled by it on axis 0.
     pub cluster_blocks: u32,
 }
 
@@ -274,7 +294,7 @@ impl ContractSpec {
         self.grid_mode == GridMode::Persistent
     }
 
-    /// The launch passes the grid (a raw-pointer kernel with no output).
+    /// The launch passes the grid (a kernel without a partitioned output).
     pub fn host_grid(&self) -> bool {
         self.grid_mode == GridMode::Host
     }
@@ -451,7 +471,9 @@ fn check_shapes(
                 "{at}: output rank {rank} is not 1..3"
             )));
         }
-        if tiles.len() != rank || tiles.iter().any(|&t| t <= 0) {
+        // a partitioned output's -1: any partition tile extent (given at launch)
+        let any_extent = if kind == ParamKind::TensorOut { -1 } else { 0 };
+        if tiles.len() != rank || tiles.iter().any(|&t| t <= 0 && t != any_extent) {
             return Err(contract_error(format!(
                 "{at}: tile shape {} does not fit rank {rank}",
                 py_tuple(tiles)
@@ -471,7 +493,9 @@ fn check_shapes(
         )));
     }
     if kind == ParamKind::TensorOutMapped {
-        if groups.len() != rank || groups.iter().any(|&g| g <= 0) {
+        // a group size per axis, or 0 for an OWNED axis; at least one group
+        if groups.len() != rank || groups.iter().any(|&g| g < 0) || !groups.iter().any(|&g| g != 0)
+        {
             return Err(contract_error(format!(
                 "{at}: map shape {} does not fit rank {rank}",
                 py_tuple(groups)
@@ -651,11 +675,6 @@ fn host_grid(kernel: &str, rule: &proto::GridRule, params: &[ParamSpec]) -> Resu
             "contract of `{kernel}`: grid mode HOST cannot launch the output(s) {named}"
         )));
     }
-    if !params.iter().any(|p| p.kind == ParamKind::Pointer) {
-        return Err(contract_error(format!(
-            "contract of `{kernel}`: grid mode HOST without a pointer param"
-        )));
-    }
     Ok(())
 }
 
@@ -669,6 +688,7 @@ fn assumption_kind(kind: i32) -> Option<AssumptionKind> {
         A::Nonneg => Some(AssumptionKind::NonNeg),
         A::StaticDim => Some(AssumptionKind::StaticDim),
         A::FitsI32 => Some(AssumptionKind::FitsI32),
+        A::SlabDiv => Some(AssumptionKind::SlabDiv),
         A::Unspecified => None,
     }
 }
@@ -703,12 +723,21 @@ fn assumption(kernel: &str, params: &[ParamSpec], a: &proto::Assumption) -> Resu
     }
     if matches!(
         kind,
-        AssumptionKind::BaseAlign | AssumptionKind::DimDiv | AssumptionKind::StrideDiv
+        AssumptionKind::BaseAlign
+            | AssumptionKind::DimDiv
+            | AssumptionKind::StrideDiv
+            | AssumptionKind::SlabDiv
     ) && a.value <= 0
     {
         return Err(contract_error(format!(
             "{at}: {name} needs a positive value, got {}",
             a.value
+        )));
+    }
+    if kind == AssumptionKind::SlabDiv && param.kind != ParamKind::TensorOut {
+        return Err(contract_error(format!(
+            "{at}: {name} applies to an output, not `{}`",
+            param.name
         )));
     }
     Ok(AssumptionSpec {
@@ -741,7 +770,7 @@ fn launch_check(
 fn quantity(at: &str, params: &[ParamSpec], q: Option<&proto::Quantity>) -> Result<Quantity> {
     let value = q.and_then(|q| q.value.as_ref()).ok_or_else(|| {
         contract_error(format!(
-            "{at}: no quantity (constant, dim, tile_count or grid_axis) set"
+            "{at}: no quantity (constant, dim, tile_count, ...) set"
         ))
     })?;
     let (kind, param, axis) = match value {
@@ -756,6 +785,7 @@ fn quantity(at: &str, params: &[ParamSpec], q: Option<&proto::Quantity>) -> Resu
         }
         QuantityValue::Dim(d) => ("dim", d.param as usize, d.axis as usize),
         QuantityValue::TileCount(t) => ("tile_count", t.param as usize, t.axis as usize),
+        QuantityValue::SlabTiles(t) => ("slab_tiles", t.param as usize, t.axis as usize),
     };
     let p = params
         .get(param)
@@ -772,20 +802,24 @@ fn quantity(at: &str, params: &[ParamSpec], q: Option<&proto::Quantity>) -> Resu
             p.name, p.rank
         )));
     }
-    match value {
-        QuantityValue::TileCount(t) => {
-            if t.tile <= 0 {
-                return Err(contract_error(format!(
-                    "{at}: tile_count of `{}` needs a positive tile, got {}",
-                    p.name, t.tile
-                )));
-            }
-            Ok(Quantity::TileCount {
-                param,
-                axis,
-                tile: t.tile,
-            })
-        }
-        _ => Ok(Quantity::Dim { param, axis }),
+    let tile = match value {
+        QuantityValue::TileCount(t) | QuantityValue::SlabTiles(t) => t.tile,
+        _ => return Ok(Quantity::Dim { param, axis }),
+    };
+    if tile <= 0 {
+        return Err(contract_error(format!(
+            "{at}: {kind} of `{}` needs a positive tile, got {tile}",
+            p.name
+        )));
     }
+    if let QuantityValue::SlabTiles(_) = value {
+        if p.kind != ParamKind::TensorOut {
+            return Err(contract_error(format!(
+                "{at}: slab_tiles refers to `{}`, not an output",
+                p.name
+            )));
+        }
+        return Ok(Quantity::SlabTiles { param, axis, tile });
+    }
+    Ok(Quantity::TileCount { param, axis, tile })
 }

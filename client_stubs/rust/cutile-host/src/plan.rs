@@ -6,8 +6,9 @@
 //! mapped-partition map and grid), then the contract's assumptions are checked in contract
 //! order, outputs must not overlap anything, the grid is derived (from the partitioned
 //! outputs, a persistent kernel's `num_tile_blocks`, or the caller's grid for a raw-pointer
-//! kernel), the cluster size must divide it, every hoisted launch check `lhs <= rhs` must
-//! hold, and the ABI slots are packed.
+//! kernel), the cluster size must divide a host or persistent grid, every hoisted launch
+//! check `lhs <= rhs` must hold, an output-derived grid is scaled to CTAs by the cluster
+//! size, and the ABI slots are packed.
 
 use crate::contract::{
     ceil_div, py_list, py_tuple, AssumptionKind, AssumptionSpec, ContractSpec, LaunchCheckSpec,
@@ -193,7 +194,8 @@ pub fn plan_launch(
     } else {
         output_grid(kernel, &grid_params)?
     };
-    if launch_grid[0] % spec.cluster_blocks != 0 {
+    let clustered = spec.host_grid() || spec.persistent();
+    if clustered && launch_grid[0] % spec.cluster_blocks != 0 {
         return Err(LaunchError::new(
             K::GridLimit,
             kernel,
@@ -206,6 +208,16 @@ pub fn plan_launch(
         ));
     }
     check_launch(kernel, spec, &bound, launch_grid)?;
+    let launch_grid = if clustered {
+        launch_grid
+    } else {
+        cluster_grid(
+            kernel,
+            launch_grid,
+            spec.cluster_blocks,
+            &grid_params[0].param.name,
+        )?
+    };
     Ok(LaunchPlan {
         grid: launch_grid,
         block: spec.block,
@@ -469,12 +481,20 @@ fn check_output(
             layout.ndim().to_string(),
         ));
     }
-    if tile != param.tile_shape.as_slice() {
+    let wanted = &param.tile_shape;
+    let fits =
+        tile.len() == wanted.len() && wanted.iter().zip(tile).all(|(&w, &t)| w == -1 || w == t);
+    if !fits {
+        // Python's repr of the expected list: `'*'` where any extent fits (a -1)
+        let expected: Vec<String> = wanted
+            .iter()
+            .map(|&w| if w == -1 { "'*'".into() } else { w.to_string() })
+            .collect();
         return Err(LaunchError::new(
             K::TileShapeMismatch,
             kernel,
             name,
-            py_list(&param.tile_shape),
+            format!("[{}]", expected.join(", ")),
             py_list(tile),
         ));
     }
@@ -518,13 +538,20 @@ fn check_mapped(
         )
         .detail("the kernel was compiled for this MAP; map the partition with it"));
     }
-    let tiles: i128 = tile_grid(&layout.shape, tile).iter().product();
-    if !(1 <= blocks as i128 && blocks as i128 <= tiles) {
+    // what the persistent loop hands out: one item per tile of the streamed axes (an OWNED
+    // axis, map entry 0, is all of one item)
+    let items: i128 = tile_grid(&layout.shape, tile)
+        .iter()
+        .zip(map)
+        .filter(|(_, &m)| m != 0)
+        .map(|(&t, _)| t)
+        .product();
+    if !(1 <= blocks as i128 && blocks as i128 <= items) {
         return Err(LaunchError::new(
             K::NumTileBlocks,
             kernel,
             name,
-            format!("1 <= num_tile_blocks <= {tiles} (the output's tiles)"),
+            format!("1 <= num_tile_blocks <= {items} (the output's work items)"),
             blocks.to_string(),
         ));
     }
@@ -626,6 +653,9 @@ fn common_device(kernel: &str, bound: &[Bound<'_>]) -> Checked<Option<i32>> {
 
 fn check_assumption(kernel: &str, a: &AssumptionSpec, b: &Bound<'_>) -> Checked<()> {
     let holds = match b.layout {
+        _ if a.kind == AssumptionKind::SlabDiv => {
+            (b.tile[a.axis] as i128).rem_euclid(a.value as i128) == 0
+        }
         None => scalar_assumption_holds(a, b.value),
         Some(layout) => tensor_assumption_holds(a, layout),
     };
@@ -669,6 +699,7 @@ fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
         AssumptionKind::StrideOne => layout.strides[a.axis] == 1,
         AssumptionKind::StaticDim => layout.shape[a.axis] as i128 == value,
         AssumptionKind::NonNeg => layout.shape.iter().chain(&layout.strides).all(|&v| v >= 0),
+        AssumptionKind::SlabDiv => unreachable!("checked on the partition tile"),
         AssumptionKind::FitsI32 => {
             let largest = layout
                 .shape
@@ -682,6 +713,9 @@ fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
 }
 
 fn assumption_actual(a: &AssumptionSpec, b: &Bound<'_>) -> String {
+    if a.kind == AssumptionKind::SlabDiv {
+        return format!("partition tile {}", py_list(b.tile));
+    }
     let Some(layout) = b.layout else {
         return b
             .value
@@ -701,6 +735,7 @@ fn assumption_actual(a: &AssumptionSpec, b: &Bound<'_>) -> String {
             py_tuple(&layout.shape),
             py_tuple(&layout.strides)
         ),
+        AssumptionKind::SlabDiv => unreachable!("described above"),
         AssumptionKind::FitsI32 => format!(
             "shape {}, strides {}, element span {}",
             py_tuple(&layout.shape),
@@ -875,6 +910,29 @@ fn persistent_grid(kernel: &str, mapped: &[&Bound<'_>]) -> Checked<[u32; 3]> {
     Ok([blocks as u32, 1, 1])
 }
 
+/// The CUDA grid for one tile block per output tile: with a cluster of `cluster` CTAs per
+/// tile block (the cubin's `num_cta_in_cga`) the grid counts CTAs, so axis 0 grows by that
+/// factor and the block ids (cluster ids) still cover exactly the tiles.
+fn cluster_grid(kernel: &str, tiles: [u32; 3], cluster: u32, first: &str) -> Checked<[u32; 3]> {
+    if cluster == 1 {
+        return Ok(tiles);
+    }
+    let ctas = tiles[0] as i128 * cluster as i128;
+    if ctas > GRID_LIMITS[0] {
+        return Err(LaunchError::new(
+            K::GridLimit,
+            kernel,
+            Some(first),
+            format!(
+                "grid axis 0 <= {} CTAs ({cluster} per tile)",
+                GRID_LIMITS[0]
+            ),
+            ctas.to_string(),
+        ));
+    }
+    Ok([ctas as u32, tiles[1], tiles[2]])
+}
+
 // ---- launch checks ------------------------------------------------------------------------
 
 fn check_launch(
@@ -890,9 +948,10 @@ fn check_launch(
         .iter()
         .map(|b| b.layout.map(|l| l.shape.as_slice()))
         .collect();
+    let tiles: Vec<&[i64]> = bound.iter().map(|b| b.tile).collect();
     for check in &spec.launch_checks {
-        let lhs = check.lhs.evaluate(&shapes, grid);
-        let rhs = check.rhs.evaluate(&shapes, grid);
+        let lhs = check.lhs.evaluate(&shapes, grid, &tiles);
+        let rhs = check.rhs.evaluate(&shapes, grid, &tiles);
         if lhs > rhs {
             return Err(launch_check_error(kernel, spec, check, lhs, rhs));
         }

@@ -538,9 +538,12 @@ impl Partition {
     /// Move into a mapped partition for a persistent kernel's `MappedPartitionMut` output:
     /// `num_tile_blocks` blocks walk the tiles in the grouped order `map` (the kernel's MAP).
     pub fn map(self, map: &[i64], num_tile_blocks: i64) -> Result<MappedPartition> {
-        if map.len() != self.tile.len() || map.iter().any(|&g| g <= 0) {
+        // a group size per axis, or 0 for an OWNED axis (walked by the kernel itself)
+        if map.len() != self.tile.len() || map.iter().any(|&g| g < 0) || map.iter().all(|&g| g == 0)
+        {
             return Err(Error::Usage(format!(
-                "map shape {map:?} must be {} positive groups",
+                "map shape {map:?} must hold {} group sizes or 0 (an OWNED axis), with at \
+                 least one group",
                 self.tile.len()
             )));
         }

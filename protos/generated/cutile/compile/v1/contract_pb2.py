@@ -24,49 +24,49 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n cutile/compile/v1/contract.proto\x12\x11\x63utile.compile.v1\"\x86\x04\n\x0eLaunchContract\x12\x16\n\x0eschema_version\x18\x01 \x01(\r\x12\x31\n\x06kernel\x18\x02 \x01(\x0b\x32!.cutile.compile.v1.KernelIdentity\x12)\n\x06target\x18\x03 \x01(\x0b\x32\x19.cutile.compile.v1.Target\x12(\n\x06params\x18\x04 \x03(\x0b\x32\x18.cutile.compile.v1.Param\x12\'\n\x03\x61\x62i\x18\x05 \x03(\x0b\x32\x1a.cutile.compile.v1.AbiSlot\x12)\n\x04grid\x18\x06 \x01(\x0b\x32\x1b.cutile.compile.v1.GridRule\x12/\n\x06launch\x18\x07 \x01(\x0b\x32\x1f.cutile.compile.v1.LaunchConfig\x12\x32\n\x0b\x61ssumptions\x18\x08 \x03(\x0b\x32\x1d.cutile.compile.v1.Assumption\x12)\n\x06safety\x18\t \x01(\x0b\x32\x19.cutile.compile.v1.Safety\x12\x39\n\x0especialization\x18\n \x01(\x0b\x32!.cutile.compile.v1.Specialization\x12\x35\n\rlaunch_checks\x18\x0b \x03(\x0b\x32\x1e.cutile.compile.v1.LaunchCheck\"\x9d\x01\n\x08Quantity\x12\x12\n\x08\x63onstant\x18\x01 \x01(\x03H\x00\x12+\n\x03\x64im\x18\x02 \x01(\x0b\x32\x1c.cutile.compile.v1.ParamAxisH\x00\x12\x32\n\ntile_count\x18\x03 \x01(\x0b\x32\x1c.cutile.compile.v1.TileCountH\x00\x12\x13\n\tgrid_axis\x18\x04 \x01(\rH\x00\x42\x07\n\x05value\"(\n\tParamAxis\x12\r\n\x05param\x18\x01 \x01(\r\x12\x0c\n\x04\x61xis\x18\x02 \x01(\r\"6\n\tTileCount\x12\r\n\x05param\x18\x01 \x01(\r\x12\x0c\n\x04\x61xis\x18\x02 \x01(\r\x12\x0c\n\x04tile\x18\x03 \x01(\x03\"p\n\x0bLaunchCheck\x12(\n\x03lhs\x18\x01 \x01(\x0b\x32\x1b.cutile.compile.v1.Quantity\x12(\n\x03rhs\x18\x02 \x01(\x0b\x32\x1b.cutile.compile.v1.Quantity\x12\r\n\x05\x63\x61use\x18\x03 \x01(\t\"y\n\x0eKernelIdentity\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08\x66unction\x18\x02 \x01(\t\x12\x14\n\x0c\x65ntry_symbol\x18\x03 \x01(\t\x12\x15\n\rsource_sha256\x18\x04 \x01(\t\x12\x18\n\x10\x63ompiler_version\x18\x05 \x01(\t\"n\n\x06Target\x12\n\n\x02sm\x18\x01 \x01(\t\x12\x18\n\x10tileiras_version\x18\x02 \x01(\t\x12\x18\n\x10\x62ytecode_version\x18\x03 \x01(\t\x12\x11\n\topt_level\x18\x04 \x01(\r\x12\x11\n\thost_arch\x18\x05 \x01(\t\"\xac\x01\n\x05Param\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12*\n\x04kind\x18\x03 \x01(\x0e\x32\x1c.cutile.compile.v1.ParamKind\x12\r\n\x05\x64type\x18\x04 \x01(\t\x12\x0c\n\x04rank\x18\x05 \x01(\r\x12\x16\n\x0e\x64\x65\x63lared_shape\x18\x06 \x03(\x03\x12\x12\n\ntile_shape\x18\x07 \x03(\x03\x12\x11\n\tmap_shape\x18\x08 \x03(\x03\"~\n\x07\x41\x62iSlot\x12\r\n\x05param\x18\x01 \x01(\r\x12)\n\x04role\x18\x02 \x01(\x0e\x32\x1b.cutile.compile.v1.SlotRole\x12\x0c\n\x04\x61xis\x18\x03 \x01(\r\x12\r\n\x05\x63type\x18\x04 \x01(\t\x12\x0e\n\x06offset\x18\x05 \x01(\r\x12\x0c\n\x04size\x18\x06 \x01(\r\"\xaa\x01\n\x08GridRule\x12.\n\x04mode\x18\x01 \x01(\x0e\x32 .cutile.compile.v1.GridRule.Mode\x12\x15\n\routput_params\x18\x02 \x03(\r\"W\n\x04Mode\x12\x14\n\x10MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11MODE_FROM_OUTPUTS\x10\x01\x12\x13\n\x0fMODE_PERSISTENT\x10\x02\x12\r\n\tMODE_HOST\x10\x03\"k\n\x0cLaunchConfig\x12\r\n\x05\x62lock\x18\x01 \x03(\r\x12\x18\n\x10shared_mem_bytes\x18\x02 \x01(\r\x12\x1a\n\x12param_buffer_bytes\x18\x03 \x01(\r\x12\x16\n\x0e\x63luster_blocks\x18\x04 \x01(\r\"i\n\nAssumption\x12\r\n\x05param\x18\x01 \x01(\r\x12/\n\x04kind\x18\x02 \x01(\x0e\x32!.cutile.compile.v1.AssumptionKind\x12\x0c\n\x04\x61xis\x18\x03 \x01(\r\x12\r\n\x05value\x18\x04 \x01(\x03\"\xb8\x01\n\x06Safety\x12\x1a\n\x12unchecked_accesses\x18\x01 \x01(\x08\x12\x19\n\x11\x63hecks_discharged\x18\x02 \x01(\r\x12\x1e\n\x16\x63hecks_hoisted_to_host\x18\x03 \x01(\r\x12#\n\x1b\x63hecks_hoisted_to_preheader\x18\x04 \x01(\r\x12\x17\n\x0f\x63hecks_in_place\x18\x05 \x01(\r\x12\x19\n\x11outputs_exclusive\x18\x06 \x01(\x08\"E\n\x0eSpecialization\x12\x33\n\x08generics\x18\x01 \x03(\x0b\x32!.cutile.compile.v1.GenericBinding\"-\n\x0eGenericBinding\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t*\xad\x01\n\tParamKind\x12\x1a\n\x16PARAM_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14PARAM_KIND_TENSOR_IN\x10\x01\x12\x19\n\x15PARAM_KIND_TENSOR_OUT\x10\x02\x12\x15\n\x11PARAM_KIND_SCALAR\x10\x03\x12 \n\x1cPARAM_KIND_TENSOR_OUT_MAPPED\x10\x04\x12\x16\n\x12PARAM_KIND_POINTER\x10\x05*\xa9\x01\n\x08SlotRole\x12\x19\n\x15SLOT_ROLE_UNSPECIFIED\x10\x00\x12\x11\n\rSLOT_ROLE_PTR\x10\x01\x12\x11\n\rSLOT_ROLE_DIM\x10\x02\x12\x14\n\x10SLOT_ROLE_STRIDE\x10\x03\x12\x16\n\x12SLOT_ROLE_PART_DIM\x10\x04\x12\x19\n\x15SLOT_ROLE_PART_STRIDE\x10\x05\x12\x13\n\x0fSLOT_ROLE_VALUE\x10\x06*\x88\x02\n\x0e\x41ssumptionKind\x12\x1f\n\x1b\x41SSUMPTION_KIND_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x41SSUMPTION_KIND_BASE_ALIGN\x10\x01\x12\x1b\n\x17\x41SSUMPTION_KIND_DIM_DIV\x10\x02\x12\x1e\n\x1a\x41SSUMPTION_KIND_STRIDE_DIV\x10\x03\x12\x1e\n\x1a\x41SSUMPTION_KIND_STRIDE_ONE\x10\x04\x12\x1a\n\x16\x41SSUMPTION_KIND_NONNEG\x10\x05\x12\x1e\n\x1a\x41SSUMPTION_KIND_STATIC_DIM\x10\x06\x12\x1c\n\x18\x41SSUMPTION_KIND_FITS_I32\x10\x07\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n cutile/compile/v1/contract.proto\x12\x11\x63utile.compile.v1\"\x86\x04\n\x0eLaunchContract\x12\x16\n\x0eschema_version\x18\x01 \x01(\r\x12\x31\n\x06kernel\x18\x02 \x01(\x0b\x32!.cutile.compile.v1.KernelIdentity\x12)\n\x06target\x18\x03 \x01(\x0b\x32\x19.cutile.compile.v1.Target\x12(\n\x06params\x18\x04 \x03(\x0b\x32\x18.cutile.compile.v1.Param\x12\'\n\x03\x61\x62i\x18\x05 \x03(\x0b\x32\x1a.cutile.compile.v1.AbiSlot\x12)\n\x04grid\x18\x06 \x01(\x0b\x32\x1b.cutile.compile.v1.GridRule\x12/\n\x06launch\x18\x07 \x01(\x0b\x32\x1f.cutile.compile.v1.LaunchConfig\x12\x32\n\x0b\x61ssumptions\x18\x08 \x03(\x0b\x32\x1d.cutile.compile.v1.Assumption\x12)\n\x06safety\x18\t \x01(\x0b\x32\x19.cutile.compile.v1.Safety\x12\x39\n\x0especialization\x18\n \x01(\x0b\x32!.cutile.compile.v1.Specialization\x12\x35\n\rlaunch_checks\x18\x0b \x03(\x0b\x32\x1e.cutile.compile.v1.LaunchCheck\"\xd1\x01\n\x08Quantity\x12\x12\n\x08\x63onstant\x18\x01 \x01(\x03H\x00\x12+\n\x03\x64im\x18\x02 \x01(\x0b\x32\x1c.cutile.compile.v1.ParamAxisH\x00\x12\x32\n\ntile_count\x18\x03 \x01(\x0b\x32\x1c.cutile.compile.v1.TileCountH\x00\x12\x13\n\tgrid_axis\x18\x04 \x01(\rH\x00\x12\x32\n\nslab_tiles\x18\x05 \x01(\x0b\x32\x1c.cutile.compile.v1.TileCountH\x00\x42\x07\n\x05value\"(\n\tParamAxis\x12\r\n\x05param\x18\x01 \x01(\r\x12\x0c\n\x04\x61xis\x18\x02 \x01(\r\"6\n\tTileCount\x12\r\n\x05param\x18\x01 \x01(\r\x12\x0c\n\x04\x61xis\x18\x02 \x01(\r\x12\x0c\n\x04tile\x18\x03 \x01(\x03\"p\n\x0bLaunchCheck\x12(\n\x03lhs\x18\x01 \x01(\x0b\x32\x1b.cutile.compile.v1.Quantity\x12(\n\x03rhs\x18\x02 \x01(\x0b\x32\x1b.cutile.compile.v1.Quantity\x12\r\n\x05\x63\x61use\x18\x03 \x01(\t\"y\n\x0eKernelIdentity\x12\x0e\n\x06module\x18\x01 \x01(\t\x12\x10\n\x08\x66unction\x18\x02 \x01(\t\x12\x14\n\x0c\x65ntry_symbol\x18\x03 \x01(\t\x12\x15\n\rsource_sha256\x18\x04 \x01(\t\x12\x18\n\x10\x63ompiler_version\x18\x05 \x01(\t\"n\n\x06Target\x12\n\n\x02sm\x18\x01 \x01(\t\x12\x18\n\x10tileiras_version\x18\x02 \x01(\t\x12\x18\n\x10\x62ytecode_version\x18\x03 \x01(\t\x12\x11\n\topt_level\x18\x04 \x01(\r\x12\x11\n\thost_arch\x18\x05 \x01(\t\"\xac\x01\n\x05Param\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12*\n\x04kind\x18\x03 \x01(\x0e\x32\x1c.cutile.compile.v1.ParamKind\x12\r\n\x05\x64type\x18\x04 \x01(\t\x12\x0c\n\x04rank\x18\x05 \x01(\r\x12\x16\n\x0e\x64\x65\x63lared_shape\x18\x06 \x03(\x03\x12\x12\n\ntile_shape\x18\x07 \x03(\x03\x12\x11\n\tmap_shape\x18\x08 \x03(\x03\"~\n\x07\x41\x62iSlot\x12\r\n\x05param\x18\x01 \x01(\r\x12)\n\x04role\x18\x02 \x01(\x0e\x32\x1b.cutile.compile.v1.SlotRole\x12\x0c\n\x04\x61xis\x18\x03 \x01(\r\x12\r\n\x05\x63type\x18\x04 \x01(\t\x12\x0e\n\x06offset\x18\x05 \x01(\r\x12\x0c\n\x04size\x18\x06 \x01(\r\"\xaa\x01\n\x08GridRule\x12.\n\x04mode\x18\x01 \x01(\x0e\x32 .cutile.compile.v1.GridRule.Mode\x12\x15\n\routput_params\x18\x02 \x03(\r\"W\n\x04Mode\x12\x14\n\x10MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11MODE_FROM_OUTPUTS\x10\x01\x12\x13\n\x0fMODE_PERSISTENT\x10\x02\x12\r\n\tMODE_HOST\x10\x03\"k\n\x0cLaunchConfig\x12\r\n\x05\x62lock\x18\x01 \x03(\r\x12\x18\n\x10shared_mem_bytes\x18\x02 \x01(\r\x12\x1a\n\x12param_buffer_bytes\x18\x03 \x01(\r\x12\x16\n\x0e\x63luster_blocks\x18\x04 \x01(\r\"i\n\nAssumption\x12\r\n\x05param\x18\x01 \x01(\r\x12/\n\x04kind\x18\x02 \x01(\x0e\x32!.cutile.compile.v1.AssumptionKind\x12\x0c\n\x04\x61xis\x18\x03 \x01(\r\x12\r\n\x05value\x18\x04 \x01(\x03\"\xb8\x01\n\x06Safety\x12\x1a\n\x12unchecked_accesses\x18\x01 \x01(\x08\x12\x19\n\x11\x63hecks_discharged\x18\x02 \x01(\r\x12\x1e\n\x16\x63hecks_hoisted_to_host\x18\x03 \x01(\r\x12#\n\x1b\x63hecks_hoisted_to_preheader\x18\x04 \x01(\r\x12\x17\n\x0f\x63hecks_in_place\x18\x05 \x01(\r\x12\x19\n\x11outputs_exclusive\x18\x06 \x01(\x08\"E\n\x0eSpecialization\x12\x33\n\x08generics\x18\x01 \x03(\x0b\x32!.cutile.compile.v1.GenericBinding\"-\n\x0eGenericBinding\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t*\xad\x01\n\tParamKind\x12\x1a\n\x16PARAM_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14PARAM_KIND_TENSOR_IN\x10\x01\x12\x19\n\x15PARAM_KIND_TENSOR_OUT\x10\x02\x12\x15\n\x11PARAM_KIND_SCALAR\x10\x03\x12 \n\x1cPARAM_KIND_TENSOR_OUT_MAPPED\x10\x04\x12\x16\n\x12PARAM_KIND_POINTER\x10\x05*\xa9\x01\n\x08SlotRole\x12\x19\n\x15SLOT_ROLE_UNSPECIFIED\x10\x00\x12\x11\n\rSLOT_ROLE_PTR\x10\x01\x12\x11\n\rSLOT_ROLE_DIM\x10\x02\x12\x14\n\x10SLOT_ROLE_STRIDE\x10\x03\x12\x16\n\x12SLOT_ROLE_PART_DIM\x10\x04\x12\x19\n\x15SLOT_ROLE_PART_STRIDE\x10\x05\x12\x13\n\x0fSLOT_ROLE_VALUE\x10\x06*\xa6\x02\n\x0e\x41ssumptionKind\x12\x1f\n\x1b\x41SSUMPTION_KIND_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x41SSUMPTION_KIND_BASE_ALIGN\x10\x01\x12\x1b\n\x17\x41SSUMPTION_KIND_DIM_DIV\x10\x02\x12\x1e\n\x1a\x41SSUMPTION_KIND_STRIDE_DIV\x10\x03\x12\x1e\n\x1a\x41SSUMPTION_KIND_STRIDE_ONE\x10\x04\x12\x1a\n\x16\x41SSUMPTION_KIND_NONNEG\x10\x05\x12\x1e\n\x1a\x41SSUMPTION_KIND_STATIC_DIM\x10\x06\x12\x1c\n\x18\x41SSUMPTION_KIND_FITS_I32\x10\x07\x12\x1c\n\x18\x41SSUMPTION_KIND_SLAB_DIV\x10\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cutile.compile.v1.contract_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PARAMKIND']._serialized_start=2181
-  _globals['_PARAMKIND']._serialized_end=2354
-  _globals['_SLOTROLE']._serialized_start=2357
-  _globals['_SLOTROLE']._serialized_end=2526
-  _globals['_ASSUMPTIONKIND']._serialized_start=2529
-  _globals['_ASSUMPTIONKIND']._serialized_end=2793
+  _globals['_PARAMKIND']._serialized_start=2233
+  _globals['_PARAMKIND']._serialized_end=2406
+  _globals['_SLOTROLE']._serialized_start=2409
+  _globals['_SLOTROLE']._serialized_end=2578
+  _globals['_ASSUMPTIONKIND']._serialized_start=2581
+  _globals['_ASSUMPTIONKIND']._serialized_end=2875
   _globals['_LAUNCHCONTRACT']._serialized_start=56
   _globals['_LAUNCHCONTRACT']._serialized_end=574
   _globals['_QUANTITY']._serialized_start=577
-  _globals['_QUANTITY']._serialized_end=734
-  _globals['_PARAMAXIS']._serialized_start=736
-  _globals['_PARAMAXIS']._serialized_end=776
-  _globals['_TILECOUNT']._serialized_start=778
-  _globals['_TILECOUNT']._serialized_end=832
-  _globals['_LAUNCHCHECK']._serialized_start=834
-  _globals['_LAUNCHCHECK']._serialized_end=946
-  _globals['_KERNELIDENTITY']._serialized_start=948
-  _globals['_KERNELIDENTITY']._serialized_end=1069
-  _globals['_TARGET']._serialized_start=1071
-  _globals['_TARGET']._serialized_end=1181
-  _globals['_PARAM']._serialized_start=1184
-  _globals['_PARAM']._serialized_end=1356
-  _globals['_ABISLOT']._serialized_start=1358
-  _globals['_ABISLOT']._serialized_end=1484
-  _globals['_GRIDRULE']._serialized_start=1487
-  _globals['_GRIDRULE']._serialized_end=1657
-  _globals['_GRIDRULE_MODE']._serialized_start=1570
-  _globals['_GRIDRULE_MODE']._serialized_end=1657
-  _globals['_LAUNCHCONFIG']._serialized_start=1659
-  _globals['_LAUNCHCONFIG']._serialized_end=1766
-  _globals['_ASSUMPTION']._serialized_start=1768
-  _globals['_ASSUMPTION']._serialized_end=1873
-  _globals['_SAFETY']._serialized_start=1876
-  _globals['_SAFETY']._serialized_end=2060
-  _globals['_SPECIALIZATION']._serialized_start=2062
-  _globals['_SPECIALIZATION']._serialized_end=2131
-  _globals['_GENERICBINDING']._serialized_start=2133
-  _globals['_GENERICBINDING']._serialized_end=2178
+  _globals['_QUANTITY']._serialized_end=786
+  _globals['_PARAMAXIS']._serialized_start=788
+  _globals['_PARAMAXIS']._serialized_end=828
+  _globals['_TILECOUNT']._serialized_start=830
+  _globals['_TILECOUNT']._serialized_end=884
+  _globals['_LAUNCHCHECK']._serialized_start=886
+  _globals['_LAUNCHCHECK']._serialized_end=998
+  _globals['_KERNELIDENTITY']._serialized_start=1000
+  _globals['_KERNELIDENTITY']._serialized_end=1121
+  _globals['_TARGET']._serialized_start=1123
+  _globals['_TARGET']._serialized_end=1233
+  _globals['_PARAM']._serialized_start=1236
+  _globals['_PARAM']._serialized_end=1408
+  _globals['_ABISLOT']._serialized_start=1410
+  _globals['_ABISLOT']._serialized_end=1536
+  _globals['_GRIDRULE']._serialized_start=1539
+  _globals['_GRIDRULE']._serialized_end=1709
+  _globals['_GRIDRULE_MODE']._serialized_start=1622
+  _globals['_GRIDRULE_MODE']._serialized_end=1709
+  _globals['_LAUNCHCONFIG']._serialized_start=1711
+  _globals['_LAUNCHCONFIG']._serialized_end=1818
+  _globals['_ASSUMPTION']._serialized_start=1820
+  _globals['_ASSUMPTION']._serialized_end=1925
+  _globals['_SAFETY']._serialized_start=1928
+  _globals['_SAFETY']._serialized_end=2112
+  _globals['_SPECIALIZATION']._serialized_start=2114
+  _globals['_SPECIALIZATION']._serialized_end=2183
+  _globals['_GENERICBINDING']._serialized_start=2185
+  _globals['_GENERICBINDING']._serialized_end=2230
 # @@protoc_insertion_point(module_scope)

@@ -36,6 +36,7 @@ class AssumptionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ASSUMPTION_KIND_NONNEG: _ClassVar[AssumptionKind]
     ASSUMPTION_KIND_STATIC_DIM: _ClassVar[AssumptionKind]
     ASSUMPTION_KIND_FITS_I32: _ClassVar[AssumptionKind]
+    ASSUMPTION_KIND_SLAB_DIV: _ClassVar[AssumptionKind]
 PARAM_KIND_UNSPECIFIED: ParamKind
 PARAM_KIND_TENSOR_IN: ParamKind
 PARAM_KIND_TENSOR_OUT: ParamKind
@@ -57,6 +58,7 @@ ASSUMPTION_KIND_STRIDE_ONE: AssumptionKind
 ASSUMPTION_KIND_NONNEG: AssumptionKind
 ASSUMPTION_KIND_STATIC_DIM: AssumptionKind
 ASSUMPTION_KIND_FITS_I32: AssumptionKind
+ASSUMPTION_KIND_SLAB_DIV: AssumptionKind
 
 class LaunchContract(_message.Message):
     __slots__ = ("schema_version", "kernel", "target", "params", "abi", "grid", "launch", "assumptions", "safety", "specialization", "launch_checks")
@@ -85,16 +87,18 @@ class LaunchContract(_message.Message):
     def __init__(self, schema_version: _Optional[int] = ..., kernel: _Optional[_Union[KernelIdentity, _Mapping]] = ..., target: _Optional[_Union[Target, _Mapping]] = ..., params: _Optional[_Iterable[_Union[Param, _Mapping]]] = ..., abi: _Optional[_Iterable[_Union[AbiSlot, _Mapping]]] = ..., grid: _Optional[_Union[GridRule, _Mapping]] = ..., launch: _Optional[_Union[LaunchConfig, _Mapping]] = ..., assumptions: _Optional[_Iterable[_Union[Assumption, _Mapping]]] = ..., safety: _Optional[_Union[Safety, _Mapping]] = ..., specialization: _Optional[_Union[Specialization, _Mapping]] = ..., launch_checks: _Optional[_Iterable[_Union[LaunchCheck, _Mapping]]] = ...) -> None: ...
 
 class Quantity(_message.Message):
-    __slots__ = ("constant", "dim", "tile_count", "grid_axis")
+    __slots__ = ("constant", "dim", "tile_count", "grid_axis", "slab_tiles")
     CONSTANT_FIELD_NUMBER: _ClassVar[int]
     DIM_FIELD_NUMBER: _ClassVar[int]
     TILE_COUNT_FIELD_NUMBER: _ClassVar[int]
     GRID_AXIS_FIELD_NUMBER: _ClassVar[int]
+    SLAB_TILES_FIELD_NUMBER: _ClassVar[int]
     constant: int
     dim: ParamAxis
     tile_count: TileCount
     grid_axis: int
-    def __init__(self, constant: _Optional[int] = ..., dim: _Optional[_Union[ParamAxis, _Mapping]] = ..., tile_count: _Optional[_Union[TileCount, _Mapping]] = ..., grid_axis: _Optional[int] = ...) -> None: ...
+    slab_tiles: TileCount
+    def __init__(self, constant: _Optional[int] = ..., dim: _Optional[_Union[ParamAxis, _Mapping]] = ..., tile_count: _Optional[_Union[TileCount, _Mapping]] = ..., grid_axis: _Optional[int] = ..., slab_tiles: _Optional[_Union[TileCount, _Mapping]] = ...) -> None: ...
 
 class ParamAxis(_message.Message):
     __slots__ = ("param", "axis")

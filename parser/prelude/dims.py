@@ -1,0 +1,262 @@
+"""The `Dim` API (deprecated in cuTile Rust, still compiled): `Dim::new(n)`,
+`n.into_dim()`, `d.value()`, `for j in d` (walks 0..n), `p.with_bounds((a, b[, c]))`
+(a `BoundedPartition{,Mut}` whose axes are tied to those tile counts), `coord((i, j[, k]))`
+and the bounded partition's `load`, `load_pipelined::<L>` and `store`.
+
+Typing only: which `Dim` an index came from, and whether a bound really is the axis's
+tile count, are facts about values that lowering tracks and checks
+(`lowering.intrinsics.dims`).
+"""
+
+from __future__ import annotations
+
+from parser import codes
+from parser.diagnostics import error
+from parser.prelude.common import I32
+from parser.prelude.spec import CallTyper, Intrinsic, Receiver
+from parser.prelude.views import pipelined_latency
+from parser.types import UNIT, CoordTy, DimTy, PartitionTy, SemType, TileTy, TupleTy
+
+DIM = DimTy()
+BOUNDED_RANKS = (2, 3)  # cuTile Rust implements `with_bounds` and `coord` for these
+
+
+def _i32_arg(call: CallTyper, index: int, fn: str) -> bool:
+    ty = call.arg(index, I32)
+    if ty is None:
+        return False
+    if ty != I32:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: `{fn}` expects `i32`, found `{ty}`",
+                call.args[index].span,
+                "expected `i32`",
+            )
+        )
+        return False
+    return True
+
+
+def _dim_new(call: CallTyper) -> SemType | None:
+    return DIM if _i32_arg(call, 0, "Dim::new") else None
+
+
+def _into_dim(call: CallTyper) -> SemType | None:
+    ty = call.arg(0)
+    if ty is None:
+        return None
+    if ty not in (I32, DIM):
+        call.report(
+            error(
+                codes.UNKNOWN_METHOD,
+                f"the method `into_dim` exists for `i32` and `Dim`, not for `{ty}`",
+                call.span,
+                "`IntoDim` is not implemented for this type",
+            )
+        )
+        return None
+    return DIM
+
+
+def _dim_value(call: CallTyper) -> SemType | None:
+    return I32 if call.arg(0) == DIM else None
+
+
+def _coord(call: CallTyper) -> SemType | None:
+    ty = call.arg(0)
+    if ty is None:
+        return None
+    if (
+        isinstance(ty, TupleTy)
+        and len(ty.elements) in BOUNDED_RANKS
+        and all(e == I32 for e in ty.elements)
+    ):
+        return CoordTy(len(ty.elements))
+    call.report(
+        error(
+            codes.MISMATCHED_TYPES,
+            f"`coord` takes a tuple of two or three `i32`, found `{ty}`",
+            call.args[0].span,
+            "expected `(i32, i32)` or `(i32, i32, i32)`",
+        )
+    )
+    return None
+
+
+def _with_bounds(call: CallTyper) -> SemType | None:
+    """`p.with_bounds((a, b))`: consumes `p`; each bound is an `i32` or a `Dim`."""
+    part = call.arg(0)
+    if not isinstance(part, PartitionTy):
+        return None
+    if part.full or part.rank not in BOUNDED_RANKS:
+        call.report(
+            error(
+                codes.UNKNOWN_METHOD,
+                f"no method named `with_bounds` found for `{part}`",
+                call.span,
+                "`with_bounds` is defined for rank-2 and rank-3 partitions",
+            )
+        )
+        return None
+    bounds = call.arg(1, TupleTy((DIM,) * part.rank))
+    if bounds is None:
+        return None
+    if not (
+        isinstance(bounds, TupleTy)
+        and len(bounds.elements) == part.rank
+        and all(b in (I32, DIM) for b in bounds.elements)
+    ):
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"`with_bounds` on a rank-{part.rank} partition takes a tuple of {part.rank} "
+                f"tile counts (`Dim` or `i32`), found `{bounds}`",
+                call.args[1].span,
+                f"expected {part.rank} bounds",
+            )
+        )
+        return None
+    return PartitionTy(part.elem, part.tile, part.mutable, part.slab, bounded=True)
+
+
+def _coord_arg(call: CallTyper, index: int, part: PartitionTy) -> bool:
+    expected = CoordTy(part.rank)
+    ty = call.arg(index, expected)
+    if ty is None:
+        return False
+    if ty != expected:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: expected `{expected}`, found `{ty}`",
+                call.args[index].span,
+                f"index a bounded partition with `coord(({', '.join('_' * part.rank)}))`",
+            )
+        )
+        return False
+    return True
+
+
+def _bounded_load(call: CallTyper) -> SemType | None:
+    part = call.arg(0)
+    assert isinstance(part, PartitionTy)
+    return TileTy(part.elem, part.tile) if _coord_arg(call, 1, part) else None
+
+
+def _bounded_load_pipelined(call: CallTyper) -> SemType | None:
+    part = call.arg(0)
+    assert isinstance(part, PartitionTy)
+    if not _coord_arg(call, 1, part) or not pipelined_latency(call, "load_pipelined"):
+        return None
+    return TileTy(part.elem, part.tile)
+
+
+def _bounded_store(call: CallTyper) -> SemType | None:
+    part = call.arg(0)
+    assert isinstance(part, PartitionTy)
+    expected = TileTy(part.elem, part.tile)
+    tile = call.arg(1, expected)
+    binding = call.binding(0)
+    if binding is not None and not getattr(binding, "mutable", True):
+        name = getattr(binding, "name", "")
+        call.report(
+            error(
+                codes.MUTATE_SHARED,
+                f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
+                call.args[0].span,
+                "cannot borrow as mutable",
+                secondary=((binding.span, f"help: `mut {name}`"),),
+                help=(f"declare it `let mut {name} = ...`",),
+            )
+        )
+        return None
+    if tile is None or not _coord_arg(call, 2, part):
+        return None
+    if tile != expected:
+        call.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: expected `{expected}`, found `{tile}`",
+                call.args[1].span,
+                f"the partition's tile is `{expected}`",
+            )
+        )
+        return None
+    return UNIT
+
+
+DIM_INTRINSICS: tuple[Intrinsic, ...] = (
+    Intrinsic(
+        "dim_new",
+        "fn Dim::new(size: i32) -> Dim",
+        (1,),
+        _dim_new,
+        functions=("Dim::new", "dim_new", "dim_from_i32", "Dim::from"),
+    ),
+    Intrinsic(
+        "into_dim",
+        "fn into_dim(self) -> Dim",
+        (1,),
+        _into_dim,
+        methods=("into_dim",),
+        receiver=Receiver.SCALAR,
+    ),
+    Intrinsic(
+        "dim_into_dim",
+        "fn into_dim(self: Dim) -> Dim",
+        (1,),
+        _into_dim,
+        methods=("into_dim",),
+        receiver=Receiver.DIM,
+    ),
+    Intrinsic(
+        "dim_value",
+        "fn value(self: Dim) -> i32",
+        (1,),
+        _dim_value,
+        functions=("dim_value",),
+        methods=("value",),
+        receiver=Receiver.DIM,
+    ),
+    Intrinsic(
+        "coord",
+        "fn coord<C: CoordTuple>(index: C) -> C::Coord",
+        (1,),
+        _coord,
+        functions=("coord",),
+    ),
+    Intrinsic(
+        "with_bounds",
+        "fn with_bounds<A: IntoDim, B: IntoDim>(self, bounds: (A, B)) -> BoundedPartition<E, D>",
+        (2,),
+        _with_bounds,
+        methods=("with_bounds",),
+        receiver=Receiver.PARTITION,
+    ),
+    Intrinsic(
+        "bounded_load",
+        "fn load(&self: BoundedPartition<E, D>, index: Coord2) -> Tile<E, D>",
+        (2,),
+        _bounded_load,
+        methods=("load",),
+        receiver=Receiver.BOUNDED_PARTITION,
+    ),
+    Intrinsic(
+        "bounded_load_pipelined",
+        "fn load_pipelined<const L: i32>(&self: BoundedPartition<E, D>, index: Coord2) "
+        "-> Tile<E, D>",
+        (2,),
+        _bounded_load_pipelined,
+        methods=("load_pipelined",),
+        receiver=Receiver.BOUNDED_PARTITION,
+    ),
+    Intrinsic(
+        "bounded_store",
+        "fn store(&mut self: BoundedPartitionMut<E, D>, tile: Tile<E, D>, index: Coord2)",
+        (3,),
+        _bounded_store,
+        methods=("store",),
+        receiver=Receiver.BOUNDED_PARTITION_MUT,
+    ),
+)

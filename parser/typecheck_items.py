@@ -1,0 +1,289 @@
+"""Type rules for a kernel module's own items: struct literals, field access and struct
+patterns, methods and associated functions of `impl` blocks (inlined like device
+functions), associated consts (rejected where read, as cuTile Rust rejects them), unit
+and tuple structs used as values.
+
+Everything here is resolved statically: a struct value is the tuple of its fields
+(`StructTy`), so it flows through `let`, calls, `if` and loops as a tuple does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from parser import ast_nodes as A
+from parser import codes
+from parser.check_messages import mismatch
+from parser.diagnostics import DiagnosticSink, error
+from parser.items import ItemIndex
+from parser.type_eval import GenericValue, TypeResolver
+from parser.typecheck_calls import CallTarget, _compatible
+from parser.types import ArrayTy, RefTy, SemType, StructTy
+from parser.unify import Conflict, unify
+
+if TYPE_CHECKING:
+    from parser.typecheck import Checker
+
+
+class ItemRules:
+    @property
+    def items(self: Checker) -> ItemIndex:
+        return self.program.items
+
+    # --- types named in expressions and patterns
+
+    def quiet_type(self: Checker, segments: tuple[str, ...], span: A.Span) -> SemType | None:
+        """The type a path names (`Self`, a struct, an alias, `Tensor<..>` through an
+        alias), or None; nothing is reported."""
+        name = segments[-1]  # `Pair`, `inner::Pair`, `self::Pair`
+        if name != "Self" and not self.items.is_type_name(name):
+            return None
+        resolver = TypeResolver(self.resolver.env, DiagnosticSink())
+        return resolver.resolve(A.PathType(span, segments))
+
+    def struct_named(self: Checker, path: tuple[str, ...], span: A.Span) -> StructTy | None:
+        ty = self.quiet_type(path, span)
+        return ty if isinstance(ty, StructTy) else None
+
+    # --- struct literals and fields
+
+    def user_struct_literal(self: Checker, lit: A.StructLit, struct: StructTy) -> SemType | None:
+        given: dict[str, A.Expr] = {}
+        for name, value in lit.fields:
+            if struct.field_index(name) is None:
+                self.report(
+                    error(
+                        codes.UNKNOWN_FIELD,
+                        f"struct `{struct.name}` has no field named `{name}`",
+                        value.span,
+                        "unknown field",
+                        help=(f"its fields are: {', '.join(struct.field_names) or 'none'}",),
+                    )
+                )
+                return None
+            if name in given:
+                self.report(
+                    error(
+                        codes.UNKNOWN_FIELD,
+                        f"field `{name}` specified more than once",
+                        value.span,
+                        "used more than once",
+                    )
+                )
+                return None
+            given[name] = value
+        missing = [n for n in struct.field_names if n not in given]
+        if missing:
+            listed = ", ".join(f"`{n}`" for n in missing)
+            self.report(
+                error(
+                    codes.MISSING_FIELD,
+                    f"missing field{'s' if len(missing) > 1 else ''} {listed} in initializer "
+                    f"of `{struct.name}`",
+                    lit.path.span,
+                    f"missing {listed}",
+                )
+            )
+            return None
+        for name, value in given.items():
+            declared = struct.elements[struct.field_index(name)]  # type: ignore[index]
+            ty = self.expr(value, declared)
+            if ty is None:
+                return None
+            if not _compatible(declared, ty):
+                self.report(mismatch(declared, ty, value.span))
+                return None
+        return struct
+
+    def tuple_struct_call(self: Checker, call: A.Call) -> SemType | bool | None:
+        """`Pair(a, b)` for `struct Pair(T, U);`: False when `call` builds no tuple struct."""
+        assert isinstance(call.function, A.PathExpr)
+        struct = self.struct_named(call.function.segments, call.function.span)
+        if struct is None or not struct.field_names or struct.field_names[0] != "0":
+            return False
+        if len(call.args) != len(struct.elements):
+            self.report(
+                error(
+                    codes.WRONG_ARG_COUNT,
+                    f"`{struct.name}` has {len(struct.elements)} field(s) but "
+                    f"{len(call.args)} were supplied",
+                    call.span,
+                    "wrong number of fields",
+                )
+            )
+            return None
+        for arg, declared in zip(call.args, struct.elements, strict=True):
+            ty = self.expr(arg, declared)
+            if ty is None:
+                return None
+            if not _compatible(declared, ty) and not self.try_flex(arg, ty, declared):
+                self.report(mismatch(declared, ty, arg.span))
+                return None
+        return struct
+
+    def struct_field(self: Checker, access: A.FieldAccess, base: SemType) -> SemType | None:
+        """`value.name` on a struct (through a reference too); None when `base` is no
+        struct."""
+        struct = base.inner if isinstance(base, RefTy) else base
+        if not isinstance(struct, StructTy):
+            return None
+        index = struct.field_index(access.name)
+        if index is None:
+            self.report(
+                error(
+                    codes.NO_SUCH_FIELD,
+                    f"no field `{access.name}` on type `{struct}`",
+                    access.span,
+                    "unknown field",
+                    help=(f"available fields are: {', '.join(struct.field_names) or 'none'}",),
+                )
+            )
+            return None
+        return struct.elements[index]
+
+    # --- patterns
+
+    def bind_array(self: Checker, pattern: A.ArrayPattern, ty: SemType) -> tuple | None:
+        """The element types an array pattern binds, or None after reporting."""
+        if not isinstance(ty, ArrayTy) or ty.length != len(pattern.elements):
+            self._pattern_mismatch(pattern, ty)
+            return None
+        return (ty.element,) * ty.length
+
+    def bind_struct(
+        self: Checker, pattern: A.StructPattern, ty: SemType
+    ) -> list[tuple[A.Pattern, SemType]] | None:
+        struct = self.struct_named(pattern.path, pattern.span)
+        if struct is None or struct != ty:
+            self._pattern_mismatch(pattern, ty)
+            return None
+        out: list[tuple[A.Pattern, SemType]] = []
+        for name, sub in pattern.fields:
+            index = struct.field_index(name)
+            if index is None:
+                self.report(
+                    error(
+                        codes.PATTERN_UNKNOWN_FIELD,
+                        f"struct `{struct.name}` does not have a field named `{name}`",
+                        sub.span,
+                        "struct has no such field",
+                    )
+                )
+                return None
+            out.append((sub, struct.elements[index]))
+        named = {name for name, _ in pattern.fields}
+        missing = [n for n in struct.field_names if n not in named]
+        if missing and not pattern.rest:
+            listed = ", ".join(f"`{n}`" for n in missing)
+            self.report(
+                error(
+                    codes.PATTERN_MISSING_FIELD,
+                    f"pattern does not mention field{'s' if len(missing) > 1 else ''} {listed}",
+                    pattern.span,
+                    f"missing {listed}",
+                    help=("add the missing fields, or ignore them with `..`",),
+                )
+            )
+            return None
+        return out
+
+    def _pattern_mismatch(self: Checker, pattern: A.Pattern, ty: SemType) -> None:
+        self.report(
+            error(
+                codes.MISMATCHED_TYPES,
+                f"mismatched types: this pattern cannot match `{ty}`",
+                pattern.span,
+                f"expected a pattern for `{ty}`",
+            )
+        )
+
+    # --- methods, associated functions and consts
+
+    def user_method(self: Checker, call: A.MethodCall, receiver: SemType) -> CallTarget | None:
+        """`receiver.name(..)` resolved to a function of a module `impl` of the receiver's
+        type (or a trait's default method); None when there is none."""
+        owner = receiver.inner if isinstance(receiver, RefTy) else receiver
+        for impl in self.items.impls_with_function(call.method):
+            generics = self.impl_for(impl, owner)
+            function = self.items.functions_of(impl, call.method)
+            if generics is None or function is None:
+                continue
+            if not function.params or function.params[0].name != "self":
+                continue  # an associated function, not a method
+            return CallTarget(function, (call.receiver, *call.args), owner, generics, {0: receiver})
+        return None
+
+    def associated_function(self: Checker, call: A.Call) -> CallTarget | bool | None:
+        """`Type::name(..)` for a struct, alias or `Self` with a module `impl`: the
+        function to inline, None when the path names no such type (not this rule's call),
+        False after reporting that the type has no such function."""
+        path = call.function
+        assert isinstance(path, A.PathExpr)
+        if len(path.segments) < 2:
+            return None
+        owner = self.quiet_type(path.segments[:-1], path.span)
+        if owner is None:
+            return None
+        for impl in self.items.impls_with_function(path.name):
+            generics = self.impl_for(impl, owner)
+            function = self.items.functions_of(impl, path.name)
+            if generics is not None and function is not None:
+                return CallTarget(function, call.args, owner, generics)
+        self.report(
+            error(
+                codes.UNKNOWN_METHOD,
+                f"no function or associated item named `{path.name}` found for `{owner}`",
+                path.span,
+                "function or associated item not found",
+            )
+        )
+        return False
+
+    def associated_const(self: Checker, path: A.PathExpr) -> bool:
+        """`Type::NAME` / `<Type as Trait>::NAME` / `Self::NAME` naming an associated
+        const of a module `impl` (or a trait's default). cuTile Rust types such a path
+        (by its declared type) but cannot emit its value, so neither do we. Whether `path`
+        names one (and was reported)."""
+        owner = self.quiet_type(path.segments[:-1], path.span)
+        if owner is None:
+            return False
+        for impl in self.items.impls_with_const(path.name):
+            item = self.items.const_of(impl, path.name)
+            if item is None or self.impl_for(impl, owner) is None:
+                continue
+            self.report(
+                error(
+                    codes.UNSUPPORTED_SYNTAX,
+                    f"associated const values are not supported in kernels: "
+                    f"`{path.span.text}` of `{owner}`",
+                    path.span,
+                    "associated const of a module `impl`",
+                    secondary=((item.span, "defined here"),),
+                    help=("use a module-level `const` or a const generic instead",),
+                )
+            )
+            return True
+        return False
+
+    def unit_struct(self: Checker, path: A.PathExpr) -> SemType | None:
+        """A unit struct (`struct Marker;`) used as a value."""
+        struct = self.struct_named(path.segments, path.span)
+        if struct is None or struct.elements:
+            return None
+        self.facts.consts[path] = ()
+        return struct
+
+    def impl_for(self: Checker, impl: A.ImplBlock, ty: SemType) -> dict[str, GenericValue] | None:
+        """The impl's generics when `impl` is for `ty`, else None."""
+        names = {g.name for g in impl.generics}
+        bound: dict[str, GenericValue] = {}
+        try:
+            unify(impl.self_type, ty, names, bound)
+        except Conflict:
+            return None
+        if set(bound) != names:
+            return None
+        env = replace(self.resolver.env, generics=bound, self_type=None)
+        resolved = TypeResolver(env, DiagnosticSink()).resolve(impl.self_type)
+        return bound if resolved == ty else None
