@@ -148,6 +148,9 @@ ATTENTION_TUNED_TILES = {
         ("64", "128", "3", "2", "4"),
         ("128", "128", "3", "1", "8"),
         ("128", "128", "2", "1", "8"),
+        ("64", "128", "1", "2", "4"),
+        ("64", "64", "2", "3", "4"),
+        ("128", "64", "2", "2", "8"),
     ),
 }
 ATTENTION_TUNED_CONFIGS = tuple(
@@ -175,11 +178,87 @@ ATTENTION_TUNED = (
     ),
 )
 
+# gemm_fp8_tuned: (BM, BN, BK, load latency, occupancy, CTAs per tile block); MAP [8, 1].
+# Hopper's fp8 wgmma reads K in steps of 32: BK = 128 keeps four of them per stage.
+GEMM_FP8_TILES = (
+    ("128", "128", "128", "3", "1", "1"),
+    ("128", "128", "128", "4", "1", "1"),
+    ("128", "128", "128", "6", "1", "1"),
+    ("128", "128", "64", "6", "1", "1"),
+    ("128", "256", "128", "4", "1", "2"),
+    ("256", "128", "128", "4", "1", "2"),
+)
+GEMM_FP8_TUNED = tuple(
+    {
+        "FP": "f8e4m3fn",
+        "E": "bf16",
+        "BM": bm,
+        "BN": bn,
+        "BK": bk,
+        "MAP": "[8, 1]",
+        "LAT": lat,
+        "OCC": occ,
+        "CTA": cta,
+    }
+    for bm, bn, bk, lat, occ, cta in GEMM_FP8_TILES
+)
+GEMM_FP8 = (Group("gemm_fp8.rs", "gemm_fp8_tuned", GEMM_FP8_TUNED),)
+
+# decode attention (rust_examples/decoder.rs): Qwen3-4B's heads (8 KV heads of 4 query heads,
+# D = 128), one query token per sequence; (BN, load latency, occupancy) of attention_partial
+DECODE_ATTENTION_SHAPE = {"E": "bf16", "G": "4", "PT": "1", "D": "128"}
+DECODE_ATTENTION_TILES = (("64", "3", "2"), ("128", "2", "1"), ("128", "3", "2"))
+DECODE_ATTENTION = (
+    Group(
+        "decoder.rs",
+        "attention_partial",
+        tuple(
+            {**DECODE_ATTENTION_SHAPE, "BN": bn, "LAT": lat, "OCC": occ}
+            for bn, lat, occ in DECODE_ATTENTION_TILES
+        ),
+    ),
+    Group("decoder.rs", "attention_merge", (DECODE_ATTENTION_SHAPE,)),
+)
+
+# cutile-rs's own GEMM examples, compiled unchanged by default (benchmarks/build_cutile_rs.py,
+# benchmarks/bench_cutile_rs.py): not part of FAMILIES (their sources live in a cutile-rs checkout)
+CUTILE_RS_TILE = {"BM": "128", "BN": "128", "BK": "64"}
+CUTILE_RS_SIZES = (4096, 8192)
+# one tile block per SM of the H200, as cutile-rs's host code maps
+CUTILE_RS_PERSISTENT_BLOCKS = 132
+
+
+@dataclass(frozen=True)
+class CutileRsKernel:
+    source: str  # path inside a cutile-rs checkout
+    entry: str
+    generics: Mapping[str, str]
+
+
+CUTILE_RS_KERNELS = (
+    *(
+        CutileRsKernel(
+            "cutile-examples/examples/gemm.rs",
+            "gemm",
+            {"E": "f16", **CUTILE_RS_TILE, "K": str(size)},
+        )
+        for size in CUTILE_RS_SIZES
+    ),
+    CutileRsKernel(
+        "cutile-examples/examples/persistent_gemm.rs",
+        "gemm_persistent",
+        {"T": "f16", **CUTILE_RS_TILE, "MAP_SHAPE": "[8, 1]"},
+    ),
+)
+
+
 # the groups of each benchmark family (`build_bundle --family NAME` compiles one family only)
 FAMILIES = {
     "add": ADD,
     "norms": NORMS,
     "gemm": GEMM,
+    "gemm_fp8": GEMM_FP8,
     "attention": (*ATTENTION, *ATTENTION_TUNED),
+    "decode_attention": DECODE_ATTENTION,
 }
 GROUPS = tuple(group for groups in FAMILIES.values() for group in groups)

@@ -18,7 +18,9 @@ from benchmarks import (
     bench_add,
     bench_attention,
     bench_cutile_python,
+    bench_decode_attention,
     bench_gemm,
+    bench_gemm_fp8,
     bench_norms,
     write_benchmarks_md,
 )
@@ -27,7 +29,9 @@ FAMILIES = {
     "add": bench_add.main,
     "norms": bench_norms.main,
     "gemm": bench_gemm.main,
+    "gemm_fp8": bench_gemm_fp8.main,
     "attention": bench_attention.main,
+    "decode_attention": bench_decode_attention.main,
 }
 
 

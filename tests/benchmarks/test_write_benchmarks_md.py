@@ -81,9 +81,9 @@ def test_rows_become_table_lines_with_rates_ratio_and_check() -> None:
 
 def test_targets_show_the_measured_ratio_and_the_gap() -> None:
     text = render([GEMM, ADD])
-    assert "| gemm f16 | 8192x8192x8192 | 0.95 | 0.91 | no (-0.04) |" in text
+    assert "| gemm f16 | 8192x8192x8192 | 1.00 | 0.91 | no (-0.09) |" in text
     assert "| add f32 | 2^28 | 1.00 | 1.00 | yes |" in text
-    assert "| gemm bf16 | 4096x4096x4096 | 0.90 | not measured |  |" in text
+    assert "| gemm bf16 | 4096x4096x4096 | 0.97 | not measured |  |" in text
 
 
 def test_main_reads_every_json_in_the_folder(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_cutile_python_rows_sit_next_to_ours_and_are_no_target() -> None:
     )
     assert "| gemm f16 | 256x256x256 | TFLOP/s |  | 2.00 | 2.00 |  |" in text
     # the target still reads our row (0.91), not cuTile Python's (0.83)
-    assert "| gemm f16 | 8192x8192x8192 | 0.95 | 0.91 | no (-0.04) |" in text
+    assert "| gemm f16 | 8192x8192x8192 | 1.00 | 0.91 | no (-0.09) |" in text
 
 
 def _decode_row(model: str, batch: int, ours: float, graphs: float, bound: float) -> dict:
@@ -181,4 +181,4 @@ def test_decode_rows_get_their_own_table_and_the_issue_16_targets() -> None:
     assert "| Qwen3-32B | 1 | 1024 | 50.0 | not run | 55.0 | 66.0 | 0.76 | 0.91 | no (" in text
     assert "| Qwen3-4B | 64 | 1024 | 6000.0 | not run | 5000.0 | 9000.0 | 0.67 | 1.20 |  |" in text
     # the kernel targets table ignores decode rows
-    assert "| gemm f16 | 8192x8192x8192 | 0.95 |" in text
+    assert "| gemm f16 | 8192x8192x8192 | 1.00 |" in text

@@ -1,5 +1,5 @@
 """Launch every decoder kernel (rust_examples/decoder.rs) of a bundle on the GPU and compare
-with its torch emulation (tests/benchmarks/decode_emulation.py, run on CPU copies of the
+with its torch emulation (tests/benchmarks/decode_emulators.py, run on CPU copies of the
 same inputs), at shapes derived from each entry's generics: ragged where the kernel masks
 (partial row, K and key tiles, a partial prefill chunk), split-K and split attention.
 
@@ -24,7 +24,7 @@ from tests.gpu.support import load
 
 torch = pytest.importorskip("torch")
 
-from tests.benchmarks.decode_emulation import EMULATORS  # noqa: E402
+from tests.benchmarks.decode_emulators import EMULATORS  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

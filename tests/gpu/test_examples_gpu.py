@@ -155,6 +155,40 @@ def test_persistent_gemm(entry: BundleEntry, blocks: int, torch) -> None:
     _check("gemm_persistent", dtype, f"{m}x{n}x{k}, {blocks} blocks", z, x.float() @ y.float())
 
 
+def _fp8_view(torch, t, name: str) -> DeviceTensor:
+    """A DeviceTensor over a torch float8 tensor's memory (by pointer: no DLPack needed)."""
+    return DeviceTensor(t.data_ptr(), tuple(t.shape), t.stride(), name, t.device.index or 0, t)
+
+
+FP8_TORCH = {"f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+
+
+@pytest.mark.parametrize(
+    "entry", _entries("gemm_fp8") + _entries("gemm_fp8_aligned") + _entries("gemm_fp8_tuned")
+)
+def test_gemm_fp8(entry: BundleEntry, torch) -> None:
+    """z = (sx * x) @ (sy * y)^T with x [M, K], y [N, K] in fp8, accumulated in f32: compared
+    with the f32 product of the same fp8 values (the fp8 rounding is the inputs', not ours)."""
+    kernel = _kernel(entry)
+    generics = entry.generics_dict
+    fp, out_dtype = generics["FP"], generics["E"]
+    bm, bn = int(generics["BM"]), int(generics["BN"])
+    m, n, k = 1000, 520, 256  # ragged M and N; K a multiple of 16 (the aligned forms' rule)
+    generator = torch.Generator(device="cuda").manual_seed(3)
+    x32 = torch.randn((m, k), device="cuda", generator=generator)
+    y32 = torch.randn((n, k), device="cuda", generator=generator)
+    x8, y8 = (t.to(getattr(torch, FP8_TORCH[fp])) for t in (x32, y32))
+    sx, sy = 0.5, 0.25
+    z = torch.zeros((m, n), device="cuda", dtype=_dtype(torch, out_dtype))
+    part = DeviceTensor.wrap(z).partition((bm, bn))
+    if "MAP" in generics:
+        group = [int(v) for v in generics["MAP"].strip("[]").split(",")]
+        part = part.map(group, min(132, -(-m // bm) * -(-n // bn)))
+    kernel(part, _fp8_view(torch, x8, fp), _fp8_view(torch, y8, fp), sx, sy, sync=True)
+    expected = (x8.float() @ y8.float().T) * (sx * sy)
+    _check(entry.function, out_dtype, f"{fp} {m}x{n}x{k}", z, expected)
+
+
 @pytest.mark.parametrize("entry", _entries("batch_matmul"))
 def test_batch_matmul(entry: BundleEntry, torch) -> None:
     kernel = _kernel(entry)
