@@ -88,11 +88,15 @@ from lowering.pipeline import (
     compile_kernel,
     list_entries,
 )
-from parser.codes import INTERNAL_ERROR
-from parser.diagnostics import Diagnostic, Severity
-from parser.render import render, to_json
-from parser.spans import SourceFile
-from parser.specialization import TensorFacts
+from parser.front_end import (
+    Diagnostic,
+    Severity,
+    SourceFile,
+    TensorFacts,
+    codes,
+    render,
+    to_json,
+)
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.auth import TokenError, read_token
 from service.cache import DiskCache, default_cache_dir
@@ -304,7 +308,7 @@ class LocalCompiler:
             return self.engine.compile(request)
         except Exception as exc:  # a bug: reported like rustc's ICE, without a traceback
             message = f"internal compiler error: {type(exc).__name__}: {exc}"
-            diagnostic = Diagnostic(Severity.ERROR, INTERNAL_ERROR, message)
+            diagnostic = Diagnostic(Severity.ERROR, codes.INTERNAL_ERROR, message)
             return Outcome(NO_KEY, (diagnostic,))
 
     def close(self) -> None:

@@ -11,10 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lowering.pipeline import CompileRequest
-from parser.codes import ALL_CODES, DiagnosticCode
-from parser.diagnostics import Diagnostic, Label, Severity
-from parser.spans import SourceFile, Span
-from parser.specialization import DEFAULT_BASE_ALIGN
+from parser.front_end import (
+    ALL_CODES,
+    DEFAULT_BASE_ALIGN,
+    Diagnostic,
+    DiagnosticCode,
+    Label,
+    Severity,
+    SourceFile,
+    Span,
+)
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 _SEVERITY = {

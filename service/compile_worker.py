@@ -29,10 +29,9 @@ from multiprocessing.connection import Connection
 from lowering.contract import LaunchContract
 from lowering.pipeline import CompileRequest, Timings, compile_kernel
 from lowering.tileiras import Tileiras, TileirasFault
-from parser.diagnostics import Diagnostic
+from parser.front_end import Diagnostic
 from service.cache import CacheEntry
 from service.content_cache import ContentCachedAssembler
-from service.parse_limit import ParseTooSlow, check_parse_time
 
 _PR_SET_PDEATHSIG = 1
 
@@ -51,7 +50,7 @@ class WorkerLimits:
 class CompileJob:
     request: CompileRequest
     content_cache: bool  # ask the parent for, and give it, cubins by content key
-    parse_limit_ms: int | None = None  # every source must parse within this (see parse_limit)
+    parse_limit_ms: int | None = None  # tree-sitter's wall time over every source (CT0007)
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,6 @@ class JobDone:
     contract: LaunchContract | None = None
     timings: Timings = field(default_factory=Timings)
     fault: tuple[str, str] | None = None  # (kind, message)
-    parse_too_slow: tuple[int, int] | None = None  # (source index, limit in ms)
 
 
 class ParentCache:
@@ -141,11 +139,7 @@ def _compile(job: CompileJob, tileiras: Tileiras, conn: Connection) -> JobDone:
         else tileiras
     )
     try:
-        if job.parse_limit_ms is not None:
-            check_parse_time(job.request.sources, job.parse_limit_ms)
-        result = compile_kernel(job.request, assembler=assembler)
-    except ParseTooSlow as exc:
-        return JobDone(parse_too_slow=(exc.index, exc.limit_ms))
+        result = compile_kernel(job.request, assembler=assembler, parse_limit_ms=job.parse_limit_ms)
     except TileirasFault as exc:
         return JobDone(fault=("tileiras", str(exc)))
     except MemoryError:

@@ -23,13 +23,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kernel, list_entries
-from parser import ast_nodes as A
-from parser import codes
-from parser.cst_to_ast import parse_file
-from parser.diagnostics import Diagnostic, DiagnosticSink
-from parser.render import render
-from parser.spans import SourceFile, Span
-from parser.typed_kernel import TypedBody, TypedKernel
+from parser.front_end import (
+    ArrayType,
+    Diagnostic,
+    DiagnosticSink,
+    Function,
+    GenericParam,
+    IntLit,
+    PathType,
+    SourceFile,
+    Span,
+    TypedBody,
+    TypedKernel,
+    TypeParam,
+    codes,
+    parse_file,
+    render,
+)
 
 MODULE_MARK = "#[cutile::module]"
 SAMPLE_I32 = ("16", "1")  # an `i32` generic's sample values, first one for hover
@@ -146,7 +156,7 @@ def _parse_spec(text: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]
     return spec.named, spec.positional
 
 
-def _function(source: SourceFile, entry: str) -> A.Function | None:
+def _function(source: SourceFile, entry: str) -> Function | None:
     parsed = parse_file(source, DiagnosticSink())
     for module in parsed.modules:
         for function in module.functions:
@@ -155,13 +165,13 @@ def _function(source: SourceFile, entry: str) -> A.Function | None:
     return None
 
 
-def _sample(param: A.GenericParam, value: str) -> str:
-    if isinstance(param, A.TypeParam):
+def _sample(param: GenericParam, value: str) -> str:
+    if isinstance(param, TypeParam):
         return "f32"
     ty = param.type
-    if isinstance(ty, A.ArrayType) and isinstance(ty.length, A.IntLit):
+    if isinstance(ty, ArrayType) and isinstance(ty.length, IntLit):
         return "[" + ", ".join([value] * ty.length.value) + "]"
-    if isinstance(ty, A.PathType) and ty.segments == ("bool",):
+    if isinstance(ty, PathType) and ty.segments == ("bool",):
         return "false"
     return value
 

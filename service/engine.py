@@ -38,8 +38,7 @@ from lowering.pipeline import (
     compile_kernel,
 )
 from lowering.tileiras import Tileiras, TileirasError, TileirasFault
-from parser.codes import TILEIRAS_FAILED
-from parser.diagnostics import Diagnostic, Severity
+from parser.front_end import Diagnostic, Severity, codes
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
 from service.compile_faults import CompileFault
@@ -220,9 +219,9 @@ class CompileEngine:
         assembler: Tileiras | None = None,
         parse_limit_ms: int | None = None,
     ) -> Outcome:
-        """Run the compiler (with `assembler`, default ours; in a worker with a pool, which
-        also checks `parse_limit_ms`); store a success unless `may_store()` says no (a passed
-        deadline, every caller gone)."""
+        """Run the compiler (with `assembler`, default ours; in a worker with a pool), its
+        sources parsed within `parse_limit_ms` (CT0007 past it); store a success unless
+        `may_store()` says no (a passed deadline, every caller gone)."""
         start = time.perf_counter() if start is None else start
         if self.pool is not None:
             result = self.pool.run(
@@ -236,7 +235,7 @@ class CompileEngine:
             tool = assembler or self.assembler
             if self.cache is not None:  # the bytecode's cubin may be cached by content key
                 tool = ContentCachedAssembler(tool, self.cache, self.content_observer)
-            result = self._run_compiler(request, tool)
+            result = self._run_compiler(request, tool, parse_limit_ms)
         timings = _since(start, result.timings)
         if not result.ok:
             return Outcome(key, result.diagnostics, timings=timings)
@@ -264,10 +263,13 @@ class CompileEngine:
         return found[0]
 
     def _run_compiler(
-        self, request: CompileRequest, assembler: Tileiras | ContentCachedAssembler
+        self,
+        request: CompileRequest,
+        assembler: Tileiras | ContentCachedAssembler,
+        parse_limit_ms: int | None = None,
     ) -> CompileResult:
         try:
-            return self.compile_fn(request, assembler=assembler)
+            return self.compile_fn(request, assembler=assembler, parse_limit_ms=parse_limit_ms)
         except TileirasFault as exc:
             raise CompileFault("tileiras", str(exc)) from None
         except MemoryError:
@@ -318,7 +320,9 @@ def tileiras_diagnostic(exc: BaseException) -> Diagnostic:
     text = str(exc).strip() or type(exc).__name__
     first, _, rest = text.partition("\n")
     notes = (rest.strip()[:_MAX_NOTE_CHARS],) if rest.strip() else ()
-    return Diagnostic(Severity.ERROR, TILEIRAS_FAILED, f"tileiras failed: {first}", notes=notes)
+    return Diagnostic(
+        Severity.ERROR, codes.TILEIRAS_FAILED, f"tileiras failed: {first}", notes=notes
+    )
 
 
 def _since(start: float, stages: Timings | None = None) -> Timings:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
+from parser.front_end import DEFAULT_BASE_ALIGN, TensorFacts
 from service.convert import BASE_ALIGNS, FACT_DIVISORS
 
 

@@ -24,8 +24,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from lowering.build_id import RELEASE
-from parser.render_lsp import lsp_range, to_lsp
-from parser.spans import Span
+from parser.front_end import Span, lsp_range, to_lsp
 from service.editor_check import DocumentCheck, check_document
 
 NAME = "cutile-lsp"

@@ -29,7 +29,7 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from client_stubs.integrity import contract_bytes
-from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
+from parser.front_end import DEFAULT_BASE_ALIGN, TensorFacts
 from service.cache import RequestKey
 from service.engine import Artifact
 

@@ -35,7 +35,7 @@ Metrics (all prefixed `cutile_serve_`):
     Cache I/O errors by layer (disk, redis); each turned into a miss or a skipped write,
     never a failed compile.
 ``cutile_serve_tileiras_failures_total`` (counter)
-    Compiles that failed in tileiras (a TILEIRAS_FAILED diagnostic).
+    Compiles that failed in tileiras (a codes.TILEIRAS_FAILED diagnostic).
 ``cutile_serve_compile_stage_seconds{stage}`` (histogram)
     Latency of compiles that ran the compiler (not cache hits, counted once per run
     however many callers joined it), by stage: frontend (the `frontend_ms` of the
@@ -60,13 +60,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import start_http_server
 
 from lowering.pipeline import Timings
-from parser.codes import TILEIRAS_FAILED
+from parser.front_end import codes
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from parser.diagnostics import Diagnostic
+    from parser.front_end import Diagnostic
     from service.flight import Scheduler
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ class ServiceMetrics:
             ("total", timings.total_ms),
         ):
             self.compile_stage.labels(stage).observe(ms / 1000.0)
-        if any(d.code == TILEIRAS_FAILED for d in diagnostics):
+        if any(d.code == codes.TILEIRAS_FAILED for d in diagnostics):
             self.tileiras_failures.inc()
 
     def request(self, rpc: str, outcome: str) -> None:

@@ -22,9 +22,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from client_stubs.errors import IntegrityError
 from client_stubs.integrity import MAX_CUBIN_BYTES, verify
 from lowering.pipeline import CompileRequest
-from parser.codes import DiagnosticCode
-from parser.diagnostics import Diagnostic, Severity
-from parser.spans import SourceFile
+from parser.front_end import Diagnostic, DiagnosticCode, Severity, SourceFile
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.cache import RequestKey
 from service.client_convert import batch_item, diagnostic_from_proto

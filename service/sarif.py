@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from parser.diagnostics import Diagnostic, Label, Severity
-from parser.spans import Span
+from parser.front_end import Diagnostic, Label, Severity, Span
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

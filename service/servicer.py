@@ -9,9 +9,10 @@ bug (an exception, or compile_kernel's CT0999 diagnostic) is logged and answered
 without details. The client's deadline bounds the wait (DEADLINE_EXCEEDED) and a compile
 whose callers are all gone or past their deadline is not cached; when every caller is gone
 (a server stopping past its grace period cancels them all) its tileiras is killed
-(`service.tileiras_runs`). On a miss the sources must parse within `max_parse_ms`
-(`service.parse_limit`), else INVALID_ARGUMENT. With a shared cache (Redis) the compile
-runs under its lease, so one replica compiles a key while the others wait for the result.
+(`service.tileiras_runs`). On a miss the sources must parse within `max_parse_ms` (the
+front end reports CT0007 past it), else INVALID_ARGUMENT. With a shared cache (Redis) the
+compile runs under its lease, so one replica compiles a key while the others wait for the
+result.
 
 CompileBatch runs every item through the same path, at most `workers` at a time per
 batch, and streams one result per item in completion order with its own google.rpc.Status.
@@ -44,9 +45,12 @@ from lowering.pipeline import (
 )
 from lowering.pipeline import CompileRequest as DomainRequest
 from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, Tileiras
-from parser.codes import COMPILE_TOO_COSTLY, INTERNAL_ERROR
-from parser.cst_to_ast import MAX_NESTING_DEPTH
-from parser.diagnostics import Diagnostic, Severity
+from parser.front_end import (
+    MAX_NESTING_DEPTH,
+    Diagnostic,
+    Severity,
+    codes,
+)
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
 from service.cache import RequestKey
@@ -66,7 +70,6 @@ from service.flight import Flight, Overloaded, Scheduler
 from service.hot_hits import HotHits
 from service.memory_return import MemoryReturn
 from service.metrics import ServiceMetrics
-from service.parse_limit import ParseTooSlow, check_parse_time
 from service.registration import OFF_LOOP_BYTES
 from service.source_pool import SourcePool
 from service.tileiras_runs import KillableTileiras
@@ -221,25 +224,26 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.deadline_exceeded()
         except Overloaded as exc:
             return errors.resource_exhausted(exc.retry_after_s)
-        except ParseTooSlow as exc:
-            return errors.parse_too_slow(exc.index, exc.limit_ms)
         except CompileFault as exc:
             return self._fault(exc, engine.key(domain), entry)
         except Exception:
             log.exception("internal error compiling entry %r", entry)
             return errors.internal()
-        if any(d.code == INTERNAL_ERROR for d in outcome.diagnostics):
+        if any(d.code == codes.INTERNAL_ERROR for d in outcome.diagnostics):
             # compile_kernel reports its own bugs as a diagnostic (and logs the traceback):
             # that is a server fault, not the client's kernel
             log.error("internal compiler error compiling entry %r", entry)
             return errors.internal()
+        too_slow = _late_source(outcome.diagnostics, domain)
+        if too_slow is not None:
+            return errors.parse_too_slow(too_slow, self.service_limits.max_parse_ms)
         return response_from_outcome(outcome, joined=joined, signing_key=self.signing_key)
 
     def _fault(self, fault: CompileFault, key: RequestKey, entry: str) -> Response | grpc.Status:
         """The answer to a compile that ended without a verdict on the kernel."""
         log.warning("compile of entry %r ended without a verdict: %s", entry, fault.message)
         if fault.kind == "costly":  # the request's own input: its error, as a diagnostic
-            diagnostic = Diagnostic(Severity.ERROR, COMPILE_TOO_COSTLY, fault.message)
+            diagnostic = Diagnostic(Severity.ERROR, codes.COMPILE_TOO_COSTLY, fault.message)
             return response_from_outcome(Outcome(key, (diagnostic,)))
         if fault.kind == "tileiras":
             return errors.unavailable(fault.message.splitlines()[0], errors.TILEIRAS_FAULT)
@@ -281,9 +285,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 if hit is not None:
                     self._count_lookup(engine, hit)
                     return hit
-            isolated = engine.pool is not None  # the worker checks the parse time
-            if not isolated:
-                check_parse_time(domain.sources, parse_limit_ms)
+            isolated = engine.pool is not None
             runner = None if isolated else _killable(engine.assembler)
             if runner is not None:
                 flight.when_abandoned(runner.kill)
@@ -294,7 +296,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                     start=start,
                     may_store=flight.may_store,
                     assembler=runner,
-                    parse_limit_ms=parse_limit_ms if isolated else None,
+                    parse_limit_ms=parse_limit_ms,
                 )
             finally:
                 if runner is not None:
@@ -488,6 +490,16 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 log.warning("cannot read the tileiras version: %s", exc)
                 return ""
         return self._tileiras_version
+
+
+def _late_source(diagnostics: tuple[Diagnostic, ...], request: DomainRequest) -> int | None:
+    """The index of the first source that did not parse within the limit (CT0007), if any:
+    an invalid request, not a kernel error (retrying the same source would not help)."""
+    for diagnostic in diagnostics:
+        if diagnostic.code == codes.PARSE_TIME_LIMIT and diagnostic.primary_span is not None:
+            late = diagnostic.primary_span.file
+            return next((i for i, s in enumerate(request.sources) if s is late), 0)
+    return None
 
 
 def _killable(assembler: object) -> KillableTileiras | None:

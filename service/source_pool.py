@@ -10,7 +10,7 @@ a hit hashes the text instead (a `client_stubs.lru.ByteLRU`).
 from __future__ import annotations
 
 from client_stubs.lru import ByteLRU
-from parser.spans import SourceFile
+from parser.front_end import SourceFile
 
 DEFAULT_POOL_BYTES = 32 << 20
 

@@ -21,7 +21,7 @@ stronger variant kept before it); one that does not is left out of the bundle. E
 from __future__ import annotations
 
 from client_stubs.specialization import largest_divisor
-from parser.specialization import TensorFacts
+from parser.front_end import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 AUTO_DIVISORS = (16,)

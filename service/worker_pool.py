@@ -52,7 +52,6 @@ from service.compile_worker import (
     Ready,
     WorkerLimits,
 )
-from service.parse_limit import ParseTooSlow
 from service.tileiras_runs import processes_under
 
 log = logging.getLogger(__name__)
@@ -124,8 +123,8 @@ class WorkerPool:
         observer: Callable[[str], None] | None = None,
         parse_limit_ms: int | None = None,
     ) -> CompileResult:
-        """Compile `request` in a worker (see the module docstring); `ParseTooSlow` when a
-        source does not parse within `parse_limit_ms`."""
+        """Compile `request` in a worker (see the module docstring); its sources must
+        parse within `parse_limit_ms` (CT0007)."""
         worker = self._take(may_continue)
         try:
             worker.conn.send(CompileJob(request, cache is not None, parse_limit_ms))
@@ -271,8 +270,6 @@ def _death(worker: Worker) -> CompileFault:
 
 
 def _result(done: JobDone) -> CompileResult:
-    if done.parse_too_slow is not None:
-        raise ParseTooSlow(*done.parse_too_slow)
     if done.fault is not None:
         kind, message = done.fault
         raise CompileFault("costly" if kind == "memory" else kind, message)

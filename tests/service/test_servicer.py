@@ -350,11 +350,11 @@ def test_capabilities_advertise_every_limit(fake_server) -> None:
     assert limits.tileiras_output_bytes == FILE_SIZE_CAP
 
 
-def test_parse_time_limit(start_server, fake_compiler, fake_assembler, tmp_path: Path) -> None:
-    engine = CompileEngine(
-        fake_assembler, cache=DiskCache(tmp_path / "cache"), compile_fn=fake_compiler
+def test_parse_time_limit(start_server, fake_assembler) -> None:
+    """The front end's CT0007 (tree-sitter past the limit) is an invalid request."""
+    server = start_server(
+        CompileEngine(fake_assembler), service_limits=ServiceLimits(max_parse_ms=1)
     )
-    server = start_server(engine, service_limits=ServiceLimits(max_parse_ms=1))
     slow = "fn f() { let x = (1 + 2) * 3; }\n" * 30_000  # ~1 MB: far more than 1 ms
     error = _rpc_error(server, _request(text=slow))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -362,8 +362,8 @@ def test_parse_time_limit(start_server, fake_compiler, fake_assembler, tmp_path:
     assert [field for field, _ in violations] == ["sources[0].text"]
     assert "1 ms" in violations[0][1]
     assert reasons == ["PARSE_TIME_LIMIT"]
-    assert not fake_compiler.calls
-    assert _call(server, _request()).ok  # small sources still compile
+    small = _call(server, _request())  # small sources still compile (to their own verdict)
+    assert [d.code for d in small.diagnostics] == ["CT0003"]
 
 
 # --------------------------------------------------------------------------- redis
