@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
 
-from client_stubs.integrity import contract_bytes, digest_of
 from lowering.cubin_info import check_cubin
 from lowering.pipeline import (
     COMPILER_VERSION,
@@ -39,11 +38,12 @@ from lowering.pipeline import (
 )
 from lowering.tileiras import Tileiras, TileirasError, TileirasFault
 from parser.front_end import Diagnostic, Severity, codes
-from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
+from protos.generated.cutile.compile.v1 import contract_pb2
+from service.artifact import Artifact
 from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
 from service.compile_faults import CompileFault
 from service.content_cache import ContentCachedAssembler
-from service.convert import contract_to_proto, digest
+from service.convert import contract_to_proto
 from service.lease_keeper import LeaseKeeper
 from service.memory_cache import MemoryCache
 from service.worker_pool import WorkerPool
@@ -54,22 +54,6 @@ CompileFn = Callable[..., CompileResult]  # compile_kernel(request, *, assembler
 
 _MAX_NOTE_CHARS = 4000
 LEASE_POLL_S = 0.05  # how often a replica waiting on another's lease looks for the result
-
-
-@dataclass(frozen=True)
-class Artifact:
-    cubin: bytes
-    contract: contract_pb2.LaunchContract
-
-    @functools.cached_property
-    def cubin_digest(self) -> compile_pb2.Digest:
-        """The cubin's digest (computed once: hits from memory reuse it)."""
-        return digest(self.cubin)
-
-    @functools.cached_property
-    def contract_digest(self) -> compile_pb2.Digest:
-        """The digest of the contract's deterministic serialization (what hosts verify)."""
-        return digest_of(contract_bytes(self.contract))
 
 
 @dataclass(frozen=True)

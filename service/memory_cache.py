@@ -10,12 +10,8 @@ compiles, so they are not re-checked. The bound and eviction are `client_stubs.l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from client_stubs.lru import ByteLRU
-
-if TYPE_CHECKING:
-    from service.engine import Artifact
+from service.artifact import Artifact
 
 DEFAULT_MEMORY_BYTES = 64 << 20
 
@@ -24,7 +20,7 @@ def _artifact_bytes(artifact: Artifact) -> int:
     return len(artifact.cubin) + artifact.contract.ByteSize()
 
 
-class MemoryCache(ByteLRU[str, "Artifact"]):
+class MemoryCache(ByteLRU[str, Artifact]):
     """Verified artifacts by request key, bounded by their cubins' and contracts' bytes."""
 
     def __init__(self, max_bytes: int = DEFAULT_MEMORY_BYTES) -> None:

@@ -53,6 +53,7 @@ from parser.front_end import (
 )
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
+from service.artifact import Artifact
 from service.cache import RequestKey
 from service.compile_faults import CompileFault
 from service.convert import (
@@ -65,7 +66,7 @@ from service.convert import (
     request_from_proto,
     validate,
 )
-from service.engine import Artifact, CompileEngine, Outcome
+from service.engine import CompileEngine, Outcome
 from service.flight import Flight, Overloaded, Scheduler
 from service.hot_hits import HotHits
 from service.memory_return import MemoryReturn

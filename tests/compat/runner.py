@@ -29,8 +29,9 @@ from parser.diagnostics import Diagnostic
 from parser.spans import SourceFile
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
+from service.artifact import Artifact
 from service.cache import DiskCache, RequestKey
-from service.engine import Artifact, CompileEngine, Outcome
+from service.engine import CompileEngine, Outcome
 from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
 from service.specialize_arg import AUTO_DIVISORS, variant_facts
 from tests.compat.discover import find_entries

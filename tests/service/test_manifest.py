@@ -10,9 +10,9 @@ from google.protobuf import json_format
 
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
+from service.artifact import Artifact
 from service.cache import RequestKey
 from service.convert import contract_to_proto
-from service.engine import Artifact
 from service.manifest import MANIFEST_NAME, facts_record, write_kernel, write_manifest
 
 CLIENT_FIELDS = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.engine import Artifact
+from service.artifact import Artifact
 from service.memory_cache import MemoryCache
 
 
