@@ -10,6 +10,12 @@ turns it into INTERNAL). It blocks: the server calls it from worker threads.
 With a shared store that offers a compile lease (Redis), `compile_leased` makes one
 replica compile a key while the others wait for its result (see `service.redis_cache`).
 
+`CompileEngine.serve` is the server's whole sequence for one request, in one place: the
+memory layer on the event loop (a hit needs no task and no thread), the store on a thread,
+then one single-flight run per key through the server's `Scheduler` (the store once more,
+then the lease, then the compile, with a tileiras the server can kill when every caller is
+gone). It reports each lookup and compile to `observer` (the server's metrics).
+
 Given a `WorkerPool` (the server's), the compiler runs in its isolated worker processes,
 which a caller's `may_store` turning false kills. What is not the kernel's doing (tileiras
 killed or writing garbage, a worker crash, a compile past its CPU or memory budget) raises
@@ -19,12 +25,14 @@ it is checked: a cubin for the contract's target that holds the contract's entry
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from google.protobuf.message import DecodeError
 
@@ -44,8 +52,10 @@ from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
 from service.compile_faults import CompileFault
 from service.content_cache import ContentCachedAssembler
 from service.convert import contract_to_proto
+from service.flight import Flight, Overloaded, Scheduler
 from service.lease_keeper import LeaseKeeper
 from service.memory_cache import MemoryCache
+from service.tileiras_runs import KillableTileiras
 from service.worker_pool import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -54,6 +64,16 @@ CompileFn = Callable[..., CompileResult]  # compile_kernel(request, *, assembler
 
 _MAX_NOTE_CHARS = 4000
 LEASE_POLL_S = 0.05  # how often a replica waiting on another's lease looks for the result
+
+
+class CompileObserver(Protocol):
+    """What the engine reports as it goes (the server's `ServiceMetrics`)."""
+
+    def cache(self, layer: str, result: str) -> None: ...
+
+    def content_lookup(self, result: str) -> None: ...
+
+    def compiled(self, timings: Timings, diagnostics: tuple[Diagnostic, ...]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -92,8 +112,7 @@ class CompileEngine:
         self.pool = pool
         self.cache = cache
         self.memory = memory if cache is not None else None
-        # told "hit" / "miss" for each content-key lookup before tileiras (the server's metrics)
-        self.content_observer: Callable[[str], None] | None = None
+        self.observer: CompileObserver | None = None  # the server's metrics
         self.compile_fn = compile_fn if compile_fn is not None else compile_kernel
         self.compiler_version = compiler_version
         self.tileiras_fingerprint = assembler.fingerprint
@@ -130,6 +149,120 @@ class CompileEngine:
             if hit is not None:
                 return hit
         return self.compile_uncached(request, key, start=start)
+
+    async def serve(
+        self,
+        request: CompileRequest,
+        *,
+        scheduler: Scheduler,
+        skip_cache: bool = False,
+        remaining: float | None = None,
+        large: bool = False,
+        parse_limit_ms: int | None = None,
+    ) -> tuple[Outcome, bool]:
+        """(outcome, joined another caller's compile) for the server: see the module
+        docstring. `remaining` seconds bound the wait (TimeoutError); a `large` request is
+        keyed on a thread. A compile too costly for its worker is the request's own error
+        (a compile-too-costly diagnostic); other `CompileFault`s and `Overloaded` propagate."""
+        key = await asyncio.to_thread(self.key, request) if large else self.key(request)
+        cached = not skip_cache and self.cache is not None
+        if cached:
+            remembered = self.lookup_memory(key)  # the fast path: no task, no thread
+            if remembered is not None:
+                self._count_lookup(remembered)
+                return remembered, False
+        deadline = None if remaining is None else time.monotonic() + remaining
+        found = self._find_or_compile(
+            request, key, scheduler, cached, skip_cache, deadline, parse_limit_ms
+        )
+        try:
+            return await asyncio.wait_for(found, timeout=remaining)
+        except CompileFault as fault:
+            if fault.kind != "costly":
+                raise
+            log.warning("compile of entry %r was too costly: %s", request.entry, fault.message)
+            diagnostic = Diagnostic(Severity.ERROR, codes.COMPILE_TOO_COSTLY, fault.message)
+            return Outcome(key, (diagnostic,)), False
+
+    async def _find_or_compile(
+        self,
+        request: CompileRequest,
+        key: RequestKey,
+        scheduler: Scheduler,
+        cached: bool,
+        skip_cache: bool,
+        deadline: float | None,
+        parse_limit_ms: int | None,
+    ) -> tuple[Outcome, bool]:
+        """The store on a thread, then one single-flight run per key (memory was looked at)."""
+        hit = await asyncio.to_thread(self.lookup, key) if cached else None
+        if hit is not None:
+            self._count_lookup(hit)
+            return hit, False
+        flight_key = (key.sha256, skip_cache)
+        joined = scheduler.in_flight(flight_key)
+        if not joined and scheduler.full:  # refused: no miss to count, nothing to run
+            raise Overloaded(scheduler.retry_delay_s)
+        if cached:
+            self._count_lookup(None)
+        if self.observer is not None:
+            self.observer.cache("flight", "joined" if joined else "miss")
+
+        def work(flight: Flight) -> Outcome:
+            return self._run_flight(request, key, flight, cached, parse_limit_ms)
+
+        outcome = await scheduler.run(flight_key, work, deadline=deadline)
+        return outcome, joined
+
+    def _run_flight(
+        self,
+        request: CompileRequest,
+        key: RequestKey,
+        flight: Flight,
+        cached: bool,
+        parse_limit_ms: int | None,
+    ) -> Outcome:
+        """One single-flight run: the store again (a run that finished since our lookup may
+        have stored it), then the lease and the compile."""
+        start = time.perf_counter()
+        if cached:
+            hit = self.lookup(key, start=start)
+            if hit is not None:
+                self._count_lookup(hit)
+                return hit
+        runner = None if self.pool is not None else _killable(self.assembler)
+        if runner is not None:
+            flight.when_abandoned(runner.kill)
+        try:
+            outcome = self.compile_leased(
+                request,
+                key,
+                start=start,
+                may_store=flight.may_store,
+                assembler=runner,
+                parse_limit_ms=parse_limit_ms,
+            )
+        finally:
+            if runner is not None:
+                runner.cleanup()
+        if outcome.cache_hit:  # another replica compiled it while we held off
+            self._count_lookup(outcome)
+        elif self.observer is not None:
+            self.observer.compiled(outcome.timings, outcome.diagnostics)
+        return outcome
+
+    def _count_lookup(self, hit: Outcome | None) -> None:
+        """One cache lookup: a miss in every layer before the one that hit (or all)."""
+        if self.observer is None:
+            return
+        for layer in self.cache_layers:
+            if hit is not None and hit.cache_layer == layer:
+                self.observer.cache(layer, "hit")
+                return
+            self.observer.cache(layer, "miss")
+
+    def _content_observer(self) -> Callable[[str], None] | None:
+        return self.observer.content_lookup if self.observer is not None else None
 
     def lookup(self, key: RequestKey, *, start: float | None = None) -> Outcome | None:
         """The cached outcome of `key`, or None."""
@@ -212,13 +345,13 @@ class CompileEngine:
                 request,
                 self.cache,
                 may_store or _always,
-                observer=self.content_observer,
+                observer=self._content_observer(),
                 parse_limit_ms=parse_limit_ms,
             )
         else:
             tool = assembler or self.assembler
             if self.cache is not None:  # the bytecode's cubin may be cached by content key
-                tool = ContentCachedAssembler(tool, self.cache, self.content_observer)
+                tool = ContentCachedAssembler(tool, self.cache, self._content_observer())
             result = self._run_compiler(request, tool, parse_limit_ms)
         timings = _since(start, result.timings)
         if not result.ok:
@@ -288,6 +421,11 @@ class CompileEngine:
 
 def _always() -> bool:
     return True
+
+
+def _killable(assembler: object) -> KillableTileiras | None:
+    """A per-run tileiras the server can kill (None for a test's fake assembler)."""
+    return KillableTileiras(assembler) if isinstance(assembler, Tileiras) else None
 
 
 def _check_artifact(artifact: Artifact) -> None:

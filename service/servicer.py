@@ -1,18 +1,18 @@
 """The `cutile.compile.v1.CompileService` implementation (grpc.aio).
 
-Compile: validate (INVALID_ARGUMENT with BadRequest details) → cache lookup (off the event
-loop) → on a miss, a single-flight compile through the `Scheduler` (one run per request
-key however many callers wait; a bounded worker pool and queue; a full queue is
-RESOURCE_EXHAUSTED with RetryInfo) → response. A kernel that does not compile is an OK RPC
-with `ok=false` and diagnostics; a server without tileiras answers UNAVAILABLE; a compiler
-bug (an exception, or compile_kernel's CT0999 diagnostic) is logged and answered INTERNAL
-without details. The client's deadline bounds the wait (DEADLINE_EXCEEDED) and a compile
-whose callers are all gone or past their deadline is not cached; when every caller is gone
-(a server stopping past its grace period cancels them all) its tileiras is killed
-(`service.tileiras_runs`). On a miss the sources must parse within `max_parse_ms` (the
-front end reports CT0007 past it), else INVALID_ARGUMENT. With a shared cache (Redis) the
-compile runs under its lease, so one replica compiles a key while the others wait for the
-result.
+Compile: validate (INVALID_ARGUMENT with BadRequest details) → one call to
+`CompileEngine.serve`, which owns the sequence (memory layer, store, a single-flight compile
+through the `Scheduler`: one run per request key however many callers wait; a bounded
+worker pool and queue; a full queue is RESOURCE_EXHAUSTED with RetryInfo) → response. A
+kernel that does not compile is an OK RPC with `ok=false` and diagnostics; a server without
+tileiras answers UNAVAILABLE; a compiler bug (an exception, or compile_kernel's CT0999
+diagnostic) is logged and answered INTERNAL without details. The client's deadline bounds
+the wait (DEADLINE_EXCEEDED) and a compile whose callers are all gone or past their deadline
+is not cached; when every caller is gone (a server stopping past its grace period cancels
+them all) its tileiras is killed (`service.tileiras_runs`). On a miss the sources must parse
+within `max_parse_ms` (the front end reports CT0007 past it), else INVALID_ARGUMENT. With a
+shared cache (Redis) the compile runs under its lease, so one replica compiles a key while
+the others wait for the result.
 
 CompileBatch runs every item through the same path, at most `workers` at a time per
 batch, and streams one result per item in completion order with its own google.rpc.Status.
@@ -48,13 +48,11 @@ from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, Tileiras
 from parser.front_end import (
     MAX_NESTING_DEPTH,
     Diagnostic,
-    Severity,
     codes,
 )
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service import errors
 from service.artifact import Artifact
-from service.cache import RequestKey
 from service.compile_faults import CompileFault
 from service.convert import (
     DEFAULT_LIMITS,
@@ -67,13 +65,12 @@ from service.convert import (
     validate,
 )
 from service.engine import CompileEngine, Outcome
-from service.flight import Flight, Overloaded, Scheduler
+from service.flight import Overloaded, Scheduler
 from service.hot_hits import HotHits
 from service.memory_return import MemoryReturn
 from service.metrics import ServiceMetrics
 from service.registration import OFF_LOOP_BYTES
 from service.source_pool import SourcePool
-from service.tileiras_runs import KillableTileiras
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +125,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         self.metrics.watch_scheduler(self.scheduler)
         if engine is not None and engine.cache is not None:
             engine.cache.observe_errors(self.metrics.cache_error)
-            engine.content_observer = self.metrics.content_lookup
+            engine.observer = self.metrics
         self._tileiras_version: str | None = None
         self.sources = SourcePool()
         self.memory_return = MemoryReturn()
@@ -210,23 +207,21 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             return errors.unavailable("tileiras is not available on this server")
         if remaining is not None and remaining <= 0:
             return errors.deadline_exceeded()
-        deadline = None if remaining is None else time.monotonic() + remaining
         try:
-            key = await asyncio.to_thread(engine.key, domain) if large else engine.key(domain)
-            if not skip_cache and engine.cache is not None:
-                remembered = engine.lookup_memory(key)  # the fast path: no task, no thread
-                if remembered is not None:
-                    self._count_lookup(engine, remembered)
-                    return response_from_outcome(remembered, signing_key=self.signing_key)
-            outcome, joined = await asyncio.wait_for(
-                self._outcome(engine, domain, key, skip_cache, deadline), timeout=remaining
+            outcome, joined = await engine.serve(
+                domain,
+                scheduler=self.scheduler,
+                skip_cache=skip_cache,
+                remaining=remaining,
+                large=large,
+                parse_limit_ms=self.service_limits.max_parse_ms,
             )
         except (asyncio.TimeoutError, TimeoutError):
             return errors.deadline_exceeded()
         except Overloaded as exc:
             return errors.resource_exhausted(exc.retry_after_s)
         except CompileFault as exc:
-            return self._fault(exc, engine.key(domain), entry)
+            return _fault(exc, entry)
         except Exception:
             log.exception("internal error compiling entry %r", entry)
             return errors.internal()
@@ -239,85 +234,6 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         if too_slow is not None:
             return errors.parse_too_slow(too_slow, self.service_limits.max_parse_ms)
         return response_from_outcome(outcome, joined=joined, signing_key=self.signing_key)
-
-    def _fault(self, fault: CompileFault, key: RequestKey, entry: str) -> Response | grpc.Status:
-        """The answer to a compile that ended without a verdict on the kernel."""
-        log.warning("compile of entry %r ended without a verdict: %s", entry, fault.message)
-        if fault.kind == "costly":  # the request's own input: its error, as a diagnostic
-            diagnostic = Diagnostic(Severity.ERROR, codes.COMPILE_TOO_COSTLY, fault.message)
-            return response_from_outcome(Outcome(key, (diagnostic,)))
-        if fault.kind == "tileiras":
-            return errors.unavailable(fault.message.splitlines()[0], errors.TILEIRAS_FAULT)
-        if fault.kind == "cancelled":
-            return errors.deadline_exceeded()
-        if fault.kind == "unavailable":
-            return errors.unavailable(fault.message)
-        crashed = "the compile worker crashed; see the server log"
-        return errors.internal(crashed, errors.WORKER_CRASHED)
-
-    async def _outcome(
-        self,
-        engine: CompileEngine,
-        domain: DomainRequest,
-        key: RequestKey,
-        skip_cache: bool,
-        deadline: float | None,
-    ) -> tuple[Outcome, bool]:
-        """(outcome, joined another caller's compile); the memory layer was looked at."""
-        metrics = self.metrics
-        cached = not skip_cache and engine.cache is not None
-        hit = await asyncio.to_thread(engine.lookup, key) if cached else None
-        if hit is not None:
-            self._count_lookup(engine, hit)
-            return hit, False
-        flight_key = (key.sha256, skip_cache)
-        joined = self.scheduler.in_flight(flight_key)
-        if not joined and self.scheduler.full:  # refused: no miss to count, nothing to run
-            raise Overloaded(self.scheduler.retry_delay_s)
-        if cached:
-            self._count_lookup(engine, None)
-        metrics.cache("flight", "joined" if joined else "miss")
-        parse_limit_ms = self.service_limits.max_parse_ms
-
-        def work(flight: Flight) -> Outcome:
-            start = time.perf_counter()
-            if cached:  # a run that finished since our lookup may have stored it
-                hit = engine.lookup(key, start=start)
-                if hit is not None:
-                    self._count_lookup(engine, hit)
-                    return hit
-            isolated = engine.pool is not None
-            runner = None if isolated else _killable(engine.assembler)
-            if runner is not None:
-                flight.when_abandoned(runner.kill)
-            try:
-                outcome = engine.compile_leased(
-                    domain,
-                    key,
-                    start=start,
-                    may_store=flight.may_store,
-                    assembler=runner,
-                    parse_limit_ms=parse_limit_ms,
-                )
-            finally:
-                if runner is not None:
-                    runner.cleanup()
-            if outcome.cache_hit:  # another replica compiled it while we held off
-                self._count_lookup(engine, outcome)
-            else:
-                metrics.compiled(outcome.timings, outcome.diagnostics)
-            return outcome
-
-        outcome = await self.scheduler.run(flight_key, work, deadline=deadline)
-        return outcome, joined
-
-    def _count_lookup(self, engine: CompileEngine, hit: Outcome | None) -> None:
-        """One cache lookup: a miss in every layer before the one that hit (or all)."""
-        for layer in engine.cache_layers:
-            if hit is not None and hit.cache_layer == layer:
-                self.metrics.cache(layer, "hit")
-                return
-            self.metrics.cache(layer, "miss")
 
     # ----------------------------------------------------------------------- CompileBatch
 
@@ -503,9 +419,17 @@ def _late_source(diagnostics: tuple[Diagnostic, ...], request: DomainRequest) ->
     return None
 
 
-def _killable(assembler: object) -> KillableTileiras | None:
-    """A per-run tileiras the server can kill (None for a test's fake assembler)."""
-    return KillableTileiras(assembler) if isinstance(assembler, Tileiras) else None
+def _fault(fault: CompileFault, entry: str) -> grpc.Status:
+    """The answer to a compile that ended without a verdict on the kernel."""
+    log.warning("compile of entry %r ended without a verdict: %s", entry, fault.message)
+    if fault.kind == "tileiras":
+        return errors.unavailable(fault.message.splitlines()[0], errors.TILEIRAS_FAULT)
+    if fault.kind == "cancelled":
+        return errors.deadline_exceeded()
+    if fault.kind == "unavailable":
+        return errors.unavailable(fault.message)
+    crashed = "the compile worker crashed; see the server log"
+    return errors.internal(crashed, errors.WORKER_CRASHED)
 
 
 def _item_request(
