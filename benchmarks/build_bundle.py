@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from benchmarks import configs
-from service.batch_cli import main as cutile_compile
+from service.cli.batch import main as cutile_compile
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "bench"

@@ -136,7 +136,7 @@ def daemons(count: int = 1, *extra: str) -> Iterator[list[Daemon]]:
 
 
 def _start(cache_dir: Path, extra: Sequence[str]) -> Daemon:
-    command = [sys.executable, "-m", "service.daemon", "--port", "0", "--metrics-port", "0"]
+    command = [sys.executable, "-m", "service.server.daemon", "--port", "0", "--metrics-port", "0"]
     command += ["--cache-dir", str(cache_dir), "--log-level", "WARNING", *extra]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     process = subprocess.Popen(

@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def run(i: int) -> int:
         source, specs = work[i]
         argv = job_argv(specs, parts[i], source)  # type: ignore[arg-type]
-        command = [sys.executable, "-m", "service.batch_cli", *argv]
+        command = [sys.executable, "-m", "service.cli.batch", *argv]
         return subprocess.run(command, cwd=REPO, check=False).returncode
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:

@@ -11,7 +11,7 @@ from benchmarks import configs
 from benchmarks.build_bundle import EXAMPLES, compile_jobs, main
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.spans import SourceFile
-from service.facts_arg import parse_facts
+from service.cli.facts_arg import parse_facts
 
 
 def test_each_group_compiles_its_general_and_facts_variants(tmp_path: Path) -> None:

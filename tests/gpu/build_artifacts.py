@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rust_examples.catalog import EXAMPLES, specializations
-from service.batch_cli import main as cutile_compile
+from service.cli.batch import main as cutile_compile
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "bundle"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from service.batch_cli import main as cutile_compile
-from service.engine import CompileEngine
+from service.cli.batch import main as cutile_compile
+from service.compile.engine import CompileEngine
 
 pytestmark = [pytest.mark.install, pytest.mark.tileiras]
 

@@ -1,4 +1,4 @@
-"""service.servicer over a real grpc.aio server and a real channel.
+"""service.server.servicer over a real grpc.aio server and a real channel.
 
 The first group injects a fake compile function; the end-to-end group compiles
 rust_examples/add.rs with the real compiler and the real tileiras.
@@ -26,15 +26,15 @@ from parser.codes import COMPILE_TOO_COSTLY, INTERNAL_ERROR
 from parser.cst_to_ast import MAX_NESTING_DEPTH
 from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc, contract_pb2
-from service.cache import DiskCache
+from service.cache.disk import DiskCache
+from service.cache.layered import LayeredCache
+from service.cache.memory import MemoryCache
+from service.cache.redis import RedisCache
+from service.compile.engine import CompileEngine
+from service.compile.worker_pool import WorkerPool
 from service.convert import Limits
-from service.engine import CompileEngine
-from service.layered_cache import LayeredCache
-from service.memory_cache import MemoryCache
-from service.metrics import ServiceMetrics
-from service.redis_cache import RedisCache
-from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
-from service.worker_pool import WorkerPool
+from service.server.metrics import ServiceMetrics
+from service.server.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
 from tests.service import worker_targets
 
 TIMEOUT_S = 60
@@ -208,10 +208,10 @@ def test_health_and_reflection(fake_server) -> None:
 
 
 def test_one_log_line_per_request(fake_server, caplog) -> None:
-    with caplog.at_level("INFO", logger="service.servicer"):
+    with caplog.at_level("INFO", logger="service.server.servicer"):
         _call(fake_server, _request())
         _rpc_error(fake_server, _request(entry=""))
-    lines = [r.getMessage() for r in caplog.records if r.name == "service.servicer"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "service.server.servicer"]
     assert len(lines) == 2
     assert "entry='add'" in lines[0] and "target='sm_90'" in lines[0]
     assert "outcome=miss" in lines[0] and "ms=" in lines[0]

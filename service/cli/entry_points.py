@@ -61,12 +61,12 @@ def run_tool(program: str, module: str, function: str = "main") -> int:
 
 
 def serve() -> int:
-    return run_tool("cutile-serve", "service.daemon")
+    return run_tool("cutile-serve", "service.server.daemon")
 
 
 def compile_batch() -> int:
-    return run_tool("cutile-compile", "service.batch_cli")
+    return run_tool("cutile-compile", "service.cli.batch")
 
 
 def lsp() -> int:
-    return run_tool("cutile-lsp", "service.lsp")
+    return run_tool("cutile-lsp", "service.cli.lsp")

@@ -11,7 +11,7 @@ compiles, so they are not re-checked. The bound and eviction are `client_stubs.l
 from __future__ import annotations
 
 from client_stubs.lru import ByteLRU
-from service.artifact import Artifact
+from service.cache.artifact import Artifact
 
 DEFAULT_MEMORY_BYTES = 64 << 20
 

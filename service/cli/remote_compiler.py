@@ -24,10 +24,10 @@ from client_stubs.integrity import MAX_CUBIN_BYTES, verify
 from lowering.pipeline import CompileRequest
 from parser.front_end import Diagnostic, DiagnosticCode, Severity, SourceFile
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.artifact import Artifact
-from service.cache import RequestKey
-from service.client_convert import batch_item, diagnostic_from_proto
-from service.engine import Outcome
+from service.cache.artifact import Artifact
+from service.cache.keys import RequestKey
+from service.cli.client_convert import batch_item, diagnostic_from_proto
+from service.compile.engine import Outcome
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,9 @@ local layer so the next one is local. Writes go to both. `find` says which layer
 
 from __future__ import annotations
 
-from service.cache import CacheEntry, DiskCache, ErrorObserver
-from service.redis_cache import RedisCache
+from service.cache.disk import DiskCache
+from service.cache.redis import RedisCache
+from service.cache.store import CacheEntry, ErrorObserver
 
 
 class LayeredCache:

@@ -7,7 +7,7 @@ a `DecodeError` into an `Undecodable` value, and the method answers it INVALID_A
 with a BadRequest naming the request type, before the servicer sees anything. The
 methods come from the service descriptor, so a new RPC is registered without edits here.
 A servicer's `WIRE_METHODS` also get the request's wire bytes (`wire=`) and may answer
-with bytes already serialized (`service.hot_hits`).
+with bytes already serialized (`service.cache.hot_hits`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from protos.generated.cutile.compile.v1 import compile_pb2
-from service import errors
 from service.convert import FieldViolation
+from service.server import errors
 
 SERVICE = compile_pb2.DESCRIPTOR.services_by_name["CompileService"]
 OFF_LOOP_BYTES = 64 << 10  # requests larger than this are decoded off the event loop

@@ -2,7 +2,7 @@
 
 The front end is native code too (tree-sitter) and can be driven into deep recursion or
 long work; tileiras is untrusted. So the server compiles in worker processes
-(`service.worker_pool`): a crash, a stack overflow, a runaway or a memory blow-up costs one
+(`service.compile.worker_pool`): a crash, a stack overflow, a runaway or a memory blow-up costs one
 worker, never the server. A worker applies its limits once at start (`WorkerLimits`:
 address space, and a CPU-time budget re-armed before each compile, which the kernel enforces
 with SIGXCPU), dies with its parent (PR_SET_PDEATHSIG), runs each compile on a thread with a
@@ -30,8 +30,8 @@ from lowering.contract import LaunchContract
 from lowering.pipeline import CompileRequest, Timings, compile_kernel
 from lowering.tileiras import Tileiras, TileirasFault
 from parser.front_end import Diagnostic
-from service.cache import CacheEntry
-from service.content_cache import ContentCachedAssembler
+from service.cache.content import ContentCachedAssembler
+from service.cache.store import CacheEntry
 
 _PR_SET_PDEATHSIG = 1
 

@@ -1,6 +1,6 @@
 """A Redis artifact store shared by several `cutile-serve` replicas (`--cache redis://…`).
 
-Values are the disk store's checksummed encoding (`service.cache.encode_entry`), so every
+Values are the disk store's checksummed encoding (`service.cache.disk.encode_entry`), so every
 read re-verifies the SHA-256 and the key inside the value; a corrupt value is deleted and
 reported as a miss. Keys are `<prefix>a:<hex key>`.
 
@@ -14,7 +14,7 @@ replica that gets it compiles, the others poll the store until the result appear
 lease is gone (released after a failed compile, or expired because its owner died), then
 try for the lease themselves. `release_lease` deletes it only while `owner` still holds
 it (a compare-and-delete script); `renew_lease` extends it the same way, which the engine
-does every third of `lease_ms` while a compile runs (`service.lease_keeper`), so a compile
+does every third of `lease_ms` while a compile runs (`service.cache.lease`), so a compile
 longer than the lease still runs once.
 
 Faults. Redis errors never fail a compile: each one is logged, reported to the error
@@ -37,7 +37,8 @@ from typing import Any
 
 import redis
 
-from service.cache import CacheEntry, ErrorObserver, check_key, decode_entry, encode_entry
+from service.cache.disk import check_key, decode_entry, encode_entry
+from service.cache.store import CacheEntry, ErrorObserver
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Raised by the engine (and its worker pool) for what is not the kernel's doing, so the server
 never reports it as a compile diagnostic the client would not retry. `kind` says whose it
-is, and the server answers accordingly (`service.servicer`):
+is, and the server answers accordingly (`service.server.servicer`):
 
 - "costly": the request's own input needed more CPU time or memory than a compile may use
   (answered as the request's error, a diagnostic);

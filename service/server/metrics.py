@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from parser.front_end import Diagnostic
-    from service.flight import Scheduler
+    from service.compile.flight import Scheduler
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ tileiras answers UNAVAILABLE; a compiler bug (an exception, or compile_kernel's 
 diagnostic) is logged and answered INTERNAL without details. The client's deadline bounds
 the wait (DEADLINE_EXCEEDED) and a compile whose callers are all gone or past their deadline
 is not cached; when every caller is gone (a server stopping past its grace period cancels
-them all) its tileiras is killed (`service.tileiras_runs`). On a miss the sources must parse
+them all) its tileiras is killed (`service.compile.tileiras_runs`). On a miss the sources must parse
 within `max_parse_ms` (the front end reports CT0007 past it), else INVALID_ARGUMENT. With a
 shared cache (Redis) the compile runs under its lease, so one replica compiles a key while
 the others wait for the result.
@@ -51,9 +51,11 @@ from parser.front_end import (
     codes,
 )
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service import errors
-from service.artifact import Artifact
-from service.compile_faults import CompileFault
+from service.cache.artifact import Artifact
+from service.cache.hot_hits import HotHits
+from service.compile.engine import CompileEngine, Outcome
+from service.compile.faults import CompileFault
+from service.compile.flight import Overloaded, Scheduler
 from service.convert import (
     DEFAULT_LIMITS,
     MAX_OPT_LEVEL,
@@ -64,13 +66,11 @@ from service.convert import (
     request_from_proto,
     validate,
 )
-from service.engine import CompileEngine, Outcome
-from service.flight import Overloaded, Scheduler
-from service.hot_hits import HotHits
-from service.memory_return import MemoryReturn
-from service.metrics import ServiceMetrics
-from service.registration import OFF_LOOP_BYTES
-from service.source_pool import SourcePool
+from service.server import errors
+from service.server.memory_return import MemoryReturn
+from service.server.metrics import ServiceMetrics
+from service.server.registration import OFF_LOOP_BYTES
+from service.server.source_pool import SourcePool
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ DEFAULT_SERVICE_LIMITS = ServiceLimits()
 class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     """`engine=None` means tileiras is unavailable: every compile is UNAVAILABLE."""
 
-    # methods that also take the request's wire bytes (`service.registration`)
+    # methods that also take the request's wire bytes (`service.server.registration`)
     WIRE_METHODS = frozenset({"Compile"})
 
     def __init__(

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from lowering.cubin_info import check_cubin
-from service.cache import ArtifactCache, CacheEntry
+from service.cache.store import ArtifactCache, CacheEntry
 
 log = logging.getLogger(__name__)
 

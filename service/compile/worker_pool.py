@@ -1,10 +1,10 @@
 """The server's compile workers: isolated processes it can kill and replace.
 
-`WorkerPool(size, tileiras_path)` keeps `size` worker processes (`service.compile_worker`)
+`WorkerPool(size, tileiras_path)` keeps `size` worker processes (`service.compile.worker`)
 ready. `pool.run(request, cache, may_continue)` hands one compile to an idle worker and
 serves its content-cache questions from `cache` until it answers; it returns a
 `CompileResult` like `compile_kernel`'s, or raises `CompileFault`
-(`service.compile_faults`):
+(`service.compile.faults`):
 
 - the worker died: by SIGXCPU (past its CPU budget) or out of memory, the request's input
   was too costly: a `CompileFault("costly", ...)`, which the server reports as the
@@ -40,10 +40,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from lowering.pipeline import CompileRequest, CompileResult, Stage
-from service import compile_worker
-from service.cache import ArtifactCache
-from service.compile_faults import CompileFault
-from service.compile_worker import (
+from service.cache.store import ArtifactCache
+from service.compile import worker as compile_worker
+from service.compile.faults import CompileFault
+from service.compile.tileiras_runs import processes_under
+from service.compile.worker import (
     CacheAsk,
     CacheReply,
     CacheStore,
@@ -52,7 +53,6 @@ from service.compile_worker import (
     Ready,
     WorkerLimits,
 )
-from service.tileiras_runs import processes_under
 
 log = logging.getLogger(__name__)
 

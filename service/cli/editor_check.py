@@ -147,7 +147,7 @@ def _where(diagnostic: Diagnostic) -> tuple[str, int, int]:
 
 
 def _parse_spec(text: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    from service.batch_cli import UsageError, parse_generics
+    from service.cli.batch import UsageError, parse_generics
 
     try:
         spec = parse_generics(text)

@@ -16,7 +16,7 @@ Prints `cutile-serve listening on HOST:PORT` once bound (`--port 0` picks a free
 SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, in-flight ones get
 `--grace` seconds, then the compile workers are killed and the process exits 0.
 
-Compiles run in `--workers` isolated worker processes (`service.worker_pool`): a crash, a
+Compiles run in `--workers` isolated worker processes (`service.compile.worker_pool`): a crash, a
 stack overflow, a runaway or a memory blow-up in the front end or tileiras costs one
 worker, which is replaced. Each compile's front end may use `--compile-cpu-seconds` of CPU
 and each worker `--worker-memory` of address space; past either the request gets a
@@ -24,16 +24,16 @@ CT0902 diagnostic. At start, tileiras runs and temp folders left by servers that
 removed. `--isolation thread` compiles on threads of the server instead (tests, debugging).
 
 `--cache redis://…` shares artifacts between replicas through Redis (see
-`service.redis_cache`: TTL, the compile lease, why the database must be writable only by
+`service.cache.redis`: TTL, the compile lease, why the database must be writable only by
 the service); the disk cache stays in front of it as a local layer. Redis being down
 never fails a compile: it is counted in `cutile_serve_cache_errors_total{layer="redis"}`.
 
-`--metrics-port` serves Prometheus metrics (see `service.metrics`) over HTTP on the same
+`--metrics-port` serves Prometheus metrics (see `service.server.metrics`) over HTTP on the same
 host and prints `cutile-serve metrics on HOST:PORT` after the listening line (0 = any free
 port; default: off). `--auth-token-file` requires `authorization: Bearer <token>` on every
-RPC but the health service (see `service.auth`). `--tls-cert` and `--tls-key` (PEM files,
+RPC but the health service (see `service.server.auth`). `--tls-cert` and `--tls-key` (PEM files,
 both or neither) serve over TLS instead of plaintext. `--log-format json` writes one JSON
-object per log line (see `service.logs`).
+object per log line (see `service.server.logs`).
 """
 
 from __future__ import annotations
@@ -51,21 +51,26 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from lowering.build_id import version_text
-from service import logs
-from service.auth import AuthInterceptor, TokenError, read_token
-from service.cache import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
-from service.compile_worker import WorkerLimits
+from service.cache.disk import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
+from service.cache.layered import LayeredCache
+from service.cache.memory import DEFAULT_MEMORY_BYTES, MemoryCache
+from service.cache.redis import DEFAULT_TTL_S, RedisCache
+from service.compile.engine import CompileEngine
+from service.compile.flight import default_workers
+from service.compile.toolchain import locate_assembler
+from service.compile.worker import WorkerLimits
+from service.compile.worker_pool import WorkerPool, clean_orphans
 from service.convert import DEFAULT_LIMITS, Limits
-from service.engine import CompileEngine
-from service.flight import default_workers
-from service.layered_cache import LayeredCache
-from service.memory_cache import DEFAULT_MEMORY_BYTES, MemoryCache
-from service.metrics import MetricsInterceptor, ServiceMetrics
-from service.redis_cache import DEFAULT_TTL_S, RedisCache
-from service.registration import add_compile_service
-from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, CompileServicer, ServiceLimits
-from service.toolchain import locate_assembler
-from service.worker_pool import WorkerPool, clean_orphans
+from service.server import logs
+from service.server.auth import AuthInterceptor, TokenError, read_token
+from service.server.metrics import MetricsInterceptor, ServiceMetrics
+from service.server.registration import add_compile_service
+from service.server.servicer import (
+    DEFAULT_SERVICE_LIMITS,
+    SERVICE_NAME,
+    CompileServicer,
+    ServiceLimits,
+)
 
 log = logging.getLogger("cutile-serve")
 

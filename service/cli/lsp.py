@@ -2,7 +2,7 @@
 
 rust-analyzer checks Rust; it cannot see partitions, borrows of tensors, tile shapes or where
 bounds checks go, which a cutile-rs user otherwise learns of only when the kernel is compiled.
-`cutile-lsp` (pygls, over stdio) runs our checks (`service.editor_check`) on every open,
+`cutile-lsp` (pygls, over stdio) runs our checks (`service.cli.editor_check`) on every open,
 change and save of a document holding a `#[cutile::module]`, and publishes their diagnostics
 with the codes and spans `cutile-compile` prints (`parser.render_lsp`). Hovering over an
 expression or binding of an entry shows its type, tile shapes included
@@ -10,7 +10,7 @@ expression or binding of an entry shows its type, tile shapes included
 
 Generic arguments: the initialization option `generics` maps entry names to
 `cutile-compile --generics` specs (`{"generics": {"add": "B=1024", "gemm": "E=f16,..."}}`);
-entries without one are checked with sample values (see `service.editor_check`).
+entries without one are checked with sample values (see `service.cli.editor_check`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pygls.lsp.server import LanguageServer
 
 from lowering.build_id import RELEASE
 from parser.front_end import Span, lsp_range, to_lsp
-from service.editor_check import DocumentCheck, check_document
+from service.cli.editor_check import DocumentCheck, check_document
 
 NAME = "cutile-lsp"
 

@@ -30,8 +30,8 @@ from google.protobuf import json_format
 
 from client_stubs.integrity import contract_bytes
 from parser.front_end import DEFAULT_BASE_ALIGN, TensorFacts
-from service.artifact import Artifact
-from service.cache import RequestKey
+from service.cache.artifact import Artifact
+from service.cache.keys import RequestKey
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1

@@ -1,13 +1,4 @@
-"""Content-addressed artifact cache: the request key and the on-disk store.
-
-The key is SHA-256 over a canonical, length-prefixed encoding of everything that decides
-the cubin: a domain tag, the compiler version, every source's text (in order: the entry's
-file first), the entry, the generics, target, opt level, host arch, lineinfo and the
-tileiras fingerprint. File names are not part of it: they decide no byte of the cubin or the
-contract (whose `source_sha256` covers the texts only), so `add.rs`, `/abs/path/add.rs` and
-the base name `cutile-compile --server` sends give one key, one cache entry and one bundle
-file name; only diagnostics, which are never cached, name the file as the user gave it.
-Bump `KEY_DOMAIN` to invalidate every entry at once.
+"""The on-disk artifact store.
 
 `DiskCache` stores one file per key, `<root>/<key[:2]>/<key>.artifact`, written atomically
 (temp file in the same folder, fsync, `os.replace`). Each file starts with a header holding
@@ -23,9 +14,9 @@ rescans the root and deletes least-recently-used entries until the total is at m
 single entry larger than the bound is not stored.
 
 A hit is executable device code, so the root is private (0700) and a root that other users
-can write is refused (the cache then stays disabled). `ArtifactCache` is the interface
-every store implements: `service.redis_cache` (shared by replicas) and
-`service.layered_cache` (a disk layer in front of Redis) are the others.
+can write is refused (the cache then stays disabled). `service.cache.redis` (shared by
+replicas) and `service.cache.layered` (a disk layer in front of Redis) are the other
+`ArtifactCache`s.
 """
 
 from __future__ import annotations
@@ -39,17 +30,14 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from client_stubs.lru import LOW_WATER, DiskEntry, evict_least_recent, scan_shards, touch
-from lowering.pipeline import COMPILER_VERSION, CompileRequest
+from service.cache.keys import length_prefixed
+from service.cache.store import CacheEntry, ErrorObserver
 
 log = logging.getLogger(__name__)
 
-KEY_DOMAIN = "cutile-serve-request-v4"  # v4: file names left out
 APP_DIR = "cutile-serve"
 
 _MAGIC = b"CTSVART1"
@@ -57,118 +45,6 @@ _HEADER = struct.Struct(">8s32sQ")  # magic, sha256(payload), len(payload)
 _KEY = re.compile(r"[0-9a-f]{64}")
 DEFAULT_MAX_BYTES = 2 << 30
 _STALE_TEMP_S = 3600.0  # temp files older than this are leftovers of a crashed write
-
-
-# --------------------------------------------------------------------------- keys
-
-
-@dataclass(frozen=True)
-class RequestKey:
-    sha256: str  # lowercase hex
-    size: int  # bytes of the canonical encoding that was hashed
-
-    @property
-    def short(self) -> str:
-        """The first 8 hex digits, for file names and logs."""
-        return self.sha256[:8]
-
-
-def request_key(
-    request: CompileRequest,
-    *,
-    tileiras_fingerprint: str,
-    compiler_version: str = COMPILER_VERSION,
-) -> RequestKey:
-    """The cache key of `request` compiled by this compiler with this tileiras (the
-    encoding is hashed field by field: a source's bytes are never copied)."""
-    digest = hashlib.sha256()
-    size = 0
-    for field in _key_fields(
-        request, tileiras_fingerprint=tileiras_fingerprint, compiler_version=compiler_version
-    ):
-        digest.update(struct.pack(">Q", len(field)))
-        digest.update(field)
-        size += 8 + len(field)
-    return RequestKey(digest.hexdigest(), size)
-
-
-def canonical_encoding(
-    request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
-) -> bytes:
-    """Every key input as u64-length-prefixed UTF-8 fields; lists carry their count."""
-    fields = _key_fields(
-        request, tileiras_fingerprint=tileiras_fingerprint, compiler_version=compiler_version
-    )
-    return b"".join(_field(field) for field in fields)
-
-
-def _key_fields(
-    request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
-) -> list[bytes]:
-    sources = [source.data for source in request.sources]  # content, not the path
-    fields: list[str] = [request.entry, str(len(request.generics))]
-    for name, value in sorted(request.generics):
-        fields += [name, value]
-    fields += [str(len(request.generic_args)), *request.generic_args]
-    fields += [
-        request.target,
-        str(request.opt_level),
-        request.host_arch,
-        "1" if request.lineinfo else "0",
-        tileiras_fingerprint,
-        str(len(request.specialization)),
-    ]
-    for facts in sorted(request.specialization, key=lambda f: f.param):
-        fields += [facts.param, _axes(facts.dim_divisors), _axes(facts.stride_divisors)]
-        fields += [str(facts.base_align), "1" if facts.unit_last_stride else "*"]
-    head = [KEY_DOMAIN, compiler_version, str(len(request.sources))]
-    return [
-        *(text.encode("utf-8") for text in head),
-        *sources,
-        *(text.encode("utf-8") for text in fields),
-    ]
-
-
-def _axes(divisors: tuple[int, ...]) -> str:
-    return ",".join(str(d) for d in divisors)
-
-
-def _field(data: bytes) -> bytes:
-    return struct.pack(">Q", len(data)) + data
-
-
-# --------------------------------------------------------------------------- store
-
-
-@dataclass(frozen=True)
-class CacheEntry:
-    """A successful compile: the cubin and the serialized `contract_pb2.LaunchContract`."""
-
-    cubin: bytes
-    contract: bytes
-
-
-ErrorObserver = Callable[[str], None]  # called with the layer name on every I/O error
-
-
-class ArtifactCache(Protocol):
-    """A store of `CacheEntry`s by hex key; `layers` names its layers, fastest first."""
-
-    layers: tuple[str, ...]
-
-    def get(self, key: str) -> CacheEntry | None: ...
-
-    def find(self, key: str) -> tuple[CacheEntry, str] | None:
-        """The entry and the name of the layer that held it."""
-        ...
-
-    def put(self, key: str, entry: CacheEntry) -> bool: ...
-
-    def delete(self, key: str) -> None: ...
-
-    def contains(self, key: str) -> bool: ...
-
-    def observe_errors(self, observer: ErrorObserver) -> None: ...
 
 
 def default_cache_dir() -> Path:
@@ -326,7 +202,9 @@ def check_key(key: str) -> None:
 
 def encode_entry(key: str, entry: CacheEntry) -> bytes:
     """The stored form of `entry`: a header with its checksum, then key, cubin, contract."""
-    payload = b"".join(_field(part) for part in (key.encode("ascii"), entry.cubin, entry.contract))
+    payload = b"".join(
+        length_prefixed(part) for part in (key.encode("ascii"), entry.cubin, entry.contract)
+    )
     return _HEADER.pack(_MAGIC, hashlib.sha256(payload).digest(), len(payload)) + payload
 
 

@@ -2,13 +2,13 @@
 
 `CompileEngine.compile` looks the request key up in the cache, runs the compiler on a
 miss, and stores only successful results. On a miss tileiras itself is skipped when the
-bytecode's cubin is cached under its content key (`service.content_cache`). A kernel that
+bytecode's cubin is cached under its content key (`service.cache.content`). A kernel that
 fails to compile, in the front end or in tileiras, is an `Outcome` with error
 diagnostics, not an exception; anything else the compiler raises propagates (the server
 turns it into INTERNAL). It blocks: the server calls it from worker threads.
 
 With a shared store that offers a compile lease (Redis), `compile_leased` makes one
-replica compile a key while the others wait for its result (see `service.redis_cache`).
+replica compile a key while the others wait for its result (see `service.cache.redis`).
 
 `CompileEngine.serve` is the server's whole sequence for one request, in one place: the
 memory layer on the event loop (a hit needs no task and no thread), the store on a thread,
@@ -47,16 +47,17 @@ from lowering.pipeline import (
 from lowering.tileiras import Tileiras, TileirasError, TileirasFault
 from parser.front_end import Diagnostic, Severity, codes
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.artifact import Artifact
-from service.cache import ArtifactCache, CacheEntry, RequestKey, request_key
-from service.compile_faults import CompileFault
-from service.content_cache import ContentCachedAssembler
+from service.cache.artifact import Artifact
+from service.cache.content import ContentCachedAssembler
+from service.cache.keys import RequestKey, request_key
+from service.cache.lease import LeaseKeeper
+from service.cache.memory import MemoryCache
+from service.cache.store import ArtifactCache, CacheEntry
+from service.compile.faults import CompileFault
+from service.compile.flight import Flight, Overloaded, Scheduler
+from service.compile.tileiras_runs import KillableTileiras
+from service.compile.worker_pool import WorkerPool
 from service.convert import contract_to_proto
-from service.flight import Flight, Overloaded, Scheduler
-from service.lease_keeper import LeaseKeeper
-from service.memory_cache import MemoryCache
-from service.tileiras_runs import KillableTileiras
-from service.worker_pool import WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class CompileEngine:
 
     `compile_fn` defaults to `lowering.pipeline.compile_kernel`; tests inject their own.
     `cache=None` disables caching. `memory` (the server's) keeps recent artifacts in
-    process in front of `cache` (layer "memory"; see `service.memory_cache`).
+    process in front of `cache` (layer "memory"; see `service.cache.memory`).
     """
 
     def __init__(

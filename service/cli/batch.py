@@ -10,7 +10,7 @@
                    [--server HOST:PORT [--auth-token-file PATH] [--tls-ca PEM]]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
-`service.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
+`service.cli.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
 runs can fill one bundle. `--generics saxpy:E=f16,B=1024` scopes a set to one entry.
 An entry only has to exist in one of the files; all files are linked into every
 compile (device functions may live in any of them).
@@ -23,32 +23,32 @@ default) builds a variant that assumes every extent and every stride (but the un
 of every tensor parameter divisible by 16 (lowered to the target's `max_divisibility`), and
 keeps it when its cubin differs from the general one's. `--specialize 16,8` builds one
 variant per divisor, `--specialize none` the general kernel only (see
-`service.specialize_arg`). Variants sit next to the general kernel in the manifest (field
+`service.cli.specialize_arg`). Variants sit next to the general kernel in the manifest (field
 `facts`); `Bundle.kernel(...)` returns a kernel that launches, per argument layout, the most
 specialized variant the arguments meet. A variant that fails to compile is a warning (the
 general kernel serves every launch). `--facts` specializes an entry for tensors with the
-given divisibility instead (see `service.facts_arg`): such an entry gets its general kernel
+given divisibility instead (see `service.cli.facts_arg`): such an entry gets its general kernel
 and exactly that variant beside it, no automatic ones.
 
 The artifact cache is on by default and shared with `cutile-serve` (the same folder and
 keys): `--cache-dir` moves it, `--no-cache` turns it off.
 
 `--server HOST:PORT` compiles through a running `cutile-serve` instead (one streaming
-`CompileBatch`, see `service.remote_compiler`): no local tileiras or cache is used, and
+`CompileBatch`, see `service.cli.remote_compiler`): no local tileiras or cache is used, and
 the bundle, diagnostics, summary and exit status are the same as locally (kernels are
 recorded in request order whatever order the server finishes them in). A server that
 cannot be reached fails every kernel with a `CTS-UNAVAILABLE` error.
 `--auth-token-file` sends its bearer token; `--tls-ca` connects over TLS, trusting PEM.
 
 `-j N` (default: the CPUs) compiles N kernels at a time, each in a worker process of
-`service.worker_pool` (the server's isolation; the cache stays in this process); kernels are
+`service.compile.worker_pool` (the server's isolation; the cache stays in this process); kernels are
 recorded in request order, so the bundle is byte-for-byte the same for every N.
 
 Diagnostics go to stderr, rustc-style or one JSON object per line
 (`--message-format json`), each printed once even when several kernels report it;
 `--message-format sarif` writes them instead as one SARIF 2.1.0 log on stdout
-(`service.sarif`, for CI code scanning). With human output, stderr also shows progress
-(`service.progress`): a bar with an ETA on a terminal, else one line per kernel,
+(`service.cli.sarif`, for CI code scanning). With human output, stderr also shows progress
+(`service.cli.progress`): a bar with an ETA on a terminal, else one line per kernel,
 `[3/12] compiled add<B=128> (sm_90) 212 ms` (or `failed`).
 
 `--summary-json PATH` writes a machine-readable summary (also when kernels fail):
@@ -98,32 +98,32 @@ from parser.front_end import (
     to_json,
 )
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.auth import TokenError, read_token
-from service.cache import DiskCache, default_cache_dir
-from service.compile_worker import WorkerLimits
-from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
-from service.engine import CompileEngine, Outcome
-from service.facts_arg import (
+from service.cache.disk import DiskCache, default_cache_dir
+from service.cli.facts_arg import (
     FactsError,
     facts_for_entry,
     names_entry,
     parse_facts,
     same_entry,
 )
-from service.flight import default_workers
-from service.manifest import (
+from service.cli.manifest import (
     KernelRecord,
     facts_record,
     read_manifest,
     write_kernel,
     write_manifest,
 )
-from service.progress import Progress
-from service.remote_compiler import NO_KEY, RemoteCompiler
-from service.sarif import sarif_log
-from service.specialize_arg import SpecializeError, parse_specialize, variant_facts
-from service.toolchain import locate_assembler
-from service.worker_pool import WorkerPool
+from service.cli.progress import Progress
+from service.cli.remote_compiler import NO_KEY, RemoteCompiler
+from service.cli.sarif import sarif_log
+from service.cli.specialize_arg import SpecializeError, parse_specialize, variant_facts
+from service.compile.engine import CompileEngine, Outcome
+from service.compile.flight import default_workers
+from service.compile.toolchain import locate_assembler
+from service.compile.worker import WorkerLimits
+from service.compile.worker_pool import WorkerPool
+from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
+from service.server.auth import TokenError, read_token
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 BATCH_CPU_SECONDS = 3600  # a worker's front-end CPU budget per kernel (the server's is 60 s)
@@ -218,7 +218,7 @@ def _split_top_level(text: str) -> list[str]:
 @dataclass(frozen=True)
 class Kernel:
     """One compile of the batch: a requested kernel (with its `--facts`), or an automatic
-    variant of one (`divisor` > 0, see `service.specialize_arg`)."""
+    variant of one (`divisor` > 0, see `service.cli.specialize_arg`)."""
 
     source: SourceFile
     entry: str
@@ -277,7 +277,7 @@ class Report:
 
 class LocalCompiler:
     """Compiles here through the engine (and its cache): one kernel after the other with
-    `jobs` 1, else `jobs` at a time, each in a worker process of `service.worker_pool` (the
+    `jobs` 1, else `jobs` at a time, each in a worker process of `service.compile.worker_pool` (the
     server's isolated workers; the cache stays in this process)."""
 
     def __init__(self, engine: CompileEngine, jobs: int = 1) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health
 
-from service import errors
+from service.server import errors
 
 HEADER = "authorization"
 SCHEME = "Bearer "
