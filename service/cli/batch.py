@@ -8,6 +8,8 @@
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
                    [--specialize none|auto|D[,D..]]
                    [--server HOST:PORT [--auth-token-file PATH] [--tls-ca PEM]]
+    cutile-compile FILE.rs ... --entry add [--generics ...] [--arch ...]
+                   --emit ast|typed|ir|bytecode|contract [-o OUT/]
 
 Compiles every file x entry x generics set x arch and writes the results to OUT (see
 `service.cli.manifest`); kernels already in OUT's manifest stay unless rebuilt, so several
@@ -60,6 +62,12 @@ Diagnostics go to stderr, rustc-style or one JSON object per line
 variant, which is `kept` when its cubin differs; `diagnostics` holds the
 `--message-format json` objects; `ok` and `failed` count the requested kernels (variants
 do not fail a build), files that do not parse are listed in `unparsed_files`.
+
+`--emit STAGE` stops each compile after that stage and prints its product to stdout
+(`service.cli.stage_dump`: the entry's AST, the types of its expressions, the tile IR,
+the bytecode in hex, the contract JSON), or with `-o OUT` writes one file per kernel
+(`add_B=128_sm_90.ir.txt`, raw bytecode in `.tilebc`); no bundle is written and no cache is
+used. Only `contract` runs tileiras.
 
 Exit status: 0 when every kernel compiled, 1 when any failed, 2 for usage errors.
 """
@@ -117,6 +125,7 @@ from service.cli.progress import Progress
 from service.cli.remote_compiler import NO_KEY, RemoteCompiler
 from service.cli.sarif import sarif_log
 from service.cli.specialize_arg import SpecializeError, parse_specialize, variant_facts
+from service.cli.stage_dump import EMIT_STAGES, FILE_SUFFIXES, as_text, stage_product
 from service.compile.engine import CompileEngine, Outcome
 from service.compile.flight import default_workers
 from service.compile.toolchain import locate_assembler
@@ -348,22 +357,7 @@ class Batch:
 
     def _run(self, sources: Sequence[SourceFile]) -> int:
         self.sources = tuple(s for s in sources if self._parses(s))
-        defined = list_entries(self.sources)
-        kernels: list[Kernel] = []
-        for entry in self.args.entry:
-            home = next(
-                (s for s in self.sources if any(names_entry(q, entry) for q in defined[s.name])),
-                None,
-            )
-            if home is None and self.sources:  # compiling reports the unknown entry
-                home = self.sources[0]
-            if home is not None:
-                sets = generics_for(entry, self.args.generics)
-                facts = facts_for_entry(entry, self.args.facts)
-                for g, a in product(sets, self.args.arch):
-                    kernels.append(Kernel(home, entry, g, a))  # the general kernel
-                    if facts:  # and the --facts variant beside it
-                        kernels.append(Kernel(home, entry, g, a, facts))
+        kernels = requested_kernels(self.args, self.sources)
         automatic = sum(1 for k in kernels if self._automatic(k)) * len(self.args.specialize)
         self.total = len(kernels) + automatic
         if self.report.message_format == "human":
@@ -505,18 +499,46 @@ class Batch:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
 
     def _request(self, kernel: Kernel) -> CompileRequest:
-        return CompileRequest(
-            # the entry's file first; every other file is linked for device functions
-            sources=(kernel.source, *(s for s in self.sources if s is not kernel.source)),
-            entry=kernel.entry,
-            generics=kernel.generics.named,
-            generic_args=kernel.generics.positional,
-            target=kernel.arch,
-            opt_level=self.args.opt_level,
-            host_arch=self.args.host_arch,
-            lineinfo=self.args.lineinfo,
-            specialization=kernel.facts,
+        return kernel_request(self.args, kernel, self.sources)
+
+
+def requested_kernels(args: argparse.Namespace, sources: Sequence[SourceFile]) -> list[Kernel]:
+    """Every requested kernel of the parsed `sources`: entry x generics set x arch (with its
+    `--facts` variant beside it)."""
+    defined = list_entries(tuple(sources))
+    kernels: list[Kernel] = []
+    for entry in args.entry:
+        home = next(
+            (s for s in sources if any(names_entry(q, entry) for q in defined[s.name])),
+            None,
         )
+        if home is None and sources:  # compiling reports the unknown entry
+            home = sources[0]
+        if home is not None:
+            sets = generics_for(entry, args.generics)
+            facts = facts_for_entry(entry, args.facts)
+            for g, a in product(sets, args.arch):
+                kernels.append(Kernel(home, entry, g, a))  # the general kernel
+                if facts:  # and the --facts variant beside it
+                    kernels.append(Kernel(home, entry, g, a, facts))
+    return kernels
+
+
+def kernel_request(
+    args: argparse.Namespace, kernel: Kernel, sources: Sequence[SourceFile]
+) -> CompileRequest:
+    return CompileRequest(
+        # the entry's file first; every other file is linked for device functions
+        sources=(kernel.source, *(s for s in sources if s is not kernel.source)),
+        entry=kernel.entry,
+        generics=kernel.generics.named,
+        generic_args=kernel.generics.positional,
+        target=kernel.arch,
+        opt_level=args.opt_level,
+        host_arch=args.host_arch,
+        lineinfo=args.lineinfo,
+        specialization=kernel.facts,
+    )
 
 
 def _label(kernel: Kernel) -> str:
@@ -592,7 +614,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--arch", action="append", choices=SUPPORTED_TARGETS, help=f"default {DEFAULT_TARGET}"
     )
-    parser.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    parser.add_argument("-o", "--out", type=Path, help="output folder (required but with --emit)")
+    parser.add_argument(
+        "--emit",
+        choices=tuple(EMIT_STAGES),
+        help="stop after this stage and print (or with -o write) its product for each kernel",
+    )
     parser.add_argument(
         "--opt-level", type=int, choices=range(MAX_OPT_LEVEL + 1), default=DEFAULT_OPT_LEVEL
     )
@@ -673,6 +700,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(str(exc))
     if args.jobs < 1:
         parser.error("-j/--jobs must be at least 1")
+    if args.out is None and args.emit is None:
+        parser.error("the following arguments are required: -o/--out")
+    if args.emit is not None and args.server is not None:
+        parser.error("--emit compiles here: --server does not apply")
     if args.server is None and (args.auth_token_file or args.tls_ca):
         parser.error("--auth-token-file and --tls-ca go with --server")
     if args.server is not None and (args.tileiras or args.cache_dir or args.no_cache):
@@ -727,10 +758,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.verbose)
     try:
         sources = read_sources(args.files)
-        args.out.mkdir(parents=True, exist_ok=True)
+        if args.out is not None:
+            args.out.mkdir(parents=True, exist_ok=True)
     except (UsageError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.emit is not None:
+        return _emit(args, sources)
     if args.server is not None:
         return _run_remote(args, sources)
     assembler = locate_assembler(args.tileiras)
@@ -743,6 +777,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Batch(args, compiler, Report(args.message_format)).run(sources)
     finally:
         compiler.close()
+
+
+def _emit(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:
+    """`--emit`: each kernel compiled up to the stage, its product printed or written."""
+    report = Report(args.message_format)
+    assembler = None
+    if args.emit == "contract":
+        assembler = locate_assembler(args.tileiras)
+        if assembler is None:
+            print("error: tileiras not found or not working (see above)", file=sys.stderr)
+            return EXIT_FAILED
+    parsed = []
+    for source in sources:
+        result = compile_kernel(CompileRequest((source,), "_"), stop_after=Stage.PARSE)
+        if result.ok:
+            parsed.append(source)
+        else:
+            report.diagnostics(result.diagnostics)
+            report.failure(source.name)
+    kernels = requested_kernels(args, parsed)
+    for kernel in kernels:
+        request = kernel_request(args, kernel, parsed)
+        stage = EMIT_STAGES[args.emit]
+        result = compile_kernel(request, stop_after=stage, assembler=assembler)
+        report.diagnostics(result.diagnostics)
+        if not result.ok:
+            report.failure(_label(kernel))
+            continue
+        try:
+            product = stage_product(args.emit, request, result)
+        except ValueError as exc:  # e.g. an entry no file defines (parsing does not look)
+            print(f"error: {_label(kernel)}: {exc}", file=sys.stderr)
+            report.failure(_label(kernel))
+            continue
+        if args.out is None:
+            if len(kernels) > 1:
+                print(f"// {_label(kernel)}: {args.emit}")
+            sys.stdout.write(as_text(product))
+            continue
+        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", _label(kernel)).strip("_")
+        path = args.out / (name + FILE_SUFFIXES[args.emit])
+        if isinstance(product, bytes):
+            path.write_bytes(product)
+        else:
+            path.write_text(product, encoding="utf-8")
+        report.note(f"wrote {path}")
+    if report.message_format == "sarif":
+        print(json.dumps(sarif_log(report.collected, "cutile-compile", RELEASE), indent=2))
+    return EXIT_FAILED if report.failed else EXIT_OK
 
 
 def _run_remote(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:

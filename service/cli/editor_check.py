@@ -108,7 +108,7 @@ def _check_entry(
         _add(result, checked.diagnostics, seen, None)
         described = ", ".join(f"{n}={v}" for n, v in named) or ", ".join(positional)
         if checked.kernel is not None:
-            result.types.extend(_types(checked.kernel, entry, described, source))
+            result.types.extend(typed_spans(checked.kernel, entry, described, source))
         return
     function = _function(source, entry)
     if function is None:
@@ -127,7 +127,7 @@ def _check_entry(
     ]
     _add(result, tuple(everywhere), seen, described if function.generics else None)
     if first.kernel is not None:
-        result.types.extend(_types(first.kernel, entry, described, source))
+        result.types.extend(typed_spans(first.kernel, entry, described, source))
 
 
 def _check(
@@ -196,7 +196,9 @@ def _add(
         result.diagnostics.append(diagnostic)
 
 
-def _types(kernel: TypedKernel, entry: str, generics: str, source: SourceFile) -> list[TypeAt]:
+def typed_spans(kernel: TypedKernel, entry: str, generics: str, source: SourceFile) -> list[TypeAt]:
+    """The type of every expression and binding of `kernel` in `source` (inlined device
+    functions included), once per span."""
     found: dict[tuple[int, int], TypeAt] = {}
 
     def add(span: Span, type_text: str) -> None:
