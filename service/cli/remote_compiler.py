@@ -41,7 +41,7 @@ NO_KEY = RequestKey("0" * 64, 0)
 class RemoteCompiler:
     def __init__(
         self,
-        target: str,
+        address: str,
         *,
         token: str | None = None,
         root_certificates: bytes | None = None,
@@ -50,13 +50,13 @@ class RemoteCompiler:
     ) -> None:
         options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
         if root_certificates is None:  # a token then travels in plaintext, as the server warns
-            self._channel = grpc.insecure_channel(target, options=options)
+            self._channel = grpc.insecure_channel(address, options=options)
         else:
             credentials = grpc.ssl_channel_credentials(root_certificates)
-            self._channel = grpc.secure_channel(target, credentials, options=options)
+            self._channel = grpc.secure_channel(address, credentials, options=options)
         self._stub = compile_pb2_grpc.CompileServiceStub(self._channel)
         self._metadata = () if token is None else (("authorization", f"Bearer {token}"),)
-        self.target = target
+        self.address = address
         self.timeout_s = timeout_s
         self.chunk = chunk
 
@@ -116,7 +116,7 @@ class RemoteCompiler:
                 index = indices[result.index]
                 yield index, *self._outcome(files, result)
         except grpc.RpcError as exc:
-            failure = _rpc_failure(exc, self.target)
+            failure = _rpc_failure(exc, self.address)
             for position_, index in enumerate(indices):
                 if position_ not in answered:
                     yield index, Outcome(NO_KEY, (failure,)), None
@@ -204,9 +204,9 @@ def _retry_delay(status: status_pb2.Status) -> float | None:
     return 1.0
 
 
-def _rpc_failure(exc: grpc.RpcError, target: str) -> Diagnostic:
+def _rpc_failure(exc: grpc.RpcError, address: str) -> Diagnostic:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
     name = code.name if code is not None else "UNKNOWN"
     diagnostic_code = DiagnosticCode(f"CTS-{name}", name.lower(), "the compile RPC failed")
-    return Diagnostic(Severity.ERROR, diagnostic_code, f"server {target}: {details}")
+    return Diagnostic(Severity.ERROR, diagnostic_code, f"server {address}: {details}")
