@@ -1,10 +1,10 @@
 """Compile every kernel the decoder benchmark launches into one bundle folder (on the CPU
 machine, which has tileiras); copy the folder to the GPU host along with the repository.
 
-    python -m benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH]
+    python -m tests.benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH]
                                                      # default OUT: gpu_artifacts/decode
 
-Only the specializations the runs need (`benchmarks.decode.kernels.specializations`): the
+Only the specializations the runs need (`tests.benchmarks.decode.kernels.specializations`): the
 speed runs of `bench.STANDARD_RUNS` (decode only), correctness at batch 1 for Qwen3-4B and
 Qwen3-32B shapes (prefill + decode, a 256-position cache) and the small memcheck model. With
 a cutile-rs checkout (`--cutile-rs`, or CUTILE_RS), also the f16 decoder's kernels (its
@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchmarks.decode import kernels as K
-from benchmarks.decode.bench import CORRECTNESS_CACHE, F16_RUNS, STANDARD_RUNS, Run
-from benchmarks.decode.config import MODELS
+from tests.benchmarks.decode import kernels as K
+from tests.benchmarks.decode.bench import CORRECTNESS_CACHE, F16_RUNS, STANDARD_RUNS, Run
+from tests.benchmarks.decode.config import MODELS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "decode"
 SOURCE = REPO / "rust_examples" / K.SOURCE
 

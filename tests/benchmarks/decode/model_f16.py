@@ -3,14 +3,14 @@ where they fit, ours for the rest; batch 1 (their decode attention takes one seq
 
 cutile-kernels is f16 throughout and the benchmark model is bf16, so this is the same model
 with f16 weights, next to torch in f16. From cutile-kernels (compiled from a cutile-rs
-checkout by `benchmarks.decode.build --cutile-rs PATH`): the embedding, QK-norm, QK-RoPE at a
+checkout by `tests.benchmarks.decode.build --cutile-rs PATH`): the embedding, QK-norm, QK-RoPE at a
 device position, the KV-cache write at a device position, split-K GQA decode attention and
 its merge, SiLU-mul, the LM head fused with a block argmax, and the final argmax. Ours
 (rust_examples/decoder.rs): the projections (cutile-kernels has none: Grout calls cuBLAS), the
 RMSNorm and add+RMSNorm (cutile-kernels' use the hidden size as their output tile, and 2560
 and 5120 are no powers of two, which Tile IR tiles must be) and the position step.
 
-Decode state, graphs and buffers work as in `benchmarks.decode.model` (double-buffered
+Decode state, graphs and buffers work as in `tests.benchmarks.decode.model` (double-buffered
 token/position, "ab", "ba", "abba" graphs). Positions and token ids are int32 buffers that
 cutile-kernels reads as u32 (the same bits). There is no batched prefill: the prompt runs
 through the decode step one token at a time (cutile-kernels' prefill attention and KV write
@@ -23,11 +23,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from benchmarks.decode import kernels as K
-from benchmarks.decode import model as M
-from benchmarks.decode.config import ModelConfig
-from benchmarks.decode.weights import lm_head
 from client_stubs import Bundle, DeviceOp, DeviceTensor, Graph, Kernel
+from tests.benchmarks.decode import kernels as K
+from tests.benchmarks.decode import model as M
+from tests.benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.weights import lm_head
 
 if TYPE_CHECKING:
     import torch
@@ -247,7 +247,7 @@ class CutileKernelsDecoder:
     # ---- graphs, state, prompt -----------------------------------------------------------
 
     def capture(self) -> dict[str, Graph]:
-        """The "ab", "ba" and "abba" decode graphs (see benchmarks.decode.model)."""
+        """The "ab", "ba" and "abba" decode graphs (see tests.benchmarks.decode.model)."""
         self.close_graphs()
         ab, ba = self.step_ops(self.a, self.b), self.step_ops(self.b, self.a)
         graphs = {

@@ -1,7 +1,7 @@
 """Run every benchmark family on the GPU, each writing RESULTS/<family>.json, then write
 BENCHMARKS.md from them.
 
-    PYTHONPATH=. python3 -m benchmarks.run_all BUNDLE RESULTS [--quick] [-o BENCHMARKS.md]
+    PYTHONPATH=. python3 -m tests.benchmarks.run_all BUNDLE RESULTS [--quick] [-o BENCHMARKS.md]
         [--cutile-cache CACHE]
 """
 
@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks import (
+from tests.benchmarks import (
     bench_add,
     bench_attention,
     bench_cutile_python,
@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cutile-cache",
         type=Path,
-        help="also time cuTile Python from this cache (benchmarks/bench_cutile_python.py)",
+        help="also time cuTile Python from this cache (tests/benchmarks/bench_cutile_python.py)",
     )
     args = parser.parse_args(argv)
     tune_cache = Path(tempfile.mkdtemp(prefix="tune-"))
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.only:
         family_argv = [args.bundle, "--json", str(args.results / f"{name}.json")]
         family_argv += ["--tune-cache", str(tune_cache)] + (["--quick"] if args.quick else [])
-        sys.argv = [f"benchmarks.bench_{name}", *family_argv]
+        sys.argv = [f"tests.benchmarks.bench_{name}", *family_argv]
         try:
             FAMILIES[name](family_argv)
         except Exception:  # one broken family still leaves the others' tables
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cutile_cache is not None:
         cutile_argv = ["run", str(args.cutile_cache)]
         cutile_argv += ["--json", str(args.results / "cutile_python.json")]
-        sys.argv = ["benchmarks.bench_cutile_python", *cutile_argv]
+        sys.argv = ["tests.benchmarks.bench_cutile_python", *cutile_argv]
         if bench_cutile_python.main(cutile_argv):
             failed.append("cutile_python")
     written = write_benchmarks_md.main([str(args.results), "-o", str(args.out)])

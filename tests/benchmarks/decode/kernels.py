@@ -1,7 +1,7 @@
 """Which kernel specializations the decoder needs, and the candidates it tunes among.
 
-One place for both sides: `benchmarks.decode.build` compiles `specializations(...)` into the
-bundle on the CPU machine, and `benchmarks.decode.model` asks the same functions which
+One place for both sides: `tests.benchmarks.decode.build` compiles `specializations(...)` into the
+bundle on the CPU machine, and `tests.benchmarks.decode.model` asks the same functions which
 generics to load on the GPU host. Pure Python.
 
 All kernels come from rust_examples/decoder.rs. The projections have several candidate
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.config import ModelConfig
 
 SOURCE = "decoder.rs"
 NORM_BK = 512  # RMSNorm tile width (hidden sizes are multiples of 512)

@@ -19,8 +19,8 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from benchmarks.decode.config import ModelConfig
-from benchmarks.decode.weights import lm_head
+from tests.benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.weights import lm_head
 
 if TYPE_CHECKING:
     import torch

@@ -1,7 +1,7 @@
 """Write BENCHMARKS.md from the JSON the family scripts wrote (`--json`), one table per
 family with the exact command that produced it.
 
-    python -m benchmarks.write_benchmarks_md RESULTS_DIR [-o BENCHMARKS.md]
+    python -m tests.benchmarks.write_benchmarks_md RESULTS_DIR [-o BENCHMARKS.md]
 
 Reads every RESULTS_DIR/*.json; needs neither torch nor a GPU.
 """
@@ -14,20 +14,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ORDER = ("element-wise add", "softmax and RMSNorm", "GEMM", "flash attention")
-CUTILE_PYTHON = "cuTile Python"  # benchmarks/bench_cutile_python.py: compared, not a target
-DECODE = "decode"  # benchmarks/decode/bench.py: tokens/s of whole models, its own table
+CUTILE_PYTHON = "cuTile Python"  # tests/benchmarks/bench_cutile_python.py: compared, not a target
+DECODE = "decode"  # tests/benchmarks/decode/bench.py: tokens/s of whole models, its own table
 # issue 16's targets: (model, batch, least ours / bound, least ours / torch + CUDA graphs)
 DECODE_TARGETS = (("Qwen3-4B", 1, 0.80, 1.00), ("Qwen3-32B", 1, 0.80, None))
 HEADER = """# Benchmarks
 
 Our kernels (compiled by cutile-serve from `rust_examples/`, the fastest of the declared
-configurations in `benchmarks/configs.py` per shape, picked by `client_stubs/autotune.py`)
-next to torch in the same run. Times are medians of timed reps after warm-up
-(`benchmarks/timing.py`, rows and reports in `benchmarks/family.py`); torch is timed before
-and after ours and the faster time counts; "ratio" is torch time / our time (above 1: we are
-faster).
-Regenerate: `python -m benchmarks.build_bundle` on the CPU machine, then on the GPU host
-`PYTHONPATH=. python3 -m benchmarks.run_all gpu_artifacts/bench bench_results`
+configurations in `tests/benchmarks/configs.py` per shape, picked by
+`client_stubs/autotune.py`) next to torch in the same run. Times are medians of timed reps
+after warm-up (`tests/benchmarks/timing.py`, rows and reports in
+`tests/benchmarks/family.py`); torch is timed before and after ours and the faster time
+counts; "ratio" is torch time / our time (above 1: we are faster).
+Regenerate: `python -m tests.benchmarks.build_bundle` on the CPU machine, then on the GPU host
+`PYTHONPATH=. python3 -m tests.benchmarks.run_all gpu_artifacts/bench bench_results`
 (which ends by rewriting this file); add `--cutile-cache gpu_artifacts/cutile-cache` for the
 cuTile Python table (README, "Speed on the GPU").
 """
@@ -110,9 +110,9 @@ def cutile_python_table(cutile: Mapping[str, object], ours: Sequence[Mapping[str
     lines = [
         "## cuTile Python",
         "",
-        "The same kernels written in cuTile Python (benchmarks/cutile_python_kernels.py, the",
-        "fastest of the configurations listed in benchmarks/bench_cutile_python.py), compiled",
-        "by cuTile itself; see that script for how it runs on the GPU host.",
+        "The same kernels written in cuTile Python (tests/benchmarks/cutile_python_kernels.py,",
+        "the fastest of the configurations listed in tests/benchmarks/bench_cutile_python.py),",
+        "compiled by cuTile itself; see that script for how it runs on the GPU host.",
         "",
         f"`{cutile['command']}` on {cutile['device']}, torch {cutile['torch']}",
         "",
@@ -144,7 +144,8 @@ def decode_table(result: Mapping[str, object]) -> str:
         "## Decode: Qwen3-shaped models",
         "",
         "Every operation of ours is a kernel of rust_examples/decoder.rs, the decode step a CUDA",
-        "graph (benchmarks/decode/); torch runs the same model on the same weights and KV cache.",
+        "graph (tests/benchmarks/decode/); torch runs the same model on the same weights and KV",
+        "cache.",
         "The bound is (weight + KV-cache bytes per step) / the measured copy bandwidth.",
         "",
         f"`{result['command']}` on {result['device']}, torch {result['torch']}",

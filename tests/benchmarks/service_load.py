@@ -1,6 +1,6 @@
 """Load figures of `cutile-serve` over loopback, against daemons this script starts.
 
-    python -m benchmarks.service_load [--mixed-seconds 60] [--hits 2000] [--clients 64]
+    python -m tests.benchmarks.service_load [--mixed-seconds 60] [--hits 2000] [--clients 64]
                                       [--throughput-seconds 10] [--mixed-clients 8]
                                       [--replica-kernels 12] [--skip-redis]
 
@@ -56,10 +56,10 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks.request_flood import flood_from_subprocess
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
+from tests.benchmarks.request_flood import flood_from_subprocess
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ADD_PATH = REPO_ROOT / "rust_examples" / "add.rs"
 ADD_RS = ADD_PATH.read_text()
 START_TIMEOUT_S = 60

@@ -1,5 +1,5 @@
 """The benchmark's kernels written in cuTile Python (NVIDIA's `cuda-tile` package), with the
-same algorithms and tilings as ours in rust_examples/: what benchmarks/bench_cutile_python.py
+same algorithms and tilings as ours in rust_examples/: what tests/benchmarks/bench_cutile_python.py
 times next to our kernels and torch. Imported only on a machine with `cuda-tile` installed.
 
 Kernel parameters other than compile-time constants carry no annotation: cuTile reads the

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from benchmarks.decode import kernels as K
-from benchmarks.decode.config import ModelConfig
-from benchmarks.decode.weights import lm_head
 from client_stubs import Bundle, DeviceOp, DeviceTensor, Graph, Kernel
 from client_stubs.device_op import Chain
+from tests.benchmarks.decode import kernels as K
+from tests.benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.weights import lm_head
 
 if TYPE_CHECKING:
     import torch

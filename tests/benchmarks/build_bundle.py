@@ -1,10 +1,10 @@
 """Compile every kernel variant the benchmark scripts time into one bundle folder (on the CPU
 machine, which has tileiras); copy the folder to the GPU host along with the repository.
 
-    python -m benchmarks.build_bundle [OUT]        # default OUT: gpu_artifacts/bench
-    python -m benchmarks.build_bundle OUT --family attention   # one family's kernels only
+    python -m tests.benchmarks.build_bundle [OUT]        # default OUT: gpu_artifacts/bench
+    python -m tests.benchmarks.build_bundle OUT --family attention   # one family's kernels only
 
-Each family compiles its declared configurations (benchmarks/configs.py) twice where tensor
+Each family compiles its declared configurations (tests/benchmarks/configs.py) twice where tensor
 facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
 are multiples of 16 elements (every benchmark shape is), which `Bundle.kernel(...,
 for_args=...)` picks. Only these (`--specialize none`): the configurations say which
@@ -18,10 +18,10 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from benchmarks import configs
 from service.cli.batch import main as cutile_compile
+from tests.benchmarks import configs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "bench"
 EXAMPLES = REPO / "rust_examples"
 

@@ -2,7 +2,7 @@
 timing the candidates on the GPU.
 
 A candidate is timed as it runs in the model: a CUDA graph of its launches over every layer's
-weights (so no weight is served from L2), replayed with `benchmarks.timing.median_seconds`.
+weights (so no weight is served from L2), replayed with `tests.benchmarks.timing.median_seconds`.
 Before timing, one launch on layer 0 is checked against torch; a candidate that fails to load,
 launch or compute is reported and skipped.
 """
@@ -13,10 +13,10 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from benchmarks.decode import kernels as K
-from benchmarks.decode.config import ModelConfig
-from benchmarks.decode.model import Decoder, Plan, chain, projection_shape
 from client_stubs import Graph
+from tests.benchmarks.decode import kernels as K
+from tests.benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.model import Decoder, Plan, chain, projection_shape
 
 if TYPE_CHECKING:
     import torch
@@ -44,7 +44,7 @@ def _weights(decoder: Decoder, name: str) -> list[torch.Tensor]:
 
 
 def _time_graph(build: Callable[[], list], stream: object) -> float:
-    from benchmarks.timing import median_seconds
+    from tests.benchmarks.timing import median_seconds
 
     graph = Graph.capture(chain(build()))
     try:

@@ -1,7 +1,7 @@
 """Host overhead per launch of a tiny kernel, in every execution mode, next to the raw driver
 call and torch (on the H200).
 
-    PYTHONPATH=. python3 -m benchmarks.launch_overhead BUNDLE [--profile]
+    PYTHONPATH=. python3 -m tests.benchmarks.launch_overhead BUNDLE [--profile]
 
 The kernel is the bundle's `add<B=1024>` on 1024 f32 elements (one tile block). Figures are
 medians over rounds (µs per launch); "issue" figures time only the host loop (the GPU drains
@@ -30,7 +30,7 @@ Targets (issues 6 and 14): eager <= torch add, op.sync() <= raw + cuStreamSynchr
 1 µs, chained <= 1.2x raw, asyncio within 10% of sync, graph replay <= 1 µs per kernel.
 BUNDLE/default from `tests.gpu.build_artifacts` holds add<B=1024> with its automatic variant:
 there the kernel is a `Variants` and eager includes the per-launch choice of variant.
-`benchmarks.launch_host_cost` measures the Python side of the same modes without a GPU.
+`tests.benchmarks.launch_host_cost` measures the Python side of the same modes without a GPU.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Decode Qwen3-shaped models with our kernels next to torch (eager and CUDA graphs) on the GPU.
 
-    PYTHONPATH=. python3 -m benchmarks.decode.bench BUNDLE correctness [--model 4b]
-    PYTHONPATH=. python3 -m benchmarks.decode.bench BUNDLE speed [--runs 4b:1:1024,...]
+    PYTHONPATH=. python3 -m tests.benchmarks.decode.bench BUNDLE correctness [--model 4b]
+    PYTHONPATH=. python3 -m tests.benchmarks.decode.bench BUNDLE speed [--runs 4b:1:1024,...]
         [--json bench_results/decode.json]
     compute-sanitizer --tool memcheck --error-exitcode 1 \\
-        python3 -m benchmarks.decode.bench BUNDLE memcheck
+        python3 -m tests.benchmarks.decode.bench BUNDLE memcheck
 
-BUNDLE is `python -m benchmarks.decode.build`'s folder. `correctness` prefills a seeded random
+BUNDLE is `python -m tests.benchmarks.decode.build`'s folder. `correctness` prefills a seeded random
 prompt, decodes `--steps` greedy tokens with ours (CUDA graphs) and with torch eager and
 torch + CUDA graph, and checks, in lockstep (each decoder fed torch's previous greedy token):
 every step's logits agree within LOGIT_TOLERANCE and the greedy tokens are identical, or
@@ -17,7 +17,7 @@ keys and values, decode starting `--steps` before its end), ours next to torch, 
 memory-bandwidth bound: (weights + KV cache bytes per step) / the measured copy bandwidth.
 `memcheck` runs the small model (prefill + a few graph-replayed decode steps, ours only).
 `--f16` runs each mode with the f16 decoder over cutile-kernels' kernels
-(benchmarks/decode/model_f16.py; batch 1) next to torch in f16.
+(tests/benchmarks/decode/model_f16.py; batch 1) next to torch in f16.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.decode import kernels as K
-from benchmarks.decode.config import MODELS, ModelConfig
+from tests.benchmarks.decode import kernels as K
+from tests.benchmarks.decode.config import MODELS, ModelConfig
 
 SEED = 1234
 DEVICE = "cuda"  # the CPU test of this script sets "cpu" (with torch.cuda stood in)
@@ -121,7 +121,7 @@ def check_bundle(bundle_path: Path, specs: Sequence[object]) -> object:
     if missing:
         raise SystemExit(
             f"error: {bundle_path} lacks {len(missing)} kernels, e.g. {missing[:4]}; rebuild it "
-            "with `python -m benchmarks.decode.build` (add --cutile-rs PATH for --f16)"
+            "with `python -m tests.benchmarks.decode.build` (add --cutile-rs PATH for --f16)"
         )
     return bundle
 
@@ -132,7 +132,7 @@ def check_bundle(bundle_path: Path, specs: Sequence[object]) -> object:
 def setup_weights(model: ModelConfig, f16: bool = False):
     import torch
 
-    from benchmarks.decode.weights import random_weights
+    from tests.benchmarks.decode.weights import random_weights
 
     free, _ = torch.cuda.mem_get_info()
     need = model.parameters() * 2
@@ -150,7 +150,7 @@ def copy_bandwidth() -> float:
     """Device-to-device copy bandwidth in bytes/s (read + write counted) of a 4 GiB copy."""
     import torch
 
-    from benchmarks.timing import median_seconds
+    from tests.benchmarks.timing import median_seconds
 
     n = 2**31
     src = torch.empty(n, dtype=torch.bfloat16, device=DEVICE)
@@ -173,9 +173,9 @@ def make_decoder(
 ):
     import torch
 
-    from benchmarks.decode.model import Decoder, default_plan
-    from benchmarks.decode.model_f16 import CutileKernelsDecoder
-    from benchmarks.decode.tuning import tune
+    from tests.benchmarks.decode.model import Decoder, default_plan
+    from tests.benchmarks.decode.model_f16 import CutileKernelsDecoder
+    from tests.benchmarks.decode.tuning import tune
 
     stream = torch.cuda.current_stream()
     if f16:
@@ -262,7 +262,7 @@ def correctness(bundle, model: ModelConfig, batch: int, steps: int, f16: bool = 
     lockstep tokens are exactly what both greedy decoders produce on their own."""
     import torch
 
-    from benchmarks.decode.reference import Reference, rope_tables
+    from tests.benchmarks.decode.reference import Reference, rope_tables
 
     weights = setup_weights(model, f16)
     dtype = torch.float16 if f16 else torch.bfloat16
@@ -327,7 +327,7 @@ def graph_matches_eager(ref, prompt, fed_tokens: list, eager: list) -> bool:
     """torch + CUDA graph (whole cache, masked) computes the logits eager torch did."""
     import torch
 
-    from benchmarks.decode.reference import DecodeGraph
+    from tests.benchmarks.decode.reference import DecodeGraph
 
     ref.forward(prompt.to(DEVICE), 0, exact=True)  # the prompt's cache again
     # the capture's two warm-up steps decode from the first state, writing what the eager
@@ -416,7 +416,7 @@ def _time_torch(ref, tokens, start: int, steps: int, eager: bool) -> tuple[float
     """(torch + CUDA graph tokens/s, torch eager tokens/s or 0)."""
     import torch
 
-    from benchmarks.decode.reference import DecodeGraph
+    from tests.benchmarks.decode.reference import DecodeGraph
 
     batch = ref.batch
     tok = torch.tensor(tokens, dtype=torch.int32, device=DEVICE)
@@ -476,7 +476,7 @@ def speed_run(
     `steps` + 4 positions before the cache's end."""
     import torch
 
-    from benchmarks.decode.reference import Reference, rope_tables
+    from tests.benchmarks.decode.reference import Reference, rope_tables
 
     model, batch, cache_len = run.config, run.batch, run.context
     log(f"run {run.model} batch {batch} context {cache_len}")
@@ -553,7 +553,7 @@ def memcheck(bundle, steps: int, f16: bool = False) -> bool:
     `steps` single-step graph replays and one two-step replay."""
     import torch
 
-    from benchmarks.decode.reference import rope_tables
+    from tests.benchmarks.decode.reference import rope_tables
 
     model = MODELS["tiny"]
     weights = setup_weights(model, f16)
@@ -614,7 +614,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "family": "decode",
-            "command": " ".join(["PYTHONPATH=. python3 -m benchmarks.decode.bench", *sys.argv[1:]]),
+            "command": " ".join(
+                ["PYTHONPATH=. python3 -m tests.benchmarks.decode.bench", *sys.argv[1:]]
+            ),
             "device": torch.cuda.get_device_name(),
             "torch": torch.__version__,
             "rows": [asdict(r) for r in rows],

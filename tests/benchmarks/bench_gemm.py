@@ -2,7 +2,7 @@
 configurations and `gemm_aligned`) vs torch.matmul (cuBLAS): squares 1024 ... 8192 and two
 skinny shapes.
 
-    PYTHONPATH=. python3 -m benchmarks.bench_gemm BUNDLE [--json OUT.json] [--quick]
+    PYTHONPATH=. python3 -m tests.benchmarks.bench_gemm BUNDLE [--json OUT.json] [--quick]
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import configs
-from benchmarks.family import (
+from client_stubs import Bundle, DeviceTensor
+from client_stubs.autotune import Prepare
+from tests.benchmarks import configs
+from tests.benchmarks.family import (
     Reference,
     Row,
     checked,
@@ -22,8 +24,6 @@ from benchmarks.family import (
     parse_args,
     report,
 )
-from client_stubs import Bundle, DeviceTensor
-from client_stubs.autotune import Prepare
 
 # (M, N, K)
 SQUARES = tuple((s, s, s) for s in (1024, 2048, 4096, 8192))
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     tune_cache = args.tune_cache
     shapes = SQUARES[-2:] if args.quick else SQUARES + SKINNY
     rows = [measure(bundle, dtype, s, tune_cache) for dtype in ELEMENT for s in shapes]
-    report("benchmarks.bench_gemm", "GEMM", rows, args.json)
+    report("tests.benchmarks.bench_gemm", "GEMM", rows, args.json)
 
 
 if __name__ == "__main__":

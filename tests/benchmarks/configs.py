@@ -1,4 +1,4 @@
-"""The kernel configurations the benchmarks time, in one place: benchmarks/build_bundle.py
+"""The kernel configurations the benchmarks time, in one place: tests/benchmarks/build_bundle.py
 compiles them, and each family's script autotunes among its own (client_stubs/autotune.py).
 
 Pure data, so the GPU host needs nothing but the client to read it.

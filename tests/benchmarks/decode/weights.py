@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.config import ModelConfig
 
 if TYPE_CHECKING:
     import torch

@@ -1,10 +1,10 @@
 /* A stand-in libcuda.so.1 for timing the host side of launches without a GPU: every driver
- * call the client makes succeeds at once, so what `benchmarks.launch_host_cost --bindings`
+ * call the client makes succeeds at once, so what `tests.benchmarks.launch_host_cost --bindings`
  * times is the client plus cuda-python's bindings (argument conversion, result enums), the
  * part of a launch's host cost that is Python's. Never use it for anything else.
  *
- *   gcc -O2 -shared -fPIC -o /tmp/stubcuda/libcuda.so.1 benchmarks/stub_libcuda.c -ldl
- *   LD_LIBRARY_PATH=/tmp/stubcuda PYTHONPATH=. python3 -m benchmarks.launch_host_cost --bindings
+ *   gcc -O2 -shared -fPIC -o /tmp/stubcuda/libcuda.so.1 tests/benchmarks/stub_libcuda.c -ldl
+ *   LD_LIBRARY_PATH=/tmp/stubcuda PYTHONPATH=. python3 -m tests.benchmarks.launch_host_cost --bindings
  *
  * cuda-python resolves every entry point through cuGetProcAddress_v2; unknown ones resolve to
  * NULL (calling one raises in Python). */

@@ -1,12 +1,12 @@
 """A flood of large `Compile` requests, sent from a process of its own (so the sender's
 CPU use does not show in the receiver's latency figures).
 
-    python -m benchmarks.request_flood TARGET KERNEL.rs COUNT
+    python -m tests.benchmarks.request_flood TARGET KERNEL.rs COUNT
 
 sends COUNT distinct requests of just under 1 MiB each (the kernel padded with comment
 lines up to the service's source limit) from 64 threads and prints, as JSON, each one's
 outcome: "ok", "diagnostic", or the gRPC status name. `flood_from_subprocess` runs it and
-samples a health check meanwhile; `benchmarks.service_load` and the fault suite use it.
+samples a health check meanwhile; `tests.benchmarks.service_load` and the fault suite use it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import grpc
 
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_LIMIT = 1 << 20
 SENDERS = 64
 
@@ -60,7 +60,8 @@ def flood_from_subprocess(
     """The outcomes of `count` requests sent by a child process, and `probe()`'s results
     (health round trips in ms, say), sampled every 20 ms while they were in flight."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    command = [sys.executable, "-m", "benchmarks.request_flood", target, str(kernel), str(count)]
+    module = "tests.benchmarks.request_flood"
+    command = [sys.executable, "-m", module, target, str(kernel), str(count)]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=REPO_ROOT)
     samples = []
     while child.poll() is None:

@@ -10,7 +10,7 @@ both rms_norm_eps 1e-6 and rope_theta 1e6.
 
 Weights are fused the way the kernels want them (`weight_shapes`): per layer one [q; k; v]
 projection, one stacked [gate; up] projection; Hugging Face checkpoints are mapped onto this
-layout by `benchmarks.decode.weights`.
+layout by `tests.benchmarks.decode.weights`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What bounds safety costs on the GPU: each safe kernel next to its `unchecked_accesses`
 twin, timed in turns in one run.
 
-    PYTHONPATH=. python3 -m benchmarks.safety_overhead BUNDLE [--repeats N]
+    PYTHONPATH=. python3 -m tests.benchmarks.safety_overhead BUNDLE [--repeats N]
 
 Pairs (a bundle from `python -m tests.gpu.build_artifacts`): `gemm_aligned` vs
 `gemm_unchecked` (f16, BM=BN=128, BK=64, at 4096^3 and 8192^3) and `flash_attention` vs
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from benchmarks.timing import interleaved_medians
 from client_stubs import Bundle, DeviceTensor, Kernel
+from tests.benchmarks.timing import interleaved_medians
 
 GEMM_TILES = {"BM": "128", "BN": "128", "BK": "64"}
 ATTENTION_TILES = {"BM": "128", "BN": "64", "D": "128"}

@@ -4,20 +4,20 @@ Three steps, because the GPU host's tileiras cannot compile (it lacks libNVVM an
 which are larger than a device call can carry):
 
     # GPU host: record the compile requests cuTile makes (bytecode and its cache key)
-    python3 -m benchmarks.bench_cutile_python capture REQUESTS.pkl
+    python3 -m tests.benchmarks.bench_cutile_python capture REQUESTS.pkl
     # CPU machine, a Python 3.12 environment with cuda-tile, and the same tileiras release as
     # the GPU host's (with its libNVVM and ptxas): compile them with cuTile's own tileiras
     # invocation into a cuTile disk cache
-    python3.12 -m benchmarks.bench_cutile_python compile REQUESTS.pkl CACHE [--tileiras PATH]
+    python3.12 -m tests.benchmarks.bench_cutile_python compile REQUESTS.pkl CACHE [--tileiras PATH]
     # GPU host: launch through cuTile (every compile is a cache hit) and time against torch
-    python3 -m benchmarks.bench_cutile_python run CACHE [--json OUT.json]
+    python3 -m tests.benchmarks.bench_cutile_python run CACHE [--json OUT.json]
 
 On the GPU host cuda-tile and nvidia-cuda-tileiras are installed with `pip install --no-deps
 --target DIR` and DIR is on PYTHONPATH (the script puts DIR's tileiras on PATH: cuTile keys
 its cache by `tileiras --version`). cuTile's probe for the newest bytecode version compiles a
 module, which fails there, so capture and run report what the same tileiras reports on the
 CPU machine (13.4); otherwise cuTile falls back to 13.1 and drops hints such as
-`num_worker_warps`. The kernels are benchmarks/cutile_python_kernels.py; each case times the
+`num_worker_warps`. The kernels are tests/benchmarks/cutile_python_kernels.py; each case times the
 listed configurations (hints included) and keeps the fastest.
 """
 
@@ -73,7 +73,7 @@ def _elementwise_and_rows() -> list[Case]:
     import cuda.tile as ct
     import torch
 
-    from benchmarks import cutile_python_kernels as k
+    from tests.benchmarks import cutile_python_kernels as k
 
     stream = torch.cuda.current_stream()
     n = 1 << 28
@@ -144,7 +144,7 @@ def _gemm() -> list[Case]:
     import cuda.tile as ct
     import torch
 
-    from benchmarks import cutile_python_kernels as k
+    from tests.benchmarks import cutile_python_kernels as k
 
     stream = torch.cuda.current_stream()
     cases = []
@@ -183,7 +183,7 @@ def _attention() -> list[Case]:
     import torch
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
-    from benchmarks import cutile_python_kernels as k
+    from tests.benchmarks import cutile_python_kernels as k
 
     stream = torch.cuda.current_stream()
     batch, heads, length, d = 4, 32, 4096, 128
@@ -317,8 +317,8 @@ def run(json_path: Path | None) -> int:
     """Time the fastest configuration of every case against torch (as the family scripts do)."""
     import torch
 
-    from benchmarks.family import Reference, Row, report
-    from benchmarks.timing import median_seconds
+    from tests.benchmarks.family import Reference, Row, report
+    from tests.benchmarks.timing import median_seconds
 
     rows = []
     for case in cases():
@@ -347,7 +347,7 @@ def run(json_path: Path | None) -> int:
                 tried=dict(sorted(tried.items(), key=lambda item: item[1])),
             )
         )
-    report("benchmarks.bench_cutile_python", "cuTile Python", rows, json_path)
+    report("tests.benchmarks.bench_cutile_python", "cuTile Python", rows, json_path)
     return 0
 
 

@@ -4,7 +4,7 @@ Ours: the autotuned fastest of `flash_attention` tile sizes and the latency-hint
 `flash_attention_tuned` (causal by loop bounds in both). L = 1k ... 16k, D = 64 and 128,
 causal and not, with B = 16384 / L sequences of H = 32 heads (B = 4 at L = 4096).
 
-    PYTHONPATH=. python3 -m benchmarks.bench_attention BUNDLE [--json OUT.json] [--quick]
+    PYTHONPATH=. python3 -m tests.benchmarks.bench_attention BUNDLE [--json OUT.json] [--quick]
 
 FLOPs: 4 * B * H * L^2 * D, halved when causal.
 """
@@ -18,8 +18,10 @@ from pathlib import Path
 import torch
 from torch.nn.functional import scaled_dot_product_attention
 
-from benchmarks import configs
-from benchmarks.family import (
+from client_stubs import Bundle, DeviceTensor
+from client_stubs.autotune import Prepare
+from tests.benchmarks import configs
+from tests.benchmarks.family import (
     Reference,
     Row,
     checked,
@@ -28,8 +30,6 @@ from benchmarks.family import (
     parse_args,
     report,
 )
-from client_stubs import Bundle, DeviceTensor
-from client_stubs.autotune import Prepare
 
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 HEADS = 32
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for causal in (False, True)
         for length in lengths
     ]
-    report("benchmarks.bench_attention", "flash attention", rows, args.json)
+    report("tests.benchmarks.bench_attention", "flash attention", rows, args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What every benchmark family shares: result rows (ours next to torch), the autotuned
 choice among candidates, the correctness gate, the command line and the JSON the
-BENCHMARKS.md writer reads. Timing itself is `benchmarks.timing`."""
+BENCHMARKS.md writer reads. Timing itself is `tests.benchmarks.timing`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.timing import REPS, WARMUP, median_seconds
 from client_stubs.autotune import Autotuner, Prepare, TuneKey, shape_class
+from tests.benchmarks.timing import REPS, WARMUP, median_seconds
 
 
 class Reference:
@@ -111,7 +111,9 @@ def max_error(ours: torch.Tensor, expected: torch.Tensor) -> float:
 
 def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("bundle", help="bundle folder from `python -m benchmarks.build_bundle`")
+    parser.add_argument(
+        "bundle", help="bundle folder from `python -m tests.benchmarks.build_bundle`"
+    )
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument(
         "--tune-cache", type=Path, help="autotune record folder (default: a fresh one per run)"

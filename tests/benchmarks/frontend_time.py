@@ -1,7 +1,7 @@
 """Front-end compile time per example kernel: parse -> checks -> tile IR -> bytecode,
 without tileiras (that is a separate process with its own cost).
 
-    python -m benchmarks.frontend_time [--repeat 30]
+    python -m tests.benchmarks.frontend_time [--repeat 30]
 
 Prints, per specialization in rust_examples/catalog.json, the median and 90th percentile
 over `--repeat` runs in one warm process (the first, cold run is reported separately).

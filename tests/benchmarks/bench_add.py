@@ -1,7 +1,7 @@
 """Element-wise add z = x + y, ours (autotuned tile size) vs torch.add, f32 and bf16,
 2^20 ... 2^28 elements.
 
-    PYTHONPATH=. python3 -m benchmarks.bench_add BUNDLE [--json OUT.json] [--quick]
+    PYTHONPATH=. python3 -m tests.benchmarks.bench_add BUNDLE [--json OUT.json] [--quick]
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import configs
-from benchmarks.family import Reference, Row, fastest, max_error, parse_args, report
 from client_stubs import Bundle, DeviceTensor
 from client_stubs.autotune import Prepare
+from tests.benchmarks import configs
+from tests.benchmarks.family import Reference, Row, fastest, max_error, parse_args, report
 
 SIZES = tuple(1 << p for p in (20, 22, 24, 26, 28))
 TOLERANCE = {"f32": 1e-6, "bf16": 0.05}  # bf16 rounding of sums up to ~10
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     tune_cache = args.tune_cache
     sizes = SIZES[-1:] if args.quick else SIZES
     rows = [measure(bundle, dtype, n, tune_cache) for dtype in ENTRIES for n in sizes]
-    report("benchmarks.bench_add", "element-wise add", rows, args.json)
+    report("tests.benchmarks.bench_add", "element-wise add", rows, args.json)
 
 
 if __name__ == "__main__":

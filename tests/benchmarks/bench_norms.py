@@ -1,7 +1,7 @@
 """Row softmax and RMSNorm in f32, ours (single-read kernels, autotuned rows per block and
 launch hints) vs torch.softmax and torch's RMSNorm, rows 1k ... 32k by width 1k ... 16k.
 
-    PYTHONPATH=. python3 -m benchmarks.bench_norms BUNDLE [--json OUT.json] [--quick]
+    PYTHONPATH=. python3 -m tests.benchmarks.bench_norms BUNDLE [--json OUT.json] [--quick]
 
 Bandwidth counts one read of x and one write of the output (the minimum traffic).
 """
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import configs
-from benchmarks.family import Reference, Row, fastest, max_error, parse_args, report
 from client_stubs import Bundle, DeviceTensor
 from client_stubs.autotune import Prepare
+from tests.benchmarks import configs
+from tests.benchmarks.family import Reference, Row, fastest, max_error, parse_args, report
 
 ROWS = (1024, 4096, 32768)
 EPS = 1e-6
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for function in ("softmax", "rms_norm_rows")
         for r, w in shapes
     ]
-    report("benchmarks.bench_norms", "softmax and RMSNorm", rows, args.json)
+    report("tests.benchmarks.bench_norms", "softmax and RMSNorm", rows, args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The Python host cost of a launch, without a GPU: the client on the recording fake driver.
 
-    PYTHONPATH=. python3 -m benchmarks.launch_host_cost [--profile] [--rounds N]
+    PYTHONPATH=. python3 -m tests.benchmarks.launch_host_cost [--profile] [--rounds N]
 
 `tests/client_stubs/fake_driver.py` stands in for `client_stubs.driver`: every driver call is
 a Python function that records its name, so what is left is the client's own work per launch
@@ -8,7 +8,7 @@ a Python function that records its name, so what is left is the client's own wor
 (the "fake driver floor" row: one such call). Figures are the best of N rounds of CPU time of
 this thread (`time.thread_time_ns`, `gc` off), µs per launch: on a shared machine the best
 round is the stable figure. Each row lists the driver calls one launch makes; on the H200,
-`benchmarks.launch_overhead` measures the same modes with the real driver.
+`tests.benchmarks.launch_overhead` measures the same modes with the real driver.
 
   fake driver floor    one fake `launch_params` call
   eager                kernel(z, x, y): memoized checks, launch, pending-work tracking
@@ -23,7 +23,7 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
 
 `--profile` prints a cProfile of 20000 eager launches and of 20000 `op.sync()` round trips.
 `--bindings` runs the real `client_stubs.driver` and cuda-python instead of the fake: on a
-machine without a GPU, over `benchmarks/stub_libcuda.c` (its header says how to build and
+machine without a GPU, over `tests/benchmarks/stub_libcuda.c` (its header says how to build and
 load it), where every driver call succeeds at once, so the figures are the client plus the
 bindings' own cost, next to a raw `cuLaunchKernel` through the same bindings. The script also
 runs on checkouts older than `client_stubs.variants` (without those rows).
@@ -213,7 +213,7 @@ def with_fake_driver(rounds: int, profiling: bool) -> None:
 
 
 def with_bindings(rounds: int, profiling: bool) -> None:
-    """The real `client_stubs.driver` on whatever libcuda is found (benchmarks/stub_libcuda.c:
+    """The real `client_stubs.driver` on whatever libcuda is found (tests/benchmarks/stub_libcuda.c:
     every call succeeds at once)."""
     import ctypes
 
