@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 from client_stubs.lru import LOW_WATER, DiskEntry, evict_least_recent, scan_shards, touch
-from service.cache.keys import length_prefixed
 from service.cache.store import CacheEntry, ErrorObserver
 
 log = logging.getLogger(__name__)
@@ -194,6 +193,11 @@ class DiskCache:
         return True
 
 
+def _length_prefixed(data: bytes) -> bytes:
+    """`data` after its length as a big-endian u64 (every field of keys and entries)."""
+    return struct.pack(">Q", len(data)) + data
+
+
 def check_key(key: str) -> None:
     """ValueError unless `key` is 64 lowercase hex digits."""
     if not _KEY.fullmatch(key):
@@ -203,7 +207,7 @@ def check_key(key: str) -> None:
 def encode_entry(key: str, entry: CacheEntry) -> bytes:
     """The stored form of `entry`: a header with its checksum, then key, cubin, contract."""
     payload = b"".join(
-        length_prefixed(part) for part in (key.encode("ascii"), entry.cubin, entry.contract)
+        _length_prefixed(part) for part in (key.encode("ascii"), entry.cubin, entry.contract)
     )
     return _HEADER.pack(_MAGIC, hashlib.sha256(payload).digest(), len(payload)) + payload
 

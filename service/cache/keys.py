@@ -51,16 +51,6 @@ def request_key(
     return RequestKey(digest.hexdigest(), size)
 
 
-def canonical_encoding(
-    request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
-) -> bytes:
-    """Every key input as u64-length-prefixed UTF-8 fields; lists carry their count."""
-    fields = _key_fields(
-        request, tileiras_fingerprint=tileiras_fingerprint, compiler_version=compiler_version
-    )
-    return b"".join(length_prefixed(field) for field in fields)
-
-
 def _key_fields(
     request: CompileRequest, *, tileiras_fingerprint: str, compiler_version: str
 ) -> list[bytes]:
@@ -90,8 +80,3 @@ def _key_fields(
 
 def _axes(divisors: tuple[int, ...]) -> str:
     return ",".join(str(d) for d in divisors)
-
-
-def length_prefixed(data: bytes) -> bytes:
-    """`data` after its length as a big-endian u64 (every field of keys and entries)."""
-    return struct.pack(">Q", len(data)) + data
