@@ -35,7 +35,7 @@ from client_stubs.cache import ArtifactCache
 from client_stubs.client_core import (
     CHANNEL_OPTIONS,
     COMPILE_METHOD,
-    DEFAULT_TARGET,
+    DEFAULT_ADDRESS,
     FIND_MISSING_METHOD,
     GET_ARTIFACT_METHOD,
     ChunkAssembler,
@@ -47,7 +47,7 @@ from client_stubs.client_core import (
     find_missing_requests,
     fits,
     kernel_of,
-    local_target,
+    local_arch,
     request_key,
     tensor_arguments,
 )
@@ -64,7 +64,7 @@ class AsyncCompileClient:
 
     def __init__(
         self,
-        target: str = DEFAULT_TARGET,
+        address: str = DEFAULT_ADDRESS,
         *,
         cache: ArtifactCache | bool | None = True,
         timeout: float = 300.0,
@@ -75,7 +75,7 @@ class AsyncCompileClient:
         channel_options: Sequence[tuple[str, Any]] = (),
         signing_key: bytes | None = None,
     ) -> None:
-        self.target = target
+        self.address = address
         self.signing_key = signing_key
         self.cache = ArtifactCache() if cache is True else (cache or None)
         self.local = LocalCache(self.cache, signing_key)
@@ -97,7 +97,7 @@ class AsyncCompileClient:
         source_text: str,
         entry: str,
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         *,
         allow_unchecked: bool = False,
@@ -106,7 +106,7 @@ class AsyncCompileClient:
         """Compile `entry` of `source_text` and return a launchable `Kernel` (see
         `CompileClient.compile`)."""
         artifact = await self.compile_artifact(
-            source_text, entry, generics, target, file_name, **options
+            source_text, entry, generics, arch, file_name, **options
         )
         return kernel_of(artifact, allow_unchecked)
 
@@ -115,13 +115,13 @@ class AsyncCompileClient:
         source_text: str,
         entry: str,
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         **options: Any,
     ) -> compile_pb2.Artifact:
         """Like `compile` but returns the raw `Artifact` (cubin, digest, contract, key)."""
         options.setdefault("host_arch", host_arch())
-        resolved = await asyncio.to_thread(local_target) if target is None else target
+        resolved = await asyncio.to_thread(local_arch) if arch is None else arch
         request = build_request(source_text, entry, generics, resolved, file_name, **options)
         return await self.compile_request(request)
 
@@ -139,10 +139,10 @@ class AsyncCompileClient:
             compile_pb2.CompileResponse.FromString,
         )
         response = await call_with_retries_async(
-            lambda: call(request, timeout=self.timeout), self.retry, f"target {self.target}"
+            lambda: call(request, timeout=self.timeout), self.retry, f"server {self.address}"
         )
         self.last_diagnostics = tuple(response.diagnostics)
-        artifact = accept_response(request, response, self.target, self.signing_key)
+        artifact = accept_response(request, response, self.address, self.signing_key)
         self.local.store(key, artifact)
         return artifact
 
@@ -151,7 +151,7 @@ class AsyncCompileClient:
         source_text: str,
         entry: str,
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         *,
         allow_unchecked: bool = False,
@@ -161,7 +161,7 @@ class AsyncCompileClient:
         specializations compiled as tasks on the running loop (see the module docstring)."""
         if "specialize_for" in options or "specialization" in options:
             raise TypeError("kernel() measures its launch arguments; compile() takes facts")
-        compile_args = (source_text, entry, generics, target, file_name)
+        compile_args = (source_text, entry, generics, arch, file_name)
         general = await self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
 
         async def compile_for(facts: list[compile_pb2.TensorFacts]) -> Kernel:
@@ -178,7 +178,7 @@ class AsyncCompileClient:
         entry: str,
         args: Sequence[object],
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         *,
         bundle: Bundle | None = None,
@@ -187,10 +187,10 @@ class AsyncCompileClient:
     ) -> Kernel:
         """A kernel whose assumptions `args` meet (see `CompileClient.kernel_for_args`)."""
         if bundle is not None:
-            fitting = bundled_fit(bundle, entry, generics, target, args, allow_unchecked)
+            fitting = bundled_fit(bundle, entry, generics, arch, args, allow_unchecked)
             if fitting is not None:
                 return fitting
-        compile_args = (source_text, entry, generics, target, file_name)
+        compile_args = (source_text, entry, generics, arch, file_name)
         general = await self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
         if fits(general, args):
             return general
@@ -212,7 +212,7 @@ class AsyncCompileClient:
         if cached is not None:
             return cached
         artifact = await call_with_retries_async(
-            lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.target}"
+            lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.address}"
         )
         self.local.store_fetched(key, artifact)
         return artifact
@@ -230,7 +230,7 @@ class AsyncCompileClient:
             response = await call_with_retries_async(
                 lambda r=request: call(r, timeout=self.timeout),
                 self.retry,
-                f"FindMissing on {self.target}",
+                f"FindMissing on {self.address}",
             )
             missing.extend(d.sha256 for d in response.missing)
         return missing
@@ -284,10 +284,10 @@ class AsyncCompileClient:
 
                 if self._credentials is not None:
                     self._channel = aio.secure_channel(
-                        self.target, self._credentials, options=self._options
+                        self.address, self._credentials, options=self._options
                     )
                 else:
-                    self._channel = aio.insecure_channel(self.target, options=self._options)
+                    self._channel = aio.insecure_channel(self.address, options=self._options)
             make = self._channel.unary_stream if streaming else self._channel.unary_unary
             call = make(method, request_serializer=serialize, response_deserializer=deserialize)
             self._calls[method] = call

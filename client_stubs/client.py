@@ -26,7 +26,7 @@ from client_stubs.cache import ArtifactCache
 from client_stubs.client_core import (
     CHANNEL_OPTIONS,
     COMPILE_METHOD,
-    DEFAULT_TARGET,
+    DEFAULT_ADDRESS,
     FIND_MISSING_BATCH,
     FIND_MISSING_METHOD,
     GET_ARTIFACT_METHOD,
@@ -43,7 +43,7 @@ from client_stubs.client_core import (
     request_key,
     tensor_arguments,
 )
-from client_stubs.client_core import local_target as _local_target
+from client_stubs.client_core import local_arch as _local_arch
 from client_stubs.errors import IntegrityError
 from client_stubs.launcher import Kernel, host_arch
 from client_stubs.plan import plan_launch
@@ -53,7 +53,7 @@ from protos.generated.cutile.compile.v1 import compile_pb2
 
 __all__ = [
     "COMPILE_METHOD",
-    "DEFAULT_TARGET",
+    "DEFAULT_ADDRESS",
     "FIND_MISSING_BATCH",
     "FIND_MISSING_METHOD",
     "GET_ARTIFACT_METHOD",
@@ -68,7 +68,7 @@ class CompileClient:
 
     def __init__(
         self,
-        target: str = DEFAULT_TARGET,
+        address: str = DEFAULT_ADDRESS,
         *,
         cache: ArtifactCache | bool | None = True,
         timeout: float = 300.0,
@@ -79,7 +79,7 @@ class CompileClient:
         channel_options: Sequence[tuple[str, Any]] = (),
         signing_key: bytes | None = None,
     ) -> None:
-        self.target = target
+        self.address = address
         self.signing_key = signing_key
         self.cache = ArtifactCache() if cache is True else (cache or None)
         self.local = LocalCache(self.cache, signing_key)
@@ -102,7 +102,7 @@ class CompileClient:
         source_text: str,
         entry: str,
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         *,
         allow_unchecked: bool = False,
@@ -110,11 +110,11 @@ class CompileClient:
     ) -> Kernel:
         """Compile `entry` of `source_text` and return a launchable `Kernel`.
 
-        `target` None means the local GPU's sm (or the server default without a GPU);
+        `arch` None means the local GPU's sm (or the server default without a GPU);
         `options` are `build_request`'s keywords (generic_args, extra_sources, opt_level,
         host_arch (default: this machine's), lineinfo, skip_cache, specialize_for).
         """
-        artifact = self.compile_artifact(source_text, entry, generics, target, file_name, **options)
+        artifact = self.compile_artifact(source_text, entry, generics, arch, file_name, **options)
         return kernel_of(artifact, allow_unchecked)
 
     def kernel(
@@ -122,7 +122,7 @@ class CompileClient:
         source_text: str,
         entry: str,
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         *,
         non_blocking: bool = False,
@@ -137,7 +137,7 @@ class CompileClient:
         are `compile`'s (but `specialize_for`: the launches measure their arguments)."""
         if "specialize_for" in options or "specialization" in options:
             raise TypeError("kernel() measures its launch arguments; compile() takes facts")
-        compile_args = (source_text, entry, generics, target, file_name)
+        compile_args = (source_text, entry, generics, arch, file_name)
         general = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
 
         def compile_for(facts: list[compile_pb2.TensorFacts]) -> Kernel:
@@ -160,13 +160,13 @@ class CompileClient:
         source_text: str,
         entry: str,
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         **options: Any,
     ) -> compile_pb2.Artifact:
         """Like `compile` but returns the raw `Artifact` (cubin, digest, contract, key)."""
         options.setdefault("host_arch", host_arch())
-        resolved = _local_target() if target is None else target
+        resolved = _local_arch() if arch is None else arch
         request = build_request(source_text, entry, generics, resolved, file_name, **options)
         return self.compile_request(request)
 
@@ -180,7 +180,7 @@ class CompileClient:
                 return cached
         response = self._call(request)
         self.last_diagnostics = tuple(response.diagnostics)
-        artifact = accept_response(request, response, self.target, self.signing_key)
+        artifact = accept_response(request, response, self.address, self.signing_key)
         self.local.store(key, artifact)
         return artifact
 
@@ -190,7 +190,7 @@ class CompileClient:
         entry: str,
         args: Sequence[object],
         generics: Mapping[str, object] | None = None,
-        target: str | None = None,
+        arch: str | None = None,
         file_name: str = "kernel.rs",
         *,
         bundle: Bundle | None = None,
@@ -205,10 +205,10 @@ class CompileClient:
         Both compiles go through the local cache. Arguments that fit no variant in any other
         way (a wrong dtype, say) raise that `LaunchError`."""
         if bundle is not None:
-            fitting = bundled_fit(bundle, entry, generics, target, args, allow_unchecked)
+            fitting = bundled_fit(bundle, entry, generics, arch, args, allow_unchecked)
             if fitting is not None:
                 return fitting
-        compile_args = (source_text, entry, generics, target, file_name)
+        compile_args = (source_text, entry, generics, arch, file_name)
         general = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
         if fits(general, args):
             return general
@@ -233,7 +233,7 @@ class CompileClient:
         if cached is not None:
             return cached
         artifact = call_with_retries(
-            lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.target}"
+            lambda: self._get_artifact(key), self.retry, f"GetArtifact on {self.address}"
         )
         self.local.store_fetched(key, artifact)
         return artifact
@@ -251,7 +251,7 @@ class CompileClient:
             response = call_with_retries(
                 lambda r=request: call(r, timeout=self.timeout),
                 self.retry,
-                f"FindMissing on {self.target}",
+                f"FindMissing on {self.address}",
             )
             missing.extend(d.sha256 for d in response.missing)
         return missing
@@ -296,7 +296,7 @@ class CompileClient:
             compile_pb2.CompileResponse.FromString,
         )
         return call_with_retries(
-            lambda: call(request, timeout=self.timeout), self.retry, f"target {self.target}"
+            lambda: call(request, timeout=self.timeout), self.retry, f"server {self.address}"
         )
 
     def _call_for(
@@ -311,10 +311,10 @@ class CompileClient:
 
                 if self._credentials is not None:
                     self._channel = grpc.secure_channel(
-                        self.target, self._credentials, options=self._options
+                        self.address, self._credentials, options=self._options
                     )
                 else:
-                    self._channel = grpc.insecure_channel(self.target, options=self._options)
+                    self._channel = grpc.insecure_channel(self.address, options=self._options)
             make = self._channel.unary_stream if streaming else self._channel.unary_unary
             call = make(method, request_serializer=serialize, response_deserializer=deserialize)
             self._calls[method] = call

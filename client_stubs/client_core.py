@@ -34,7 +34,7 @@ from client_stubs.plan import plan_launch
 from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
 
-DEFAULT_TARGET = "127.0.0.1:50051"
+DEFAULT_ADDRESS = "127.0.0.1:50051"
 _SERVICE = "/cutile.compile.v1.CompileService/"
 COMPILE_METHOD = _SERVICE + "Compile"
 FIND_MISSING_METHOD = _SERVICE + "FindMissing"
@@ -95,7 +95,7 @@ def build_request(
     source_text: str,
     entry: str,
     generics: Mapping[str, object] | None = None,
-    target: str = "",
+    arch: str = "",
     file_name: str = "kernel.rs",
     *,
     generic_args: Sequence[object] = (),
@@ -111,7 +111,7 @@ def build_request(
     parameter names to the tensors the kernel will run on: their measured divisibility
     becomes facts the kernel may assume (and every launch is checked against);
     `specialization` gives such facts already measured (`specialization.facts_for`)."""
-    request = compile_pb2.CompileRequest(entry=entry, target=target)
+    request = compile_pb2.CompileRequest(entry=entry, target=arch)
     request.sources.add(name=file_name, text=check_source_text(source_text))
     for name, text in (extra_sources or {}).items():
         request.sources.add(name=name, text=check_source_text(text, f"extra source {name!r}"))
@@ -255,14 +255,14 @@ def bundled_fit(
     bundle: Bundle,
     entry: str,
     generics: Mapping[str, object] | None,
-    target: str | None,
+    arch: str | None,
     args: Sequence[object],
     allow_unchecked: bool,
 ) -> Kernel | None:
     """`bundle`'s best variant of `entry` for `args`, or None when none fits them."""
     module, _, function = entry.rpartition("::")
     try:
-        found = bundle.find(function, generics, target or None, module or None, for_args=args)
+        found = bundle.find(function, generics, arch or None, module or None, for_args=args)
     except (KernelNotFoundError, AmbiguousKernelError):
         return None
     kernel = bundle.load(found, allow_unchecked=allow_unchecked)
@@ -284,7 +284,7 @@ def checked_key(key: str) -> str:
     return key
 
 
-def local_target() -> str:
+def local_arch() -> str:
     """The current GPU's sm, or "" (the server's default) when there is no GPU."""
     if driver.device_count() == 0:
         return ""

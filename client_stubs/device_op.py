@@ -22,17 +22,42 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from client_stubs import driver
 from client_stubs.completion import COMPLETIONS, spin_until_finished
 from client_stubs.pending import PENDING, Access, Batch
 
-if TYPE_CHECKING:
-    from client_stubs.launcher import Kernel
-
 Results = tuple[object, ...]
 POOL_STREAMS = 4
+
+
+class Issued(Protocol):
+    """What one issued launch leaves to track (`launcher.PreparedLaunch`)."""
+
+    @property
+    def accesses(self) -> tuple[Access, ...]: ...
+
+    @property
+    def keep_alive(self) -> tuple[object, ...]: ...
+
+
+class Launchable(Protocol):
+    """A kernel as a `LaunchOp` needs it (`launcher.Kernel`): a name, and a launch on a
+    stream."""
+
+    @property
+    def name(self) -> str: ...
+
+    def issue(
+        self,
+        args: tuple[object, ...],
+        stream: int,
+        contexts: dict[int, int] | None = None,
+        capturing: bool = False,
+        packed: bool = False,
+        grid: tuple[int, int, int] | None = None,
+    ) -> Issued: ...
 
 
 class Run:
@@ -136,7 +161,7 @@ class LaunchOp(DeviceOp):
     __slots__ = ("args", "grid", "kernel", "name")
 
     def __init__(
-        self, kernel: Kernel, args: Results, grid: tuple[int, int, int] | None = None
+        self, kernel: Launchable, args: Results, grid: tuple[int, int, int] | None = None
     ) -> None:
         self.kernel = kernel
         self.args = args

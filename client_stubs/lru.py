@@ -2,12 +2,12 @@
 
 `ByteLRU` is a thread-safe map whose entries each count a size (the caller's measure of what
 they hold); putting past `max_bytes` drops the least recently used entries first, and an
-entry larger than the bound is not kept. The server's memory layer (`service.memory_cache`),
-source pool (`service.source_pool`) and hot hits (`service.hot_hits`) are `ByteLRU`s.
+entry larger than the bound is not kept. The server's memory layer (`service.cache.memory`),
+source pool (`service.server.source_pool`) and hot hits (`service.cache.hot_hits`) are `ByteLRU`s.
 
 On disk, a file's mtime is its last use (`touch` on every hit); `evict_least_recent` deletes
 the oldest files until at most a target of bytes remains. The server's disk cache
-(`service.cache.DiskCache`) and the client's artifact cache (`client_stubs.cache`) both evict
+(`service.cache.disk.DiskCache`) and the client's artifact cache (`client_stubs.cache`) both evict
 this way, down to `LOW_WATER` of their bound, so a full cache does not evict on every write.
 """
 

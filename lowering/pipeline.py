@@ -32,7 +32,7 @@ from parser import ast_nodes as A
 from parser import codes
 from parser.checks.ownership import check_ownership
 from parser.checks.target import check_target_elements
-from parser.cst_to_ast import parse_file
+from parser.cst_to_ast import ParseDeadline, parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
 from parser.optimization_hints import divisibility_cap
@@ -111,12 +111,15 @@ def compile_kernel(
     *,
     stop_after: Stage = Stage.CUBIN,
     assembler: Tileiras | None = None,
+    parse_limit_ms: int | None = None,
 ) -> CompileResult:
-    """Compile one entry of `request` for one target; errors come back as diagnostics."""
+    """Compile one entry of `request` for one target; errors come back as diagnostics.
+    `parse_limit_ms` bounds tree-sitter's wall time over all sources (CT0007 past it)."""
     sink = DiagnosticSink()
     started = _now_ms()
+    deadline = None if parse_limit_ms is None else ParseDeadline.after_ms(parse_limit_ms)
     try:
-        return _compile(request, stop_after, assembler, sink, started)
+        return _compile(request, stop_after, assembler, sink, started, deadline)
     except TileirasFault:  # the assembler's fault, not the kernel's: the caller decides
         raise
     except Exception as exc:  # a compiler bug: report it, never leak a traceback
@@ -158,9 +161,10 @@ def _compile(
     assembler: Tileiras | None,
     sink: DiagnosticSink,
     started: float,
+    deadline: ParseDeadline | None = None,
 ) -> CompileResult:
     # 1. parse every file (tree-sitter stops here) and link the kernel modules
-    files = tuple(parse_file(source, sink) for source in request.sources)
+    files = tuple(parse_file(source, sink, deadline=deadline) for source in request.sources)
     program = link(files, sink)
     if sink.has_errors or stop_after is Stage.PARSE:
         return CompileResult(tuple(sink), Stage.PARSE)

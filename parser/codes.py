@@ -42,6 +42,9 @@ INLINE_LIMIT: Final = _code(
     "inline-limit",
     "device-function calls inline more code, or nest deeper, than one kernel may",
 )
+PARSE_TIME_LIMIT: Final = _code(
+    "CT0007", "parse-time-limit", "the sources did not parse within the caller's time limit"
+)
 
 # --- names and generics ---
 UNKNOWN_ENTRY: Final = _code("CT0101", "unknown-entry", "no entry function of that name")

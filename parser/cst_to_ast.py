@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -49,14 +50,36 @@ def _parser() -> tree_sitter.Parser:
     return parser
 
 
-def parse_file(source: SourceFile, sink: DiagnosticSink) -> A.ParsedFile:
-    """Parse one `.rs` file; syntax errors go to `sink` and yield no modules."""
+@dataclass(frozen=True)
+class ParseDeadline:
+    """When tree-sitter must be done (`time.monotonic()` seconds): a caller's wall-time
+    limit of `limit_ms` over every file it parses. Past it, a parse stops with CT0007."""
+
+    at: float
+    limit_ms: int
+
+    @classmethod
+    def after_ms(cls, limit_ms: int) -> ParseDeadline:
+        return cls(time.monotonic() + limit_ms / 1000.0, limit_ms)
+
+    def passed(self) -> bool:
+        return time.monotonic() > self.at
+
+
+def parse_file(
+    source: SourceFile, sink: DiagnosticSink, *, deadline: ParseDeadline | None = None
+) -> A.ParsedFile:
+    """Parse one `.rs` file; syntax errors go to `sink` and yield no modules. With a
+    `deadline`, tree-sitter past it reports CT0007 instead."""
     unsafe_text = scan_brackets(source)  # before tree-sitter: its recursion is native
     if unsafe_text is not None:
         sink.add(unsafe_text)
         return A.ParsedFile(source, ())
-    tree = _parse_within_budget(source.data, source, sink)
+    tree = _parse_within_budget(source.data, source, sink, deadline=deadline)
     if tree is None:
+        return A.ParsedFile(source, ())
+    if deadline is not None and deadline.passed():
+        sink.add(_too_slow(source, deadline))
         return A.ParsedFile(source, ())
     if tree.root_node.has_error:
         _report_syntax_errors(tree.root_node, source, sink)
@@ -71,17 +94,25 @@ def parse_file(source: SourceFile, sink: DiagnosticSink) -> A.ParsedFile:
 
 
 def _parse_within_budget(
-    data: bytes, source: SourceFile, sink: DiagnosticSink, shift: int = 0
+    data: bytes,
+    source: SourceFile,
+    sink: DiagnosticSink,
+    shift: int = 0,
+    *,
+    deadline: ParseDeadline | None = None,
 ) -> tree_sitter.Tree | None:
-    """tree-sitter's tree of `data`, or None after reporting a parse over its step budget."""
+    """tree-sitter's tree of `data`, or None after reporting a parse over its step budget
+    (or past `deadline`)."""
     steps = 0
     offset = 0
+    late = False
 
     def over_budget(byte_offset: int, _has_error: bool) -> bool:
-        nonlocal steps, offset
+        nonlocal steps, offset, late
         steps += 1
         offset = byte_offset
-        return steps > PARSE_STEPS_BASE + byte_offset // PARSE_BYTES_PER_STEP
+        late = deadline is not None and deadline.passed()
+        return late or steps > PARSE_STEPS_BASE + byte_offset // PARSE_BYTES_PER_STEP
 
     def read(start: int, _point: object) -> bytes:
         return data[start : start + 65536]
@@ -91,6 +122,9 @@ def _parse_within_budget(
         return parser.parse(read, progress_callback=over_budget)
     except ValueError:  # the callback halted the parse
         parser.reset()
+        if late:
+            sink.add(_too_slow(source, deadline))  # type: ignore[arg-type]
+            return None
         at = min(offset, len(data)) + shift
         sink.add(
             error(
@@ -107,6 +141,15 @@ def _parse_within_budget(
             )
         )
         return None
+
+
+def _too_slow(source: SourceFile, deadline: ParseDeadline) -> Diagnostic:
+    return error(
+        codes.PARSE_TIME_LIMIT,
+        f"parsing took longer than the limit of {deadline.limit_ms} ms",
+        Span(source, 0, 0),
+        "this file did not parse in time",
+    )
 
 
 def _too_deep(node: Node, source: SourceFile, shift: int) -> Diagnostic:

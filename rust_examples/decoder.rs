@@ -1,11 +1,11 @@
-// The kernels of a Qwen3-style decoder (benchmarks/decode/): embedding, RMSNorm and residual
+// The kernels of a Qwen3-style decoder (tests/benchmarks/decode/): embedding, RMSNorm and residual
 // add + RMSNorm, the projections (a memory-bound GEMV for one token, a skinny tensor-core GEMM
 // for a batch, both split-K, and their SiLU-gated forms), QK-norm + RoPE + KV-cache write in
 // one pass, split-K decode attention with grouped-query heads (which also serves a causal
 // prefill chunk), and a greedy argmax that advances the decode state on the device.
 //
 // Numerics follow the Hugging Face Qwen3 model in bf16 (the torch reference,
-// benchmarks/decode/reference.py): every result torch rounds to bf16 is rounded here at the
+// tests/benchmarks/decode/reference.py): every result torch rounds to bf16 is rounded here at the
 // same point, and everything between is f32.
 //
 // Layouts (T tokens, H hidden, S split-K parts, G query heads per KV head, HKV KV heads):
@@ -604,7 +604,7 @@ mod kernel {
     }
 
     /// pos_out = pos_in + advance: the position step of a decode state whose token another
-    /// kernel chose (the f16 decoder over cutile-kernels' argmax, benchmarks/decode/).
+    /// kernel chose (the f16 decoder over cutile-kernels' argmax, tests/benchmarks/decode/).
     #[cutile::entry()]
     fn advance_position(
         pos_out: &mut Tensor<i32, { [1] }>,

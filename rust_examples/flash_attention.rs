@@ -179,7 +179,7 @@ mod kernel {
     /// blocks per SM, whose softmax and tensor-core phases drift apart so one block's wgmma
     /// runs while the other block computes its exponentials. WARPS = 8 with BM = 128 gives two
     /// math warpgroups in one block instead; they share the key/value stages and stay in step.
-    /// Compile it with `--facts` for 16-element multiples (benchmarks/configs.py) so the
+    /// Compile it with `--facts` for 16-element multiples (tests/benchmarks/configs.py) so the
     /// loads use TMA.
     #[cutile::entry(
         optimization_hints = (sm_90 = (occupancy = OCC, num_worker_warps_per_cta = WARPS))

@@ -39,7 +39,7 @@ mod kernel {
     /// check and tileiras can use TMA), the K-loop loads marked with latency `LAT` so the
     /// assembler pipelines them, and the entry hints `occupancy = OCC` per SM and
     /// `num_cta_in_cga = CTA` CTAs per tile block. Sweep BM/BN/BK, MAP, LAT, OCC and CTA
-    /// through the generics (benchmarks/gemm.py, client_stubs/autotune.py).
+    /// through the generics (tests/benchmarks/gemm.py, client_stubs/autotune.py).
     #[cutile::entry(
         preconditions = (
             dim(x, 1) == dim(y, 0),

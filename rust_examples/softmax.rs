@@ -17,7 +17,7 @@ mod kernel {
     }
 
     /// `softmax` with launch hints for sm_90: `WARPS` worker warps per tile block and
-    /// `occupancy = OCC` blocks per SM. Measured on the H200 (benchmarks/configs.py), two
+    /// `occupancy = OCC` blocks per SM. Measured on the H200 (tests/benchmarks/configs.py), two
     /// blocks per SM with 8-16 warps take 16384-wide rows from 2.7 to 4.1 TB/s and 4096-wide
     /// rows (BM = 4) from 3.5 to 4.0 TB/s.
     #[cutile::entry(

@@ -1,6 +1,9 @@
-"""cutile-serve's service layer: gRPC server, artifact cache and the batch CLI.
-
-It only converts messages and delegates to `lowering.pipeline.compile_kernel`.
+"""cutile-serve's service layer, by job: `cache/` (request keys and the artifact stores),
+`compile/` (the engine that runs memory -> store -> lease -> compile, worker processes,
+single flight, tileiras runs), `server/` (the gRPC daemon and its RPCs) and `cli/`
+(`cutile-compile`, `cutile-lsp`, the console scripts); `convert` maps protos to and from
+the compiler's domain types for all of them. It imports the parser only through
+`parser.front_end` and compiles through `lowering.pipeline.compile_kernel`.
 
 The server starts tileiras from worker threads. gRPC's fork handlers run in every child
 created with fork() (subprocess uses fork() whenever `preexec_fn` is given), and such

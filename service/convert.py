@@ -24,10 +24,15 @@ from lowering.pipeline import (
     SUPPORTED_TARGETS,
     CompileRequest,
 )
-from parser.diagnostics import Diagnostic, Label, Severity
-from parser.render import render
-from parser.spans import SourceFile
-from parser.specialization import DEFAULT_BASE_ALIGN, TensorFacts
+from parser.front_end import (
+    DEFAULT_BASE_ALIGN,
+    Diagnostic,
+    Label,
+    Severity,
+    SourceFile,
+    TensorFacts,
+    render,
+)
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 
 DEFAULT_OPT_LEVEL = 3

@@ -10,24 +10,25 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 COMPILER = ("parser", "lowering", "service", "tree_sitter", "tree_sitter_rust")
-FIRST_PARTY = ("client_stubs", "benchmarks", "tests", "rust_examples", "protos", *COMPILER)
+FIRST_PARTY = ("client_stubs", "tests", "rust_examples", "protos", *COMPILER)
 # run on the CPU machine (they compile), so not part of the GPU host's code
 CPU_SIDE = {
     "tests.gpu.build_artifacts",
-    "benchmarks.build_bundle",
-    "benchmarks.build_cutile_rs",
-    "benchmarks.decode.build",
+    "tests.benchmarks.build_bundle",
+    "tests.benchmarks.build_cutile_rs",
+    "tests.benchmarks.decode.build",
 }
 
 
 def gpu_host_entries() -> list[str]:
     """The modules the README's GPU commands run, and the GPU tests."""
     modules = [f"tests.gpu.{p.stem}" for p in (REPO / "tests" / "gpu").glob("*.py")]
-    modules += [f"benchmarks.{p.stem}" for p in (REPO / "benchmarks").glob("bench_*.py")]
+    benches = (REPO / "tests" / "benchmarks").glob("bench_*.py")
+    modules += [f"tests.benchmarks.{p.stem}" for p in benches]
     modules += [
-        "benchmarks.run_all",
-        "benchmarks.launch_overhead",
-        "benchmarks.decode.bench",
+        "tests.benchmarks.run_all",
+        "tests.benchmarks.launch_overhead",
+        "tests.benchmarks.decode.bench",
         "tests.compat.gpu_check",
     ]
     return [m for m in modules if m not in CPU_SIDE and not m.endswith("__init__")]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from client_stubs import Bundle, Variants
-from service.batch_cli import main as cutile_compile
+from service.cli.batch import main as cutile_compile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,4 +1,5 @@
-"""Run benchmarks/decode's host on the CPU: real launch contracts and checks, emulated kernels.
+"""Run tests/benchmarks/decode's host on the CPU: real launch contracts and checks, emulated
+kernels.
 
 `Harness` makes our decoder's launches go through the client as on a GPU (each kernel's real
 contract, compiled here by our front end with a stand-in assembler; every launch planned and
@@ -89,7 +90,7 @@ class Harness:
     """Install with `Harness(monkeypatch)`; see the module docstring."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from benchmarks.decode import model
+        from tests.benchmarks.decode import model
 
         self.driver = FakeDriver(monkeypatch)
         self.launches: list[str] = []

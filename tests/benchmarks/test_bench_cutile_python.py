@@ -1,5 +1,5 @@
-"""benchmarks/bench_cutile_python.py: its command line works without cuTile Python, and says so
-when a step needs it."""
+"""tests/benchmarks/bench_cutile_python.py: its command line works without cuTile Python, and
+says so when a step needs it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_cutile_python
+from tests.benchmarks import bench_cutile_python
 
 
 @pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""benchmarks/build_bundle.py: one cutile-compile job per (entry, facts) group, and every
+"""tests/benchmarks/build_bundle.py: one cutile-compile job per (entry, facts) group, and every
 declared configuration names a real entry whose generics bind."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import configs
-from benchmarks.build_bundle import EXAMPLES, compile_jobs, main
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.spans import SourceFile
-from service.facts_arg import parse_facts
+from service.cli.facts_arg import parse_facts
+from tests.benchmarks import configs
+from tests.benchmarks.build_bundle import EXAMPLES, compile_jobs, main
 
 
 def test_each_group_compiles_its_general_and_facts_variants(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""benchmarks/decode/bench.py end to end on the CPU (torch CPU; skipped without torch): each
+"""tests/benchmarks/decode/bench.py end to end on the CPU (torch CPU; skipped without torch): each
 mode runs as on the GPU host, with the kernels emulated (tests/benchmarks/decode_emulation.py),
 torch.cuda's timing and memory queries stood in, torch's CUDA graph replaced by its eager
 step, and a small Qwen3-shaped model in place of the real ones."""
@@ -14,12 +14,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks import timing  # noqa: E402
-from benchmarks.decode import bench, reference  # noqa: E402
-from benchmarks.decode.config import MODELS  # noqa: E402
-from benchmarks.write_benchmarks_md import render  # noqa: E402
+from tests.benchmarks import timing  # noqa: E402
+from tests.benchmarks.decode import bench, reference  # noqa: E402
+from tests.benchmarks.decode.config import MODELS  # noqa: E402
 from tests.benchmarks.decode_emulation import FakeBundle, Harness  # noqa: E402
 from tests.benchmarks.test_decode_host import CUTILE_RS, SMALL  # noqa: E402
+from tests.benchmarks.write_benchmarks_md import render  # noqa: E402
 
 
 class _Event:

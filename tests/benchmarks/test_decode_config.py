@@ -1,11 +1,11 @@
-"""benchmarks/decode/config.py: the Qwen3 shapes, the fused layout and the bytes a decode
+"""tests/benchmarks/decode/config.py: the Qwen3 shapes, the fused layout and the bytes a decode
 step moves (what the bandwidth bound divides)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.decode.config import QWEN3_4B, QWEN3_32B, TINY, ModelConfig
+from tests.benchmarks.decode.config import QWEN3_4B, QWEN3_32B, TINY, ModelConfig
 
 
 def test_qwen3_4b_has_the_public_config_shapes_and_about_four_billion_parameters() -> None:

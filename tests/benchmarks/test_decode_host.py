@@ -1,4 +1,4 @@
-"""benchmarks/decode's host on the CPU (torch CPU; skipped without torch): every launch of
+"""tests/benchmarks/decode's host on the CPU (torch CPU; skipped without torch): every launch of
 prefill and of the captured decode graphs passes its kernel's real launch checks, and with
 the kernels emulated (tests/benchmarks/decode_emulation.py) our decoder produces the torch
 reference's logits and greedy tokens, at a small Qwen3-shaped model, two sequences, a
@@ -13,11 +13,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.decode import kernels as K  # noqa: E402
-from benchmarks.decode.config import ModelConfig  # noqa: E402
-from benchmarks.decode.model import Decoder, Plan, default_plan  # noqa: E402
-from benchmarks.decode.reference import Reference, rope_tables  # noqa: E402
-from benchmarks.decode.weights import random_weights  # noqa: E402
+from tests.benchmarks.decode import kernels as K  # noqa: E402
+from tests.benchmarks.decode.config import ModelConfig  # noqa: E402
+from tests.benchmarks.decode.model import Decoder, Plan, default_plan  # noqa: E402
+from tests.benchmarks.decode.reference import Reference, rope_tables  # noqa: E402
+from tests.benchmarks.decode.weights import random_weights  # noqa: E402
 from tests.benchmarks.decode_emulation import FakeBundle, Harness  # noqa: E402
 
 SMALL = ModelConfig(
@@ -91,7 +91,7 @@ def test_prefill_and_graph_decode_match_the_reference(
 def test_every_projection_candidate_passes_its_launch_checks(
     bundle: FakeBundle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from benchmarks.decode.tuning import candidates
+    from tests.benchmarks.decode.tuning import candidates
 
     Harness(monkeypatch)
     ours, _ = _setup(bundle)
@@ -119,7 +119,7 @@ CUTILE_RS = Path(os.environ.get("CUTILE_RS", "/work/cutile-rs"))
 def test_f16_decoder_over_cutile_kernels_matches_the_reference(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from benchmarks.decode.model_f16 import CutileKernelsDecoder
+    from tests.benchmarks.decode.model_f16 import CutileKernelsDecoder
 
     harness = Harness(monkeypatch)
     bundle = FakeBundle(CUTILE_RS)

@@ -1,4 +1,4 @@
-"""benchmarks/decode/kernels.py, build.py and the checks bench.py makes before touching the
+"""tests/benchmarks/decode/kernels.py, build.py and the checks bench.py makes before touching the
 GPU: every specialization the decoder asks for binds an entry of rust_examples/decoder.rs
 (or of a cutile-rs checkout's cutile-kernels) through the front end, the build splits them
 into cutile-compile jobs, and a bundle that lacks any is refused by name."""
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.decode import bench, build
-from benchmarks.decode import kernels as K
-from benchmarks.decode.config import QWEN3_4B, QWEN3_32B
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.render import render_all
 from parser.spans import SourceFile
 from rust_examples.catalog import EXAMPLES
+from tests.benchmarks.decode import bench, build
+from tests.benchmarks.decode import kernels as K
+from tests.benchmarks.decode.config import QWEN3_4B, QWEN3_32B
 
 CUTILE_RS = Path(os.environ.get("CUTILE_RS", "/work/cutile-rs"))
 DECODER = SourceFile("rust_examples/decoder.rs", (EXAMPLES / K.SOURCE).read_text())

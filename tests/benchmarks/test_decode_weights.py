@@ -1,4 +1,4 @@
-"""benchmarks/decode/weights.py: our safetensors reader and writer, the mapping of Hugging
+"""tests/benchmarks/decode/weights.py: our safetensors reader and writer, the mapping of Hugging
 Face Qwen3 names onto the fused layout, its checks, and (with torch) loading a checkpoint
 written here, by the `safetensors` package when it is installed."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.decode.config import ModelConfig
-from benchmarks.decode.weights import (
+from tests.benchmarks.decode.config import ModelConfig
+from tests.benchmarks.decode.weights import (
     Stored,
     check_checkpoint,
     checkpoint_slots,
@@ -85,7 +85,7 @@ def test_a_checkpoint_missing_or_misshapen_tensors_is_refused() -> None:
 
 def test_load_checkpoint_fuses_a_sharded_checkpoint(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
-    from benchmarks.decode.weights import load_checkpoint
+    from tests.benchmarks.decode.weights import load_checkpoint
 
     tensors = _checkpoint(SMALL)
     names = list(tensors)

@@ -1,4 +1,5 @@
-"""benchmarks/write_benchmarks_md.py: tables from the family scripts' JSON, in family order."""
+"""tests/benchmarks/write_benchmarks_md.py: tables from the family scripts' JSON, in family
+order."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.write_benchmarks_md import main, render
+from tests.benchmarks.write_benchmarks_md import main, render
 
 
 def _result(family: str, unit: str, rows: list[dict]) -> dict:
     return {
         "family": family,
-        "command": f"PYTHONPATH=. python3 -m benchmarks.x B --json {family}.json",
+        "command": f"PYTHONPATH=. python3 -m tests.benchmarks.x B --json {family}.json",
         "device": "NVIDIA H200",
         "torch": "2.11",
         "rows": [{"unit": unit, "tried": {}, **row} for row in rows],
@@ -67,7 +68,7 @@ ADD = _result(
 def test_rows_become_table_lines_with_rates_ratio_and_check() -> None:
     text = render([GEMM, ADD])
     assert text.index("## element-wise add") < text.index("## GEMM")  # family order
-    assert "`PYTHONPATH=. python3 -m benchmarks.x B --json GEMM.json` on NVIDIA H200" in text
+    assert "`PYTHONPATH=. python3 -m tests.benchmarks.x B --json GEMM.json` on NVIDIA H200" in text
     assert (
         "| case | shape | ours (TFLOP/s) | torch (TFLOP/s) | ratio | our config | check |" in text
     )
@@ -159,7 +160,7 @@ def _decode_row(model: str, batch: int, ours: float, graphs: float, bound: float
 
 DECODE = {
     "family": "decode",
-    "command": "PYTHONPATH=. python3 -m benchmarks.decode.bench B speed --json decode.json",
+    "command": "PYTHONPATH=. python3 -m tests.benchmarks.decode.bench B speed --json decode.json",
     "device": "NVIDIA H200",
     "torch": "2.11",
     "rows": [

@@ -34,20 +34,20 @@ from tests.client_stubs.fake_service import ok_response
 SOURCE, CUBIN = fake_service.SOURCE, fake_service.CUBIN
 
 
-def make_client(target: str, tmp_path, **kw) -> CompileClient:
+def make_client(address: str, tmp_path, **kw) -> CompileClient:
     return CompileClient(
-        target, cache=ArtifactCache(tmp_path / "cache"), initial_backoff=0.01, timeout=10, **kw
+        address, cache=ArtifactCache(tmp_path / "cache"), initial_backoff=0.01, timeout=10, **kw
     )
 
 
 def test_compile_returns_a_kernel_and_sends_the_request(service, tmp_path):
-    fake, target = service
-    with make_client(target, tmp_path) as client:
+    fake, address = service
+    with make_client(address, tmp_path) as client:
         kernel = client.compile(
             SOURCE,
             "add",
             {"B": 1024},
-            target="sm_90",
+            arch="sm_90",
             file_name="add.rs",
             host_arch="x86_64",
             opt_level=3,
@@ -64,37 +64,37 @@ def test_host_arch_defaults_to_this_machine(service, tmp_path, monkeypatch):
     from client_stubs import client as client_module
 
     monkeypatch.setattr(client_module, "host_arch", lambda: "aarch64")
-    fake, target = service
-    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    fake, address = service
+    make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert fake.requests[0].options.host_arch == "aarch64"
 
 
-def test_target_defaults_to_the_local_gpu_or_the_server_default(service, tmp_path, monkeypatch):
+def test_arch_defaults_to_the_local_gpu_or_the_server_default(service, tmp_path, monkeypatch):
     from client_stubs import driver
 
-    fake, target = service
+    fake, address = service
     monkeypatch.setattr(driver, "device_count", lambda: 0)
-    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128})
+    make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128})
     monkeypatch.setattr(driver, "device_count", lambda: 1)
     monkeypatch.setattr(driver, "current_device", lambda: 0)
     monkeypatch.setattr(driver, "device_sm", lambda ordinal: "sm_90")
-    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128})
+    make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128})
     assert [r.target for r in fake.requests] == ["", "sm_90"]
 
 
 def test_repeated_compiles_hit_the_local_cache(service, tmp_path):
-    fake, target = service
-    client = make_client(target, tmp_path)
-    first = client.compile_artifact(SOURCE, "add", {"B": 128}, target="sm_90")
-    second = client.compile_artifact(SOURCE, "add", {"B": 128}, target="sm_90")
+    fake, address = service
+    client = make_client(address, tmp_path)
+    first = client.compile_artifact(SOURCE, "add", {"B": 128}, arch="sm_90")
+    second = client.compile_artifact(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert first == second and len(fake.requests) == 1
-    client.compile_artifact(SOURCE, "add", {"B": 256}, target="sm_90")
+    client.compile_artifact(SOURCE, "add", {"B": 256}, arch="sm_90")
     assert len(fake.requests) == 2
     # a fresh client with the same cache folder does not hit the network either
-    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert len(fake.requests) == 2
     # skip_cache goes to the server but shares the key
-    client.compile_artifact(SOURCE, "add", {"B": 128}, target="sm_90", skip_cache=True)
+    client.compile_artifact(SOURCE, "add", {"B": 128}, arch="sm_90", skip_cache=True)
     assert len(fake.requests) == 3 and fake.requests[-1].options.skip_cache
 
 
@@ -172,15 +172,15 @@ def facts_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.Co
 def test_kernel_for_args_asks_for_a_relaxed_variant_only_when_the_general_one_does_not_fit(
     service, kit, tmp_path
 ):
-    fake, target = service
+    fake, address = service
     fake.respond = facts_response(kit)
-    client = make_client(target, tmp_path)
+    client = make_client(address, tmp_path)
     base, n = 0x7F10_0000_0000, 4096
     z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
     y = DeviceTensor(0x7F20_0000_0000, (n,))
 
     def kernel_for(x: DeviceTensor) -> Kernel:
-        return client.kernel_for_args(SOURCE, "add", (z, x, y), {"B": 128}, target="sm_90")
+        return client.kernel_for_args(SOURCE, "add", (z, x, y), {"B": 128}, arch="sm_90")
 
     general = kernel_for(DeviceTensor(base, (n,)))
     assert [list(r.specialization) for r in fake.requests] == [[]]
@@ -201,7 +201,7 @@ def test_kernel_for_args_asks_for_a_relaxed_variant_only_when_the_general_one_do
 
 
 def test_kernel_for_args_prefers_a_fitting_bundled_variant(service, kit, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.respond = facts_response(kit)
     contract = kit.add(block=128)
     for param in range(3):
@@ -225,13 +225,13 @@ def test_kernel_for_args_prefers_a_fitting_bundled_variant(service, kit, tmp_pat
     }
     (bundle_dir / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [kernel_record]}))
     bundle = Bundle.open(bundle_dir)
-    client = make_client(target, tmp_path)
+    client = make_client(address, tmp_path)
     z = DeviceTensor(0x7F00_0000_0000, (256,)).partition((128,))
     y = DeviceTensor(0x7F20_0000_0000, (256,))
 
     def kernel_for(x: DeviceTensor) -> Kernel:
         return client.kernel_for_args(
-            SOURCE, "add", (z, x, y), {"B": 128}, target="sm_90", bundle=bundle
+            SOURCE, "add", (z, x, y), {"B": 128}, arch="sm_90", bundle=bundle
         )
 
     assert kernel_for(DeviceTensor(0x7F10_0000_0000, (256,))).contract == contract
@@ -245,7 +245,7 @@ def test_kernel_for_args_prefers_a_fitting_bundled_variant(service, kit, tmp_pat
 
 
 def test_failed_compile_raises_with_rendered_diagnostics(service, tmp_path):
-    fake, target = service
+    fake, address = service
 
     def failing(request):
         response = compile_pb2.CompileResponse(ok=False)
@@ -261,9 +261,9 @@ def test_failed_compile_raises_with_rendered_diagnostics(service, tmp_path):
         return response
 
     fake.respond = failing
-    client = make_client(target, tmp_path)
+    client = make_client(address, tmp_path)
     with pytest.raises(CompileError) as info:
-        client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+        client.compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     text = str(info.value)
     assert "error[E0594]: cannot assign" in text and "--> add.rs:3:5" in text
     assert "warning[W1]: unused variable" in text
@@ -273,35 +273,35 @@ def test_failed_compile_raises_with_rendered_diagnostics(service, tmp_path):
 
 
 def test_unavailable_is_retried(service, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.unavailable = 2
-    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert len(fake.requests) == 3
 
 
 def test_retries_give_up(service, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.unavailable = 10
     with pytest.raises(ServiceError) as info:
-        make_client(target, tmp_path, max_attempts=3).compile(SOURCE, "add", target="sm_90")
+        make_client(address, tmp_path, max_attempts=3).compile(SOURCE, "add", arch="sm_90")
     assert info.value.code == "UNAVAILABLE" and len(fake.requests) == 3
 
 
 def test_other_errors_are_not_retried(service, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.abort_with = grpc.StatusCode.INVALID_ARGUMENT
     with pytest.raises(ServiceError) as info:
-        make_client(target, tmp_path).compile(SOURCE, "add", target="sm_90")
+        make_client(address, tmp_path).compile(SOURCE, "add", arch="sm_90")
     assert info.value.code == "INVALID_ARGUMENT" and len(fake.requests) == 1
 
 
 def test_no_server(tmp_path):
     with pytest.raises(ServiceError, match="UNAVAILABLE"):
-        make_client("127.0.0.1:1", tmp_path, max_attempts=2).compile(SOURCE, "add", target="sm_90")
+        make_client("127.0.0.1:1", tmp_path, max_attempts=2).compile(SOURCE, "add", arch="sm_90")
 
 
 def test_digest_mismatch_rejected(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     good = ok_response(kit)
 
     def tampered(request):
@@ -311,14 +311,14 @@ def test_digest_mismatch_rejected(service, tmp_path, kit):
 
     fake.respond = tampered
     with pytest.raises(IntegrityError):
-        make_client(target, tmp_path).compile(SOURCE, "add", target="sm_90")
+        make_client(address, tmp_path).compile(SOURCE, "add", arch="sm_90")
 
 
 def test_cache_disabled(service, tmp_path):
-    fake, target = service
-    client = CompileClient(target, cache=False, initial_backoff=0.01)
-    client.compile(SOURCE, "add", target="sm_90")
-    client.compile(SOURCE, "add", target="sm_90")
+    fake, address = service
+    client = CompileClient(address, cache=False, initial_backoff=0.01)
+    client.compile(SOURCE, "add", arch="sm_90")
+    client.compile(SOURCE, "add", arch="sm_90")
     assert len(fake.requests) == 2 and client.cache is None
 
 
@@ -336,10 +336,10 @@ def test_method_paths_match_the_proto(name, path):
 
 
 def test_resource_exhausted_is_retried_after_the_servers_retry_delay(service, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.exhausted, fake.retry_after = 1, 0.3
     start = time.monotonic()
-    make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert len(fake.requests) == 2 and time.monotonic() - start >= 0.3
 
 
@@ -356,43 +356,43 @@ def stored_artifact(kit, size: int = 10_000) -> tuple[str, compile_pb2.Artifact]
 
 
 def test_kernel_for_key_streams_the_chunks_once_then_hits_the_cache(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     key, artifact = stored_artifact(kit)
     fake.stored[key] = artifact
-    client = make_client(target, tmp_path)
+    client = make_client(address, tmp_path)
     kernel = client.kernel_for_key(key)
     assert kernel.cubin == artifact.cubin and kernel.spec.params[0].tile_shape == (256,)
     assert fake.fetched == [key]
-    again = make_client(target, tmp_path).kernel_for_key(key)
+    again = make_client(address, tmp_path).kernel_for_key(key)
     assert again.sha256 == kernel.sha256 and fake.fetched == [key]  # local cache
 
 
 def test_a_corrupted_stream_is_rejected(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     key, artifact = stored_artifact(kit)
     artifact.cubin_digest.sha256 = "0" * 64
     fake.stored[key] = artifact
     with pytest.raises(IntegrityError, match="differs from the digest"):
-        make_client(target, tmp_path).fetch_artifact(key)
+        make_client(address, tmp_path).fetch_artifact(key)
     assert not list((tmp_path / "cache").glob("*/*.bin"))
 
 
 def test_an_unknown_key_is_not_found(service, tmp_path):
-    _, target = service
+    _, address = service
     with pytest.raises(ServiceError) as info:
-        make_client(target, tmp_path).fetch_artifact("ab" * 32)
+        make_client(address, tmp_path).fetch_artifact("ab" * 32)
     assert info.value.code == "NOT_FOUND"
     with pytest.raises(ValueError, match="64 lowercase hex"):
-        make_client(target, tmp_path).fetch_artifact("ABC")
+        make_client(address, tmp_path).fetch_artifact("ABC")
 
 
 def test_prefetch_fetches_only_what_the_client_lacks(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     held_locally, _ = stored_artifact(kit, 300)
     on_server, artifact = stored_artifact(kit, 5000)
     nowhere = "cd" * 32
     fake.stored[on_server] = artifact
-    client = make_client(target, tmp_path)
+    client = make_client(address, tmp_path)
     fake.stored[held_locally] = stored_artifact(kit, 300)[1]
     client.fetch_artifact(held_locally)
     fake.fetched.clear()
@@ -403,16 +403,16 @@ def test_prefetch_fetches_only_what_the_client_lacks(service, tmp_path, kit):
 
 
 def test_find_missing_is_retried_when_unavailable(service, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.unavailable = 1
-    assert make_client(target, tmp_path).missing_on_server(["ef" * 32]) == ["ef" * 32]
+    assert make_client(address, tmp_path).missing_on_server(["ef" * 32]) == ["ef" * 32]
     assert len(fake.find_missing) == 2
 
 
 def test_compiled_artifacts_are_cached_under_the_servers_key_too(service, tmp_path):
-    fake, target = service
-    client = make_client(target, tmp_path)
-    client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    fake, address = service
+    client = make_client(address, tmp_path)
+    client.compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     kernel = client.kernel_for_key("ab" * 32)  # the fake's request_key: no GetArtifact needed
     assert kernel.cubin == CUBIN and fake.fetched == []
 
@@ -421,7 +421,7 @@ def test_compiled_artifacts_are_cached_under_the_servers_key_too(service, tmp_pa
 
 
 def test_an_artifact_without_digests_is_refused(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     honest = fake.respond
 
     def no_digests(request):  # type: ignore[no-untyped-def]
@@ -431,11 +431,11 @@ def test_an_artifact_without_digests_is_refused(service, tmp_path, kit):
 
     fake.respond = no_digests
     with pytest.raises(IntegrityError, match="no cubin digest"):
-        make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+        make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
 
 
 def test_a_contract_stripped_of_its_checks_is_refused(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     honest = fake.respond
 
     def stripped(request):  # type: ignore[no-untyped-def]
@@ -448,23 +448,23 @@ def test_a_contract_stripped_of_its_checks_is_refused(service, tmp_path, kit):
 
     fake.respond = stripped
     with pytest.raises(IntegrityError, match="contract sha256"):
-        make_client(target, tmp_path).compile(SOURCE, "add", {"B": 128}, target="sm_90")
+        make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert not list((tmp_path / "cache").glob("*/*.bin"))
 
 
 def test_a_host_with_the_signing_key_takes_only_signed_artifacts(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     honest = fake.respond
     fake.respond = lambda r: _signed(honest(r), b"the daemon's key")
-    kernel = make_client(target, tmp_path, signing_key=b"the daemon's key").compile(
-        SOURCE, "add", {"B": 128}, target="sm_90"
+    kernel = make_client(address, tmp_path, signing_key=b"the daemon's key").compile(
+        SOURCE, "add", {"B": 128}, arch="sm_90"
     )
     assert kernel.cubin == CUBIN
     for key in (b"another key", None):
         fake.respond = lambda r, key=key: _signed(honest(r), key)
         with pytest.raises(IntegrityError, match="signature"):
-            make_client(target, tmp_path / "other", signing_key=b"the daemon's key").compile(
-                SOURCE, "add", {"B": 256}, target="sm_90"
+            make_client(address, tmp_path / "other", signing_key=b"the daemon's key").compile(
+                SOURCE, "add", {"B": 256}, arch="sm_90"
             )
 
 
@@ -474,19 +474,19 @@ def _signed(response, key):  # type: ignore[no-untyped-def]
 
 
 def test_a_tampered_local_cache_entry_is_dropped_and_fetched_again(service, tmp_path, kit):
-    fake, target = service
-    client = make_client(target, tmp_path)
-    client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    fake, address = service
+    client = make_client(address, tmp_path)
+    client.compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     key = request_key(fake.requests[0])
     artifact = compile_pb2.Artifact.FromString(client.cache.get(key))
     artifact.contract.params[0].tile_shape[:] = [64]  # a contract the service never sent
     client.cache.put(key, artifact.SerializeToString())  # checksummed, but not what was sealed
-    client.compile(SOURCE, "add", {"B": 128}, target="sm_90")
+    client.compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert len(fake.requests) == 2  # asked the service again instead of trusting it
 
 
 def test_an_endless_artifact_stream_stops_at_the_announced_size(service, tmp_path, kit):
-    fake, target = service
+    fake, address = service
     key, artifact = stored_artifact(kit, 1000)
 
     def endless(request, context):  # type: ignore[no-untyped-def]
@@ -503,11 +503,11 @@ def test_an_endless_artifact_stream_stops_at_the_announced_size(service, tmp_pat
     with pytest.raises(
         IntegrityError, match=f"more than the {len(artifact.cubin)} bytes announced"
     ):
-        make_client(target, tmp_path).fetch_artifact(key)
+        make_client(address, tmp_path).fetch_artifact(key)
 
 
 def test_kernel_asks_once_per_measured_layout_and_caches_it_locally(service, kit, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.respond = facts_response(kit)
     n = 4096
 
@@ -519,8 +519,8 @@ def test_kernel_asks_once_per_measured_layout_and_caches_it_locally(service, kit
             DeviceTensor(0x7F20_0000_0000, (n,)),
         )
 
-    client = make_client(target, tmp_path)
-    kernel = client.kernel(SOURCE, "add", {"B": 128}, target="sm_90")
+    client = make_client(address, tmp_path)
+    kernel = client.kernel(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert [list(r.specialization) for r in fake.requests] == [[]]  # the general kernel
     assert kernel.choose(*args()) is kernel.choose(*args())
     facts = {f.param: list(f.dim_divisors) for f in fake.requests[-1].specialization}
@@ -529,20 +529,20 @@ def test_kernel_asks_once_per_measured_layout_and_caches_it_locally(service, kit
     assert fake.requests[-1].specialization[0].base_align == 4 and len(fake.requests) == 3
     assert misaligned is not kernel.general and len(kernel.specializations) == 2
 
-    again = make_client(target, tmp_path).kernel(SOURCE, "add", {"B": 128}, target="sm_90")
+    again = make_client(address, tmp_path).kernel(SOURCE, "add", {"B": 128}, arch="sm_90")
     again.choose(*args())
     again.choose(*args(x_offset=4))
     assert len(fake.requests) == 3  # another process: everything from the local cache
 
 
 def test_kernel_non_blocking_serves_the_general_kernel_meanwhile(service, kit, tmp_path):
-    fake, target = service
+    fake, address = service
     fake.respond = facts_response(kit)
     n = 4096
     z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
     x, y = DeviceTensor(0x7F10_0000_0000, (n,)), DeviceTensor(0x7F20_0000_0000, (n,))
-    with make_client(target, tmp_path) as client:
-        kernel = client.kernel(SOURCE, "add", {"B": 128}, target="sm_90", non_blocking=True)
+    with make_client(address, tmp_path) as client:
+        kernel = client.kernel(SOURCE, "add", {"B": 128}, arch="sm_90", non_blocking=True)
         first = kernel.choose(z, x, y)
         kernel.wait(10)
         assert first is kernel.general  # the specialization compiles meanwhile
@@ -553,18 +553,18 @@ def test_kernel_non_blocking_serves_the_general_kernel_meanwhile(service, kit, t
 
 
 def test_a_path_given_as_source_text_gets_a_hint_before_any_request(service, tmp_path):
-    fake, target = service
+    fake, address = service
     path = tmp_path / "add.rs"
     path.write_text(SOURCE)
-    client = make_client(target, tmp_path)
+    client = make_client(address, tmp_path)
     with pytest.raises(ValueError, match="is the path of a file, not Rust source") as info:
-        client.compile(str(path), "add", {"B": 128}, target="sm_90")
+        client.compile(str(path), "add", {"B": 128}, arch="sm_90")
     assert f"Path({str(path)!r}).read_text()" in str(info.value)
     assert "file_name='add.rs'" in str(info.value)
     with pytest.raises(TypeError, match="not a path"):
-        client.compile(path, "add", {"B": 128}, target="sm_90")  # type: ignore[arg-type]
+        client.compile(path, "add", {"B": 128}, arch="sm_90")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"extra source 'lib\.rs'"):
-        client.compile(SOURCE, "add", target="sm_90", extra_sources={"lib.rs": str(path)})
+        client.compile(SOURCE, "add", arch="sm_90", extra_sources={"lib.rs": str(path)})
     assert fake.requests == []
-    client.compile("add.rs", "add", {"B": 128}, target="sm_90")  # no such file: source text
+    client.compile("add.rs", "add", {"B": 128}, arch="sm_90")  # no such file: source text
     assert len(fake.requests) == 1

@@ -415,7 +415,7 @@ def test_a_bundle_built_by_cutile_compile_launches_copy_persistent(
     tileiras, tmp_path, fake_driver
 ) -> None:
     from client_stubs import Bundle
-    from service.batch_cli import main as cutile_compile
+    from service.cli.batch import main as cutile_compile
     from tests.gpu.build_artifacts import REPO
 
     source = str(REPO / "rust_examples" / "persistent_gemm.rs")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.timing import median_seconds
 from client_stubs import Bundle, BundleEntry, driver
+from tests.benchmarks.timing import median_seconds
 from tests.compat.gpu_cases_examples import CASES as EXAMPLE_CASES
 from tests.compat.gpu_cases_kernels import CASES as KERNEL_CASES
 from tests.compat.gpu_support import CaseContext, CaseFn, Launched

@@ -7,7 +7,7 @@ Entries come from the checkout (`tests.compat.discover`), generics and expected 
 from the hand-read tables (`tests.compat.table`). Each entry is compiled to a cubin with
 the real tileiras for the target its host code uses. `--bundle DIR` also writes the
 cubins and contracts there as a `cutile-compile` bundle (with the variants `cutile-compile`
-builds by default, `service.specialize_arg`), for the GPU mode
+builds by default, `service.cli.specialize_arg`), for the GPU mode
 (`tests.compat.gpu_check` on the GPU host, whose results `--gpu-results` merges back into
 the table). `CUTILE_RS` stands in for `--cutile-rs`.
 """
@@ -29,10 +29,12 @@ from parser.diagnostics import Diagnostic
 from parser.spans import SourceFile
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.cache import DiskCache, RequestKey
-from service.engine import Artifact, CompileEngine, Outcome
-from service.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
-from service.specialize_arg import AUTO_DIVISORS, variant_facts
+from service.cache.artifact import Artifact
+from service.cache.disk import DiskCache
+from service.cache.keys import RequestKey
+from service.cli.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
+from service.cli.specialize_arg import AUTO_DIVISORS, variant_facts
+from service.compile.engine import CompileEngine, Outcome
 from tests.compat.discover import find_entries
 from tests.compat.report import Result, write_report
 from tests.compat.table import Case, cases_for, load_rows

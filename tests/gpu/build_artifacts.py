@@ -10,7 +10,7 @@ Then, on the GPU machine, with OUT copied along:
 OUT holds exactly the kernels the tests name (`--specialize none`: the tests launch each
 entry with arguments of their own); OUT/default holds a few kernels as `cutile-compile`
 builds them by default, with their automatic variants (tests/gpu/test_default_variants_gpu.py,
-and `benchmarks.launch_overhead OUT/default` for the per-launch choice of variant).
+and `tests.benchmarks.launch_overhead OUT/default` for the per-launch choice of variant).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rust_examples.catalog import EXAMPLES, specializations
-from service.batch_cli import main as cutile_compile
+from service.cli.batch import main as cutile_compile
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "bundle"

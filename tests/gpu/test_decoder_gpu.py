@@ -4,7 +4,7 @@ same inputs), at shapes derived from each entry's generics: ragged where the ker
 (partial row, K and key tiles, a partial prefill chunk), split-K and split attention.
 
     python -m tests.gpu.build_artifacts OUT         # the catalog's decoder kernels, or
-    python -m benchmarks.decode.build OUT           # every specialization the decoder uses
+    python -m tests.benchmarks.decode.build OUT           # every specialization the decoder uses
     PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu/test_decoder_gpu.py -v
 
 Tolerances are relative to the largest reference magnitude: f32 results 1e-4 (accumulation
@@ -155,7 +155,7 @@ def _q_view(q: torch.Tensor, batch: int, tokens: int, hkv: int) -> torch.Tensor:
 
 
 def _rope(positions: int, d: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    from benchmarks.decode.reference import rope_tables
+    from tests.benchmarks.decode.reference import rope_tables
 
     config = SimpleNamespace(head_dim=d, rope_theta=1e6)
     return rope_tables(config, positions, dtype, "cuda")  # type: ignore[arg-type]

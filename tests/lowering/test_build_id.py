@@ -34,7 +34,7 @@ def test_one_version_string_for_the_package_the_tools_and_the_service() -> None:
 
     import tomllib
 
-    from service.servicer import SERVICE_VERSION
+    from service.server.servicer import SERVICE_VERSION
 
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     assert tomllib.loads(pyproject.read_text())["project"]["version"] == build_id.RELEASE

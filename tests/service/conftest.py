@@ -179,7 +179,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class ServerThread:
-    """A real grpc.aio server (`service.daemon.create_server`) on its own event loop."""
+    """A real grpc.aio server (`service.server.daemon.create_server`) on its own event loop."""
 
     def __init__(self, engine: object, **options: object) -> None:
         self._loop = asyncio.new_event_loop()
@@ -188,7 +188,7 @@ class ServerThread:
         self.server, self.port = self._run(self._start(engine, options))
 
     async def _start(self, engine: object, options: dict) -> tuple[grpc.aio.Server, int]:
-        from service.daemon import create_server
+        from service.server.daemon import create_server
 
         server, port = await create_server("127.0.0.1:0", engine, **options)
         await server.start()
@@ -312,7 +312,7 @@ class Daemon:
 
     def __init__(self, args: tuple[str, ...], env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.daemon", "--port", "0", *args],
+            [sys.executable, "-m", "service.server.daemon", "--port", "0", *args],
             cwd=REPO_ROOT,
             env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
             stdout=subprocess.PIPE,

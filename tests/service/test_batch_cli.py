@@ -1,4 +1,4 @@
-"""service.batch_cli (`cutile-compile`): in-process through `main(argv)` and as a process."""
+"""service.cli.batch (`cutile-compile`): in-process through `main(argv)` and as a process."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from google.protobuf import json_format
 
 from lowering.cubin_info import ELF_MAGIC, function_symbols
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.batch_cli import GenericsSet, UsageError, main, parse_generics
-from service.cache import DiskCache
-from service.engine import CompileEngine
-from service.manifest import MANIFEST_NAME
+from service.cache.disk import DiskCache
+from service.cli.batch import GenericsSet, UsageError, main, parse_generics
+from service.cli.manifest import MANIFEST_NAME
+from service.compile.engine import CompileEngine
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -258,7 +258,7 @@ def test_cache_is_used_and_can_be_turned_off(tileiras, add_rs, tmp_path) -> None
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "service.batch_cli", *args],
+        [sys.executable, "-m", "service.cli.batch", *args],
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from service.batch_cli import main
+from service.cli.batch import main
 
 
 class _Terminal(io.StringIO):

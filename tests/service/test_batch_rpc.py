@@ -13,9 +13,10 @@ from google.rpc import code_pb2, error_details_pb2
 from client_stubs.integrity import verify
 from lowering.pipeline import SUPPORTED_TARGETS, CompileResult
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.cache import CacheEntry, DiskCache
-from service.engine import CompileEngine
-from service.servicer import ServiceLimits
+from service.cache.disk import DiskCache
+from service.cache.store import CacheEntry
+from service.compile.engine import CompileEngine
+from service.server.servicer import ServiceLimits
 
 TIMEOUT_S = 30
 SOURCES = [

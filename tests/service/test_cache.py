@@ -14,13 +14,9 @@ import pytest
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
 from parser.specialization import TensorFacts
-from service.cache import (
-    KEY_DOMAIN,
-    CacheEntry,
-    DiskCache,
-    default_cache_dir,
-    request_key,
-)
+from service.cache.disk import DiskCache, default_cache_dir
+from service.cache.keys import KEY_DOMAIN, request_key
+from service.cache.store import CacheEntry
 
 BASE = CompileRequest(
     sources=(SourceFile("add.rs", "mod kernel {}"), SourceFile("lib.rs", "mod lib {}")),

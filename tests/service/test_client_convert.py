@@ -1,4 +1,4 @@
-"""service.client_convert: requests to batch items, diagnostics back from the wire."""
+"""service.cli.client_convert: requests to batch items, diagnostics back from the wire."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from parser.render import render, to_json
 from parser.spans import SourceFile
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import compile_pb2
-from service.client_convert import batch_item, diagnostic_from_proto
+from service.cli.client_convert import batch_item, diagnostic_from_proto
 from service.convert import diagnostic_to_proto, request_from_proto
 
 

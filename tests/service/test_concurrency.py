@@ -14,8 +14,8 @@ from grpc_status import rpc_status
 
 from lowering.pipeline import CompileResult
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.cache import DiskCache
-from service.engine import CompileEngine
+from service.cache.disk import DiskCache
+from service.compile.engine import CompileEngine
 
 WAIT_S = 10
 

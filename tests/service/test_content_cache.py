@@ -1,4 +1,4 @@
-"""service.content_cache: the cubin of a bytecode, cached under its content key."""
+"""service.cache.content: the cubin of a bytecode, cached under its content key."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
-from service.cache import CacheEntry, DiskCache
-from service.content_cache import ContentCachedAssembler, content_key
-from service.engine import CompileEngine
+from service.cache.content import ContentCachedAssembler, content_key
+from service.cache.disk import DiskCache
+from service.cache.store import CacheEntry
+from service.compile.engine import CompileEngine
 from tests.fake_cubin import fake_cubin
 
 BASE = dict(sm="sm_90", opt_level=3, host_arch="x86_64", lineinfo=False, tileiras_fingerprint="f")

@@ -1,4 +1,4 @@
-"""service.daemon: the real `cutile-serve` process, its arguments and its server factory."""
+"""service.server.daemon: the real `cutile-serve` process, its arguments and its server factory."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.daemon import create_server, parse_args
-from service.servicer import SERVICE_NAME
+from service.server.daemon import create_server, parse_args
+from service.server.servicer import SERVICE_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 30
@@ -27,7 +27,7 @@ START_TIMEOUT_S = 30
 def _start_daemon(*args: str) -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "service.daemon", *args],
+        [sys.executable, "-m", "service.server.daemon", *args],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -137,7 +137,7 @@ def test_busy_port_exits_1_with_a_message() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "service.daemon", "--port", str(port), "--no-cache"],
+            [sys.executable, "-m", "service.server.daemon", "--port", str(port), "--no-cache"],
             cwd=REPO_ROOT,
             env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
             capture_output=True,

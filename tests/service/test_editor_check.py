@@ -1,11 +1,11 @@
-"""service.editor_check: what cutile-lsp reports for one document."""
+"""service.cli.editor_check: what cutile-lsp reports for one document."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from parser.render import render
-from service.editor_check import check_document
+from service.cli.editor_check import check_document
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADD = (REPO_ROOT / "rust_examples" / "add.rs").read_text()

@@ -1,4 +1,4 @@
-"""service.engine: cache lookup, compile on a miss, store only successes."""
+"""service.compile.engine: cache lookup, compile on a miss, store only successes."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pytest
 from lowering.pipeline import CompileRequest, CompileResult
 from lowering.tileiras import TileirasError, TileirasFault, TileirasTimeout
 from parser.spans import SourceFile
-from service.cache import CacheEntry, DiskCache
-from service.compile_faults import CompileFault
-from service.engine import CompileEngine, tileiras_diagnostic
-from service.layered_cache import LayeredCache
-from service.redis_cache import RedisCache
+from service.cache.disk import DiskCache
+from service.cache.layered import LayeredCache
+from service.cache.redis import RedisCache
+from service.cache.store import CacheEntry
+from service.compile.engine import CompileEngine, tileiras_diagnostic
+from service.compile.faults import CompileFault
 from tests.fake_cubin import fake_cubin
 
 REQUEST = CompileRequest(sources=(SourceFile("add.rs", "mod k {}"),), entry="add")

@@ -1,4 +1,4 @@
-"""service.entry_points: the console scripts in a host-only install say what to install."""
+"""service.cli.entry_points: the console scripts in a host-only install say what to install."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.entry_points import SERVER_MODULES, missing_server_module, run_tool
+from service.cli.entry_points import SERVER_MODULES, missing_server_module, run_tool
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ class Block:
         if name.split(".")[0] in {blocked!r}:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, Block())
-from service import entry_points
+from service.cli import entry_points
 sys.argv = [{tool!r}, "--help"]
 sys.exit(getattr(entry_points, {function!r})())
 """
@@ -47,7 +47,7 @@ def test_a_host_only_install_is_told_to_install_the_server_extra(tool: str, func
 
 def test_with_the_server_extra_the_tool_runs(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["cutile-compile", "--version"])
-    assert run_tool("cutile-compile", "service.batch_cli") == 0
+    assert run_tool("cutile-compile", "service.cli.batch") == 0
     assert capsys.readouterr().out.startswith("cutile-compile ")
 
 

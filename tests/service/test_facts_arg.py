@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parser.specialization import TensorFacts
-from service.facts_arg import FactsError, facts_for_entry, parse_facts
+from service.cli.facts_arg import FactsError, facts_for_entry, parse_facts
 
 
 @pytest.mark.parametrize(

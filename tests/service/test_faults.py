@@ -20,8 +20,8 @@ import grpc
 import pytest
 from grpc_status import rpc_status
 
-from benchmarks.request_flood import flood_from_subprocess
 from protos.generated.cutile.compile.v1 import compile_pb2
+from tests.benchmarks.request_flood import flood_from_subprocess
 
 pytestmark = pytest.mark.tileiras
 
@@ -200,7 +200,7 @@ def test_a_flood_of_large_requests_is_admitted_or_refused_and_health_keeps_answe
 ) -> None:
     """200 requests of 1 MiB each, from another process: every one is answered (compiled,
     or RESOURCE_EXHAUSTED to retry later), none CANCELLED, health checks keep answering
-    (they took 1.3 s before; the 50 ms target is measured by `benchmarks.service_load`),
+    (they took 1.3 s before; the 50 ms target is measured by `tests.benchmarks.service_load`),
     and what the daemon keeps afterwards is bounded (40 such requests left 1.5 GB)."""
     daemon = start_daemon("--no-cache", "--workers", "1", "--max-queued", "2")
     daemon.health_ms()

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from service.batch_cli import main as cutile_compile
-from service.engine import CompileEngine
+from service.cli.batch import main as cutile_compile
+from service.compile.engine import CompileEngine
 
 pytestmark = [pytest.mark.install, pytest.mark.tileiras]
 
@@ -66,10 +66,10 @@ print("bundle grid", tuple(plan.grid))
 
 source = (Path(bundle_dir) / "add.rs").read_text()
 with CompileClient(target, cache=False) as client:
-    served = client.compile(source, "add", {{"B": "1024"}}, target="sm_90")
+    served = client.compile(source, "add", {{"B": "1024"}}, arch="sm_90")
 plan = plan_launch(served.spec, (zp, x, y))
 print("served grid", tuple(plan.grid))
-assert AsyncCompileClient(target).target == target  # grpc.aio comes with grpcio
+assert AsyncCompileClient(target).address == target  # grpc.aio comes with grpcio
 """
 
 

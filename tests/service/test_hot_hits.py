@@ -1,9 +1,9 @@
-"""service.hot_hits: repeated hits answered from wire bytes, never beyond the memory layer."""
+"""service.cache.hot_hits: repeated hits answered from wire bytes, never beyond the memory layer."""
 
 from __future__ import annotations
 
 from protos.generated.cutile.compile.v1 import compile_pb2
-from service.hot_hits import HotHits
+from service.cache.hot_hits import HotHits
 
 KEY = "ab" * 32
 

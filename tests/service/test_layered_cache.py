@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from service.cache import CacheEntry, DiskCache
-from service.layered_cache import LayeredCache
-from service.redis_cache import RedisCache
+from service.cache.disk import DiskCache
+from service.cache.layered import LayeredCache
+from service.cache.redis import RedisCache
+from service.cache.store import CacheEntry
 
 KEY = hashlib.sha256(b"one").hexdigest()
 ENTRY = CacheEntry(cubin=b"\x7fELF cubin", contract=b"contract bytes")

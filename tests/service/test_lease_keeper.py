@@ -1,11 +1,11 @@
-"""service.lease_keeper: a lease is renewed while its compile runs, and only then."""
+"""service.cache.lease: a lease is renewed while its compile runs, and only then."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from service.lease_keeper import LeaseKeeper
+from service.cache.lease import LeaseKeeper
 
 
 def test_renews_until_the_block_ends() -> None:

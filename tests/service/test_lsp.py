@@ -22,7 +22,7 @@ class Editor:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "service.lsp"],
+            [sys.executable, "-m", "service.cli.lsp"],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""service.manifest: the batch output folder layout the Python client reads."""
+"""service.cli.manifest: the batch output folder layout the Python client reads."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from google.protobuf import json_format
 
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.cache import RequestKey
+from service.cache.artifact import Artifact
+from service.cache.keys import RequestKey
+from service.cli.manifest import MANIFEST_NAME, facts_record, write_kernel, write_manifest
 from service.convert import contract_to_proto
-from service.engine import Artifact
-from service.manifest import MANIFEST_NAME, facts_record, write_kernel, write_manifest
 
 CLIENT_FIELDS = {
     "module",

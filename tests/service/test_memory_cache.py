@@ -1,10 +1,10 @@
-"""service.memory_cache: recent artifacts in process, bounded by bytes, LRU."""
+"""service.cache.memory: recent artifacts in process, bounded by bytes, LRU."""
 
 from __future__ import annotations
 
 from protos.generated.cutile.compile.v1 import contract_pb2
-from service.engine import Artifact
-from service.memory_cache import MemoryCache
+from service.cache.artifact import Artifact
+from service.cache.memory import MemoryCache
 
 
 def _artifact(size: int) -> Artifact:

@@ -26,13 +26,13 @@ from lowering.pipeline import CompileRequest
 from lowering.tileiras import TileirasError
 from parser.spans import SourceFile
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.auth import AuthInterceptor, TokenError, read_token
-from service.cache import DiskCache
-from service.daemon import parse_args
-from service.engine import CompileEngine
-from service.logs import JsonFormatter
-from service.metrics import ServiceMetrics
-from service.servicer import CompileServicer
+from service.cache.disk import DiskCache
+from service.compile.engine import CompileEngine
+from service.server.auth import AuthInterceptor, TokenError, read_token
+from service.server.daemon import parse_args
+from service.server.logs import JsonFormatter
+from service.server.metrics import ServiceMetrics
+from service.server.servicer import CompileServicer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 30
@@ -289,7 +289,7 @@ def test_json_request_log_lines(start_server, engine) -> None:
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("service.servicer")
+    logger = logging.getLogger("service.server.servicer")
     logger.addHandler(handler)
     old_level = logger.level
     logger.setLevel(logging.INFO)
@@ -307,7 +307,11 @@ def test_json_request_log_lines(start_server, engine) -> None:
     assert [r["outcome"] for r in requests] == ["miss", "invalid"]
     first = requests[0]
     assert {"time", "level", "logger", "message", "entry", "target", "ms", "key"} <= set(first)
-    assert (first["level"], first["logger"], first["entry"]) == ("INFO", "service.servicer", "add")
+    assert (first["level"], first["logger"], first["entry"]) == (
+        "INFO",
+        "service.server.servicer",
+        "add",
+    )
     assert first["target"] == "sm_90" and isinstance(first["ms"], float)
     assert len(first["key"]) == 8 and requests[1]["key"] == "-"
     assert first["time"].endswith("Z")
@@ -364,7 +368,7 @@ def test_daemon_metrics_auth_and_json_logs(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "service.daemon",
+            "service.server.daemon",
             "--port",
             "0",
             "--no-cache",
@@ -418,7 +422,7 @@ def test_daemon_metrics_auth_and_json_logs(tmp_path: Path) -> None:
 def test_unreadable_token_file_exits_1(tmp_path: Path) -> None:
     result = subprocess.run(
         [
-            *(sys.executable, "-m", "service.daemon", "--port", "0", "--no-cache"),
+            *(sys.executable, "-m", "service.server.daemon", "--port", "0", "--no-cache"),
             *("--auth-token-file", str(tmp_path / "missing")),
         ],
         cwd=REPO_ROOT,

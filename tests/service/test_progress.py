@@ -1,10 +1,10 @@
-"""service.progress: a bar with an ETA on a terminal, one line per kernel elsewhere."""
+"""service.cli.progress: a bar with an ETA on a terminal, one line per kernel elsewhere."""
 
 from __future__ import annotations
 
 import io
 
-from service.progress import Progress
+from service.cli.progress import Progress
 
 
 def test_one_line_per_kernel_when_not_a_terminal() -> None:

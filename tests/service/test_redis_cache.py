@@ -7,8 +7,8 @@ import time
 
 import redis
 
-from service.cache import CacheEntry
-from service.redis_cache import RedisCache
+from service.cache.redis import RedisCache
+from service.cache.store import CacheEntry
 
 KEY = hashlib.sha256(b"one").hexdigest()
 OTHER = hashlib.sha256(b"two").hexdigest()

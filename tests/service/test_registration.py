@@ -1,4 +1,4 @@
-"""service.registration: requests that do not decode are INVALID_ARGUMENT, and the
+"""service.server.registration: requests that do not decode are INVALID_ARGUMENT, and the
 server keeps serving."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.engine import CompileEngine
+from service.compile.engine import CompileEngine
 
 BAD_UTF8 = b"\x0a\x05\x12\x03\xff\xfe\xfd"  # sources[0].text holds bytes that are not UTF-8
 CORRUPT = b"\xff\xff\xff\xff"

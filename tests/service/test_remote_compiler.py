@@ -1,4 +1,4 @@
-"""service.remote_compiler against real servers with a fake compile function."""
+"""service.cli.remote_compiler against real servers with a fake compile function."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
-from service.cache import DiskCache
-from service.engine import CompileEngine
-from service.remote_compiler import RemoteCompiler, wire_names
-from service.servicer import ServiceLimits
+from service.cache.disk import DiskCache
+from service.cli.remote_compiler import RemoteCompiler, wire_names
+from service.compile.engine import CompileEngine
+from service.server.servicer import ServiceLimits
 
 SOURCE = SourceFile("/some/dir/add.rs", "mod k {}")
 
@@ -80,7 +80,7 @@ def test_a_full_server_is_retried(start_server, fake_compiler, fake_assembler, c
             held = pool.submit(lambda: dict(holder.compile_all([hold])))
             assert holding.wait(10)
             threading.Timer(0.3, gate.set).start()  # the only worker frees up after a while
-            with caplog.at_level(logging.INFO, logger="service.remote_compiler"):
+            with caplog.at_level(logging.INFO, logger="service.cli.remote_compiler"):
                 outcomes = dict(compiler.compile_all(_requests(1)))
             assert held.result(10)[0].ok
     finally:
@@ -106,7 +106,7 @@ def test_an_unreachable_server_fails_each_request() -> None:
 def test_an_artifact_that_fails_its_check_goes_into_no_bundle(
     start_server, fake_compiler, fake_assembler, monkeypatch
 ) -> None:
-    from service import servicer
+    from service.server import servicer
 
     honest = servicer.sealed
 

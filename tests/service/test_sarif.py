@@ -1,4 +1,4 @@
-"""service.sarif and `cutile-compile --message-format sarif`: a SARIF 2.1.0 log."""
+"""service.cli.sarif and `cutile-compile --message-format sarif`: a SARIF 2.1.0 log."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from parser.codes import UNKNOWN_ENTRY
 from parser.diagnostics import Diagnostic, Severity
 from parser.render import render
 from parser.spans import SourceFile
-from service.batch_cli import main
-from service.sarif import artifact_uri, sarif_log
+from service.cli.batch import main
+from service.cli.sarif import artifact_uri, sarif_log
 
 BAD = """\
 #[cutile::module]

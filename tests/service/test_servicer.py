@@ -1,4 +1,4 @@
-"""service.servicer over a real grpc.aio server and a real channel.
+"""service.server.servicer over a real grpc.aio server and a real channel.
 
 The first group injects a fake compile function; the end-to-end group compiles
 rust_examples/add.rs with the real compiler and the real tileiras.
@@ -26,15 +26,15 @@ from parser.codes import COMPILE_TOO_COSTLY, INTERNAL_ERROR
 from parser.cst_to_ast import MAX_NESTING_DEPTH
 from parser.diagnostics import Diagnostic, Severity
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc, contract_pb2
-from service.cache import DiskCache
+from service.cache.disk import DiskCache
+from service.cache.layered import LayeredCache
+from service.cache.memory import MemoryCache
+from service.cache.redis import RedisCache
+from service.compile.engine import CompileEngine
+from service.compile.worker_pool import WorkerPool
 from service.convert import Limits
-from service.engine import CompileEngine
-from service.layered_cache import LayeredCache
-from service.memory_cache import MemoryCache
-from service.metrics import ServiceMetrics
-from service.redis_cache import RedisCache
-from service.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
-from service.worker_pool import WorkerPool
+from service.server.metrics import ServiceMetrics
+from service.server.servicer import DEFAULT_SERVICE_LIMITS, SERVICE_NAME, ServiceLimits
 from tests.service import worker_targets
 
 TIMEOUT_S = 60
@@ -208,10 +208,10 @@ def test_health_and_reflection(fake_server) -> None:
 
 
 def test_one_log_line_per_request(fake_server, caplog) -> None:
-    with caplog.at_level("INFO", logger="service.servicer"):
+    with caplog.at_level("INFO", logger="service.server.servicer"):
         _call(fake_server, _request())
         _rpc_error(fake_server, _request(entry=""))
-    lines = [r.getMessage() for r in caplog.records if r.name == "service.servicer"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "service.server.servicer"]
     assert len(lines) == 2
     assert "entry='add'" in lines[0] and "target='sm_90'" in lines[0]
     assert "outcome=miss" in lines[0] and "ms=" in lines[0]
@@ -350,11 +350,11 @@ def test_capabilities_advertise_every_limit(fake_server) -> None:
     assert limits.tileiras_output_bytes == FILE_SIZE_CAP
 
 
-def test_parse_time_limit(start_server, fake_compiler, fake_assembler, tmp_path: Path) -> None:
-    engine = CompileEngine(
-        fake_assembler, cache=DiskCache(tmp_path / "cache"), compile_fn=fake_compiler
+def test_parse_time_limit(start_server, fake_assembler) -> None:
+    """The front end's CT0007 (tree-sitter past the limit) is an invalid request."""
+    server = start_server(
+        CompileEngine(fake_assembler), service_limits=ServiceLimits(max_parse_ms=1)
     )
-    server = start_server(engine, service_limits=ServiceLimits(max_parse_ms=1))
     slow = "fn f() { let x = (1 + 2) * 3; }\n" * 30_000  # ~1 MB: far more than 1 ms
     error = _rpc_error(server, _request(text=slow))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -362,8 +362,8 @@ def test_parse_time_limit(start_server, fake_compiler, fake_assembler, tmp_path:
     assert [field for field, _ in violations] == ["sources[0].text"]
     assert "1 ms" in violations[0][1]
     assert reasons == ["PARSE_TIME_LIMIT"]
-    assert not fake_compiler.calls
-    assert _call(server, _request()).ok  # small sources still compile
+    small = _call(server, _request())  # small sources still compile (to their own verdict)
+    assert [d.code for d in small.diagnostics] == ["CT0003"]
 
 
 # --------------------------------------------------------------------------- redis

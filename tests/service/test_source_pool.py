@@ -1,8 +1,8 @@
-"""service.source_pool: the same SourceFile for the same name and text, bounded."""
+"""service.server.source_pool: the same SourceFile for the same name and text, bounded."""
 
 from __future__ import annotations
 
-from service.source_pool import SourcePool
+from service.server.source_pool import SourcePool
 
 
 def test_same_name_and_text_give_the_same_object() -> None:

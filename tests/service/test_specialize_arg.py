@@ -8,7 +8,7 @@ from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.spans import SourceFile
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
-from service.specialize_arg import SpecializeError, parse_specialize, variant_facts
+from service.cli.specialize_arg import SpecializeError, parse_specialize, variant_facts
 
 STATIC_ROWS = """\
 #[cutile::module]

@@ -1,4 +1,4 @@
-"""service.tileiras_runs: a compile's tileiras is killed when its callers are all gone.
+"""service.compile.tileiras_runs: a compile's tileiras is killed when its callers are all gone.
 
 A fake tileiras (a shell script) answers --version and otherwise records its pid and
 sleeps, standing in for a hung assembler.
@@ -16,9 +16,9 @@ import pytest
 
 from lowering.tileiras import Tileiras, TileirasError
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
-from service.cache import DiskCache
-from service.engine import CompileEngine
-from service.tileiras_runs import KillableTileiras, processes_under
+from service.cache.disk import DiskCache
+from service.compile.engine import CompileEngine
+from service.compile.tileiras_runs import KillableTileiras, processes_under
 
 WAIT_S = 20
 

@@ -1,4 +1,4 @@
-"""service.worker_pool: compiles in isolated worker processes that the server can lose,
+"""service.compile.worker_pool: compiles in isolated worker processes that the server can lose,
 kill and replace without harm."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
-from service.cache import DiskCache
-from service.compile_faults import CompileFault
-from service.compile_worker import WorkerLimits
-from service.worker_pool import WorkerPool, clean_orphans, runs_root
+from service.cache.disk import DiskCache
+from service.compile.faults import CompileFault
+from service.compile.worker import WorkerLimits
+from service.compile.worker_pool import WorkerPool, clean_orphans, runs_root
 from tests.fake_cubin import fake_cubin
 from tests.service import worker_targets
 

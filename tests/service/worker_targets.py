@@ -1,5 +1,5 @@
 """Stand-in worker mains for the worker-pool tests: they speak the worker protocol
-(`service.compile_worker`) and then misbehave as a hostile input or a bug could make the
+(`service.compile.worker`) and then misbehave as a hostile input or a bug could make the
 real worker misbehave. Module-level functions, so a spawned process can import them."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import time
 from multiprocessing.connection import Connection
 
 from lowering.pipeline import Timings
-from service.cache import CacheEntry
-from service.compile_worker import (
+from service.cache.store import CacheEntry
+from service.compile.worker import (
     CacheAsk,
     CacheReply,
     CacheStore,

@@ -46,7 +46,7 @@ fn start_daemon(python: &PathBuf) -> Daemon {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, TOKEN).unwrap();
     let mut child = Command::new(python)
-        .args(["-m", "service.daemon", "--port", "0", "--cache-dir"])
+        .args(["-m", "service.server.daemon", "--port", "0", "--cache-dir"])
         .arg(dir.path().join("server-cache"))
         .arg("--auth-token-file")
         .arg(&token_file)

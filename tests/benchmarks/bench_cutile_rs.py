@@ -1,0 +1,80 @@
+"""cutile-rs's own GEMM examples, compiled unchanged the default way
+(`tests.benchmarks.build_cutile_rs`), launched through `Bundle.kernel(...)` with no `for_args` and
+no declared facts (the per-launch choice of variant is the default path's), vs torch.matmul:
+f16 at 4096^3 and 8192^3, 128x128x64 tiles (issue 14's real-code target: >= 0.85x torch).
+
+    PYTHONPATH=. python3 -m tests.benchmarks.bench_cutile_rs BUNDLE [--json OUT.json] [--quick]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tests.benchmarks.configs import (
+    CUTILE_RS_KERNELS,
+    CUTILE_RS_PERSISTENT_BLOCKS,
+    CUTILE_RS_SIZES,
+    CutileRsKernel,
+)
+from tests.benchmarks.family import Reference, Row, max_error, parse_args, report
+from tests.benchmarks.timing import median_seconds
+
+
+def _launcher(bundle, kernel: CutileRsKernel, z, x, y) -> Callable[[], object]:  # type: ignore[no-untyped-def]
+    from client_stubs import DeviceTensor
+
+    compiled = bundle.kernel(kernel.entry, dict(kernel.generics))
+    part = DeviceTensor.wrap(z).partition((128, 128))
+    if kernel.entry == "gemm_persistent":
+        part = part.map((8, 1), CUTILE_RS_PERSISTENT_BLOCKS)
+    args = (part, DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+    return lambda: compiled(*args)
+
+
+def measure(bundle, kernel: CutileRsKernel, size: int) -> Row:  # type: ignore[no-untyped-def]
+    import torch
+
+    torch.manual_seed(0)
+    x = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    y = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    z = torch.zeros(size, size, device="cuda", dtype=torch.float16)
+    expected = torch.matmul(x, y)
+    tolerance = 0.02 * float(expected.float().abs().max())
+    reference = Reference(lambda: torch.matmul(x, y))
+    launch = _launcher(bundle, kernel, z, x, y)
+    launch()
+    torch.cuda.synchronize()
+    error = max_error(z, expected)
+    ours = median_seconds(launch)
+    name = Path(kernel.source).name
+    return Row(
+        "cutile_rs",
+        f"cutile-rs {name} {kernel.entry} f16",
+        f"{size}x{size}x{size}",
+        2 * size**3,
+        "TFLOP/s",
+        ours,
+        reference.seconds(),
+        "default path, 128x128x64",
+        error,
+        tolerance,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    from client_stubs import Bundle
+
+    args = parse_args(__doc__.splitlines()[0], argv)
+    bundle = Bundle.open(args.bundle)
+    sizes = CUTILE_RS_SIZES[:1] if args.quick else CUTILE_RS_SIZES
+    rows = []
+    for size in sizes:
+        for kernel in CUTILE_RS_KERNELS:
+            if kernel.generics.get("K", str(size)) == str(size):
+                rows.append(measure(bundle, kernel, size))
+    report("tests.benchmarks.bench_cutile_rs", "cutile-rs GEMM, default path", rows, args.json)
+
+
+if __name__ == "__main__":
+    main()

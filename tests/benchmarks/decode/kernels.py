@@ -1,0 +1,320 @@
+"""Which kernel specializations the decoder needs, and the candidates it tunes among.
+
+One place for both sides: `tests.benchmarks.decode.build` compiles `specializations(...)` into the
+bundle on the CPU machine, and `tests.benchmarks.decode.model` asks the same functions which
+generics to load on the GPU host. Pure Python.
+
+All kernels come from rust_examples/decoder.rs. The projections have several candidate
+tilings (`projection_candidates`); the split-K factor is a launch choice (the partials'
+leading extent), not a generic, so one cubin serves every split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from tests.benchmarks.decode.config import ModelConfig
+
+SOURCE = "decoder.rs"
+NORM_BK = 512  # RMSNorm tile width (hidden sizes are multiples of 512)
+EMBED_BD = 512
+ARGMAX_BV = 4096  # first-stage argmax block of the vocabulary
+PREFILL_PT = 16  # prompt tokens per prefill chunk
+DECODE_ATTENTION = ({"BN": "64", "LAT": "3", "OCC": "2"}, {"BN": "128", "LAT": "2", "OCC": "1"})
+PREFILL_ATTENTION = {"BN": "64", "LAT": "2", "OCC": "1"}
+H200_SMS = 132
+
+
+def pow2_at_least(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One specialization: an entry of decoder.rs at its generics."""
+
+    entry: str
+    generics: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, entry: str, generics: Mapping[str, str]) -> Spec:
+        return cls(entry, tuple((k, str(v)) for k, v in generics.items()))
+
+    @property
+    def generic_map(self) -> dict[str, str]:
+        return dict(self.generics)
+
+    def cli(self) -> str:
+        """`--generics ENTRY:K=V,...` text for cutile-compile."""
+        return f"{self.entry}:" + ",".join(f"{k}={v}" for k, v in self.generics)
+
+    def label(self) -> str:
+        return f"{self.entry}<{', '.join(f'{k}={v}' for k, v in self.generics)}>"
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A projection's kernel: a GEMV (`gemv`, `gemv_swiglu`: one token per block row) or a
+    tensor-core linear (`linear`, `linear_swiglu`: BM tokens), and its split-K factor."""
+
+    spec: Spec
+    splits: int = 1
+
+    @property
+    def rows(self) -> int:
+        """Tokens per block (BM; 1 for a GEMV)."""
+        return int(self.spec.generic_map.get("BM", "1"))
+
+    @property
+    def block_n(self) -> int:
+        return int(self.spec.generic_map["BN"])
+
+    @property
+    def block_k(self) -> int:
+        return int(self.spec.generic_map["BK"])
+
+    def label(self) -> str:
+        g = self.spec.generic_map
+        shape = f"BM={g['BM']} " if "BM" in g else ""
+        return (
+            f"{self.spec.entry} {shape}BN={g['BN']} BK={g['BK']} LAT={g['LAT']} OCC={g['OCC']}"
+            f" S={self.splits}"
+        )
+
+
+# (BN, BK, LAT, OCC) of the one-token GEMVs and (BM, BN, BK, LAT, OCC) of the tensor-core forms
+GEMV_TILES = (("8", "512", "3", "4"), ("16", "512", "3", "2"), ("16", "256", "4", "4"))
+GEMV_TILES_WIDE = (("32", "256", "3", "2"),)
+LINEAR_TILES = {
+    8: (("8", "64", "128", "3", "2"), ("8", "128", "64", "3", "1"), ("8", "64", "256", "3", "1")),
+    64: (
+        ("64", "64", "64", "3", "2"),
+        ("64", "128", "64", "3", "1"),
+        ("64", "64", "128", "3", "1"),
+    ),
+}
+SWIGLU_GEMV_TILES = (("8", "512", "3", "4"), ("16", "256", "3", "4"), ("16", "512", "3", "2"))
+SWIGLU_LINEAR_TILES = {
+    8: (("8", "64", "128", "3", "2"), ("8", "128", "64", "3", "1")),
+    64: (("64", "64", "64", "3", "2"), ("64", "128", "64", "3", "1")),
+}
+
+
+def linear_rows(batch: int) -> int:
+    """BM of the tensor-core kernels for `batch` tokens: 8 up to 8 tokens, else 64."""
+    return 8 if batch <= 8 else 64
+
+
+def _gemv(entry: str, tiles: tuple[str, str, str, str], dtype: str, out: str | None) -> Spec:
+    bn, bk, lat, occ = tiles
+    generics = {"E": dtype} | ({"O": out} if out else {})
+    return Spec.of(entry, generics | {"BN": bn, "BK": bk, "LAT": lat, "OCC": occ})
+
+
+def _linear(entry: str, tiles: tuple[str, ...], dtype: str, out: str | None) -> Spec:
+    bm, bn, bk, lat, occ = tiles
+    generics = {"E": dtype} | ({"O": out} if out else {})
+    return Spec.of(entry, generics | {"BM": bm, "BN": bn, "BK": bk, "LAT": lat, "OCC": occ})
+
+
+def projection_specs(batch: int, dtype: str = "bf16", swiglu: bool = False) -> list[Spec]:
+    """The candidate tilings of a projection for `batch` tokens (f32 split-K partials; the
+    SwiGLU forms write `dtype` activations): tensor-core tiles, and for one token the GEMVs
+    first (the last tensor-core tile, padded to BM = 8 tokens, stays a candidate)."""
+    out = None if swiglu else "f32"
+    suffix = "_swiglu" if swiglu else ""
+    linear_tiles = (SWIGLU_LINEAR_TILES if swiglu else LINEAR_TILES)[linear_rows(batch)]
+    linear = [_linear("linear" + suffix, t, dtype, out) for t in linear_tiles]
+    if batch > 1:
+        return linear
+    gemv_tiles = SWIGLU_GEMV_TILES if swiglu else GEMV_TILES + GEMV_TILES_WIDE
+    return [_gemv("gemv" + suffix, t, dtype, out) for t in gemv_tiles] + linear[:1]
+
+
+def split_choices(n: int, k: int, rows: int, block_n: int, block_k: int, batch: int) -> list[int]:
+    """Split-K factors worth trying for an [n, k] weight: from 1 up to the factor that gives
+    about four blocks per SM, each part keeping at least two K tiles."""
+    blocks = -(-batch // rows) * -(-n // block_n)
+    k_tiles = -(-k // block_k)
+    choices = [1]
+    splits = 2
+    while splits * 2 <= k_tiles and blocks * splits <= 4 * H200_SMS:
+        choices.append(splits)
+        splits *= 2
+    return choices
+
+
+def decode_splits(batch: int, kv_heads: int, cache_len: int, block_n: int) -> int:
+    """Attention splits of a decode step: about two blocks per SM, at most one per key tile
+    of the longest context the cache holds."""
+    wanted = max(1, -(-2 * H200_SMS // (batch * kv_heads)))
+    return max(1, min(pow2_at_least(wanted), cache_len // block_n))
+
+
+def argmax_blocks(vocab: int) -> int:
+    return -(-vocab // ARGMAX_BV)
+
+
+def specializations(
+    model: ModelConfig, batch: int, cache_len: int, dtype: str = "bf16", prefill: bool = True
+) -> list[Spec]:
+    """Every specialization a decoder of `model` at `batch` sequences and a KV cache of
+    `cache_len` positions (a power of two) launches: decode always, prefill on request."""
+    if cache_len != pow2_at_least(cache_len):
+        raise ValueError(f"the KV cache length {cache_len} must be a power of two")
+    hidden_tile = str(pow2_at_least(model.hidden))
+    d, g = str(model.head_dim), str(model.group)
+    shapes = {"G": g, "HKV": str(model.kv_heads)}
+    specs = [
+        Spec.of("embedding", {"E": dtype, "BD": str(EMBED_BD)}),
+        Spec.of("rms_norm_hf", {"E": dtype, "HT": hidden_tile, "BK": str(NORM_BK)}),
+        Spec.of("add_rms_norm_hf", {"E": dtype, "HT": hidden_tile, "BK": str(NORM_BK)}),
+        Spec.of("argmax_partial", {"BV": str(ARGMAX_BV)}),
+        Spec.of(
+            "greedy_step", {"B": str(batch), "NBP": str(pow2_at_least(argmax_blocks(model.vocab)))}
+        ),
+    ]
+    steps: list[tuple[int, Mapping[str, str]]] = [(1, t) for t in DECODE_ATTENTION]
+    if prefill:
+        steps.append((PREFILL_PT, PREFILL_ATTENTION))
+    for pt, tiles in steps:
+        specs.append(
+            Spec.of("qkv_rope", {"E": dtype, **shapes, "PT": str(pt), "SC": str(cache_len), "D": d})
+        )
+        specs.append(
+            Spec.of("attention_partial", {"E": dtype, "G": g, "PT": str(pt), "D": d, **tiles})
+        )
+        specs.append(Spec.of("attention_merge", {"E": dtype, "G": g, "PT": str(pt), "D": d}))
+    specs += projection_specs(batch, dtype) + projection_specs(batch, dtype, swiglu=True)
+    return unique(specs)
+
+
+def unique(specs: Iterable[Spec]) -> list[Spec]:
+    return list(dict.fromkeys(specs))
+
+
+# ---- the f16 decoder: cutile-kernels' Qwen3 kernels, unchanged, where they fit -------------
+
+# split-K decode attention of cutile-kernels: key tile, splits, merge chunk of D, load latency
+CUTILE_ATTENTION = {"BN": "64", "NUM_KV_SPLITS": "16", "CHUNK_D": "32", "LATENCY": "2"}
+CUTILE_ARGMAX_BLOCK = 4096  # argmax_reduce_blocks_to_u32 reduces up to this many blocks
+LM_HEAD_ROWS = 64  # lm_head_argmax_blocks_f16 handles 64 vocabulary rows per block
+F16_GEMV = ("8", "512", "3", "4")  # (BN, BK, LAT, OCC) of our f16 projections
+
+
+@dataclass(frozen=True)
+class CutileSpec:
+    """A kernel of cutile-rs's cutile-kernels crate: its file (relative to the checkout),
+    module, function and generics."""
+
+    path: str
+    module: str
+    function: str
+    generics: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, path: str, module: str, function: str, generics: Mapping[str, str]) -> CutileSpec:
+        return cls(path, module, function, tuple((k, str(v)) for k, v in generics.items()))
+
+    @property
+    def generic_map(self) -> dict[str, str]:
+        return dict(self.generics)
+
+    @property
+    def entry(self) -> str:
+        return f"{self.module}::{self.function}"
+
+    def cli(self) -> str:
+        return f"{self.entry}:" + ",".join(f"{k}={v}" for k, v in self.generics)
+
+    def label(self) -> str:
+        return f"{self.function}<{', '.join(f'{k}={v}' for k, v in self.generics)}>"
+
+
+CUTILE_SRC = "cutile-kernels/src/"
+
+
+def cutile_specializations(model: ModelConfig, cache_len: int) -> list[CutileSpec]:
+    """The cutile-kernels specializations of the f16 decoder (batch 1)."""
+    d, g = model.head_dim, model.group
+    a = CUTILE_ATTENTION
+    splits = int(a["NUM_KV_SPLITS"])
+    return [
+        CutileSpec.of(
+            CUTILE_SRC + "embeddings.rs",
+            "embedding_batch_f16_module",
+            "embedding_batch_f16",
+            {"D": model.hidden, "BLOCK_SIZE": EMBED_BD},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "norms.rs", "qk_norm_f16_module", "qk_norm_f16", {"N": d, "BLOCK_SIZE": d}
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "positional.rs",
+            "qk_rope_dynpos_f16_module",
+            "qk_rope_dynpos_f16",
+            {"D": d, "HALF_D": d // 2, "LATENCY": a["LATENCY"]},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "kv_cache.rs",
+            "kv_cache_update_seq_dynpos_f16_module",
+            "kv_cache_update_seq_dynpos_f16",
+            {"D": d, "BLOCK_SIZE": d, "MAX_SEQ": cache_len},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "attention.rs",
+            "fmha_decode_gqa_split_module",
+            "fmha_decode_gqa_split",
+            {"GROUP": g, "BN": a["BN"], "D": d, "NUM_KV_SPLITS": splits, "LATENCY": a["LATENCY"]},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "attention.rs",
+            "splitk_reduce_merge_module",
+            "splitk_reduce_merge",
+            {
+                "GROUP": g,
+                "D": d,
+                "CHUNK_D": a["CHUNK_D"],
+                "NUM_KV_SPLITS": splits,
+                "NS_GROUP": splits * g,
+                "LATENCY": a["LATENCY"],
+            },
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "pointwise.rs",
+            "silu_mul_2d_f16_module",
+            "silu_mul_2d_f16",
+            {"BLOCK_SIZE": 1024},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "argmax.rs",
+            "lm_head_argmax_blocks_f16_module",
+            "lm_head_argmax_blocks_f16",
+            {"K": model.hidden},
+        ),
+        CutileSpec.of(
+            CUTILE_SRC + "argmax.rs",
+            "argmax_reduce_blocks_to_u32_module",
+            "argmax_reduce_blocks_to_u32",
+            {"BLOCK_SIZE": CUTILE_ARGMAX_BLOCK},
+        ),
+    ]
+
+
+def f16_specializations(model: ModelConfig) -> list[Spec]:
+    """Our kernels in the f16 decoder: the RMSNorms (cutile-kernels' take the hidden size as
+    their output tile, which is no power of two for Qwen3), the projections (cutile-kernels
+    has none: Grout calls cuBLAS) and the position step."""
+    hidden_tile = str(pow2_at_least(model.hidden))
+    norm = {"E": "f16", "HT": hidden_tile, "BK": str(NORM_BK)}
+    return [
+        Spec.of("rms_norm_hf", norm),
+        Spec.of("add_rms_norm_hf", norm),
+        _gemv("gemv", F16_GEMV, "f16", "f16"),
+        _gemv("gemv", F16_GEMV, "f16", "f32"),
+        Spec.of("advance_position", {}),
+    ]
