@@ -78,7 +78,8 @@ def test_correctness_mode_passes_and_prints_the_lockstep_report(
 ) -> None:
     assert bench.main(["B", "correctness", "--model", "small", "--batch", "2", "--steps", "3"]) == 0
     text = capsys.readouterr().out
-    assert "greedy tokens identical for 3 decode steps (of 3)" in text
+    assert "greedy tokens identical for the first 3 decode steps and at 3 of 3" in text
+    assert "near ties at 0" in text
     assert "torch + CUDA graph vs torch eager" in text
     assert "correctness PASSED" in text
 

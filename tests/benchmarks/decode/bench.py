@@ -315,8 +315,11 @@ def report(record: Sequence[Step]) -> bool:
             f"{step.scale:.3g}: {verdict} (ours {step.ours}, torch {step.torch})"
         )
     identical = next((i for i, s in enumerate(record) if not s.agree), len(record))
+    agreeing = sum(s.agree for s in record[1:])
+    ties = sum(s.near_tie and not s.agree for s in record[1:])
     log(
-        f"  greedy tokens identical for {max(identical - 1, 0)} decode steps (of {len(record) - 1})"
+        f"  greedy tokens identical for the first {max(identical - 1, 0)} decode steps and at "
+        f"{agreeing} of {len(record) - 1}; near ties at {ties}"
     )
     worst = max(s.error for s in record)
     log(f"  largest logits error {worst:.3g} (tolerance {LOGIT_TOLERANCE})")
