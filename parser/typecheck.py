@@ -668,9 +668,20 @@ class Checker(
             return None
         dims = values[0] if len(values) == 1 and isinstance(values[0], tuple) else tuple(values)
         assert isinstance(dims, tuple)
+        args = macro.args if len(dims) == len(macro.args) else (macro,) * len(dims)
+        nested = next((i for i, dim in enumerate(dims) if type(dim) is not int), None)
+        if nested is not None:  # an array among the dimensions: `const_shape![MAP, BN]`
+            self.report(
+                error(
+                    codes.GENERIC_ARGUMENT,
+                    f"all arguments of `{macro.name}!` must be compile-time integers",
+                    args[nested].span,
+                    "not a compile-time integer",
+                )
+            )
+            return None
         wide = next((i for i, dim in enumerate(dims) if dim not in I32_RANGE), None)
         if wide is not None:
-            args = macro.args if len(dims) == len(macro.args) else (macro,) * len(dims)
             self.report(dimension_out_of_range(dims[wide], args[wide].span))
             return None
         self.facts.consts[macro] = dims

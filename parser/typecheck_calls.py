@@ -466,9 +466,12 @@ class CallRules:
     ) -> GenericValue | None:
         if isinstance(param, A.TypeParam) and isinstance(arg, A.TypeArg):
             return self.resolver.element(arg.type)
-        value = self.fold(
-            arg.value if isinstance(arg, A.ConstArg) else A.PathExpr(arg.span, arg.type.segments)  # type: ignore[union-attr]
-        )
+        if isinstance(arg, A.ConstArg):
+            value = self.fold(arg.value)
+        elif isinstance(arg.type, A.PathType):  # a const's name parses as a type: `::<BM>`
+            value = self.fold(A.PathExpr(arg.span, arg.type.segments))
+        else:  # a type where a const goes: `::<&N>`, `::<[f32; 4]>`
+            value = None
         if value is None or isinstance(value, float):
             self.report(
                 error(

@@ -261,6 +261,12 @@ def test_array_types_have_a_constant_length() -> None:
             "{ B }",
         ),
         (
+            "Tile<f32, { [[4, 1], 8] }>",
+            codes.GENERIC_ARGUMENT,
+            "invalid shape: expected an integer",
+            "[4, 1]",
+        ),
+        (
             "Tile<f32, Vec<i32>>",
             codes.GENERIC_ARGUMENT,
             "invalid shape: expected a shape such as `{ [128, 64] }`",

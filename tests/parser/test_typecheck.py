@@ -379,6 +379,24 @@ def test_shape_dimensions_outside_i32_are_out_of_range(
     assert diagnostic.primary_span.text == dimension  # type: ignore[union-attr]
 
 
+def test_an_array_among_shape_dimensions_is_an_error_at_once() -> None:
+    """`const_shape![MAP, B]` with MAP an array: the range check walked 2^32 integers looking
+    for the array (an 87 s hang the fuzzer found)."""
+    text = kernel(
+        body(
+            "const MAP: [i32; 2] = [4, 1];",
+            "let p = x.partition(const_shape![MAP, B]);",
+            "z.store(x.load_like(z));",
+        )
+    )
+    started = time.perf_counter()
+    (diagnostic,) = errors(failing(text, B="128"))
+    assert time.perf_counter() - started < 10
+    assert diagnostic.code is codes.GENERIC_ARGUMENT
+    assert diagnostic.message == "all arguments of `const_shape!` must be compile-time integers"
+    assert diagnostic.primary_span.text == "MAP"  # type: ignore[union-attr]
+
+
 def test_checking_stops_after_the_error_limit() -> None:
     """A thousand unknown names among a thousand functions took 100 s to report (each
     error searched every name for a suggestion); the check now stops at MAX_ERRORS."""

@@ -381,6 +381,14 @@ def test_an_invalid_turbofish_value_is_one_error() -> None:
     assert codes_of(failing(text)) == ["CT0102"]
 
 
+def test_a_type_where_a_const_generic_goes_is_one_error() -> None:
+    """`sz::<&&N>()`: a reference type in a const generic's place (found by the fuzzer: it
+    was an internal error)."""
+    devices = "    fn sz<const N: i32>() -> i32 { N }\n"
+    body = ("const N: i32 = 4;", "let u = sz::<&&N>();", "let t = x.load_like(z);", "z.store(t);")
+    assert codes_of(failing(with_devices(devices, *body))) == ["CT0102"]
+
+
 # ----------------------------------------------------------------------------- modules, files
 
 HELPERS = """#[cutile::module]
