@@ -27,11 +27,12 @@ from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering, LoweredKernel
 from lowering.rejection import Rejected
 from lowering.symbols import entry_symbol
-from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError, TileirasFault
+from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFault
 from parser import ast_nodes as A
 from parser import codes
+from parser.arch import ARCHS, DEFAULT_ARCH
+from parser.checks.arch_elements import check_arch_elements
 from parser.checks.ownership import check_ownership
-from parser.checks.target import check_target_elements
 from parser.cst_to_ast import parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.generics import bind_generics
@@ -45,12 +46,11 @@ from parser.typed_kernel import TypedKernel
 _log = logging.getLogger(__name__)
 
 COMPILER_VERSION = compiler_version()  # "0.1.0+<digest of the compiler's source>"
-DEFAULT_TARGET = "sm_90"
 DEFAULT_BYTECODE_VERSION = (13, 3)
-SUPPORTED_TARGETS = SUPPORTED_SMS
 __all__ = [
+    "ARCHS",
+    "DEFAULT_ARCH",
     "HOST_ARCHES",
-    "SUPPORTED_TARGETS",
     "CompileRequest",
     "CompileResult",
     "Stage",
@@ -72,7 +72,7 @@ class CompileRequest:
     entry: str  # "add" or "kernel::add"
     generics: tuple[tuple[str, str], ...] = ()  # by name: (("B", "128"),)
     generic_args: tuple[str, ...] = ()  # by position, declaration order
-    target: str = DEFAULT_TARGET
+    arch: str = DEFAULT_ARCH
     opt_level: int = 3
     host_arch: str = "x86_64"
     lineinfo: bool = False
@@ -112,7 +112,7 @@ def compile_kernel(
     stop_after: Stage = Stage.CUBIN,
     assembler: Tileiras | None = None,
 ) -> CompileResult:
-    """Compile one entry of `request` for one target; errors come back as diagnostics."""
+    """Compile one entry of `request` for one arch; errors come back as diagnostics."""
     sink = DiagnosticSink()
     started = _now_ms()
     try:
@@ -142,7 +142,7 @@ def _lower(
     """Our tile IR for the kernel; the rules only lowering can decide (a check it may not
     place in the kernel, a provable violation) become diagnostics instead."""
     try:
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
+        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.arch)
         layouts = view_layouts(kernel, request.specialization, cap)
         return KernelLowering(kernel, abi, layouts).lower(symbol)
     except InKernelCheckDenied as denied:
@@ -176,8 +176,8 @@ def _compile(
     # are not Copy) and must pass before lowering, which assumes a sound program.
     if kernel is not None and not sink.has_errors:
         check_ownership(kernel, sink)
-        check_target_elements(kernel, request.target, sink)
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
+        check_arch_elements(kernel, request.arch, sink)
+        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.arch)
         kernel = specialize(kernel, request.specialization, sink, cap)
         if sink.has_errors:
             kernel = None
@@ -217,7 +217,7 @@ def _compile(
     try:
         cubin = tool.assemble(
             bytecode,
-            sm=request.target,
+            arch=request.arch,
             opt_level=request.opt_level,
             host_arch=request.host_arch,
             lineinfo=request.lineinfo,
@@ -232,7 +232,7 @@ def _compile(
         )
     tileiras_ms = _now_ms() - assembled_at
     try:  # whatever assembled it, nothing unchecked leaves the compiler
-        check_cubin(cubin, request.target, symbol)
+        check_cubin(cubin, request.arch, symbol)
     except ValueError as exc:
         raise TileirasFault(f"the assembler returned no valid cubin: {exc}", 0, "", ()) from None
 
@@ -249,7 +249,7 @@ def _compile(
         bounds=lowered.bounds,
         source_sha256=source_digest(request.sources),
         compiler_version=COMPILER_VERSION,
-        sm=request.target,
+        arch=request.arch,
         tileiras_version=tool.version,
         bytecode_version="{}.{}".format(*DEFAULT_BYTECODE_VERSION),
         opt_level=request.opt_level,

@@ -21,23 +21,10 @@ from dataclasses import dataclass
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.arch import ARCHS
 from parser.diagnostics import DiagnosticSink, error
 from parser.type_eval import eval_const
 
-# The architectures tileiras accepts as `--gpu-name` (the compile targets too).
-KNOWN_ARCHS = (
-    "sm_80",
-    "sm_86",
-    "sm_87",
-    "sm_88",
-    "sm_89",
-    "sm_90",
-    "sm_100",
-    "sm_103",
-    "sm_110",
-    "sm_120",
-    "sm_121",
-)
 HINT_KEYS = ("num_cta_in_cga", "occupancy", "num_worker_warps_per_cta", "max_divisibility")
 _PER_OP_KEYS = ("latency", "allow_tma")
 _ARCH = re.compile(r"^sm_(\d+)$")
@@ -105,14 +92,14 @@ def _arch_key(item: A.Expr, sink: DiagnosticSink) -> str | None:
             )
         )
         return None
-    if key not in KNOWN_ARCHS:
+    if key not in ARCHS:
         sink.add(
             error(
                 codes.INVALID_ENTRY_OPTION,
                 f"unknown architecture `{key}` in the optimization hints",
                 item.target.span,
                 "unknown architecture",
-                notes=("known architectures: " + ", ".join(KNOWN_ARCHS),),
+                notes=("known architectures: " + ", ".join(ARCHS),),
             )
         )
         return None

@@ -80,9 +80,9 @@ from pathlib import Path
 
 from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
-    DEFAULT_TARGET,
+    ARCHS,
+    DEFAULT_ARCH,
     HOST_ARCHES,
-    SUPPORTED_TARGETS,
     CompileRequest,
     Stage,
     compile_kernel,
@@ -507,7 +507,7 @@ class Batch:
             entry=kernel.entry,
             generics=kernel.generics.named,
             generic_args=kernel.generics.positional,
-            target=kernel.arch,
+            arch=kernel.arch,
             opt_level=self.args.opt_level,
             host_arch=self.args.host_arch,
             lineinfo=self.args.lineinfo,
@@ -585,9 +585,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="one specialization: B=128 or E=f16,B=1024 (by name), 128 (by position); "
         "ENTRY:SPEC applies to one entry only",
     )
-    parser.add_argument(
-        "--arch", action="append", choices=SUPPORTED_TARGETS, help=f"default {DEFAULT_TARGET}"
-    )
+    parser.add_argument("--arch", action="append", choices=ARCHS, help=f"default {DEFAULT_ARCH}")
     parser.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     parser.add_argument(
         "--opt-level", type=int, choices=range(MAX_OPT_LEVEL + 1), default=DEFAULT_OPT_LEVEL
@@ -673,7 +671,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--auth-token-file and --tls-ca go with --server")
     if args.server is not None and (args.tileiras or args.cache_dir or args.no_cache):
         parser.error("--server compiles on the server: --tileiras and the cache flags do not apply")
-    args.arch = list(dict.fromkeys(args.arch or [DEFAULT_TARGET]))
+    args.arch = list(dict.fromkeys(args.arch or [DEFAULT_ARCH]))
     args.entry = list(dict.fromkeys(args.entry))
     for entry in args.entry:
         if not entry:

@@ -67,13 +67,13 @@ def test_bit_ops_disassemble_and_assemble(
     ):
         assert spelled in text, spelled
     for sm in ("sm_80", "sm_90"):
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
 def test_bit_ops_in_every_version(version: tuple[int, int], tileiras: Tileiras) -> None:
-    tileiras.assemble(write_bytecode(build_bits(), version), sm="sm_90")
+    tileiras.assemble(write_bytecode(build_bits(), version), arch="sm_90")
 
 
 def test_printed_forms() -> None:

@@ -1,4 +1,4 @@
-"""Element types the target GPU lacks: rejected before tileiras, at the first place the kernel
+"""Element types the target arch lacks: rejected before tileiras, at the first place the kernel
 uses them (a parameter's type, else the first expression of that type).
 
 tileiras compiles fp8 (`f8e4m3fn`, `f8e5m2`) for sm_89 and newer, and the block-scale type
@@ -13,16 +13,11 @@ from collections.abc import Iterator
 
 from client_stubs.element_table import IR_ELEMENT_BY_NAME
 from parser import codes
+from parser.arch import arch_number
 from parser.diagnostics import DiagnosticSink, error
 from parser.spans import Span
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import Elem, SemType, element_of
-
-
-def target_sm(target: str) -> int | None:
-    """`sm_90` -> 90 (None for a spelling without a number)."""
-    digits = target.removeprefix("sm_").rstrip("af")
-    return int(digits) if digits.isdigit() else None
 
 
 def min_sm(elem: Elem) -> int:
@@ -60,9 +55,9 @@ def _uses(kernel: TypedKernel) -> Iterator[tuple[Elem, Span]]:
         yield elem, span
 
 
-def check_target_elements(kernel: TypedKernel, target: str, sink: DiagnosticSink) -> None:
-    """CT0801 once per element type the target cannot hold, at its first use."""
-    sm = target_sm(target)
+def check_arch_elements(kernel: TypedKernel, arch: str, sink: DiagnosticSink) -> None:
+    """CT0801 once per element type the arch cannot hold, at its first use."""
+    sm = arch_number(arch)
     if sm is None:
         return
     reported: set[Elem] = set()
@@ -74,9 +69,9 @@ def check_target_elements(kernel: TypedKernel, target: str, sink: DiagnosticSink
         sink.add(
             error(
                 codes.TARGET_UNSUPPORTED,
-                f"`{elem}` needs sm_{needed} or newer, but the target is {target}",
+                f"`{elem}` needs sm_{needed} or newer, but the target is {arch}",
                 span,
-                f"`{elem}` values on {target}",
+                f"`{elem}` values on {arch}",
                 notes=(
                     "tileiras has fp8 (`f8e4m3fn`, `f8e5m2`) from sm_89 on, and the block "
                     "scale type `f8e8m0fnu` and fp4 `f4e2m1fn` (so `mmaf_scaled`) from "
