@@ -35,7 +35,7 @@ from lowering.ir.ops_arith import DivI
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_debug import Assert
 from lowering.ir.types import I1
-from lowering.lowered_values import AxisOrigin, Origin
+from lowering.lowered_expr import AxisOrigin, Origin
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
 from parser import codes

@@ -15,7 +15,7 @@ from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
 from lowering.ir.types import I32, TOKEN, IRType
 from lowering.lower_ops import binary_op, convert
 from lowering.lower_persistent import mint, plan_schedule
-from lowering.lowered_values import DimValue, Lowered, Origin, TensorHandle
+from lowering.lowered_expr import DimValue, Lowered, Origin, TensorHandle
 from lowering.partition_choice import chosen, state_leaf
 from lowering.preheader import LoopFrame, emit_preheader_checks
 from lowering.value_leaves import flatten, rebuild, value_ir_types

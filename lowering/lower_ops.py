@@ -14,7 +14,7 @@ from lowering.ir.ops_compare import CmpF, CmpI, Select
 from lowering.ir.ops_convert import ExtI, FToF, FToI, IToF, TruncI
 from lowering.ir.ops_math import NegF, NegI, RemF
 from lowering.ir.types import TileType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 from parser.types import Elem, ScalarTy, SemType, TileTy
 

@@ -31,7 +31,7 @@ from lowering.ir.ops_core import GetNumTileBlocks
 from lowering.ir.ops_math import MinI
 from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I32
-from lowering.lowered_values import AxisOrigin, TensorHandle
+from lowering.lowered_expr import AxisOrigin, TensorHandle
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
 from parser import codes

@@ -23,7 +23,7 @@ from lowering.ir.core import Value
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_control import If, Yield
 from lowering.ir.types import I1, TOKEN, PaddingValue, PartitionViewType
-from lowering.lowered_values import Lowered, PartitionValue
+from lowering.lowered_expr import Lowered, PartitionValue
 from lowering.rejection import Rejected
 from lowering.value_leaves import flatten, rebuild, value_ir_types
 from parser import ast_nodes as A

@@ -90,11 +90,3 @@ class DiagnosticSink:
 
     def __len__(self) -> int:
         return len(self.items)
-
-
-class CompileFailed(Exception):
-    """Raised by a stage that cannot continue; carries everything collected so far."""
-
-    def __init__(self, diagnostics: tuple[Diagnostic, ...]) -> None:
-        super().__init__(f"{len(diagnostics)} diagnostic(s)")
-        self.diagnostics = diagnostics

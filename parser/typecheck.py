@@ -32,11 +32,11 @@ from parser.type_eval import (
 )
 from parser.typecheck_calls import CallRules
 from parser.typecheck_control import ControlRules, Frame
+from parser.typecheck_debug_and_literals import DEBUG_MACROS, DebugAndLiteralRules
 from parser.typecheck_infer import MAX_ROUNDS, LiteralHints, LiteralInference
 from parser.typecheck_items import ItemRules
 from parser.typecheck_memory import MemoryRules
 from parser.typecheck_ops import OperatorRules
-from parser.typecheck_values import DEBUG_MACROS, ValueRules
 from parser.typed_kernel import LocalVar, TypedBody, TypedKernel
 from parser.types import (
     ELEM_BY_NAME,
@@ -153,7 +153,13 @@ def module_consts(
 
 @dataclass
 class Checker(
-    OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules, ItemRules, LiteralInference
+    OperatorRules,
+    ControlRules,
+    CallRules,
+    DebugAndLiteralRules,
+    MemoryRules,
+    ItemRules,
+    LiteralInference,
 ):
     """Checks one body (the entry's, or one inlined call's) into `facts`."""
 

@@ -35,7 +35,7 @@ KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
                 "parser.typecheck_items",
                 "parser.typecheck_memory",
                 "parser.typecheck_ops",
-                "parser.typecheck_values",
+                "parser.typecheck_debug_and_literals",
             }
         ),
         frozenset(
@@ -64,7 +64,7 @@ KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
                 "lowering.lower_kernel",
                 "lowering.lower_ops",
                 "lowering.lower_persistent",
-                "lowering.lower_values",
+                "lowering.lower_debug_and_literals",
                 "lowering.partition_choice",
                 "lowering.preheader",
             }

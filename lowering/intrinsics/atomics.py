@@ -30,7 +30,7 @@ from lowering.ir.ops_pointer import (
     GlobalVar,
 )
 from lowering.ir.types import TOKEN, PointerType, TileType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 from parser.types import GlobalTy
 

@@ -10,7 +10,7 @@ from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir import ops_bits as bits
 from lowering.ir.ops_compare import CmpF, CmpI, Select
 from lowering.lower_ops import binary_op
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

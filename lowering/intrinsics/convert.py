@@ -15,7 +15,7 @@ from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.attributes import RoundingMode
 from lowering.ir.ops_convert import Bitcast, ExtI, FToF, FToI, IToF, TruncI
 from lowering.lower_ops import convert, signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from lowering.intrinsics.views import load_hints
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import DimValue, Lowered, PartitionValue, ValueOrigin
+from lowering.lowered_expr import DimValue, Lowered, PartitionValue, ValueOrigin
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
 from parser import codes

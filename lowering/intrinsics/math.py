@@ -19,7 +19,7 @@ from lowering.ir import ops_bits as bits
 from lowering.ir import ops_math as m
 from lowering.ir.attributes import RoundingMode
 from lowering.lower_ops import signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 from parser.types import Elem
 

@@ -10,7 +10,7 @@ from lowering.intrinsics.common import SIGNEDNESS, marker, result_type, value_ty
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.ops_matmul import MmaF, MmaFScaled, MmaI
 from lowering.lower_ops import signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

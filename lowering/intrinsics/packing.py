@@ -12,7 +12,7 @@ from lowering.ir.core import Value
 from lowering.ir.ops_convert import Pack, Unpack
 from lowering.ir.ops_core import Reshape
 from lowering.ir.types import ElementType, TileType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

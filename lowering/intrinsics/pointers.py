@@ -32,7 +32,7 @@ from lowering.ir.ops_core import Assume, Broadcast, Reshape
 from lowering.ir.ops_memory import LoadPtrTko, Offset, StorePtrTko
 from lowering.ir.ops_pointer import IntToPtr, PtrToInt, PtrToPtr
 from lowering.ir.types import TOKEN, PointerType, TileType
-from lowering.lowered_values import Lowered, TokenChain
+from lowering.lowered_expr import Lowered, TokenChain
 from parser import ast_nodes as A
 from parser.prelude.assume import ASSUME_GENERICS
 from parser.types import LatencyTy, MarkerTy

@@ -37,7 +37,7 @@ from lowering.ir.types import (
     StridedViewType,
     TensorViewType,
 )
-from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
+from lowering.lowered_expr import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.types import (
     DYNAMIC,

@@ -19,7 +19,7 @@ from lowering.ir.ops_control import Yield
 from lowering.ir.ops_reduce import Reduce, Scan, identity_for
 from lowering.ir.types import TileType
 from lowering.lower_ops import signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 from parser.prelude.reduce import closure_params
 from parser.typed_kernel import LocalVar

@@ -9,7 +9,7 @@ from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.core import Value
 from lowering.ir.ops_core import Constant, Reshape
 from lowering.ir.ops_shape import Cat, Extract, Iota, Permute
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
 from lowering.ir.ops_memory import GetIndexSpaceShape, LoadViewTko, StoreViewTko
 from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
 from lowering.lower_persistent import swizzle
-from lowering.lowered_values import AxisOrigin, Lowered, PartitionValue, TensorHandle
+from lowering.lowered_expr import AxisOrigin, Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.entry_signature import ParamRole
 from parser.types import (

@@ -14,9 +14,9 @@ from lowering.ir.core import Value
 from lowering.ir.ops_core import JoinTokens, MakeToken
 from lowering.ir.ops_debug import PrintTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered, PartitionValue, TensorHandle, TokenChain
+from lowering.lowered_expr import Lowered, PartitionValue, TensorHandle, TokenChain
 from parser import ast_nodes as A
-from parser.typecheck_values import unescape
+from parser.printf_format import unescape
 
 if TYPE_CHECKING:
     from lowering.lower_kernel import KernelLowering

@@ -15,7 +15,7 @@ from lowering.intrinsics.tensors import (
 )
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
+from lowering.lowered_expr import Lowered, PartitionValue, TensorHandle
 from parser import ast_nodes as A
 from parser.types import PartitionTy
 

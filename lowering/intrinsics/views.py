@@ -14,7 +14,7 @@ from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered, PartitionValue
+from lowering.lowered_expr import Lowered, PartitionValue
 from parser import ast_nodes as A
 
 if TYPE_CHECKING:

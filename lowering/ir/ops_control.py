@@ -108,10 +108,6 @@ class If(Op):
                 errors.append("if regions take no block arguments")
         return errors
 
-    @property
-    def has_else(self) -> bool:
-        return bool(self.else_region.blocks)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Yield(Op):

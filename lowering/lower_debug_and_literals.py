@@ -1,5 +1,5 @@
 """Lowering of `cuda_tile_print!` / `cuda_tile_assert!` and of struct literals: `Shape` /
-`Array` (typed by `parser.typecheck_values`) and a module's own structs (the tuple of
+`Array` (typed by `parser.typecheck_debug_and_literals`) and a module's own structs (the tuple of
 their fields, in declaration order).
 
 Prints are ordered by one kernel-wide token chain (`KernelLowering.print_chain`). A
@@ -20,9 +20,9 @@ from lowering.ir.core import Value
 from lowering.ir.ops_convert import ExtI
 from lowering.ir.ops_debug import Assert, PrintTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser import ast_nodes as A
-from parser.typecheck_values import format_pieces, printf_format, unescape, widened_for_print
+from parser.printf_format import format_pieces, printf_format, unescape, widened_for_print
 from parser.types import DYNAMIC, ArrayTy, Elem, ScalarTy, ShapeTy, StructTy, TileTy
 
 if TYPE_CHECKING:
