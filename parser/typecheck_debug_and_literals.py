@@ -10,11 +10,10 @@ in order; real kernels also list every entry of a fully static `Array`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import mismatch, unsupported
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import error
 from parser.printf_format import format_pieces, unescape
 from parser.types import (
@@ -30,22 +29,19 @@ from parser.types import (
     TileTy,
 )
 
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
-
 I32 = ScalarTy(Elem.I32)
 DEBUG_MACROS = ("cuda_tile_print", "cuda_tile_assert")
 
 
-class DebugAndLiteralRules:
+class DebugAndLiteralRules(CheckerSurface):
     # --- cuda_tile_print! / cuda_tile_assert!
 
-    def debug_macro(self: Checker, macro: A.MacroCall) -> SemType | None:
+    def debug_macro(self, macro: A.MacroCall) -> SemType | None:
         if macro.name == "cuda_tile_print":
             return self._print(macro)
         return self._assert(macro)
 
-    def _print(self: Checker, macro: A.MacroCall) -> SemType | None:
+    def _print(self, macro: A.MacroCall) -> SemType | None:
         if not macro.args or not isinstance(macro.args[0], A.StrLit):
             self._not_a_string(macro, 0, "the format string of `cuda_tile_print!`")
             return None
@@ -91,7 +87,7 @@ class DebugAndLiteralRules:
                 return None
         return UNIT
 
-    def _assert(self: Checker, macro: A.MacroCall) -> SemType | None:
+    def _assert(self, macro: A.MacroCall) -> SemType | None:
         if len(macro.args) != 2:
             self.report(
                 error(
@@ -126,7 +122,7 @@ class DebugAndLiteralRules:
             return None
         return UNIT
 
-    def _not_a_string(self: Checker, macro: A.MacroCall, index: int, what: str) -> None:
+    def _not_a_string(self, macro: A.MacroCall, index: int, what: str) -> None:
         span = macro.args[index].span if index < len(macro.args) else macro.span
         self.report(
             error(
@@ -137,10 +133,10 @@ class DebugAndLiteralRules:
             )
         )
 
-    def _bad_escape(self: Checker, lit: A.StrLit) -> None:
+    def _bad_escape(self, lit: A.StrLit) -> None:
         self.report(unsupported(lit.span, "this escape sequence in a kernel string"))
 
-    def string_literal(self: Checker, lit: A.StrLit, expected: SemType | None) -> SemType | None:
+    def string_literal(self, lit: A.StrLit, expected: SemType | None) -> SemType | None:
         """`"text"` as a value: a `&str` (it has no run-time value; nothing but the debug
         macros reads one)."""
         if unescape(lit.value) is None:
@@ -150,7 +146,7 @@ class DebugAndLiteralRules:
 
     # --- Shape / Array struct literals
 
-    def struct_literal(self: Checker, lit: A.StructLit, expected: SemType | None) -> SemType | None:
+    def struct_literal(self, lit: A.StructLit, expected: SemType | None) -> SemType | None:
         name = lit.path.segments[-1]
         if name not in ("Shape", "Array") or len(lit.path.generic_args) != 1:
             what = f"a struct literal of `{lit.path.span.text}`"
@@ -179,7 +175,7 @@ class DebugAndLiteralRules:
             self.facts.consts[lit] = known
         return ArrayTy(I32, len(pattern), pattern)
 
-    def _dims_field(self: Checker, lit: A.StructLit) -> A.Expr | None:
+    def _dims_field(self, lit: A.StructLit) -> A.Expr | None:
         for field_name, value in lit.fields:
             if field_name != "dims":
                 self.report(
@@ -207,7 +203,7 @@ class DebugAndLiteralRules:
             return None
         return found[0]
 
-    def _dims_values(self: Checker, dims: A.Expr) -> list[int | None] | None:
+    def _dims_values(self, dims: A.Expr) -> list[int | None] | None:
         """Each entry of `dims` (`&[a, b]`, `&[]` or an `[i32; N]` value): its constant
         value, or None when it is known only at run time."""
         inner = dims.value if isinstance(dims, A.Reference) else dims
@@ -242,7 +238,7 @@ class DebugAndLiteralRules:
         return [None] * ty.length
 
     def _fill_pattern(
-        self: Checker,
+        self,
         lit: A.StructLit,
         name: str,
         pattern: tuple[int, ...],

@@ -24,20 +24,7 @@ KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
         frozenset({"service.engine", "service.memory_cache"}),
         frozenset({"client_stubs.device_op", "client_stubs.launcher"}),
-        # the compiler's own: they leave in the commits that follow
-        frozenset(
-            {
-                "parser.persistent_iterables",
-                "parser.typecheck",
-                "parser.typecheck_calls",
-                "parser.typecheck_control",
-                "parser.typecheck_infer",
-                "parser.typecheck_items",
-                "parser.typecheck_memory",
-                "parser.typecheck_ops",
-                "parser.typecheck_debug_and_literals",
-            }
-        ),
+        # the compiler's own: it leaves in the commit that follows
         frozenset(
             {
                 "lowering.bounded_checks",
