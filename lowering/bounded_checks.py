@@ -25,7 +25,6 @@ Rust, where bounded accesses never leave a check in the kernel.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from lowering.bounds import InKernelCheckDenied, launch_known
 from lowering.contract import Assumption, AssumptionKind, Quantity
@@ -36,6 +35,7 @@ from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_debug import Assert
 from lowering.ir.types import I1
 from lowering.lowered_expr import AxisOrigin, Origin
+from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
 from parser import codes
@@ -43,12 +43,9 @@ from parser.diagnostics import error
 from parser.preconditions import ExtentDivisible
 from parser.types import MappedTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
 
 def place_binding_check(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     bound: Value,
     count: Quantity,
     materialize: Callable[[], Value],
@@ -109,7 +106,7 @@ def _mismatch(bound: int, count: int, axis: int, span: A.Span):  # type: ignore[
     )
 
 
-def _floor_count(ctx: KernelLowering, bound: Value) -> tuple[int, int, int] | None:
+def _floor_count(ctx: LoweringContext, bound: Value) -> tuple[int, int, int] | None:
     """(param, axis, tile) when `bound` is `dim(param, axis) / tile` rounded down."""
     op = ctx.builder.definitions.get(bound.id)
     if not isinstance(op, DivI) or op.rounding is RoundingMode.POSITIVE_INF:
@@ -124,7 +121,7 @@ def _floor_count(ctx: KernelLowering, bound: Value) -> tuple[int, int, int] | No
     return (*numerator.dim, divisor.constant)
 
 
-def _require_divisible(ctx: KernelLowering, floor: tuple[int, int, int]) -> None:
+def _require_divisible(ctx: LoweringContext, floor: tuple[int, int, int]) -> None:
     """floor(dim / tile) is the tile count exactly when tile divides dim: discharged by a
     declared `dim(x, k) % d == 0` with tile | d, else the host verifies it."""
     param, axis, tile = floor
@@ -143,7 +140,7 @@ def _require_divisible(ctx: KernelLowering, floor: tuple[int, int, int]) -> None
 
 
 def place_bounded_checks(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     index: Sequence[Value],
     bounds: Sequence[Origin],
     limits: Sequence[Quantity],
@@ -223,7 +220,7 @@ def _outside(constant: int, axis: int, limit: Quantity, span: A.Span):  # type: 
 
 
 def check_composite_store(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     index: Sequence[Value],
     param: int,
     mapped: MappedTy,

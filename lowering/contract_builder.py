@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lowering.abi import SlotLayout
-from lowering.bounds import BoundsLedger
+from lowering.bounds_ledger import BoundsLedger
 from lowering.contract import (
     Assumption,
     AssumptionKind,

@@ -17,7 +17,7 @@ from typing import Any
 
 from lowering import lower_control, lower_debug_and_literals, lower_ops
 from lowering.abi import SlotLayout
-from lowering.bounds import BoundsLedger, grid_limits
+from lowering.bounds_ledger import BoundsLedger, grid_limits
 from lowering.contract import Assumption, AssumptionKind, Quantity, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics import INTRINSIC_LOWERINGS
@@ -28,9 +28,9 @@ from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Re
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.ops_pointer import GlobalVar
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
+from lowering.loop_frames import LoopFrame
 from lowering.lowered_expr import Lowered, Origin, PartitionValue, TensorHandle, TokenChain
 from lowering.partition_choice import choice_argument, per_candidate
-from lowering.preheader import LoopFrame
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.optimization_hints import ArchHints

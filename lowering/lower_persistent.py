@@ -20,7 +20,6 @@ the schedule (and the range checks), owned ones because they are 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lowering.bounds import require_at_most
 from lowering.contract import Quantity
@@ -32,14 +31,12 @@ from lowering.ir.ops_math import MinI
 from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I32
 from lowering.lowered_expr import AxisOrigin, TensorHandle
+from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import error
 from parser.types import Elem, MappedTy, ScalarTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 OWNED = 0
 
@@ -64,7 +61,7 @@ class Schedule:
 
 
 def plan_schedule(
-    ctx: KernelLowering, node: A.ForExpr, handle: TensorHandle, mapped: MappedTy, view: Value
+    ctx: LoweringContext, node: A.ForExpr, handle: TensorHandle, mapped: MappedTy, view: Value
 ) -> Schedule:
     """Count `z`'s tiles, check the shared grid and the sub-ranges, and count the work."""
     span = node.span
@@ -116,7 +113,7 @@ def plan_schedule(
 
 
 def _same_grid(
-    ctx: KernelLowering, first: TensorHandle, second: TensorHandle, mapped: MappedTy, span: A.Span
+    ctx: LoweringContext, first: TensorHandle, second: TensorHandle, mapped: MappedTy, span: A.Span
 ) -> None:
     """`z.iter_indices_with(&w)`: w's tiles per axis equal z's (same tile shape)."""
     for axis, tile in enumerate(mapped.tile):
@@ -132,7 +129,7 @@ def _same_grid(
 
 
 def _sub_range(
-    ctx: KernelLowering, axis: int, start: Value, length: Value, count: Value, span: A.Span
+    ctx: LoweringContext, axis: int, start: Value, length: Value, count: Value, span: A.Span
 ) -> tuple[Value | None, Value, bool]:
     """The checks of one `(start, len)` pair: start >= 0, and start + len <= count (a
     literal len -1: start <= count, the rest of the axis); the first tile (None: 0), the
@@ -174,7 +171,7 @@ def _bad_range(message: str, span: A.Span):  # type: ignore[no-untyped-def]
     )
 
 
-def mint(ctx: KernelLowering, schedule: Schedule, item: Value, span: A.Span) -> tuple[Value, ...]:
+def mint(ctx: LoweringContext, schedule: Schedule, item: Value, span: A.Span) -> tuple[Value, ...]:
     """The tile index of work item `item`, its coordinates branded as minted."""
     mapped, handle = schedule.mapped, schedule.handle
     streamed = schedule.streamed
@@ -200,7 +197,7 @@ def mint(ctx: KernelLowering, schedule: Schedule, item: Value, span: A.Span) -> 
 
 
 def _schedule(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     item: Value,
     lengths: tuple[Value, ...],
     groups: tuple[int, ...],
@@ -217,12 +214,12 @@ def _schedule(
     return (lead, *swizzle(ctx, rest, lengths[1:], groups[1:], span))
 
 
-def _op(ctx: KernelLowering, kind: type, lhs: Value, rhs: Value, span: A.Span, **attrs: object):  # type: ignore[no-untyped-def]
+def _op(ctx: LoweringContext, kind: type, lhs: Value, rhs: Value, span: A.Span, **attrs: object):  # type: ignore[no-untyped-def]
     return ctx.builder.emit(kind, result=I32, lhs=lhs, rhs=rhs, span=span, **attrs).result
 
 
 def swizzle(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     tile_id: Value,
     counts: tuple[Value, ...],
     groups: tuple[int, ...],
