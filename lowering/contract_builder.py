@@ -16,8 +16,7 @@ from lowering.contract import (
 )
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
 from parser.preconditions import ExtentDivisible, SameExtent, StrideDivisible
-from parser.type_eval import GenericValue
-from parser.types import Elem, MappedTy, PointerTy, ScalarTy
+from parser.types import Elem, GenericValue, MappedTy, PointerTy, ScalarTy
 
 _KINDS = {
     ParamRole.INPUT: ParamKind.TENSOR_IN,

@@ -21,8 +21,10 @@ from lowering.abi import SlotLayout, entry_abi
 from lowering.bounds import InKernelCheckDenied
 from lowering.build_id import compiler_version
 from lowering.bytecode.writer import write_bytecode
+from lowering.contract import LaunchContract
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
+from lowering.ir.core import Module
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering, LoweredKernel
 from lowering.rejection import Rejected
@@ -31,16 +33,10 @@ from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFaul
 from parser import ast_nodes as A
 from parser import codes
 from parser.arch import ARCHS, DEFAULT_ARCH
-from parser.checks.arch_elements import check_arch_elements
-from parser.checks.ownership import check_ownership
-from parser.cst_to_ast import parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
-from parser.generics import bind_generics
-from parser.optimization_hints import divisibility_cap
-from parser.program import find_entry, link
+from parser.frontend import check_entry, entry_names, kernel_view_layouts, parse_program
 from parser.spans import SourceFile, Span
-from parser.specialization import TensorFacts, specialize, view_layouts
-from parser.typecheck import typecheck_entry
+from parser.specialization import TensorFacts
 from parser.typed_kernel import TypedKernel
 
 _log = logging.getLogger(__name__)
@@ -90,11 +86,11 @@ class Timings:
 class CompileResult:
     diagnostics: tuple[Diagnostic, ...]
     stage_reached: Stage | None = None
-    kernel: object | None = None  # typed kernel (parser.typed_ast.TypedKernel)
-    ir: object | None = None  # lowering.ir.core.Module
+    kernel: TypedKernel | None = None
+    ir: Module | None = None
     bytecode: bytes | None = None
     cubin: bytes | None = None
-    contract: object | None = None  # lowering.contract.LaunchContract
+    contract: LaunchContract | None = None
     timings: Timings = field(default_factory=Timings)
 
     @property
@@ -142,8 +138,7 @@ def _lower(
     """Our tile IR for the kernel; the rules only lowering can decide (a check it may not
     place in the kernel, a provable violation) become diagnostics instead."""
     try:
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.arch)
-        layouts = view_layouts(kernel, request.specialization, cap)
+        layouts = kernel_view_layouts(kernel, request.specialization, request.arch)
         return KernelLowering(kernel, abi, layouts).lower(symbol)
     except InKernelCheckDenied as denied:
         sink.add(_denied_check(denied, kernel.function))
@@ -160,27 +155,21 @@ def _compile(
     started: float,
 ) -> CompileResult:
     # 1. parse every file (tree-sitter stops here) and link the kernel modules
-    files = tuple(parse_file(source, sink) for source in request.sources)
-    program = link(files, sink)
+    program = parse_program(request.sources, sink)
     if sink.has_errors or stop_after is Stage.PARSE:
         return CompileResult(tuple(sink), Stage.PARSE)
 
-    # 2. find the entry, bind its generics, type check it (shapes become concrete)
-    entry = find_entry(program, request.entry, sink)
-    generics = bind_generics(entry, request.generics, request.generic_args, sink) if entry else None
-    kernel = (
-        typecheck_entry(program, entry, generics, sink) if entry and generics is not None else None
+    # 2. find the entry, bind its generics, type check it (shapes become concrete), check
+    # borrows, moves and `unsafe`, and specialize it to the host's tensor facts
+    kernel = check_entry(
+        program,
+        request.entry,
+        request.generics,
+        request.generic_args,
+        request.arch,
+        request.specialization,
+        sink,
     )
-    # Borrows, moves and `unsafe` (rustc's rules in the reference) need the typed facts
-    # (which call is which intrinsic, the inlined device-function bodies, the types that
-    # are not Copy) and must pass before lowering, which assumes a sound program.
-    if kernel is not None and not sink.has_errors:
-        check_ownership(kernel, sink)
-        check_arch_elements(kernel, request.arch, sink)
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.arch)
-        kernel = specialize(kernel, request.specialization, sink, cap)
-        if sink.has_errors:
-            kernel = None
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
@@ -271,13 +260,7 @@ def _compile(
 
 def list_entries(sources: tuple[SourceFile, ...]) -> dict[str, tuple[str, ...]]:
     """The qualified entry names each file defines (files that do not parse define none)."""
-    sink = DiagnosticSink()
-    return {
-        parsed.source.name: tuple(
-            f.qualified_name for m in parsed.modules for f in m.functions if f.entry
-        )
-        for parsed in (parse_file(source, sink) for source in sources)
-    }
+    return entry_names(sources)
 
 
 def source_digest(sources: tuple[SourceFile, ...]) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from parser import ast_nodes as A
-from parser.type_eval import GenericValue, TypeResolver
+from parser.type_eval import TypeResolver
 from parser.typed_kernel import LocalVar
-from parser.types import SemType
+from parser.types import GenericValue, SemType
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from parser.checker_state import Frame, LiteralHints
 from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.inline_budget import InlineBudget
 from parser.program import Program
-from parser.type_eval import ConstValue, TypeResolver
+from parser.type_eval import TypeResolver
 from parser.typed_kernel import LocalVar, TypedBody
-from parser.types import SemType
+from parser.types import ConstValue, SemType
 
 
 class CheckerSurface(Protocol):

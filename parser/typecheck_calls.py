@@ -18,7 +18,7 @@ from parser.diagnostics import Diagnostic, DiagnosticSink, Label, error
 from parser.inline_budget import MAX_INLINE_DEPTH, over_budget, too_deep
 from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_kind, receiver_kinds
 from parser.spans import Span
-from parser.type_eval import GenericValue, TypeResolver
+from parser.type_eval import TypeResolver
 from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall
 from parser.types import (
     DYNAMIC,
@@ -26,6 +26,7 @@ from parser.types import (
     UNIT,
     ArrayTy,
     ClosureTy,
+    GenericValue,
     OptionTy,
     PointerTy,
     RefTy,

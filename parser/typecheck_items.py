@@ -18,9 +18,9 @@ from parser.check_messages import mismatch
 from parser.checker_surface import CheckerSurface
 from parser.diagnostics import DiagnosticSink, error
 from parser.items import ItemIndex
-from parser.type_eval import GenericValue, TypeResolver
+from parser.type_eval import TypeResolver
 from parser.typecheck_calls import _compatible
-from parser.types import ArrayTy, RefTy, SemType, StructTy
+from parser.types import ArrayTy, GenericValue, RefTy, SemType, StructTy
 from parser.unify import Conflict, unify
 
 

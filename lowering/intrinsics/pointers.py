@@ -33,7 +33,6 @@ from lowering.ir.types import TOKEN, PointerType, TileType
 from lowering.lowered_expr import Lowered, TokenChain
 from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-from parser.prelude.assume import ASSUME_GENERICS
 from parser.types import LatencyTy, MarkerTy
 
 
@@ -211,5 +210,14 @@ POINTER_LOWERINGS: dict[str, IntrinsicLowering] = {
     "ptr_to_ptr": _conversion(PtrToPtr),
     "load_ptr_tko": _load_ptr,
     "store_ptr_tko": _store_ptr,
-    **{kind: _assume(kind) for kind in ASSUME_GENERICS},
+    **{
+        kind: _assume(kind)
+        for kind in (
+            "assume_div_by",
+            "assume_bounds_lower",
+            "assume_bounds_upper",
+            "assume_bounds",
+            *(f"assume_same_elements_{rank}d" for rank in range(1, 5)),
+        )
+    },
 }

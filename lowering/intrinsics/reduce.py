@@ -21,7 +21,6 @@ from lowering.lower_ops import signedness
 from lowering.lowered_expr import Lowered
 from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-from parser.prelude.reduce import closure_params
 from parser.typed_kernel import LocalVar
 from parser.types import Elem, TileTy
 
@@ -55,8 +54,8 @@ def _closure(closure: A.Closure) -> Combine:
     to the element (cuTile binds them the other way round; for the associative, symmetric
     functions a reduction needs the two agree, and this reading keeps a scan's `acc` the
     running prefix)."""
-    params = closure_params(closure)
-    assert params is not None
+    params = closure.params  # two: the checker refused any other combiner
+    assert len(params) == 2
 
     def combine(ctx: LoweringContext, args: tuple[Value, ...], call: A.Expr) -> Value:
         element, acc = args
