@@ -92,7 +92,7 @@ def test_printed_forms() -> None:
 def test_binary_rules(op_class: type[Op]) -> None:
     floats = TileType(ElementType.F32, (128,))
     for lhs, rhs, res, message in (
-        (floats, floats, floats, "needs integer tiles, got tile<128xf32>"),
+        (floats, floats, floats, "needs integer operands, got tile<128xf32>"),
         (INTS, TileType(ElementType.I64, (128,)), INTS, "operand and result types differ"),
     ):
         b = Builder()
