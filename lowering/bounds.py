@@ -39,8 +39,7 @@ from lowering.lowering_context import LoweringContext
 from lowering.preheader import try_hoist
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.types import Elem, ScalarTy
 
 GE, LT = ComparisonPredicate.GE, ComparisonPredicate.LT
@@ -107,15 +106,7 @@ def _reject_static_violation(
         return
     shown = str(least) if least == most else f"{least}..={most}"
     bound = f" < {tiles}" if tiles is not None else " < tiles"
-    raise Rejected(
-        error(
-            codes.PARTITION_OUT_OF_BOUNDS,
-            f"{what} is out of bounds: it takes the value(s) {shown}",
-            span,
-            "provably outside the partition",
-            notes=(f"Bounds check failed: 0 <= index{bound}",),
-        )
-    )
+    raise Rejected(messages.PROVABLY_OUT_OF_BOUNDS.at(span, what=what, shown=shown, bound=bound))
 
 
 def _static_range(ctx: LoweringContext, value: Value) -> tuple[int, int] | None:
@@ -149,7 +140,7 @@ def require_at_most(ctx: LoweringContext, lhs: Value, rhs: Value, what: str, spa
             ledger.discharged += 1
             return
         if left.constant is not None and right.constant is not None:
-            raise Rejected(error(codes.PARTITION_OUT_OF_BOUNDS, what, span, "always false"))
+            raise Rejected(messages.CHECK_ALWAYS_FALSE.at(span, what=what))
         if launch_known(left) and launch_known(right):  # not a made tensor's extents
             ledger.hoist(left, right, what)
             return

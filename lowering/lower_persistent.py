@@ -34,8 +34,7 @@ from lowering.lowered_expr import AxisOrigin, TensorHandle
 from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.types import Elem, MappedTy, ScalarTy
 
 OWNED = 0
@@ -86,11 +85,8 @@ def plan_schedule(
     if iterable.method.startswith("iter_indices_within"):
         if OWNED in mapped.map_shape:
             raise Rejected(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    "sub-range iteration over a map with OWNED axes is not supported yet",
-                    iterable.args[0].span,
-                    f"map shape {list(mapped.map_shape)}",
+                messages.SUB_RANGE_OVER_OWNED_AXES.at(
+                    iterable.args[0].span, map_shape=list(mapped.map_shape)
                 )
             )
         ranges = ctx.expr(iterable.args[0])
@@ -162,13 +158,7 @@ def _sub_range(
 
 
 def _bad_range(message: str, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.PARTITION_OUT_OF_BOUNDS,
-        message,
-        span,
-        "outside the mapped partition's tiles",
-        notes=("each `(start_tile, num_tiles)` pair must lie inside the axis's tile grid",),
-    )
+    return messages.SUB_RANGE_OUTSIDE_GRID.at(span, what=message)
 
 
 def mint(ctx: LoweringContext, schedule: Schedule, item: Value, span: A.Span) -> tuple[Value, ...]:

@@ -27,8 +27,7 @@ from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from lowering.value_leaves import flatten, rebuild, value_ir_types
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.typed_kernel import LocalVar
 from parser.types import UNIT, ArrayTy, Elem, ScalarTy, TileTy, TupleTy
 
@@ -99,13 +98,7 @@ def per_candidate(
     result = ctx.type_of(call)
     if not _yieldable(result):
         raise Rejected(
-            error(
-                codes.UNSUPPORTED_SYNTAX,
-                f"`{call.span.text}` on a partition chosen at run time is not supported yet",
-                call.span,
-                f"`{var.name}` was assigned in an `if`",
-                help=("load through it, or count its tiles, where it is used",),
-            )
+            messages.CALL_ON_CHOSEN_PARTITION.at(call.span, call=call.span.text, var=var.name)
         )
     types = value_ir_types(result) if result != UNIT else []
     # a read through a written tensor (made in the kernel, or an input written through an

@@ -31,9 +31,9 @@ from lowering.rejection import Rejected
 from lowering.symbols import entry_symbol
 from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFault
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.arch import ARCHS, DEFAULT_ARCH
-from parser.diagnostics import Diagnostic, DiagnosticSink, error
+from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.frontend import check_entry, entry_names, kernel_view_layouts, parse_program
 from parser.spans import SourceFile, Span
 from parser.specialization import TensorFacts
@@ -117,14 +117,7 @@ def compile_kernel(
         raise
     except Exception as exc:  # a compiler bug: report it, never leak a traceback
         _log.exception("internal compiler error while compiling %s", request.entry)
-        sink.add(
-            error(
-                codes.INTERNAL_ERROR,
-                f"internal compiler error: {type(exc).__name__}: {exc}",
-                None,
-                notes=("please report this with the kernel source",),
-            )
-        )
+        sink.add(messages.INTERNAL_ERROR.at(None, kind=type(exc).__name__, error=exc))
         return CompileResult(tuple(sink))
 
 
@@ -276,25 +269,15 @@ def source_digest(sources: tuple[SourceFile, ...]) -> str:
 
 def _denied_check(denied: InKernelCheckDenied, function: A.Function) -> Diagnostic:
     span = denied.span if isinstance(denied.span, Span) else function.name_span
-    return error(
-        codes.IN_KERNEL_CHECK_DENIED,
-        f"a bounds check would stay in the kernel: {denied.cause}",
-        span,
-        "cannot be proven in bounds or checked at launch",
-        notes=(f"`{function.name}` sets `deny_in_kernel_checks = true`",),
-        help=(
-            "index with a loop over `num_tiles(&p, axis)` of the same partition, or a "
-            "block id of the output that defines the grid",
-        ),
-    )
+    return messages.IN_KERNEL_CHECK_DENIED.at(span, cause=denied.cause, function=function.name)
 
 
 def _tileiras_diagnostic(exc: TileirasError, function: A.Function) -> Diagnostic:
     said = exc.stderr.strip() or "(no output)"
-    return error(
-        codes.TILEIRAS_FAILED,
-        f"tileiras failed to assemble `{function.name}`: {exc.message}",
+    return messages.TILEIRAS_FAILED.at(
         function.name_span,
-        "while assembling this kernel",
-        notes=(f"tileiras said:\n{said}", "repro: " + " ".join(exc.command)),
+        function=function.name,
+        reason=exc.message,
+        said=said,
+        command=" ".join(exc.command),
     )

@@ -24,8 +24,7 @@ from lowering.lowered_expr import DimValue, Lowered, PartitionValue, ValueOrigin
 from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.types import PartitionTy
 
 
@@ -88,13 +87,7 @@ def _with_bounds(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple)
 
 
 def _bound_without_brand(axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.DIM_PROVENANCE,
-        f"`with_bounds` bound {axis} must come from `num_tiles`, `Dim::new` or `into_dim`",
-        span,
-        "a plain `i32`",
-        help=("wrap it: `Dim::new(n)`, or count the axis with `num_tiles(&p, axis)`",),
-    )
+    return messages.BOUND_WITHOUT_DIM.at(span, axis=axis)
 
 
 def _element_spans(expr: A.Expr, count: int) -> tuple[A.Span, ...]:

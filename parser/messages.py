@@ -1,0 +1,161 @@
+"""Diagnostic texts, one named entry each beside its code (`parser.codes`).
+
+A `Message` holds the code and the message, label, notes and help as `str.format` templates
+(`{name}` fields, literal braces doubled); `at` fills them in and places the diagnostic.
+Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
+logic that decides to report it. Sections follow the packages that report them; entries
+move here package by package (lowering/ first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from parser import codes
+from parser.codes import DiagnosticCode
+from parser.diagnostics import Diagnostic, error
+from parser.spans import Span
+
+
+@dataclass(frozen=True)
+class Message:
+    code: DiagnosticCode
+    text: str
+    label: str = ""
+    notes: tuple[str, ...] = ()
+    help: tuple[str, ...] = ()
+
+    def at(
+        self,
+        span: Span | None,
+        secondary: tuple[tuple[Span, str], ...] = (),
+        **fields: object,
+    ) -> Diagnostic:
+        """The error this entry reports at `span`, its templates filled from `fields`."""
+        return error(
+            self.code,
+            self.text.format(**fields),
+            span,
+            self.label.format(**fields),
+            secondary=secondary,
+            notes=tuple(note.format(**fields) for note in self.notes),
+            help=tuple(text.format(**fields) for text in self.help),
+        )
+
+
+# --- the compile pipeline (lowering.pipeline) ---
+INTERNAL_ERROR: Final = Message(
+    codes.INTERNAL_ERROR,
+    "internal compiler error: {kind}: {error}",
+    notes=("please report this with the kernel source",),
+)
+IN_KERNEL_CHECK_DENIED: Final = Message(
+    codes.IN_KERNEL_CHECK_DENIED,
+    "a bounds check would stay in the kernel: {cause}",
+    "cannot be proven in bounds or checked at launch",
+    notes=("`{function}` sets `deny_in_kernel_checks = true`",),
+    help=(
+        "index with a loop over `num_tiles(&p, axis)` of the same partition, or a "
+        "block id of the output that defines the grid",
+    ),
+)
+TILEIRAS_FAILED: Final = Message(
+    codes.TILEIRAS_FAILED,
+    "tileiras failed to assemble `{function}`: {reason}",
+    "while assembling this kernel",
+    notes=("tileiras said:\n{said}", "repro: {command}"),
+)
+
+# --- bounds checks (lowering.bounds, lowering.bounded_checks) ---
+PROVABLY_OUT_OF_BOUNDS: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "{what} is out of bounds: it takes the value(s) {shown}",
+    "provably outside the partition",
+    notes=("Bounds check failed: 0 <= index{bound}",),
+)
+CHECK_ALWAYS_FALSE: Final = Message(codes.PARTITION_OUT_OF_BOUNDS, "{what}", "always false")
+BOUND_NOT_TILE_COUNT: Final = Message(
+    codes.BOUND_MISMATCH,
+    "`with_bounds` bound {bound} on axis {axis} is not the partition's tile count {count}",
+    "this axis has {count} tile(s)",
+    notes=("an index walked over this bound would leave the partition",),
+    help=("bound the axis with `num_tiles(&p, axis)`",),
+)
+COORDINATE_OF_ANOTHER_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "bounded partition coordinate axis {axis} was produced by a different dimension",
+    "not walked over the `Dim` bound to axis {axis}",
+    notes=("`with_bounds` ties each axis to one `Dim`; only its iterations index that axis",),
+)
+COORDINATE_NOT_FROM_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "bounded partition coordinate axis {axis} must come from iterating the matching dimension",
+    "not provably inside the bounded axis",
+    notes=(
+        "a bounded partition's coordinates are a `for` variable over the axis's `Dim`, "
+        "a component minted for that axis, or a constant inside its tiles",
+    ),
+    help=("index a plain partition (without `with_bounds`) to have it checked instead",),
+)
+COORDINATE_OF_MADE_TENSOR: Final = Message(
+    codes.DIM_PROVENANCE,
+    "coordinate {constant} on axis {axis} cannot be checked: the tensor was made in the "
+    "kernel, so the host does not know its tiles",
+    "not provably inside the bounded axis",
+    notes=("bounded accesses are checked at compile time or at launch, never in the kernel",),
+    help=("walk the axis's `Dim` (`for i in d`), or index a plain partition instead",),
+)
+COORDINATE_OUTSIDE_GRID: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "coordinate {constant} on axis {axis} is not within {grid}",
+    "out of bounds",
+    notes=("Bounds check failed: 0 <= index < tiles",),
+)
+STORE_INDEX_NOT_MINTED: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "`MappedPartitionMut::store` requires an index produced by this partition's "
+    "`iter_indices()` iterator",
+    "not minted by this partition",
+    notes=("every axis of this map is streamed, so only a minted index proves the store",),
+)
+STREAMED_AXIS_NOT_MINTED: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "streamed axis {axis} of a composite store index must be the component minted "
+    "by this partition's `iter_indices()` (owned axes may use `Dim` indices instead)",
+    "not minted by this partition",
+    notes=("minted indices are disjoint across tile blocks, which makes the store race-free",),
+)
+OWNED_AXIS_OF_ANOTHER_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "owned axis {axis} of a composite store index was produced by a different dimension",
+    "not walked over `num_tiles(&z, {axis})`",
+)
+
+BOUND_WITHOUT_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "`with_bounds` bound {axis} must come from `num_tiles`, `Dim::new` or `into_dim`",
+    "a plain `i32`",
+    help=("wrap it: `Dim::new(n)`, or count the axis with `num_tiles(&p, axis)`",),
+)
+
+# --- partitions chosen at run time (lowering.partition_choice) ---
+CALL_ON_CHOSEN_PARTITION: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`{call}` on a partition chosen at run time is not supported yet",
+    "`{var}` was assigned in an `if`",
+    help=("load through it, or count its tiles, where it is used",),
+)
+
+# --- persistent loops (lowering.lower_persistent) ---
+SUB_RANGE_OVER_OWNED_AXES: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "sub-range iteration over a map with OWNED axes is not supported yet",
+    "map shape {map_shape}",
+)
+SUB_RANGE_OUTSIDE_GRID: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "{what}",
+    "outside the mapped partition's tiles",
+    notes=("each `(start_tile, num_tiles)` pair must lie inside the axis's tile grid",),
+)
