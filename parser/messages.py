@@ -4,7 +4,8 @@ A `Message` holds the code and the message, label, notes and help as `str.format
 (`{name}` fields, literal braces doubled); `at` fills them in and places the diagnostic.
 Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
 logic that decides to report it. Sections follow the packages that report them; entries
-move here package by package (lowering/ first).
+move here package by package (lowering/ first, then the parser's shared checker messages,
+entry options and arch checks).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ class Message:
         self,
         span: Span | None,
         secondary: tuple[tuple[Span, str], ...] = (),
+        suggestions: tuple[str, ...] = (),
         **fields: object,
     ) -> Diagnostic:
-        """The error this entry reports at `span`, its templates filled from `fields`."""
+        """The error this entry reports at `span`, its templates filled from `fields`;
+        `suggestions` (computed help, such as a similar name) follow the entry's help."""
         return error(
             self.code,
             self.text.format(**fields),
@@ -40,9 +43,89 @@ class Message:
             self.label.format(**fields),
             secondary=secondary,
             notes=tuple(note.format(**fields) for note in self.notes),
-            help=tuple(text.format(**fields) for text in self.help),
+            help=(*(text.format(**fields) for text in self.help), *suggestions),
         )
 
+
+# --- shared by the type checker's rule families (parser.check_messages) ---
+UNSUPPORTED: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"
+)
+STORAGE_ONLY: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "{what} does not apply to `{elem}` values: `{elem}` is a storage type",
+    "`{elem}` has no arithmetic",
+    notes=(
+        "tf32, fp8, fp4 and i4 elements are loaded, stored, reshaped, converted and fed "
+        "to `mma`; Tile IR computes on them only there",
+    ),
+    help=("convert to `f32` (or `f16`) first with `convert_tile`",),
+)
+UNRESOLVED: Final = Message(
+    codes.UNRESOLVED_NAME, "cannot find {kind} `{name}` in this scope", "not found in this scope"
+)
+MISMATCHED_TYPES: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+
+# --- entry options: optimization hints (parser.optimization_hints) ---
+ARCH_HINTS_TWICE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "optimization hints for `{arch}` are given twice",
+    "repeated architecture",
+)
+MALFORMED_ARCH_HINTS: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "malformed optimization hints",
+    "expected `sm_NN = (key = value, ...)`",
+    help=("write e.g. `optimization_hints = (sm_90 = (occupancy = 2))`",),
+)
+UNKNOWN_HINT_ARCH: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "unknown architecture `{arch}` in the optimization hints",
+    "unknown architecture",
+    notes=("known architectures: {known}",),
+)
+MALFORMED_HINT: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "malformed optimization hint", "expected `key = value`"
+)
+PER_LOAD_HINT: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`{key}` is a per-load hint, not an entry hint",
+    "use `load_pipelined::<L>` or `load_view_tko` for it",
+)
+UNKNOWN_HINT: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "unknown optimization hint `{key}`", "known: {known}"
+)
+HINT_TWICE: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "optimization hint `{key}` is given twice", "repeated hint"
+)
+HINT_NOT_CONSTANT: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`{arch}.{key}` must be a compile-time integer",
+    "expected an integer literal or const generic",
+)
+HINT_OUT_OF_RANGE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`{arch}.{key}` {problem}, found {value}",
+    "out of range",
+    notes=("tileiras rejects this hint",),
+)
+
+# --- element types the arch lacks (parser.checks.arch_elements) ---
+ARCH_LACKS_ELEMENT: Final = Message(
+    codes.TARGET_UNSUPPORTED,
+    "`{elem}` needs sm_{needed} or newer, but the target is {arch}",
+    "`{elem}` values on {arch}",
+    notes=(
+        "tileiras has fp8 (`f8e4m3fn`, `f8e5m2`) from sm_89 on, and the block "
+        "scale type `f8e8m0fnu` and fp4 `f4e2m1fn` (so `mmaf_scaled`) from "
+        "sm_100 on",
+    ),
+    help=("compile for sm_{needed} or newer",),
+)
 
 # --- the compile pipeline (lowering.pipeline) ---
 INTERNAL_ERROR: Final = Message(

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.arch import ARCHS
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import DiagnosticSink
 from parser.type_eval import eval_const
 
 HINT_KEYS = ("num_cta_in_cga", "occupancy", "num_worker_warps_per_cta", "max_divisibility")
@@ -58,14 +58,7 @@ def parse_optimization_hints(
             continue
         assert isinstance(item, A.Assign)
         if any(h.arch == arch for h in parsed):
-            sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    f"optimization hints for `{arch}` are given twice",
-                    item.target.span,
-                    "repeated architecture",
-                )
-            )
+            sink.add(messages.ARCH_HINTS_TWICE.at(item.target.span, arch=arch))
             continue
         hints = _arch_hints(arch, item.value, env, sink)
         if hints is not None:
@@ -82,26 +75,10 @@ def _key_of(expr: A.Expr) -> str | None:
 def _arch_key(item: A.Expr, sink: DiagnosticSink) -> str | None:
     key = _key_of(item.target) if isinstance(item, A.Assign) and item.op is None else None
     if key is None:
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                "malformed optimization hints",
-                item.span,
-                "expected `sm_NN = (key = value, ...)`",
-                help=("write e.g. `optimization_hints = (sm_90 = (occupancy = 2))`",),
-            )
-        )
+        sink.add(messages.MALFORMED_ARCH_HINTS.at(item.span))
         return None
     if key not in ARCHS:
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                f"unknown architecture `{key}` in the optimization hints",
-                item.target.span,
-                "unknown architecture",
-                notes=("known architectures: " + ", ".join(ARCHS),),
-            )
-        )
+        sink.add(messages.UNKNOWN_HINT_ARCH.at(item.target.span, arch=key, known=", ".join(ARCHS)))
         return None
     return key
 
@@ -116,7 +93,8 @@ def _arch_hints(
         key = _key_of(item.target) if isinstance(item, A.Assign) and item.op is None else None
         problem = _key_problem(key, found)
         if problem is not None:
-            sink.add(error(codes.INVALID_ENTRY_OPTION, problem[0], item.span, problem[1]))
+            message, fields = problem
+            sink.add(message.at(item.span, **fields))
             ok = False
             continue
         assert isinstance(item, A.Assign) and key is not None
@@ -128,18 +106,17 @@ def _arch_hints(
     return ArchHints(arch, **found) if ok else None
 
 
-def _key_problem(key: str | None, found: Mapping[str, int]) -> tuple[str, str] | None:
+def _key_problem(
+    key: str | None, found: Mapping[str, int]
+) -> tuple[messages.Message, dict[str, str]] | None:
     if key is None:
-        return "malformed optimization hint", "expected `key = value`"
+        return messages.MALFORMED_HINT, {}
     if key in _PER_OP_KEYS:
-        return (
-            f"`{key}` is a per-load hint, not an entry hint",
-            "use `load_pipelined::<L>` or `load_view_tko` for it",
-        )
+        return messages.PER_LOAD_HINT, {"key": key}
     if key not in HINT_KEYS:
-        return f"unknown optimization hint `{key}`", "known: " + ", ".join(HINT_KEYS)
+        return messages.UNKNOWN_HINT, {"key": key, "known": ", ".join(HINT_KEYS)}
     if key in found:
-        return f"optimization hint `{key}` is given twice", "repeated hint"
+        return messages.HINT_TWICE, {"key": key}
     return None
 
 
@@ -151,24 +128,13 @@ def _hint_value(
     except Exception:
         value = None
     if not isinstance(value, int) or isinstance(value, bool):
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                f"`{arch}.{key}` must be a compile-time integer",
-                expr.span,
-                "expected an integer literal or const generic",
-            )
-        )
+        sink.add(messages.HINT_NOT_CONSTANT.at(expr.span, arch=arch, key=key))
         return None
     problem = _range_problem(arch, key, value)
     if problem is not None:
         sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                f"`{arch}.{key}` {problem}, found {value}",
-                expr.span,
-                "out of range",
-                notes=("tileiras rejects this hint",),
+            messages.HINT_OUT_OF_RANGE.at(
+                expr.span, arch=arch, key=key, problem=problem, value=value
             )
         )
         return None

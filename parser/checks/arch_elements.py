@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from client_stubs.element_table import IR_ELEMENT_BY_NAME
-from parser import codes
+from parser import messages
 from parser.arch import arch_number
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import DiagnosticSink
 from parser.spans import Span
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import Elem, SemType, element_of
@@ -66,17 +66,4 @@ def check_arch_elements(kernel: TypedKernel, arch: str, sink: DiagnosticSink) ->
         if sm >= needed or elem in reported:
             continue
         reported.add(elem)
-        sink.add(
-            error(
-                codes.TARGET_UNSUPPORTED,
-                f"`{elem}` needs sm_{needed} or newer, but the target is {arch}",
-                span,
-                f"`{elem}` values on {arch}",
-                notes=(
-                    "tileiras has fp8 (`f8e4m3fn`, `f8e5m2`) from sm_89 on, and the block "
-                    "scale type `f8e8m0fnu` and fp4 `f4e2m1fn` (so `mmaf_scaled`) from "
-                    "sm_100 on",
-                ),
-                help=(f"compile for sm_{needed} or newer",),
-            )
-        )
+        sink.add(messages.ARCH_LACKS_ELEMENT.at(span, elem=elem, needed=needed, arch=arch))
