@@ -42,7 +42,7 @@ def function_symbols(cubin: bytes) -> list[str]:
 
 
 def cubin_arch(cubin: bytes) -> str:
-    """The target a cubin was built for, e.g. "sm_90"; ValueError for anything else."""
+    """The arch a cubin was built for, e.g. "sm_90"; ValueError for anything else."""
     _check_header(cubin)
     (machine,) = struct.unpack_from("<H", cubin, 18)
     if machine != EM_CUDA:

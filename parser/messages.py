@@ -116,7 +116,7 @@ HINT_OUT_OF_RANGE: Final = Message(
 
 # --- element types the arch lacks (parser.checks.arch_elements) ---
 ARCH_LACKS_ELEMENT: Final = Message(
-    codes.TARGET_UNSUPPORTED,
+    codes.ARCH_UNSUPPORTED,
     "`{elem}` needs sm_{needed} or newer, but the target is {arch}",
     "`{elem}` values on {arch}",
     notes=(

@@ -1,6 +1,6 @@
 """The entry option `optimization_hints = (sm_90 = (num_cta_in_cga = 2, occupancy = 1), ...)`.
 
-Per target architecture, hints to tileiras about how to run the kernel: `num_cta_in_cga`
+Per architecture (`arch`), hints to tileiras about how to run the kernel: `num_cta_in_cga`
 (CTAs per tile block, a power of two up to 16; 1 before sm_90), `occupancy` (tile blocks
 per SM it should aim for, 1..=32) and `num_worker_warps_per_cta` (a power of two up to 32,
 bytecode 13.3+). Values are integer literals or const generics, so a sweep can vary them
@@ -8,7 +8,7 @@ through the request's generics. Parsed here into data; the lowering writes them 
 entry's `optimization_hints` attribute (Tile IR checks the same ranges).
 
 `max_divisibility` (a power of two) is ours, not tileiras's: a ceiling on the divisibility
-the compiler may assume on that target from what it was not told in the source (the
+the compiler may assume on that arch from what it was not told in the source (the
 default base alignment and the host's measured facts), as cuTile Rust's JIT caps its
 inferred hints. Declared `preconditions` are stated facts and stay as written.
 """

@@ -28,24 +28,7 @@ def fake_cubin(sm: str = "sm_90", symbol: str = "add_B128", payload: bytes = b""
     )
     flags = int(sm.removeprefix("sm_")) << 8
     header = _HEADER.pack(
-        b"\x7fELF",
-        2,
-        1,
-        1,
-        0x41,
-        b"\0" * 8,
-        2,
-        EM_CUDA,
-        1,
-        0,
-        0,
-        sections_at,
-        flags,
-        _HEADER.size,
-        0,
-        0,
-        _SECTION.size,
-        3,
-        1,
+        b"\x7fELF", 2, 1, 1, 0x41, b"\0" * 8, 2, EM_CUDA, 1, 0, 0, sections_at, flags,
+        _HEADER.size, 0, 0, _SECTION.size, 3, 1,
     )
     return header + body + sections

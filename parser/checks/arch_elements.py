@@ -1,4 +1,4 @@
-"""Element types the target arch lacks: rejected before tileiras, at the first place the kernel
+"""Element types the arch lacks: rejected before tileiras, at the first place the kernel
 uses them (a parameter's type, else the first expression of that type).
 
 tileiras compiles fp8 (`f8e4m3fn`, `f8e5m2`) for sm_89 and newer, and the block-scale type
@@ -57,13 +57,13 @@ def _uses(kernel: TypedKernel) -> Iterator[tuple[Elem, Span]]:
 
 def check_arch_elements(kernel: TypedKernel, arch: str, sink: DiagnosticSink) -> None:
     """CT0801 once per element type the arch cannot hold, at its first use."""
-    sm = arch_number(arch)
-    if sm is None:
+    number = arch_number(arch)
+    if number is None:
         return
     reported: set[Elem] = set()
     for elem, span in _uses(kernel):
         needed = min_sm(elem)
-        if sm >= needed or elem in reported:
+        if number >= needed or elem in reported:
             continue
         reported.add(elem)
         sink.add(messages.ARCH_LACKS_ELEMENT.at(span, elem=elem, needed=needed, arch=arch))

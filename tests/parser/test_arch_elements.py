@@ -35,7 +35,7 @@ def _errors(body: str, sig: str, arch: str) -> list:
 
 def test_block_scaling_is_rejected_on_hopper_at_the_scale_parameter() -> None:
     (error,) = _errors(SCALED, SCALED_SIG, "sm_90")
-    assert error.code is codes.TARGET_UNSUPPORTED
+    assert error.code is codes.ARCH_UNSUPPORTED
     assert error.message == "`f8e8m0fnu` needs sm_100 or newer, but the target is sm_90"
     assert primary_text(error) == "&Tensor<f8e8m0fnu, { [-1, -1] }>"
     assert "`mmaf_scaled`" in error.notes[0]
