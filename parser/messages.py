@@ -70,6 +70,93 @@ MISMATCHED_TYPES: Final = Message(
     "expected `{expected}`",
 )
 
+# --- sources and entries (parser.bracket_scan, parser.program, parser.inline_budget) ---
+NESTED_TOO_DEEP: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "this code nests deeper than {limit} levels of brackets",
+    "one level too deep",
+    notes=("`{{`, `[`, `(` and one pending `<` per bracket each count as a level",),
+    help=("split the expression with `let`s",),
+)
+UNTERMINATED_STRING: Final = Message(
+    codes.SYNTAX_ERROR, "unterminated double quote string", "unterminated string"
+)
+UNTERMINATED_RAW_STRING: Final = Message(
+    codes.SYNTAX_ERROR, "unterminated raw string", "unterminated raw string"
+)
+UNTERMINATED_BLOCK_COMMENT: Final = Message(
+    codes.SYNTAX_ERROR, "unterminated block comment", "unterminated block comment"
+)
+NO_KERNEL_MODULE: Final = Message(
+    codes.NO_KERNEL_MODULE,
+    "`{file}` contains no `#[cutile::module]` module",
+    help=("put kernels in `#[cutile::module] mod name {{ ... }}`",),
+)
+AMBIGUOUS_ENTRY: Final = Message(
+    codes.AMBIGUOUS_ENTRY,
+    "entry name `{requested}` is ambiguous: {names}",
+    "also defined here",
+    help=("qualify the entry with its module: `module::name`",),
+)
+CALLS_NEST_TOO_DEEP: Final = Message(
+    codes.INLINE_LIMIT,
+    "device-function calls nest deeper than {limit} levels",
+    "`{callee}` would be level {level}",
+    notes=("{chain}", "every device-function call is inlined"),
+    help=("merge some of these functions, or call them one after another",),
+)
+INLINING_OVER_BUDGET: Final = Message(
+    codes.INLINE_LIMIT,
+    "inlining `{callee}` here passes the inlining budget of this kernel",
+    "more than {limit} syntax nodes inlined by this call",
+    notes=(
+        "{chain}",
+        "every device-function call is inlined: a function that calls another twice "
+        "doubles the code at each level",
+    ),
+    help=("call the function once and reuse its result, or restructure into a loop",),
+)
+
+# --- module statics (parser.statics) ---
+MUTABLE_STATIC: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`static mut {name}` is not supported",
+    "a mutable static",
+    notes=("a `Global` is written through its ordered `store`/`atomic_add`",),
+    help=("drop the `mut`",),
+)
+STATIC_NOT_SCALAR_GLOBAL: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "only `static NAME: Global<E, {{ [] }}>` items are supported; "
+    "`static {name}: {written}` is not one",
+    "{why}",
+    notes=(
+        "a `static` in a kernel module is a scalar in device global memory, read and "
+        "written through `load`, `store` and `atomic_add`",
+    ),
+    help=("use `const` for a compile-time constant",),
+)
+STATIC_INITIALIZER_NOT_CONSTANT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the initializer of `{name}` must be `Global::new(v)` with `v` a `{elem}` "
+    "literal or module `const`",
+    "not a constant initializer",
+)
+
+# --- entry options: preconditions (parser.preconditions) ---
+PRECONDITION_NEVER_HOLDS: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "precondition can never be assumed", "{problem}"
+)
+UNSUPPORTED_PRECONDITION: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "unsupported precondition",
+    "expected `dim(a, i) == dim(b, j)`, `dim(t, k) % d == 0` or `stride(t, k) % d == 0`",
+    notes=(
+        "a, b, t are tensor parameters, i, j, k axes within their rank and d a "
+        "positive integer literal",
+    ),
+)
+
 # --- entry options: optimization hints (parser.optimization_hints) ---
 ARCH_HINTS_TWICE: Final = Message(
     codes.INVALID_ENTRY_OPTION,

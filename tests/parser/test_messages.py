@@ -17,6 +17,9 @@ MIGRATED = (
     "parser/check_messages.py",
     "parser/optimization_hints.py",
     "parser/checks/arch_elements.py",
+    "parser/bracket_scan.py",
+    "parser/inline_budget.py",
+    "parser/statics.py",
 )
 
 
