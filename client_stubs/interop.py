@@ -54,10 +54,6 @@ class ArrayDescriptor:
     owner: object  # keeps the memory alive (the producer object and/or its capsule)
 
     @property
-    def on_gpu(self) -> bool:
-        return self.device_type in GPU_DEVICE_TYPES
-
-    @property
     def device_name(self) -> str:
         name = DEVICE_TYPE_NAMES.get(self.device_type, f"device type {self.device_type}")
         return f"{name}:{self.device_id}"

@@ -25,7 +25,6 @@ Rust, where bounded accesses never leave a check in the kernel.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from lowering.bounds import InKernelCheckDenied, launch_known
 from lowering.contract import Assumption, AssumptionKind, Quantity
@@ -35,20 +34,17 @@ from lowering.ir.ops_arith import DivI
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_debug import Assert
 from lowering.ir.types import I1
-from lowering.lowered_values import AxisOrigin, Origin
+from lowering.lowered_expr import AxisOrigin, Origin
+from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.preconditions import ExtentDivisible
 from parser.types import MappedTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
 
 def place_binding_check(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     bound: Value,
     count: Quantity,
     materialize: Callable[[], Value],
@@ -99,17 +95,10 @@ def place_binding_check(
 
 
 def _mismatch(bound: int, count: int, axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.BOUND_MISMATCH,
-        f"`with_bounds` bound {bound} on axis {axis} is not the partition's tile count {count}",
-        span,
-        f"this axis has {count} tile(s)",
-        notes=("an index walked over this bound would leave the partition",),
-        help=("bound the axis with `num_tiles(&p, axis)`",),
-    )
+    return messages.BOUND_NOT_TILE_COUNT.at(span, bound=bound, axis=axis, count=count)
 
 
-def _floor_count(ctx: KernelLowering, bound: Value) -> tuple[int, int, int] | None:
+def _floor_count(ctx: LoweringContext, bound: Value) -> tuple[int, int, int] | None:
     """(param, axis, tile) when `bound` is `dim(param, axis) / tile` rounded down."""
     op = ctx.builder.definitions.get(bound.id)
     if not isinstance(op, DivI) or op.rounding is RoundingMode.POSITIVE_INF:
@@ -124,7 +113,7 @@ def _floor_count(ctx: KernelLowering, bound: Value) -> tuple[int, int, int] | No
     return (*numerator.dim, divisor.constant)
 
 
-def _require_divisible(ctx: KernelLowering, floor: tuple[int, int, int]) -> None:
+def _require_divisible(ctx: LoweringContext, floor: tuple[int, int, int]) -> None:
     """floor(dim / tile) is the tile count exactly when tile divides dim: discharged by a
     declared `dim(x, k) % d == 0` with tile | d, else the host verifies it."""
     param, axis, tile = floor
@@ -143,7 +132,7 @@ def _require_divisible(ctx: KernelLowering, floor: tuple[int, int, int]) -> None
 
 
 def place_bounded_checks(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     index: Sequence[Value],
     bounds: Sequence[Origin],
     limits: Sequence[Quantity],
@@ -176,54 +165,24 @@ def place_bounded_checks(
 
 
 def _foreign(axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.DIM_PROVENANCE,
-        f"bounded partition coordinate axis {axis} was produced by a different dimension",
-        span,
-        f"not walked over the `Dim` bound to axis {axis}",
-        notes=("`with_bounds` ties each axis to one `Dim`; only its iterations index that axis",),
-    )
+    return messages.COORDINATE_OF_ANOTHER_DIM.at(span, axis=axis)
 
 
 def _unbranded(axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.DIM_PROVENANCE,
-        f"bounded partition coordinate axis {axis} must come from iterating the matching dimension",
-        span,
-        "not provably inside the bounded axis",
-        notes=(
-            "a bounded partition's coordinates are a `for` variable over the axis's `Dim`, "
-            "a component minted for that axis, or a constant inside its tiles",
-        ),
-        help=("index a plain partition (without `with_bounds`) to have it checked instead",),
-    )
+    return messages.COORDINATE_NOT_FROM_DIM.at(span, axis=axis)
 
 
 def _unknown_extent(constant: int, axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.DIM_PROVENANCE,
-        f"coordinate {constant} on axis {axis} cannot be checked: the tensor was made in the "
-        "kernel, so the host does not know its tiles",
-        span,
-        "not provably inside the bounded axis",
-        notes=("bounded accesses are checked at compile time or at launch, never in the kernel",),
-        help=("walk the axis's `Dim` (`for i in d`), or index a plain partition instead",),
-    )
+    return messages.COORDINATE_OF_MADE_TENSOR.at(span, constant=constant, axis=axis)
 
 
 def _outside(constant: int, axis: int, limit: Quantity, span: A.Span):  # type: ignore[no-untyped-def]
     grid = f"the {limit.constant}-tile grid" if limit.constant is not None else "the grid"
-    return error(
-        codes.PARTITION_OUT_OF_BOUNDS,
-        f"coordinate {constant} on axis {axis} is not within {grid}",
-        span,
-        "out of bounds",
-        notes=("Bounds check failed: 0 <= index < tiles",),
-    )
+    return messages.COORDINATE_OUTSIDE_GRID.at(span, constant=constant, axis=axis, grid=grid)
 
 
 def check_composite_store(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     index: Sequence[Value],
     param: int,
     mapped: MappedTy,
@@ -261,30 +220,9 @@ def check_composite_store(
 
 def _not_minted(axis: int | None, span: A.Span):  # type: ignore[no-untyped-def]
     if axis is None:
-        message = (
-            "`MappedPartitionMut::store` requires an index produced by this partition's "
-            "`iter_indices()` iterator"
-        )
-        note = "every axis of this map is streamed, so only a minted index proves the store"
-    else:
-        message = (
-            f"streamed axis {axis} of a composite store index must be the component minted "
-            "by this partition's `iter_indices()` (owned axes may use `Dim` indices instead)"
-        )
-        note = "minted indices are disjoint across tile blocks, which makes the store race-free"
-    return error(
-        codes.PARTITION_INDEX_PROVENANCE,
-        message,
-        span,
-        "not minted by this partition",
-        notes=(note,),
-    )
+        return messages.STORE_INDEX_NOT_MINTED.at(span)
+    return messages.STREAMED_AXIS_NOT_MINTED.at(span, axis=axis)
 
 
 def _owned_foreign(axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.DIM_PROVENANCE,
-        f"owned axis {axis} of a composite store index was produced by a different dimension",
-        span,
-        f"not walked over `num_tiles(&z, {axis})`",
-    )
+    return messages.OWNED_AXIS_OF_ANOTHER_DIM.at(span, axis=axis)

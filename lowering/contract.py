@@ -123,7 +123,7 @@ class LaunchContract:
     entry_symbol: str
     source_sha256: str
     compiler_version: str
-    sm: str
+    sm: str  # the arch (the launch contract's wire name)
     tileiras_version: str
     bytecode_version: str
     opt_level: int
@@ -138,7 +138,7 @@ class LaunchContract:
     launch_checks: tuple[LaunchCheck, ...] = ()
     block: tuple[int, int, int] = (1, 1, 1)
     shared_mem_bytes: int = 0
-    cluster_blocks: int = 1  # CTAs per tile block (the target's `num_cta_in_cga`)
+    cluster_blocks: int = 1  # CTAs per tile block (the arch's `num_cta_in_cga`)
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lowering.abi import SlotLayout
-from lowering.bounds import BoundsLedger
+from lowering.bounds_ledger import BoundsLedger
 from lowering.contract import (
     Assumption,
     AssumptionKind,
@@ -16,8 +16,7 @@ from lowering.contract import (
 )
 from parser.entry_signature import EntryParam, EntrySignature, ParamRole
 from parser.preconditions import ExtentDivisible, SameExtent, StrideDivisible
-from parser.type_eval import GenericValue
-from parser.types import Elem, MappedTy, PointerTy, ScalarTy
+from parser.types import Elem, GenericValue, MappedTy, PointerTy, ScalarTy
 
 _KINDS = {
     ParamRole.INPUT: ParamKind.TENSOR_IN,
@@ -80,7 +79,7 @@ def build_contract(
     bounds: BoundsLedger,
     source_sha256: str,
     compiler_version: str,
-    sm: str,
+    arch: str,
     tileiras_version: str,
     bytecode_version: str,
     opt_level: int,
@@ -93,7 +92,7 @@ def build_contract(
         entry_symbol=symbol,
         source_sha256=source_sha256,
         compiler_version=compiler_version,
-        sm=sm,
+        sm=arch,
         tileiras_version=tileiras_version,
         bytecode_version=bytecode_version,
         opt_level=opt_level,
@@ -113,7 +112,7 @@ def build_contract(
         ),
         launch_checks=(*_precondition_checks(signature), *bounds.launch_checks),
         generics=tuple((name, format_generic(value)) for name, value in generics),
-        cluster_blocks=_cluster_blocks(signature, sm),
+        cluster_blocks=_cluster_blocks(signature, arch),
     )
 
 
@@ -124,9 +123,9 @@ def _unmarked_raw_memory(signature: EntrySignature, raw_memory: bool) -> bool:
     return raw_memory and not any(p.role is ParamRole.POINTER for p in signature.params)
 
 
-def _cluster_blocks(signature: EntrySignature, sm: str) -> int:
-    """The `num_cta_in_cga` hint the cubin for `sm` was compiled with (1: none)."""
-    hints = (h for h in signature.options.optimization_hints if h.arch == sm)
+def _cluster_blocks(signature: EntrySignature, arch: str) -> int:
+    """The `num_cta_in_cga` hint the cubin for `arch` was compiled with (1: none)."""
+    hints = (h for h in signature.options.optimization_hints if h.arch == arch)
     return next((h.num_cta_in_cga or 1 for h in hints), 1)
 
 

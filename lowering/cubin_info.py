@@ -41,8 +41,8 @@ def function_symbols(cubin: bytes) -> list[str]:
     return names
 
 
-def cubin_sm(cubin: bytes) -> str:
-    """The target a cubin was built for, e.g. "sm_90"; ValueError for anything else."""
+def cubin_arch(cubin: bytes) -> str:
+    """The arch a cubin was built for, e.g. "sm_90"; ValueError for anything else."""
     _check_header(cubin)
     (machine,) = struct.unpack_from("<H", cubin, 18)
     if machine != EM_CUDA:
@@ -51,11 +51,11 @@ def cubin_sm(cubin: bytes) -> str:
     return f"sm_{(flags >> 8) & 0xFF}"
 
 
-def check_cubin(cubin: bytes, sm: str, symbol: str | None = None) -> None:
-    """ValueError naming the problem unless `cubin` is a cubin for `sm` holding `symbol`."""
-    built_for = cubin_sm(cubin)
-    if built_for != sm:
-        raise ValueError(f"a cubin for {built_for}, not {sm}")
+def check_cubin(cubin: bytes, arch: str, symbol: str | None = None) -> None:
+    """ValueError naming the problem unless `cubin` is a cubin for `arch` holding `symbol`."""
+    built_for = cubin_arch(cubin)
+    if built_for != arch:
+        raise ValueError(f"a cubin for {built_for}, not {arch}")
     if symbol is not None and symbol not in function_symbols(cubin):
         raise ValueError(f"the cubin lacks the entry symbol `{symbol}`")
 

@@ -8,27 +8,26 @@ as carried (plus each output's memory token) through its iteration values; a run
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lowering.ir.core import Region, Value
 from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
 from lowering.ir.types import I32, TOKEN, IRType
+from lowering.loop_frames import LoopFrame
 from lowering.lower_ops import binary_op, convert
 from lowering.lower_persistent import mint, plan_schedule
-from lowering.lowered_values import DimValue, Lowered, Origin, TensorHandle
+from lowering.lowered_expr import DimValue, Lowered, Origin, TensorHandle
+from lowering.lowering_context import LoweringContext
 from lowering.partition_choice import chosen, state_leaf
-from lowering.preheader import LoopFrame, emit_preheader_checks
+from lowering.preheader import emit_preheader_checks
 from lowering.value_leaves import flatten, rebuild, value_ir_types
 from parser import ast_nodes as A
 from parser.typed_kernel import LocalVar
 from parser.types import Elem, MappedTy, PartitionTy, ScalarTy, TileTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
 
 def _state(
-    ctx: KernelLowering, carried: tuple[LocalVar, ...], count: int | None = None
+    ctx: LoweringContext, carried: tuple[LocalVar, ...], count: int | None = None
 ) -> list[Value]:
     """The flattened values of the carried variables, then every output's token (the
     first `count` outputs: those that existed when the construct began; a partition
@@ -47,7 +46,7 @@ def _state(
     return values + tokens  # type: ignore[operator]
 
 
-def _set_state(ctx: KernelLowering, carried: tuple[LocalVar, ...], values: list[Value]) -> None:
+def _set_state(ctx: LoweringContext, carried: tuple[LocalVar, ...], values: list[Value]) -> None:
     rest = list(values)
     for var in carried:
         if isinstance(var.type, PartitionTy):
@@ -60,7 +59,7 @@ def _set_state(ctx: KernelLowering, carried: tuple[LocalVar, ...], values: list[
         handle.token = token
 
 
-def _state_types(ctx: KernelLowering, carried: tuple[LocalVar, ...]) -> list[IRType]:
+def _state_types(ctx: LoweringContext, carried: tuple[LocalVar, ...]) -> list[IRType]:
     types = [t for v in carried for t in _carried_types(v)]
     return types + [TOKEN] * len(ctx.outputs)
 
@@ -69,7 +68,7 @@ def _carried_types(var: LocalVar) -> list[IRType]:
     return [I32] if isinstance(var.type, PartitionTy) else value_ir_types(var.type)
 
 
-def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
+def _for(ctx: LoweringContext, node: A.ForExpr) -> Lowered:
     if node in ctx.body.persistent_loops:
         return _persistent_loop(ctx, node)
     lower, upper, stride, step = _range(ctx, node)
@@ -118,7 +117,7 @@ def _for(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
     return None
 
 
-def _range(ctx: KernelLowering, node: A.ForExpr) -> tuple[Value, Value, Value, A.Expr | None]:
+def _range(ctx: LoweringContext, node: A.ForExpr) -> tuple[Value, Value, Value, A.Expr | None]:
     """Lower bound, upper bound and stride of a counted loop (`for j in d` over a `Dim`
     walks 0..d), and the written step (None: 1)."""
     i32 = ScalarTy(Elem.I32)
@@ -140,7 +139,7 @@ def _range(ctx: KernelLowering, node: A.ForExpr) -> tuple[Value, Value, Value, A
     return lower, upper, convert(ctx, raw, ctx.type_of(step), ScalarTy(Elem.I32), step.span), step
 
 
-def _walked_origin(ctx: KernelLowering, lower: Value, upper: Value) -> Origin | None:
+def _walked_origin(ctx: LoweringContext, lower: Value, upper: Value) -> Origin | None:
     """A loop from exactly 0 up to a branded tile count walks that count's indices."""
     start = ctx.bounds.fact(lower, ctx.builder.definitions).exactly
     if start is None or start.constant != 0:
@@ -148,7 +147,7 @@ def _walked_origin(ctx: KernelLowering, lower: Value, upper: Value) -> Origin | 
     return ctx.dim_origins.get(upper.id)
 
 
-def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
+def _persistent_loop(ctx: LoweringContext, node: A.ForExpr) -> Lowered:
     """Block b takes work items b, b + grid, b + 2*grid, ... of the mapped output, each
     turned into a tile index by its schedule (`lowering.lower_persistent`)."""
     mapped_var = ctx.body.persistent_loops[node]
@@ -188,7 +187,7 @@ def _persistent_loop(ctx: KernelLowering, node: A.ForExpr) -> Lowered:
 
 
 def _terminate(
-    ctx: KernelLowering, terminator: type, values: tuple[Value, ...], span: A.Span
+    ctx: LoweringContext, terminator: type, values: tuple[Value, ...], span: A.Span
 ) -> None:
     """Close the current region with `terminator` unless a `break`/`continue` already did."""
     if ctx.terminated:
@@ -197,13 +196,13 @@ def _terminate(
     ctx.builder.emit(terminator, values=values, span=span)
 
 
-def _loop(ctx: KernelLowering, node: A.LoopExpr) -> Lowered:
+def _loop(ctx: LoweringContext, node: A.LoopExpr) -> Lowered:
     """`loop { .. }`: a Tile IR `loop` left only through `break`."""
     return _loop_op(ctx, node, lambda: None)
 
 
 def _loop_op(
-    ctx: KernelLowering, node: A.LoopExpr | A.WhileExpr, prologue: Callable[[], None]
+    ctx: LoweringContext, node: A.LoopExpr | A.WhileExpr, prologue: Callable[[], None]
 ) -> Lowered:
     """A Tile IR `loop` threading the construct's carried state: each iteration runs
     `prologue` (a `while` condition check), then the body, then `continue`s."""
@@ -231,7 +230,7 @@ def _loop_op(
     return None
 
 
-def _break_or_continue(ctx: KernelLowering, node: A.BreakExpr | A.ContinueExpr) -> Lowered:
+def _break_or_continue(ctx: LoweringContext, node: A.BreakExpr | A.ContinueExpr) -> Lowered:
     loop = ctx.body.exits[node]
     values = tuple(_state(ctx, ctx.body.carried[loop], ctx.exit_counts[loop]))
     terminator = Break if isinstance(node, A.BreakExpr) else Continue
@@ -240,7 +239,7 @@ def _break_or_continue(ctx: KernelLowering, node: A.BreakExpr | A.ContinueExpr) 
     return None
 
 
-def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:
+def _while(ctx: LoweringContext, node: A.WhileExpr) -> Lowered:
     """`loop` whose body first breaks out unless the condition holds."""
     carried = ctx.body.carried[node]
 
@@ -258,7 +257,7 @@ def _while(ctx: KernelLowering, node: A.WhileExpr) -> Lowered:
     return _loop_op(ctx, node, check_condition)
 
 
-def _if(ctx: KernelLowering, node: A.IfExpr) -> Lowered:
+def _if(ctx: LoweringContext, node: A.IfExpr) -> Lowered:
     folded = ctx.body.folded_ifs.get(node)
     if folded is not None:
         return _branch_value(ctx, node.then_block if folded else node.else_branch)
@@ -295,7 +294,7 @@ def _if(ctx: KernelLowering, node: A.IfExpr) -> Lowered:
     return rebuild(result_ty, results[: len(value_types)])
 
 
-def _branch_value(ctx: KernelLowering, code: A.Block | A.IfExpr | None) -> Lowered:
+def _branch_value(ctx: LoweringContext, code: A.Block | A.IfExpr | None) -> Lowered:
     if code is None:
         return None
     if isinstance(code, A.IfExpr):
@@ -303,7 +302,7 @@ def _branch_value(ctx: KernelLowering, code: A.Block | A.IfExpr | None) -> Lower
     return ctx.block(code)
 
 
-def _assign(ctx: KernelLowering, node: A.Assign) -> Lowered:
+def _assign(ctx: LoweringContext, node: A.Assign) -> Lowered:
     var = ctx.body.assigns[node]
     value = ctx.expr(node.value)
     if node.op is not None:
@@ -315,7 +314,7 @@ def _assign(ctx: KernelLowering, node: A.Assign) -> Lowered:
     return None
 
 
-LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
+LOWERINGS: dict[type, Callable[[LoweringContext, Any], Lowered]] = {
     A.IfExpr: _if,
     A.ForExpr: _for,
     A.WhileExpr: _while,

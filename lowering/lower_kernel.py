@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from lowering import lower_control, lower_ops, lower_values
+from lowering import lower_control, lower_debug_and_literals, lower_ops
 from lowering.abi import SlotLayout
-from lowering.bounds import BoundsLedger, grid_limits
+from lowering.bounds_ledger import BoundsLedger, grid_limits
 from lowering.contract import Assumption, AssumptionKind, Quantity, SlotRole
 from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics import INTRINSIC_LOWERINGS
@@ -28,9 +28,9 @@ from lowering.ir.ops_core import Assume, Constant, GetTileBlockId, MakeToken, Re
 from lowering.ir.ops_memory import MakePartitionView, MakeTensorView
 from lowering.ir.ops_pointer import GlobalVar
 from lowering.ir.types import I32, TOKEN, PaddingValue, PartitionViewType, TensorViewType
-from lowering.lowered_values import Lowered, Origin, PartitionValue, TensorHandle, TokenChain
+from lowering.loop_frames import LoopFrame
+from lowering.lowered_expr import Lowered, Origin, PartitionValue, TensorHandle, TokenChain
 from lowering.partition_choice import choice_argument, per_candidate
-from lowering.preheader import LoopFrame
 from parser import ast_nodes as A
 from parser.entry_signature import EntryParam, ParamRole
 from parser.optimization_hints import ArchHints
@@ -103,7 +103,7 @@ class KernelLowering:
         for condition in kernel.signature.options.preconditions:
             if isinstance(condition, SameExtent):
                 self.bounds.unite(condition.first, condition.second)
-        # brands (`lowering.lowered_values.Origin`) by value id: of tile counts that are
+        # brands (`lowering.lowered_expr.Origin`) by value id: of tile counts that are
         # exactly a partition axis's (`num_tiles`), and of indices walked over a `Dim` or
         # minted by a persistent loop
         self.dim_origins: dict[int, Origin] = {}
@@ -574,6 +574,6 @@ _EXPR_LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
     A.BlockExpr: _block_expr,
     A.Reference: _reference,
     **lower_ops.LOWERINGS,
-    **lower_values.LOWERINGS,
+    **lower_debug_and_literals.LOWERINGS,
     **lower_control.LOWERINGS,
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lowering.element_types import ir_tile_type
 from lowering.ir import ops_arith as arith
@@ -14,12 +14,10 @@ from lowering.ir.ops_compare import CmpF, CmpI, Select
 from lowering.ir.ops_convert import ExtI, FToF, FToI, IToF, TruncI
 from lowering.ir.ops_math import NegF, NegI, RemF
 from lowering.ir.types import TileType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import Elem, ScalarTy, SemType, TileTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 _FLOAT_OPS: dict[str, type[Any]] = {
     "+": arith.AddF,
@@ -44,11 +42,11 @@ def signedness(elem: Elem) -> Signedness:
     return Signedness.SIGNED if elem.is_signed else Signedness.UNSIGNED
 
 
-def _literal(ctx: KernelLowering, lit: A.IntLit | A.FloatLit | A.BoolLit) -> Lowered:
+def _literal(ctx: LoweringContext, lit: A.IntLit | A.FloatLit | A.BoolLit) -> Lowered:
     return ctx.constant(lit.value, ctx.type_of(lit), lit.span)
 
 
-def _binary(ctx: KernelLowering, node: A.Binary) -> Lowered:
+def _binary(ctx: LoweringContext, node: A.Binary) -> Lowered:
     ty = ctx.type_of(node.lhs)
     assert isinstance(ty, (ScalarTy, TileTy))
     if node.op in ("&&", "||"):
@@ -59,7 +57,7 @@ def _binary(ctx: KernelLowering, node: A.Binary) -> Lowered:
 
 
 def binary_op(
-    ctx: KernelLowering, op: str, ty: ScalarTy | TileTy, lhs: Value, rhs: Value, span: A.Span
+    ctx: LoweringContext, op: str, ty: ScalarTy | TileTy, lhs: Value, rhs: Value, span: A.Span
 ) -> Value:
     """`lhs op rhs` on two values of type `ty` (also used by `x op= y`)."""
     elem, result = ty.elem, ir_tile_type(ty)
@@ -109,7 +107,7 @@ def binary_op(
     raise NotImplementedError(f"operator `{op}` on {ty}")
 
 
-def _logical(ctx: KernelLowering, node: A.Binary) -> Lowered:
+def _logical(ctx: LoweringContext, node: A.Binary) -> Lowered:
     """`a && b` = select(a, b, false); `a || b` = select(a, true, b)."""
     bool_ty = ScalarTy(Elem.BOOL)
     lhs, rhs = ctx.expr(node.lhs), ctx.expr(node.rhs)
@@ -125,7 +123,7 @@ def _logical(ctx: KernelLowering, node: A.Binary) -> Lowered:
     ).result
 
 
-def _unary(ctx: KernelLowering, node: A.Unary) -> Lowered:
+def _unary(ctx: LoweringContext, node: A.Unary) -> Lowered:
     ty = ctx.type_of(node)
     assert isinstance(ty, (ScalarTy, TileTy))
     source = ctx.expr(node.operand)
@@ -138,14 +136,14 @@ def _unary(ctx: KernelLowering, node: A.Unary) -> Lowered:
     return ctx.builder.emit(op, result=ir_tile_type(ty), source=source, span=node.span).result
 
 
-def _cast(ctx: KernelLowering, node: A.Cast) -> Lowered:
+def _cast(ctx: LoweringContext, node: A.Cast) -> Lowered:
     source = ctx.expr(node.value)
     assert isinstance(source, Value)
     return convert(ctx, source, ctx.type_of(node.value), ctx.type_of(node), node.span)
 
 
 def convert(
-    ctx: KernelLowering, value: Value, source: SemType, target: SemType, span: A.Span
+    ctx: LoweringContext, value: Value, source: SemType, target: SemType, span: A.Span
 ) -> Value:
     """Convert between element types (same shape), with Rust `as` semantics."""
     assert isinstance(source, (ScalarTy, TileTy)) and isinstance(target, (ScalarTy, TileTy))
@@ -165,7 +163,7 @@ def convert(
     return emit(TruncI, result=result, source=value, span=span).result
 
 
-LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
+LOWERINGS: dict[type, Callable[[LoweringContext, Any], Lowered]] = {
     A.IntLit: _literal,
     A.FloatLit: _literal,
     A.BoolLit: _literal,

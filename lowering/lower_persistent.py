@@ -20,7 +20,6 @@ the schedule (and the range checks), owned ones because they are 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lowering.bounds import require_at_most
 from lowering.contract import Quantity
@@ -31,15 +30,12 @@ from lowering.ir.ops_core import GetNumTileBlocks
 from lowering.ir.ops_math import MinI
 from lowering.ir.ops_memory import GetIndexSpaceShape
 from lowering.ir.types import I32
-from lowering.lowered_values import AxisOrigin, TensorHandle
+from lowering.lowered_expr import AxisOrigin, TensorHandle
+from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.types import Elem, MappedTy, ScalarTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 OWNED = 0
 
@@ -64,7 +60,7 @@ class Schedule:
 
 
 def plan_schedule(
-    ctx: KernelLowering, node: A.ForExpr, handle: TensorHandle, mapped: MappedTy, view: Value
+    ctx: LoweringContext, node: A.ForExpr, handle: TensorHandle, mapped: MappedTy, view: Value
 ) -> Schedule:
     """Count `z`'s tiles, check the shared grid and the sub-ranges, and count the work."""
     span = node.span
@@ -89,11 +85,8 @@ def plan_schedule(
     if iterable.method.startswith("iter_indices_within"):
         if OWNED in mapped.map_shape:
             raise Rejected(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    "sub-range iteration over a map with OWNED axes is not supported yet",
-                    iterable.args[0].span,
-                    f"map shape {list(mapped.map_shape)}",
+                messages.SUB_RANGE_OVER_OWNED_AXES.at(
+                    iterable.args[0].span, map_shape=list(mapped.map_shape)
                 )
             )
         ranges = ctx.expr(iterable.args[0])
@@ -116,7 +109,7 @@ def plan_schedule(
 
 
 def _same_grid(
-    ctx: KernelLowering, first: TensorHandle, second: TensorHandle, mapped: MappedTy, span: A.Span
+    ctx: LoweringContext, first: TensorHandle, second: TensorHandle, mapped: MappedTy, span: A.Span
 ) -> None:
     """`z.iter_indices_with(&w)`: w's tiles per axis equal z's (same tile shape)."""
     for axis, tile in enumerate(mapped.tile):
@@ -132,7 +125,7 @@ def _same_grid(
 
 
 def _sub_range(
-    ctx: KernelLowering, axis: int, start: Value, length: Value, count: Value, span: A.Span
+    ctx: LoweringContext, axis: int, start: Value, length: Value, count: Value, span: A.Span
 ) -> tuple[Value | None, Value, bool]:
     """The checks of one `(start, len)` pair: start >= 0, and start + len <= count (a
     literal len -1: start <= count, the rest of the axis); the first tile (None: 0), the
@@ -165,16 +158,10 @@ def _sub_range(
 
 
 def _bad_range(message: str, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.PARTITION_OUT_OF_BOUNDS,
-        message,
-        span,
-        "outside the mapped partition's tiles",
-        notes=("each `(start_tile, num_tiles)` pair must lie inside the axis's tile grid",),
-    )
+    return messages.SUB_RANGE_OUTSIDE_GRID.at(span, what=message)
 
 
-def mint(ctx: KernelLowering, schedule: Schedule, item: Value, span: A.Span) -> tuple[Value, ...]:
+def mint(ctx: LoweringContext, schedule: Schedule, item: Value, span: A.Span) -> tuple[Value, ...]:
     """The tile index of work item `item`, its coordinates branded as minted."""
     mapped, handle = schedule.mapped, schedule.handle
     streamed = schedule.streamed
@@ -200,7 +187,7 @@ def mint(ctx: KernelLowering, schedule: Schedule, item: Value, span: A.Span) -> 
 
 
 def _schedule(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     item: Value,
     lengths: tuple[Value, ...],
     groups: tuple[int, ...],
@@ -217,12 +204,12 @@ def _schedule(
     return (lead, *swizzle(ctx, rest, lengths[1:], groups[1:], span))
 
 
-def _op(ctx: KernelLowering, kind: type, lhs: Value, rhs: Value, span: A.Span, **attrs: object):  # type: ignore[no-untyped-def]
+def _op(ctx: LoweringContext, kind: type, lhs: Value, rhs: Value, span: A.Span, **attrs: object):  # type: ignore[no-untyped-def]
     return ctx.builder.emit(kind, result=I32, lhs=lhs, rhs=rhs, span=span, **attrs).result
 
 
 def swizzle(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     tile_id: Value,
     counts: tuple[Value, ...],
     groups: tuple[int, ...],

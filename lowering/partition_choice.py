@@ -8,7 +8,7 @@ where the call is: views are pure) and so its own bounds checks, which know the 
 really views; the results are yielded. Nothing about one candidate bounds an access
 through another.
 
-Candidates are numbered per variable for the whole kernel (`KernelLowering.choices`), so
+Candidates are numbered per variable for the whole kernel (`LoweringContext.choices`), so
 a tag stays meaningful as later `if`s add candidates.
 """
 
@@ -16,24 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from lowering.ir.attributes import ComparisonPredicate
 from lowering.ir.core import Value
 from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_control import If, Yield
 from lowering.ir.types import I1, TOKEN, PaddingValue, PartitionViewType
-from lowering.lowered_values import Lowered, PartitionValue
+from lowering.lowered_expr import Lowered, PartitionValue
+from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from lowering.value_leaves import flatten, rebuild, value_ir_types
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.typed_kernel import LocalVar
 from parser.types import UNIT, ArrayTy, Elem, ScalarTy, TileTy, TupleTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 I32 = ScalarTy(Elem.I32)
 
@@ -46,7 +42,7 @@ class PartitionChoice:
     tag: Value
 
 
-def state_leaf(ctx: KernelLowering, var: LocalVar, span: A.Span) -> Value:
+def state_leaf(ctx: LoweringContext, var: LocalVar, span: A.Span) -> Value:
     """The tag a partition variable carries out of (or into) an `if`."""
     value = ctx.values[var.id]
     if isinstance(value, PartitionChoice):
@@ -61,7 +57,7 @@ def state_leaf(ctx: KernelLowering, var: LocalVar, span: A.Span) -> Value:
     return ctx.constant(number, I32, span)
 
 
-def chosen(ctx: KernelLowering, var: LocalVar, tag: Value) -> PartitionChoice:
+def chosen(ctx: LoweringContext, var: LocalVar, tag: Value) -> PartitionChoice:
     """The variable's value after an `if` yielded `tag` for it."""
     return PartitionChoice(tuple(ctx.choices[var.id]), tag)
 
@@ -80,7 +76,7 @@ def _padding(part: PartitionValue) -> PaddingValue | None:
 
 
 def choice_argument(
-    ctx: KernelLowering, args: tuple[A.Expr, ...]
+    ctx: LoweringContext, args: tuple[A.Expr, ...]
 ) -> tuple[LocalVar, PartitionChoice] | None:
     """The first argument naming a variable that holds a `PartitionChoice`."""
     for arg in args:
@@ -92,7 +88,7 @@ def choice_argument(
 
 
 def per_candidate(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     call: A.Call | A.MethodCall,
     var: LocalVar,
     choice: PartitionChoice,
@@ -102,13 +98,7 @@ def per_candidate(
     result = ctx.type_of(call)
     if not _yieldable(result):
         raise Rejected(
-            error(
-                codes.UNSUPPORTED_SYNTAX,
-                f"`{call.span.text}` on a partition chosen at run time is not supported yet",
-                call.span,
-                f"`{var.name}` was assigned in an `if`",
-                help=("load through it, or count its tiles, where it is used",),
-            )
+            messages.CALL_ON_CHOSEN_PARTITION.at(call.span, call=call.span.text, var=var.name)
         )
     types = value_ir_types(result) if result != UNIT else []
     # a read through a written tensor (made in the kernel, or an input written through an
@@ -161,7 +151,7 @@ def per_candidate(
     return rebuild(result, leaves[: len(types)]) if types else None
 
 
-def _branch(ctx: KernelLowering, body: Callable[[], list[Value]], span: A.Span):  # type: ignore[no-untyped-def]
+def _branch(ctx: LoweringContext, body: Callable[[], list[Value]], span: A.Span):  # type: ignore[no-untyped-def]
     def fill(_: tuple[Value, ...]) -> None:
         with ctx.region_scope(), ctx.conditional():
             leaves = body()

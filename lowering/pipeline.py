@@ -21,36 +21,39 @@ from lowering.abi import SlotLayout, entry_abi
 from lowering.bounds import InKernelCheckDenied
 from lowering.build_id import compiler_version
 from lowering.bytecode.writer import write_bytecode
+from lowering.contract import LaunchContract
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
+from lowering.ir.core import Module
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering, LoweredKernel
 from lowering.rejection import Rejected
 from lowering.symbols import entry_symbol
-from lowering.tileiras import HOST_ARCHES, SUPPORTED_SMS, Tileiras, TileirasError, TileirasFault
+from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFault
 from parser import ast_nodes as A
-from parser import codes
-from parser.checks.ownership import check_ownership
-from parser.checks.target import check_target_elements
-from parser.cst_to_ast import ParseDeadline, parse_file
-from parser.diagnostics import Diagnostic, DiagnosticSink, error
-from parser.generics import bind_generics
-from parser.optimization_hints import divisibility_cap
-from parser.program import find_entry, link
+from parser import messages
+from parser.arch import ARCHS, DEFAULT_ARCH
+from parser.front_end import (
+    Diagnostic,
+    DiagnosticSink,
+    ParseDeadline,
+    check_entry,
+    entry_names,
+    kernel_view_layouts,
+    parse_program,
+)
 from parser.spans import SourceFile, Span
-from parser.specialization import TensorFacts, specialize, view_layouts
-from parser.typecheck import typecheck_entry
+from parser.specialization import TensorFacts
 from parser.typed_kernel import TypedKernel
 
 _log = logging.getLogger(__name__)
 
 COMPILER_VERSION = compiler_version()  # "0.1.0+<digest of the compiler's source>"
-DEFAULT_TARGET = "sm_90"
 DEFAULT_BYTECODE_VERSION = (13, 3)
-SUPPORTED_TARGETS = SUPPORTED_SMS
 __all__ = [
+    "ARCHS",
+    "DEFAULT_ARCH",
     "HOST_ARCHES",
-    "SUPPORTED_TARGETS",
     "CompileRequest",
     "CompileResult",
     "Stage",
@@ -72,7 +75,7 @@ class CompileRequest:
     entry: str  # "add" or "kernel::add"
     generics: tuple[tuple[str, str], ...] = ()  # by name: (("B", "128"),)
     generic_args: tuple[str, ...] = ()  # by position, declaration order
-    target: str = DEFAULT_TARGET
+    arch: str = DEFAULT_ARCH
     opt_level: int = 3
     host_arch: str = "x86_64"
     lineinfo: bool = False
@@ -90,11 +93,11 @@ class Timings:
 class CompileResult:
     diagnostics: tuple[Diagnostic, ...]
     stage_reached: Stage | None = None
-    kernel: object | None = None  # typed kernel (parser.typed_ast.TypedKernel)
-    ir: object | None = None  # lowering.ir.core.Module
+    kernel: TypedKernel | None = None
+    ir: Module | None = None
     bytecode: bytes | None = None
     cubin: bytes | None = None
-    contract: object | None = None  # lowering.contract.LaunchContract
+    contract: LaunchContract | None = None
     timings: Timings = field(default_factory=Timings)
 
     @property
@@ -113,7 +116,7 @@ def compile_kernel(
     assembler: Tileiras | None = None,
     parse_limit_ms: int | None = None,
 ) -> CompileResult:
-    """Compile one entry of `request` for one target; errors come back as diagnostics.
+    """Compile one entry of `request` for one arch; errors come back as diagnostics.
     `parse_limit_ms` bounds tree-sitter's wall time over all sources (CT0007 past it)."""
     sink = DiagnosticSink()
     started = _now_ms()
@@ -124,14 +127,7 @@ def compile_kernel(
         raise
     except Exception as exc:  # a compiler bug: report it, never leak a traceback
         _log.exception("internal compiler error while compiling %s", request.entry)
-        sink.add(
-            error(
-                codes.INTERNAL_ERROR,
-                f"internal compiler error: {type(exc).__name__}: {exc}",
-                None,
-                notes=("please report this with the kernel source",),
-            )
-        )
+        sink.add(messages.INTERNAL_ERROR.at(None, kind=type(exc).__name__, error=exc))
         return CompileResult(tuple(sink))
 
 
@@ -145,8 +141,7 @@ def _lower(
     """Our tile IR for the kernel; the rules only lowering can decide (a check it may not
     place in the kernel, a provable violation) become diagnostics instead."""
     try:
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
-        layouts = view_layouts(kernel, request.specialization, cap)
+        layouts = kernel_view_layouts(kernel, request.specialization, request.arch)
         return KernelLowering(kernel, abi, layouts).lower(symbol)
     except InKernelCheckDenied as denied:
         sink.add(_denied_check(denied, kernel.function))
@@ -164,27 +159,21 @@ def _compile(
     deadline: ParseDeadline | None = None,
 ) -> CompileResult:
     # 1. parse every file (tree-sitter stops here) and link the kernel modules
-    files = tuple(parse_file(source, sink, deadline=deadline) for source in request.sources)
-    program = link(files, sink)
+    program = parse_program(request.sources, sink, deadline)
     if sink.has_errors or stop_after is Stage.PARSE:
         return CompileResult(tuple(sink), Stage.PARSE)
 
-    # 2. find the entry, bind its generics, type check it (shapes become concrete)
-    entry = find_entry(program, request.entry, sink)
-    generics = bind_generics(entry, request.generics, request.generic_args, sink) if entry else None
-    kernel = (
-        typecheck_entry(program, entry, generics, sink) if entry and generics is not None else None
+    # 2. find the entry, bind its generics, type check it (shapes become concrete), check
+    # borrows, moves and `unsafe`, and specialize it to the host's tensor facts
+    kernel = check_entry(
+        program,
+        request.entry,
+        request.generics,
+        request.generic_args,
+        request.arch,
+        request.specialization,
+        sink,
     )
-    # Borrows, moves and `unsafe` (rustc's rules in the reference) need the typed facts
-    # (which call is which intrinsic, the inlined device-function bodies, the types that
-    # are not Copy) and must pass before lowering, which assumes a sound program.
-    if kernel is not None and not sink.has_errors:
-        check_ownership(kernel, sink)
-        check_target_elements(kernel, request.target, sink)
-        cap = divisibility_cap(kernel.signature.options.optimization_hints, request.target)
-        kernel = specialize(kernel, request.specialization, sink, cap)
-        if sink.has_errors:
-            kernel = None
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
@@ -221,7 +210,7 @@ def _compile(
     try:
         cubin = tool.assemble(
             bytecode,
-            sm=request.target,
+            arch=request.arch,
             opt_level=request.opt_level,
             host_arch=request.host_arch,
             lineinfo=request.lineinfo,
@@ -236,7 +225,7 @@ def _compile(
         )
     tileiras_ms = _now_ms() - assembled_at
     try:  # whatever assembled it, nothing unchecked leaves the compiler
-        check_cubin(cubin, request.target, symbol)
+        check_cubin(cubin, request.arch, symbol)
     except ValueError as exc:
         raise TileirasFault(f"the assembler returned no valid cubin: {exc}", 0, "", ()) from None
 
@@ -253,7 +242,7 @@ def _compile(
         bounds=lowered.bounds,
         source_sha256=source_digest(request.sources),
         compiler_version=COMPILER_VERSION,
-        sm=request.target,
+        arch=request.arch,
         tileiras_version=tool.version,
         bytecode_version="{}.{}".format(*DEFAULT_BYTECODE_VERSION),
         opt_level=request.opt_level,
@@ -275,13 +264,7 @@ def _compile(
 
 def list_entries(sources: tuple[SourceFile, ...]) -> dict[str, tuple[str, ...]]:
     """The qualified entry names each file defines (files that do not parse define none)."""
-    sink = DiagnosticSink()
-    return {
-        parsed.source.name: tuple(
-            f.qualified_name for m in parsed.modules for f in m.functions if f.entry
-        )
-        for parsed in (parse_file(source, sink) for source in sources)
-    }
+    return entry_names(sources)
 
 
 def source_digest(sources: tuple[SourceFile, ...]) -> str:
@@ -297,25 +280,15 @@ def source_digest(sources: tuple[SourceFile, ...]) -> str:
 
 def _denied_check(denied: InKernelCheckDenied, function: A.Function) -> Diagnostic:
     span = denied.span if isinstance(denied.span, Span) else function.name_span
-    return error(
-        codes.IN_KERNEL_CHECK_DENIED,
-        f"a bounds check would stay in the kernel: {denied.cause}",
-        span,
-        "cannot be proven in bounds or checked at launch",
-        notes=(f"`{function.name}` sets `deny_in_kernel_checks = true`",),
-        help=(
-            "index with a loop over `num_tiles(&p, axis)` of the same partition, or a "
-            "block id of the output that defines the grid",
-        ),
-    )
+    return messages.IN_KERNEL_CHECK_DENIED.at(span, cause=denied.cause, function=function.name)
 
 
 def _tileiras_diagnostic(exc: TileirasError, function: A.Function) -> Diagnostic:
     said = exc.stderr.strip() or "(no output)"
-    return error(
-        codes.TILEIRAS_FAILED,
-        f"tileiras failed to assemble `{function.name}`: {exc.message}",
+    return messages.TILEIRAS_FAILED.at(
         function.name_span,
-        "while assembling this kernel",
-        notes=(f"tileiras said:\n{said}", "repro: " + " ".join(exc.command)),
+        function=function.name,
+        reason=exc.message,
+        said=said,
+        command=" ".join(exc.command),
     )

@@ -23,8 +23,6 @@ It stays at the access when:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from lowering.ir.attributes import ComparisonPredicate
 from lowering.ir.core import Op, Value
@@ -34,47 +32,12 @@ from lowering.ir.ops_compare import CmpI
 from lowering.ir.ops_core import Constant
 from lowering.ir.ops_debug import Assert
 from lowering.ir.types import I1, I32, I32_MAX
+from lowering.loop_frames import Affine, LoopFrame, PreheaderCheck
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import Elem, ScalarTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
 I32_SCALAR = ScalarTy(Elem.I32)
-
-
-@dataclass
-class LoopFrame:
-    """A `for` loop being lowered: its induction variable, bounds, and the checks that
-    will be placed before it."""
-
-    iv: Value
-    lower: Value
-    upper: Value
-    hoistable: bool  # unit step and no `continue`
-    depth: int  # the lowering's conditional depth at the loop
-    pending: list[PreheaderCheck] = field(default_factory=list)
-
-    def invariant(self, value: Value) -> bool:
-        """Defined before the loop body (ids grow in emission order; the IV comes first)."""
-        return value.id < self.iv.id
-
-
-@dataclass(frozen=True)
-class Affine:
-    """`constant + sum(coefficient * value)`, every coefficient positive."""
-
-    terms: tuple[tuple[int, Value], ...]
-    constant: int
-
-
-@dataclass(frozen=True)
-class PreheaderCheck:
-    index: Affine
-    loops: tuple[LoopFrame, ...]  # the loop it is placed before, then inward to the access
-    limit: Callable[[], Value]  # materializes the exclusive upper limit where it is called
-    what: str
-    span: A.Span
 
 
 def affine_form(value: Value, definitions: dict[int, Op], depth: int = 0) -> Affine:
@@ -107,7 +70,7 @@ def _int(op: Constant) -> int | None:
 
 
 def try_hoist(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     index: Value,
     limit: Callable[[], Value],
     limit_source: Value | None,
@@ -163,7 +126,7 @@ def _available(
     )
 
 
-def _cannot_wrap(ctx: KernelLowering, form: Affine) -> bool:
+def _cannot_wrap(ctx: LoweringContext, form: Affine) -> bool:
     """A bare value needs no arithmetic; otherwise every term is non-negative with a
     static largest value and the largest sum fits i32."""
     if form.constant == 0 and len(form.terms) == 1 and form.terms[0][0] == 1:
@@ -186,13 +149,13 @@ def _cannot_wrap(ctx: KernelLowering, form: Affine) -> bool:
     return largest <= I32_MAX
 
 
-def emit_preheader_checks(ctx: KernelLowering, frame: LoopFrame) -> None:
+def emit_preheader_checks(ctx: LoweringContext, frame: LoopFrame) -> None:
     """Emit `frame`'s queued checks at the current insertion point (before its loop)."""
     for check in frame.pending:
         _emit(ctx, check)
 
 
-def _emit(ctx: KernelLowering, check: PreheaderCheck) -> None:
+def _emit(ctx: LoweringContext, check: PreheaderCheck) -> None:
     span = check.span
     emit = ctx.builder.emit
 

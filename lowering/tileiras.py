@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lowering.cubin_info import check_cubin
-from parser.optimization_hints import KNOWN_ARCHS
+from parser.arch import ARCHS
 
 ENV_VAR = "CUTILE_TILEIRAS"
-SUPPORTED_SMS = KNOWN_ARCHS  # what tileiras accepts as --gpu-name
 HOST_ARCHES = ("x86_64", "aarch64")
 OUTPUT_CAP = 64 * 1024  # bytes of stdout/stderr kept per stream
 ADDRESS_SPACE_CAP = 8 << 30
@@ -76,16 +75,16 @@ class TileirasTimeout(TileirasFault):
 
 
 def tileiras_flags(
-    *, sm: str, opt_level: int = 3, host_arch: str = "x86_64", lineinfo: bool = False
+    *, arch: str, opt_level: int = 3, host_arch: str = "x86_64", lineinfo: bool = False
 ) -> list[str]:
     """The option part of a tileiras command line; validates every choice."""
-    if sm not in SUPPORTED_SMS:
-        raise ValueError(f"unsupported GPU {sm!r}; expected one of {', '.join(SUPPORTED_SMS)}")
+    if arch not in ARCHS:
+        raise ValueError(f"unsupported GPU {arch!r}; expected one of {', '.join(ARCHS)}")
     if host_arch not in HOST_ARCHES:
         raise ValueError(f"unsupported host arch {host_arch!r}; expected one of {HOST_ARCHES}")
     if opt_level not in (0, 1, 2, 3):
         raise ValueError(f"opt_level must be 0..3, got {opt_level!r}")
-    flags = [f"--gpu-name={sm}", f"-O{opt_level}", f"--host-arch={host_arch}"]
+    flags = [f"--gpu-name={arch}", f"-O{opt_level}", f"--host-arch={host_arch}"]
     return [*flags, "--lineinfo"] if lineinfo else flags
 
 
@@ -151,15 +150,17 @@ class Tileiras:
         self,
         bytecode: bytes,
         *,
-        sm: str,
+        arch: str,
         opt_level: int = 3,
         host_arch: str = "x86_64",
         lineinfo: bool = False,
         timeout_s: float = 120,
         symbol: str | None = None,
     ) -> bytes:
-        """Assemble Tile IR bytecode into a cubin for `sm` (holding `symbol`, when given)."""
-        flags = tileiras_flags(sm=sm, opt_level=opt_level, host_arch=host_arch, lineinfo=lineinfo)
+        """Assemble Tile IR bytecode into a cubin for `arch` (holding `symbol`, when given)."""
+        flags = tileiras_flags(
+            arch=arch, opt_level=opt_level, host_arch=host_arch, lineinfo=lineinfo
+        )
         if not isinstance(bytecode, bytes) or not bytecode:
             raise ValueError("bytecode must be non-empty bytes")
         command = (self._path, *flags, INPUT_NAME, "-o", OUTPUT_NAME)
@@ -171,7 +172,7 @@ class Tileiras:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         try:
-            check_cubin(cubin, sm, symbol)
+            check_cubin(cubin, arch, symbol)
         except ValueError as exc:
             raise TileirasFault(f"tileiras wrote no valid cubin: {exc}", 0, "", command) from None
         return cubin

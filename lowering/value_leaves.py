@@ -6,7 +6,7 @@ from __future__ import annotations
 from lowering.element_types import ir_tile_type
 from lowering.ir.core import Value
 from lowering.ir.types import TOKEN, IRType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
 from parser.types import ArrayTy, SemType, TokenTy, TupleTy
 
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import re
 
-from parser import codes
-from parser.diagnostics import Diagnostic, error
+from parser import messages
+from parser.diagnostics import Diagnostic
 from parser.spans import SourceFile, Span
 
 MAX_BRACKET_DEPTH = 512
@@ -174,9 +174,9 @@ def _block_comment_end(text: str, start: int) -> int | None:
 
 
 _UNTERMINATED = {
-    "string": ("unterminated double quote string", "unterminated string"),
-    "raw": ("unterminated raw string", "unterminated raw string"),
-    "block": ("unterminated block comment", "unterminated block comment"),
+    "string": messages.UNTERMINATED_STRING,
+    "raw": messages.UNTERMINATED_RAW_STRING,
+    "block": messages.UNTERMINATED_BLOCK_COMMENT,
 }
 
 
@@ -188,14 +188,6 @@ def scan_brackets(source: SourceFile) -> Diagnostic | None:
     kind, offset = found
     start = len(source.text[:offset].encode("utf-8"))
     if kind == "deep":
-        return error(
-            codes.LIMIT_EXCEEDED,
-            f"this code nests deeper than {MAX_BRACKET_DEPTH} levels of brackets",
-            Span(source, start, start + 1),
-            "one level too deep",
-            notes=("`{`, `[`, `(` and one pending `<` per bracket each count as a level",),
-            help=("split the expression with `let`s",),
-        )
-    message, label = _UNTERMINATED[kind]
+        return messages.NESTED_TOO_DEEP.at(Span(source, start, start + 1), limit=MAX_BRACKET_DEPTH)
     width = 2 if kind == "block" else 1
-    return error(codes.SYNTAX_ERROR, message, Span(source, start, start + width), label)
+    return _UNTERMINATED[kind].at(Span(source, start, start + width))

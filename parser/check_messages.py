@@ -6,54 +6,32 @@ import difflib
 import heapq
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import Diagnostic, error
+from parser import messages
+from parser.diagnostics import Diagnostic
 from parser.spans import Span
 from parser.types import Elem, SemType
 
 
 def unsupported(span: Span, what: str) -> Diagnostic:
-    return error(
-        codes.UNSUPPORTED_SYNTAX, f"{what} is not supported yet", span, "not supported here"
-    )
+    return messages.UNSUPPORTED.at(span, what=what)
 
 
 def storage_only(elem: Elem, what: str, span: Span) -> Diagnostic:
     """`elem` (tf32, fp8, fp4, i4, packed fp4 bytes) is storage: no arithmetic, comparison or
     math in Tile IR."""
-    return error(
-        codes.UNSUPPORTED_TYPE,
-        f"{what} does not apply to `{elem}` values: `{elem}` is a storage type",
-        span,
-        f"`{elem}` has no arithmetic",
-        notes=(
-            "tf32, fp8, fp4 and i4 elements are loaded, stored, reshaped, converted and fed "
-            "to `mma`; Tile IR computes on them only there",
-        ),
-        help=("convert to `f32` (or `f16`) first with `convert_tile`",),
-    )
+    return messages.STORAGE_ONLY.at(span, what=what, elem=elem)
 
 
 def unresolved(span: Span, name: str, kind: str, candidates: list[str]) -> Diagnostic:
-    return error(
-        codes.UNRESOLVED_NAME,
-        f"cannot find {kind} `{name}` in this scope",
-        span,
-        "not found in this scope",
-        help=did_you_mean(name, candidates),
+    return messages.UNRESOLVED.at(
+        span, suggestions=did_you_mean(name, candidates), kind=kind, name=name
     )
 
 
 def mismatch(
     expected: SemType, found: SemType, span: Span, secondary: tuple[tuple[Span, str], ...] = ()
 ) -> Diagnostic:
-    return error(
-        codes.MISMATCHED_TYPES,
-        f"mismatched types: expected `{expected}`, found `{found}`",
-        span,
-        f"expected `{expected}`",
-        secondary=secondary,
-    )
+    return messages.MISMATCHED_TYPES.at(span, secondary, expected=expected, found=found)
 
 
 MAX_SUGGESTION_CANDIDATES = 16

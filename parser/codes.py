@@ -158,8 +158,8 @@ BOUND_MISMATCH: Final = _code(
     "CT0211", "with-bounds-mismatch", "a `with_bounds` bound that is not the axis's tile count"
 )
 
-# --- target ---
-TARGET_UNSUPPORTED: Final = _code(
+# --- arch ---
+ARCH_UNSUPPORTED: Final = _code(
     "CT0801", "unsupported-on-target", "the target GPU lacks a type the kernel uses"
 )
 

@@ -12,8 +12,7 @@ from parser import codes
 from parser.check_messages import did_you_mean
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.spans import Span
-from parser.type_eval import GenericValue
-from parser.types import ELEM_BY_NAME
+from parser.types import ELEM_BY_NAME, GenericValue
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 

@@ -20,8 +20,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import Diagnostic, error
+from parser import messages
+from parser.diagnostics import Diagnostic
 from parser.spans import Span
 
 MAX_INLINED_NODES = 20_000
@@ -71,26 +71,16 @@ def chain_note(stack: tuple[str, ...], callee: str) -> str:
 
 
 def too_deep(span: Span, stack: tuple[str, ...], callee: str) -> Diagnostic:
-    return error(
-        codes.INLINE_LIMIT,
-        f"device-function calls nest deeper than {MAX_INLINE_DEPTH} levels",
+    return messages.CALLS_NEST_TOO_DEEP.at(
         span,
-        f"`{callee}` would be level {len(stack) + 1}",
-        notes=(chain_note(stack, callee), "every device-function call is inlined"),
-        help=("merge some of these functions, or call them one after another",),
+        limit=MAX_INLINE_DEPTH,
+        callee=callee,
+        level=len(stack) + 1,
+        chain=chain_note(stack, callee),
     )
 
 
 def over_budget(span: Span, stack: tuple[str, ...], callee: str) -> Diagnostic:
-    return error(
-        codes.INLINE_LIMIT,
-        f"inlining `{callee}` here passes the inlining budget of this kernel",
-        span,
-        f"more than {MAX_INLINED_NODES} syntax nodes inlined by this call",
-        notes=(
-            chain_note(stack, callee),
-            "every device-function call is inlined: a function that calls another twice "
-            "doubles the code at each level",
-        ),
-        help=("call the function once and reuse its result, or restructure into a loop",),
+    return messages.INLINING_OVER_BUDGET.at(
+        span, callee=callee, limit=MAX_INLINED_NODES, chain=chain_note(stack, callee)
     )

@@ -22,12 +22,6 @@ class Method:
     function: A.Function
 
 
-@dataclass(frozen=True)
-class AssociatedConst:
-    impl: A.ImplBlock
-    item: A.ConstItem
-
-
 @dataclass
 class ItemIndex:
     modules: tuple[A.KernelModule, ...]

@@ -1,6 +1,6 @@
 """The entry option `optimization_hints = (sm_90 = (num_cta_in_cga = 2, occupancy = 1), ...)`.
 
-Per target architecture, hints to tileiras about how to run the kernel: `num_cta_in_cga`
+Per architecture (`arch`), hints to tileiras about how to run the kernel: `num_cta_in_cga`
 (CTAs per tile block, a power of two up to 16; 1 before sm_90), `occupancy` (tile blocks
 per SM it should aim for, 1..=32) and `num_worker_warps_per_cta` (a power of two up to 32,
 bytecode 13.3+). Values are integer literals or const generics, so a sweep can vary them
@@ -8,7 +8,7 @@ through the request's generics. Parsed here into data; the lowering writes them 
 entry's `optimization_hints` attribute (Tile IR checks the same ranges).
 
 `max_divisibility` (a power of two) is ours, not tileiras's: a ceiling on the divisibility
-the compiler may assume on that target from what it was not told in the source (the
+the compiler may assume on that arch from what it was not told in the source (the
 default base alignment and the host's measured facts), as cuTile Rust's JIT caps its
 inferred hints. Declared `preconditions` are stated facts and stay as written.
 """
@@ -20,24 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser import messages
+from parser.arch import ARCHS
+from parser.diagnostics import DiagnosticSink
 from parser.type_eval import eval_const
 
-# The architectures tileiras accepts as `--gpu-name` (the compile targets too).
-KNOWN_ARCHS = (
-    "sm_80",
-    "sm_86",
-    "sm_87",
-    "sm_88",
-    "sm_89",
-    "sm_90",
-    "sm_100",
-    "sm_103",
-    "sm_110",
-    "sm_120",
-    "sm_121",
-)
 HINT_KEYS = ("num_cta_in_cga", "occupancy", "num_worker_warps_per_cta", "max_divisibility")
 _PER_OP_KEYS = ("latency", "allow_tma")
 _ARCH = re.compile(r"^sm_(\d+)$")
@@ -71,14 +58,7 @@ def parse_optimization_hints(
             continue
         assert isinstance(item, A.Assign)
         if any(h.arch == arch for h in parsed):
-            sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    f"optimization hints for `{arch}` are given twice",
-                    item.target.span,
-                    "repeated architecture",
-                )
-            )
+            sink.add(messages.ARCH_HINTS_TWICE.at(item.target.span, arch=arch))
             continue
         hints = _arch_hints(arch, item.value, env, sink)
         if hints is not None:
@@ -95,26 +75,10 @@ def _key_of(expr: A.Expr) -> str | None:
 def _arch_key(item: A.Expr, sink: DiagnosticSink) -> str | None:
     key = _key_of(item.target) if isinstance(item, A.Assign) and item.op is None else None
     if key is None:
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                "malformed optimization hints",
-                item.span,
-                "expected `sm_NN = (key = value, ...)`",
-                help=("write e.g. `optimization_hints = (sm_90 = (occupancy = 2))`",),
-            )
-        )
+        sink.add(messages.MALFORMED_ARCH_HINTS.at(item.span))
         return None
-    if key not in KNOWN_ARCHS:
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                f"unknown architecture `{key}` in the optimization hints",
-                item.target.span,
-                "unknown architecture",
-                notes=("known architectures: " + ", ".join(KNOWN_ARCHS),),
-            )
-        )
+    if key not in ARCHS:
+        sink.add(messages.UNKNOWN_HINT_ARCH.at(item.target.span, arch=key, known=", ".join(ARCHS)))
         return None
     return key
 
@@ -129,7 +93,8 @@ def _arch_hints(
         key = _key_of(item.target) if isinstance(item, A.Assign) and item.op is None else None
         problem = _key_problem(key, found)
         if problem is not None:
-            sink.add(error(codes.INVALID_ENTRY_OPTION, problem[0], item.span, problem[1]))
+            message, fields = problem
+            sink.add(message.at(item.span, **fields))
             ok = False
             continue
         assert isinstance(item, A.Assign) and key is not None
@@ -141,18 +106,17 @@ def _arch_hints(
     return ArchHints(arch, **found) if ok else None
 
 
-def _key_problem(key: str | None, found: Mapping[str, int]) -> tuple[str, str] | None:
+def _key_problem(
+    key: str | None, found: Mapping[str, int]
+) -> tuple[messages.Message, dict[str, str]] | None:
     if key is None:
-        return "malformed optimization hint", "expected `key = value`"
+        return messages.MALFORMED_HINT, {}
     if key in _PER_OP_KEYS:
-        return (
-            f"`{key}` is a per-load hint, not an entry hint",
-            "use `load_pipelined::<L>` or `load_view_tko` for it",
-        )
+        return messages.PER_LOAD_HINT, {"key": key}
     if key not in HINT_KEYS:
-        return f"unknown optimization hint `{key}`", "known: " + ", ".join(HINT_KEYS)
+        return messages.UNKNOWN_HINT, {"key": key, "known": ", ".join(HINT_KEYS)}
     if key in found:
-        return f"optimization hint `{key}` is given twice", "repeated hint"
+        return messages.HINT_TWICE, {"key": key}
     return None
 
 
@@ -164,24 +128,13 @@ def _hint_value(
     except Exception:
         value = None
     if not isinstance(value, int) or isinstance(value, bool):
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                f"`{arch}.{key}` must be a compile-time integer",
-                expr.span,
-                "expected an integer literal or const generic",
-            )
-        )
+        sink.add(messages.HINT_NOT_CONSTANT.at(expr.span, arch=arch, key=key))
         return None
     problem = _range_problem(arch, key, value)
     if problem is not None:
         sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                f"`{arch}.{key}` {problem}, found {value}",
-                expr.span,
-                "out of range",
-                notes=("tileiras rejects this hint",),
+            messages.HINT_OUT_OF_RANGE.at(
+                expr.span, arch=arch, key=key, problem=problem, value=value
             )
         )
         return None

@@ -10,17 +10,13 @@ Typing only; the ranges and the shared grid are checked where they are lowered
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import unsupported
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import error
 from parser.typed_kernel import LocalVar
 from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, TupleTy
-
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
 
 I32 = ScalarTy(Elem.I32)
 # method -> (position of the ranges argument, position of the partner argument)
@@ -33,7 +29,7 @@ PERSISTENT_ITERABLES: dict[str, tuple[int | None, int | None]] = {
 
 
 def check_iterable_args(
-    checker: Checker, iterable: A.MethodCall, mapped: MappedTy
+    checker: CheckerSurface, iterable: A.MethodCall, mapped: MappedTy
 ) -> tuple[bool, LocalVar | None]:
     """Type the arguments of a persistent iterable: (whether they are fine, the partner)."""
     ranges_at, partner_at = PERSISTENT_ITERABLES[iterable.method]
@@ -57,7 +53,7 @@ def check_iterable_args(
     return ok, partner
 
 
-def _ranges(checker: Checker, expr: A.Expr, mapped: MappedTy) -> bool:
+def _ranges(checker: CheckerSurface, expr: A.Expr, mapped: MappedTy) -> bool:
     pair = TupleTy((I32, I32))
     expected = ArrayTy(pair, mapped.rank)
     found = checker.expr(expr, expected)
@@ -77,7 +73,9 @@ def _ranges(checker: Checker, expr: A.Expr, mapped: MappedTy) -> bool:
     return True
 
 
-def _partner(checker: Checker, expr: A.Expr, mapped: MappedTy, method: str) -> LocalVar | None:
+def _partner(
+    checker: CheckerSurface, expr: A.Expr, mapped: MappedTy, method: str
+) -> LocalVar | None:
     target = expr.value if isinstance(expr, A.Reference) else expr
     found = checker.expr(expr, None)
     var = checker.facts.names.get(target) if isinstance(target, A.PathExpr) else None

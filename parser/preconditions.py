@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser import messages
+from parser.diagnostics import DiagnosticSink
 
 
 @dataclass(frozen=True)
@@ -85,29 +85,10 @@ def parse_preconditions(
         if condition is not None and not isinstance(condition, SameExtent):
             problem = contradiction(condition, extents_of[condition.param])
         if problem is not None:
-            sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    "precondition can never be assumed",
-                    item.span,
-                    problem,
-                )
-            )
+            sink.add(messages.PRECONDITION_NEVER_HOLDS.at(item.span, problem=problem))
             continue
         if condition is None:
-            sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    "unsupported precondition",
-                    item.span,
-                    "expected `dim(a, i) == dim(b, j)`, `dim(t, k) % d == 0` "
-                    "or `stride(t, k) % d == 0`",
-                    notes=(
-                        "a, b, t are tensor parameters, i, j, k axes within their rank and d a "
-                        "positive integer literal",
-                    ),
-                )
-            )
+            sink.add(messages.UNSUPPORTED_PRECONDITION.at(item.span))
             continue
         parsed.append(condition)
     return tuple(parsed)

@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import codes, messages
 from parser.check_messages import did_you_mean
 from parser.diagnostics import DiagnosticSink, error
 from parser.items import ItemIndex
@@ -39,14 +39,7 @@ def link(files: tuple[A.ParsedFile, ...], sink: DiagnosticSink) -> Program:
     modules = tuple(m for f in files for m in f.modules)
     if not modules and files and not sink.has_errors:
         first = files[0].source
-        sink.add(
-            error(
-                codes.NO_KERNEL_MODULE,
-                f"`{first.name}` contains no `#[cutile::module]` module",
-                None,
-                help=("put kernels in `#[cutile::module] mod name { ... }`",),
-            )
-        )
+        sink.add(messages.NO_KERNEL_MODULE.at(None, file=first.name))
     return Program(files, modules)
 
 
@@ -66,14 +59,10 @@ def find_entry(program: Program, requested: str, sink: DiagnosticSink) -> A.Func
         return None if entry.problems else entry
     if len(candidates) > 1:
         names = ", ".join(f"`{f.qualified_name}`" for f in candidates)
+        first_defined = ((candidates[0].name_span, "first defined here"),)
         sink.add(
-            error(
-                codes.AMBIGUOUS_ENTRY,
-                f"entry name `{requested}` is ambiguous: {names}",
-                candidates[1].name_span,
-                "also defined here",
-                secondary=((candidates[0].name_span, "first defined here"),),
-                help=("qualify the entry with its module: `module::name`",),
+            messages.AMBIGUOUS_ENTRY.at(
+                candidates[1].name_span, first_defined, requested=requested, names=names
             )
         )
         return None

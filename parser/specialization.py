@@ -58,7 +58,7 @@ def view_layouts(
 ) -> dict[int, ViewLayout]:
     """Parameter index -> the view layout its facts relax to; tensors without facts (and
     facts naming no tensor, which `specialize` reports) keep the default. `cap` (the
-    target's `max_divisibility`) lowers every assumed base alignment to at most itself."""
+    arch's `max_divisibility`) lowers every assumed base alignment to at most itself."""
     index = {p.name: p.index for p in kernel.signature.params if p.role.is_tensor}
     layouts = {
         index[f.param]: ViewLayout(f.base_align, f.unit_last_stride)
@@ -80,7 +80,7 @@ def specialize(
     cap: int | None = None,
 ) -> TypedKernel:
     """`kernel` with `facts` added to its entry's preconditions, each divisor lowered to at
-    most `cap` (the target's `max_divisibility`); CT0104 for facts that name no tensor
+    most `cap` (the arch's `max_divisibility`); CT0104 for facts that name no tensor
     parameter or give the wrong number of axes."""
     if not facts:
         return kernel

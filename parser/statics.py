@@ -11,13 +11,11 @@ from __future__ import annotations
 import weakref
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser import messages
+from parser.diagnostics import DiagnosticSink
 from parser.program import Program
 from parser.type_eval import NotConstant, TypeEnv, eval_const
 from parser.types import ELEM_BY_NAME, Elem, GlobalTy
-
-_ONLY = "only `static NAME: Global<E, { [] }>` items are supported"
 
 # program -> static name -> its type (None: invalid, already reported)
 _RESOLVED: weakref.WeakKeyDictionary[Program, dict[str, GlobalTy | None]] = (
@@ -58,16 +56,7 @@ def check_static(
     if elem is None:
         return None
     if item.mutable:
-        sink.add(
-            error(
-                codes.UNSUPPORTED_SYNTAX,
-                f"`static mut {item.name}` is not supported",
-                item.span,
-                "a mutable static",
-                notes=("a `Global` is written through its ordered `store`/`atomic_add`",),
-                help=("drop the `mut`",),
-            )
-        )
+        sink.add(messages.MUTABLE_STATIC.at(item.span, name=item.name))
         return None
     value = _initial_value(item, elem, env, sink)
     if value is None:
@@ -92,18 +81,9 @@ def _global_element(item: A.StaticItem, env: TypeEnv, sink: DiagnosticSink) -> E
     if elem is not None and shape == ():
         return elem
     shaped = elem is not None and isinstance(shape, tuple)
+    why = "shaped globals are not supported" if shaped else "not a scalar `Global`"
     sink.add(
-        error(
-            codes.UNSUPPORTED_TYPE,
-            f"{_ONLY}; `static {item.name}: {ty.span.text}` is not one",
-            ty.span,
-            "shaped globals are not supported" if shaped else "not a scalar `Global`",
-            notes=(
-                "a `static` in a kernel module is a scalar in device global memory, read and "
-                "written through `load`, `store` and `atomic_add`",
-            ),
-            help=("use `const` for a compile-time constant",),
-        )
+        messages.STATIC_NOT_SCALAR_GLOBAL.at(ty.span, name=item.name, written=ty.span.text, why=why)
     )
     return None
 
@@ -132,15 +112,7 @@ def _initial_value(
     if fits and elem is not Elem.BOOL and isinstance(folded, bool):
         fits = False
     if not fits:
-        sink.add(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"the initializer of `{item.name}` must be `Global::new(v)` with `v` a `{elem}` "
-                "literal or module `const`",
-                value.span,
-                "not a constant initializer",
-            )
-        )
+        sink.add(messages.STATIC_INITIALIZER_NOT_CONSTANT.at(value.span, name=item.name, elem=elem))
         return None
     assert isinstance(folded, (int, float, bool))
     return float(folded) if elem.is_float else folded

@@ -20,10 +20,12 @@ from parser.types import (
     STR,
     TOKEN,
     ArrayTy,
+    ConstValue,
     CoordTy,
     DimTy,
     Elem,
     GatherScatterViewTy,
+    GenericValue,
     MappedTy,
     MarkerTy,
     OptionTy,
@@ -45,9 +47,6 @@ from parser.types import (
 
 if TYPE_CHECKING:
     from parser.items import ItemIndex
-
-GenericValue = Elem | int | bool | tuple[int, ...]
-ConstValue = int | bool | float | tuple[int, ...]
 
 
 I32_RANGE = range(-(2**31), 2**31)  # shapes and const arrays are `[i32; N]`

@@ -15,6 +15,7 @@ from typing import Any
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import describe, mismatch, unresolved, unsupported
+from parser.checker_state import Frame, LiteralHints
 from parser.diagnostics import Diagnostic, DiagnosticSink, error
 from parser.entry_signature import check_entry_signature, check_tile_shape
 from parser.inline_budget import InlineBudget
@@ -31,12 +32,12 @@ from parser.type_eval import (
     eval_const,
 )
 from parser.typecheck_calls import CallRules
-from parser.typecheck_control import ControlRules, Frame
-from parser.typecheck_infer import MAX_ROUNDS, LiteralHints, LiteralInference
+from parser.typecheck_control import ControlRules
+from parser.typecheck_debug_and_literals import DEBUG_MACROS, DebugAndLiteralRules
+from parser.typecheck_infer import MAX_ROUNDS, LiteralInference
 from parser.typecheck_items import ItemRules
 from parser.typecheck_memory import MemoryRules
 from parser.typecheck_ops import OperatorRules
-from parser.typecheck_values import DEBUG_MACROS, ValueRules
 from parser.typed_kernel import LocalVar, TypedBody, TypedKernel
 from parser.types import (
     ELEM_BY_NAME,
@@ -153,7 +154,13 @@ def module_consts(
 
 @dataclass
 class Checker(
-    OperatorRules, ControlRules, CallRules, ValueRules, MemoryRules, ItemRules, LiteralInference
+    OperatorRules,
+    ControlRules,
+    CallRules,
+    DebugAndLiteralRules,
+    MemoryRules,
+    ItemRules,
+    LiteralInference,
 ):
     """Checks one body (the entry's, or one inlined call's) into `facts`."""
 
@@ -201,6 +208,20 @@ class Checker(
             A.Assign: self.assign,
             A.Reference: self._reference,
         }
+
+    def callee_checker(
+        self, function: A.Function, resolver: TypeResolver, sink: DiagnosticSink | Any
+    ) -> Checker:
+        return Checker(
+            self.program,
+            resolver,
+            sink,
+            TypedBody(),
+            (*self.inline_stack, function.name),
+            inference=self.inference,
+            module_path=function.module_path,
+            budget=self.budget,
+        )
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.sink.add(diagnostic)

@@ -7,23 +7,26 @@ Diagnostics inside an inlined body point at the callee's code and carry the call
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.call_target import CallTarget, ClosureSite
 from parser.check_messages import did_you_mean, mismatch, unresolved, unsupported
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import Diagnostic, DiagnosticSink, Label, error
 from parser.inline_budget import MAX_INLINE_DEPTH, over_budget, too_deep
 from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_kind, receiver_kinds
 from parser.spans import Span
-from parser.type_eval import GenericValue, TypeResolver
-from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall, TypedBody
+from parser.type_eval import TypeResolver
+from parser.typed_kernel import InlinedCall, LocalVar, ResolvedCall
 from parser.types import (
     DYNAMIC,
     SLICE,
     UNIT,
     ArrayTy,
     ClosureTy,
+    GenericValue,
     OptionTy,
     PointerTy,
     RefTy,
@@ -32,15 +35,12 @@ from parser.types import (
 )
 from parser.unify import Conflict, unify
 
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
-
 
 @dataclass
 class CallSite:
     """The `CallTyper` handed to prelude typing rules."""
 
-    checker: Checker
+    checker: CheckerSurface
     span: Span
     args: tuple[A.Expr, ...]
     known: dict[int, SemType | None] = field(default_factory=dict)
@@ -105,8 +105,8 @@ class InliningSink:
         return len(self.items)
 
 
-class CallRules:
-    def call(self: Checker, call: A.Call, expected: SemType | None) -> SemType | None:
+class CallRules(CheckerSurface):
+    def call(self, call: A.Call, expected: SemType | None) -> SemType | None:
         if not isinstance(call.function, A.PathExpr):
             self.report(unsupported(call.function.span, "calling this expression"))
             return None
@@ -170,7 +170,7 @@ class CallRules:
             return None
         return self.inline(CallTarget(devices[0], call.args), call, expected)
 
-    def method_call(self: Checker, call: A.MethodCall, expected: SemType | None) -> SemType | None:
+    def method_call(self, call: A.MethodCall, expected: SemType | None) -> SemType | None:
         receiver_ty = self.expr(call.receiver, None)
         if receiver_ty is None:
             return None
@@ -204,7 +204,7 @@ class CallRules:
         return self.apply(intrinsic, call, site.args, call.method_span, site)
 
     def apply(
-        self: Checker,
+        self,
         intrinsic: Intrinsic,
         call: A.Call | A.MethodCall,
         args: tuple[A.Expr, ...],
@@ -237,7 +237,7 @@ class CallRules:
     # --- device functions
 
     def inline(
-        self: Checker, target: CallTarget, call: A.Call | A.MethodCall, expected: SemType | None
+        self, target: CallTarget, call: A.Call | A.MethodCall, expected: SemType | None
     ) -> SemType | None:
         function = target.function
         if function.name in self.inline_stack:
@@ -276,13 +276,13 @@ class CallRules:
             return None
         return self._check_callee(target, call, arg_types, generics)
 
-    def _callee_sink(self: Checker, function: A.Function, call: A.Call | A.MethodCall) -> Any:
+    def _callee_sink(self, function: A.Function, call: A.Call | A.MethodCall) -> Any:
         foreign = function.module_path != self.module_path
         return InliningSink(
             self.sink, call.span, foreign=function.qualified_name if foreign else None
         )
 
-    def _argument(self: Checker, target: CallTarget, index: int) -> SemType | None:
+    def _argument(self, target: CallTarget, index: int) -> SemType | None:
         """The type of one argument; a closure passed for an `F: Fn(..)` parameter is
         only carried into the callee (`ClosureTy`)."""
         if index in target.known:
@@ -295,7 +295,7 @@ class CallRules:
             return ty
         return self.expr(arg, self._declared_type(target, param))
 
-    def _declared_type(self: Checker, target: CallTarget, param: A.Param) -> SemType | None:
+    def _declared_type(self, target: CallTarget, param: A.Param) -> SemType | None:
         """A parameter's type when it does not depend on the callee's own generics (the
         expected type of its argument: `expect_f32(1.0)` makes the literal an `f32`)."""
         own = {g.name for g in target.function.generics}
@@ -304,7 +304,7 @@ class CallRules:
         env = replace(self.resolver.env, generics=target.generics, self_type=target.self_type)
         return TypeResolver(env, DiagnosticSink()).resolve(param.type)
 
-    def _closure_site(self: Checker, closure: A.Closure) -> ClosureSite:
+    def _closure_site(self, closure: A.Closure) -> ClosureSite:
         params = tuple(
             A.Param(p.span, p.name if isinstance(p, A.IdentPattern) else "_", A.InferType(p.span))
             for p in closure.params
@@ -332,12 +332,10 @@ class CallRules:
         return ClosureSite(function, captured, self.resolver)
 
     def call_closure(
-        self: Checker, call: A.Call, closure: ClosureTy, expected: SemType | None
+        self, call: A.Call, closure: ClosureTy, expected: SemType | None
     ) -> SemType | None:
         """`f(a, b)` where `f` is a closure argument: its body, checked with these
         argument types and the variables it captured where it was written."""
-        from parser.typecheck import Checker
-
         site = closure.site
         assert isinstance(site, ClosureSite)
         function = site.function
@@ -364,16 +362,7 @@ class CallRules:
             for p, t in zip(function.params, arg_types, strict=True)
         )
         sink = InliningSink(self.sink, call.span)
-        callee = Checker(
-            self.program,
-            site.resolver,
-            sink,
-            TypedBody(),
-            (*self.inline_stack, function.name),
-            inference=self.inference,
-            module_path=function.module_path,
-            budget=self.budget,
-        )
+        callee = self.callee_checker(function, site.resolver, sink)
         callee.scopes = [dict(scope) for scope in site.captured]
         result = callee.check_function_body(function, params, expected, trailing=A.ReturnExpr)
         if sink.has_errors or result is None:
@@ -382,7 +371,7 @@ class CallRules:
         return result
 
     def _callee_generics(
-        self: Checker,
+        self,
         target: CallTarget,
         call: A.Call | A.MethodCall,
         arg_types: list[SemType | None],
@@ -432,7 +421,7 @@ class CallRules:
         return {**target.generics, **bound}
 
     def _generic_count_ok(
-        self: Checker,
+        self,
         function: A.Function,
         call: A.Call | A.MethodCall,
         explicit: tuple[A.GenericArg, ...],
@@ -461,9 +450,7 @@ class CallRules:
         )
         return False
 
-    def _explicit_generic(
-        self: Checker, param: A.GenericParam, arg: A.GenericArg
-    ) -> GenericValue | None:
+    def _explicit_generic(self, param: A.GenericParam, arg: A.GenericArg) -> GenericValue | None:
         if isinstance(param, A.TypeParam) and isinstance(arg, A.TypeArg):
             return self.resolver.element(arg.type)
         if isinstance(arg, A.ConstArg):
@@ -485,14 +472,12 @@ class CallRules:
         return value  # type: ignore[return-value]
 
     def _check_callee(
-        self: Checker,
+        self,
         target: CallTarget,
         call: A.Call | A.MethodCall,
         arg_types: list[SemType | None],
         generics: dict[str, GenericValue],
     ) -> SemType | None:
-        from parser.typecheck import Checker
-
         function = target.function
         sink = self._callee_sink(function, call)
         env = replace(self.resolver.env, generics=generics, self_type=target.self_type)
@@ -519,16 +504,7 @@ class CallRules:
         returns = resolver.resolve(function.return_type) if function.return_type else UNIT
         if returns is None:
             return None
-        callee = Checker(
-            self.program,
-            resolver,
-            sink,
-            TypedBody(),
-            (*self.inline_stack, function.name),
-            inference=self.inference,
-            module_path=function.module_path,
-            budget=self.budget,
-        )
+        callee = self.callee_checker(function, resolver, sink)
         result = callee.check_function_body(function, tuple(params), returns, trailing=A.ReturnExpr)
         if sink.has_errors or result is None:
             return None
@@ -542,29 +518,6 @@ class CallRules:
         # an `Option` result keeps whether it is `Some` (known at compile time), which the
         # declared type cannot say
         return result if isinstance(returns, OptionTy) else returns
-
-
-@dataclass(frozen=True)
-class ClosureSite:
-    """A closure argument, ready to be inlined where it is called: as a function of its
-    parameters whose body is the closure's, and the scopes it captures."""
-
-    function: A.Function
-    captured: list[dict[str, LocalVar]]
-    resolver: TypeResolver
-
-
-@dataclass(frozen=True)
-class CallTarget:
-    """A function to inline at a call: a device function, or a method or associated
-    function of a module `impl` (then `args` starts with the receiver where the function
-    takes `self`, `self_type` is what `Self` names, and `generics` holds the impl's)."""
-
-    function: A.Function
-    args: tuple[A.Expr, ...]
-    self_type: SemType | None = None
-    generics: dict[str, GenericValue] = field(default_factory=dict)
-    known: dict[int, SemType] = field(default_factory=dict)  # argument types already found
 
 
 def _names_in(node: object) -> set[str]:

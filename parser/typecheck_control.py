@@ -8,12 +8,11 @@ const generic) is folded: only the taken branch is checked and lowered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import mismatch, unresolved, unsupported
+from parser.checker_state import Frame
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import error
 from parser.persistent_iterables import PERSISTENT_ITERABLES, check_iterable_args
 from parser.typed_kernel import Construct, LocalVar
@@ -35,21 +34,8 @@ from parser.types import (
     TupleTy,
 )
 
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
-
 BOOL = ScalarTy(Elem.BOOL)
 I32 = ScalarTy(Elem.I32)
-
-
-@dataclass
-class Frame:
-    """A loop or runtime `if` being checked: the scope depth it starts at, and the outer
-    variables assigned inside it."""
-
-    depth: int
-    assigned: dict[int, LocalVar] = field(default_factory=dict)
-    loop: A.ForExpr | A.WhileExpr | A.LoopExpr | None = None  # set for loops
 
 
 def is_carried_type(ty: SemType, in_loop: bool) -> bool:
@@ -75,8 +61,8 @@ def is_value_type(ty: SemType) -> bool:
     return isinstance(ty, (ScalarTy, TileTy, TokenTy, PointerTy, PointerTileTy))
 
 
-class ControlRules:
-    def if_expr(self: Checker, node: A.IfExpr, expected: SemType | None) -> SemType | None:
+class ControlRules(CheckerSurface):
+    def if_expr(self, node: A.IfExpr, expected: SemType | None) -> SemType | None:
         condition = self.fold(node.condition)
         if isinstance(condition, bool):
             self.expr(node.condition, BOOL)
@@ -117,7 +103,7 @@ class ControlRules:
         return then_ty
 
     def _branch(
-        self: Checker, branch: A.Block | A.IfExpr | None, expected: SemType | None
+        self, branch: A.Block | A.IfExpr | None, expected: SemType | None
     ) -> SemType | None:
         if branch is None:
             return UNIT
@@ -125,7 +111,7 @@ class ControlRules:
             return self.expr(branch, expected)
         return self.block(branch, expected)
 
-    def for_loop(self: Checker, node: A.ForExpr, expected: SemType | None) -> SemType | None:
+    def for_loop(self, node: A.ForExpr, expected: SemType | None) -> SemType | None:
         iterable = node.iterable
         if isinstance(iterable, A.MethodCall) and iterable.method in PERSISTENT_ITERABLES:
             return self._persistent_loop(node, iterable)
@@ -170,7 +156,7 @@ class ControlRules:
             self._leave_frame(node, frame)
         return UNIT
 
-    def _persistent_loop(self: Checker, node: A.ForExpr, iterable: A.MethodCall) -> SemType | None:
+    def _persistent_loop(self, node: A.ForExpr, iterable: A.MethodCall) -> SemType | None:
         """`for idx in z.iter_indices()`: each block walks its share of z's tiles."""
         receiver = iterable.receiver
         mapped = self.expr(receiver, None)
@@ -214,7 +200,7 @@ class ControlRules:
             self._leave_frame(node, frame)
         return UNIT
 
-    def loop(self: Checker, node: A.LoopExpr, expected: SemType | None) -> SemType | None:
+    def loop(self, node: A.LoopExpr, expected: SemType | None) -> SemType | None:
         """`loop { .. }`: runs until a `break`."""
         frame = self._enter_frame(node)
         try:
@@ -224,7 +210,7 @@ class ControlRules:
         return UNIT
 
     def break_or_continue(
-        self: Checker, node: A.BreakExpr | A.ContinueExpr, expected: SemType | None
+        self, node: A.BreakExpr | A.ContinueExpr, expected: SemType | None
     ) -> SemType | None:
         word = "break" if isinstance(node, A.BreakExpr) else "continue"
         loop = next((f.loop for f in reversed(self.frames) if f.loop is not None), None)
@@ -255,7 +241,7 @@ class ControlRules:
         self.facts.exits[node] = loop
         return UNIT
 
-    def while_loop(self: Checker, node: A.WhileExpr, expected: SemType | None) -> SemType | None:
+    def while_loop(self, node: A.WhileExpr, expected: SemType | None) -> SemType | None:
         frame = self._enter_frame(node)
         try:
             cond_ty = self.expr(node.condition, BOOL)
@@ -266,7 +252,7 @@ class ControlRules:
             self._leave_frame(node, frame)
         return UNIT
 
-    def assign(self: Checker, node: A.Assign, expected: SemType | None) -> SemType | None:
+    def assign(self, node: A.Assign, expected: SemType | None) -> SemType | None:
         target = node.target
         if not (isinstance(target, A.PathExpr) and len(target.segments) == 1):
             self.report(unsupported(target.span, "assigning to anything but a local variable"))
@@ -318,19 +304,17 @@ class ControlRules:
 
     # --- carried-variable bookkeeping
 
-    def _enter_frame(
-        self: Checker, loop: A.ForExpr | A.WhileExpr | A.LoopExpr | None = None
-    ) -> Frame:
+    def _enter_frame(self, loop: A.ForExpr | A.WhileExpr | A.LoopExpr | None = None) -> Frame:
         frame = Frame(len(self.scopes), loop=loop)
         self.frames.append(frame)
         return frame
 
-    def _leave_frame(self: Checker, node: Construct, frame: Frame) -> None:
+    def _leave_frame(self, node: Construct, frame: Frame) -> None:
         popped = self.frames.pop()
         assert popped is frame
         self.facts.carried[node] = tuple(frame.assigned.values())
 
-    def _record_assignment(self: Checker, var: LocalVar, node: A.Assign) -> None:
+    def _record_assignment(self, var: LocalVar, node: A.Assign) -> None:
         for frame in self.frames:
             if self.var_depth[var.id] <= frame.depth and var.id not in frame.assigned:
                 if not is_carried_type(var.type, in_loop=frame.loop is not None):
@@ -340,7 +324,7 @@ class ControlRules:
                     return
                 frame.assigned[var.id] = var
 
-    def _integer(self: Checker, expr: A.Expr, expected: SemType | None) -> bool:
+    def _integer(self, expr: A.Expr, expected: SemType | None) -> bool:
         ty = self.expr(expr, expected)
         if ty is None:
             return False

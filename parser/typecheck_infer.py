@@ -13,41 +13,19 @@ the real ones. A hint that does not help is dropped, so the original mismatch is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from parser import ast_nodes as A
+from parser.checker_surface import CheckerSurface
 from parser.types import ArrayTy, ScalarTy, SemType, TileTy, TupleTy
-
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
 
 MAX_ROUNDS = 8
 
 
-@dataclass
-class LiteralHints:
-    """The types flexible bindings must have, found in earlier rounds (by pattern)."""
-
-    types: dict[A.IdentPattern, SemType] = field(default_factory=dict)
-    added: bool = False  # this round found something new
-    final: bool = False  # the last round: report every mismatch
-
-    def add(self, found: dict[A.IdentPattern, SemType]) -> bool:
-        """Record `found`; whether anything changed (then another round is needed)."""
-        if self.final or all(self.types.get(p) == t for p, t in found.items()):
-            return False
-        self.types.update(found)
-        self.added = True
-        return True
-
-
-class LiteralInference:
-    def note_default(self: Checker, literal: A.Expr) -> None:
+class LiteralInference(CheckerSurface):
+    def note_default(self, literal: A.Expr) -> None:
         """`literal` took Rust's fallback type: nothing in its context fixed it."""
         self.defaulted.add(literal)
 
-    def pattern_hint(self: Checker, pattern: A.Pattern) -> SemType | None:
+    def pattern_hint(self, pattern: A.Pattern) -> SemType | None:
         """The expected type earlier rounds found for the bindings of `pattern`."""
         hints = self.inference.types
         if isinstance(pattern, A.IdentPattern):
@@ -60,7 +38,7 @@ class LiteralInference:
             return ArrayTy(found, len(pattern.elements)) if found is not None else None
         return None
 
-    def mark_flexible(self: Checker, let: A.Let, bound: tuple) -> None:
+    def mark_flexible(self, let: A.Let, bound: tuple) -> None:
         """The bindings of an unannotated `let` whose value a defaulted literal or a
         flexible binding feeds may still change type."""
         if let.type is not None or let.value is None or not self._literal_fed(let.value):
@@ -71,7 +49,7 @@ class LiteralInference:
             if pattern is not None:
                 self.flexible[var.id] = pattern
 
-    def try_flex(self: Checker, expr: A.Expr, found: SemType, wanted: SemType) -> bool:
+    def try_flex(self, expr: A.Expr, found: SemType, wanted: SemType) -> bool:
         """Whether the mismatch of `expr` (`found`, where `wanted` is needed) is left to
         the next round: the flexible bindings it comes from get `wanted`'s parts."""
         if not _liftable(found, wanted):
@@ -82,7 +60,7 @@ class LiteralInference:
         return self.inference.add(hints)
 
     def _flex_hints(
-        self: Checker, expr: A.Expr, wanted: SemType, out: dict[A.IdentPattern, SemType]
+        self, expr: A.Expr, wanted: SemType, out: dict[A.IdentPattern, SemType]
     ) -> bool:
         if isinstance(expr, (A.IntLit, A.FloatLit)):
             return expr.suffix is None
@@ -100,7 +78,7 @@ class LiteralInference:
         return self._flex_container(expr, wanted, out)
 
     def _flex_container(
-        self: Checker, expr: A.Expr, wanted: SemType, out: dict[A.IdentPattern, SemType]
+        self, expr: A.Expr, wanted: SemType, out: dict[A.IdentPattern, SemType]
     ) -> bool:
         base_ty = self.facts.expr_types.get(getattr(expr, "value", expr))
         if isinstance(expr, A.Index) and isinstance(base_ty, ArrayTy):
@@ -126,7 +104,7 @@ class LiteralInference:
             return any([self._flex_hints(b, wanted, out) for b in branches if b is not None])
         return False
 
-    def _literal_fed(self: Checker, expr: A.Expr) -> bool:
+    def _literal_fed(self, expr: A.Expr) -> bool:
         """Whether a defaulted literal or a flexible binding occurs in `expr`."""
         stack: list[object] = [expr]
         while stack:

@@ -10,30 +10,28 @@ Everything here is resolved statically: a struct value is the tuple of its field
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from parser import ast_nodes as A
 from parser import codes
+from parser.call_target import CallTarget
 from parser.check_messages import mismatch
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import DiagnosticSink, error
 from parser.items import ItemIndex
-from parser.type_eval import GenericValue, TypeResolver
-from parser.typecheck_calls import CallTarget, _compatible
-from parser.types import ArrayTy, RefTy, SemType, StructTy
+from parser.type_eval import TypeResolver
+from parser.typecheck_calls import _compatible
+from parser.types import ArrayTy, GenericValue, RefTy, SemType, StructTy
 from parser.unify import Conflict, unify
 
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
 
-
-class ItemRules:
+class ItemRules(CheckerSurface):
     @property
-    def items(self: Checker) -> ItemIndex:
+    def items(self) -> ItemIndex:
         return self.program.items
 
     # --- types named in expressions and patterns
 
-    def quiet_type(self: Checker, segments: tuple[str, ...], span: A.Span) -> SemType | None:
+    def quiet_type(self, segments: tuple[str, ...], span: A.Span) -> SemType | None:
         """The type a path names (`Self`, a struct, an alias, `Tensor<..>` through an
         alias), or None; nothing is reported."""
         name = segments[-1]  # `Pair`, `inner::Pair`, `self::Pair`
@@ -42,13 +40,13 @@ class ItemRules:
         resolver = TypeResolver(self.resolver.env, DiagnosticSink())
         return resolver.resolve(A.PathType(span, segments))
 
-    def struct_named(self: Checker, path: tuple[str, ...], span: A.Span) -> StructTy | None:
+    def struct_named(self, path: tuple[str, ...], span: A.Span) -> StructTy | None:
         ty = self.quiet_type(path, span)
         return ty if isinstance(ty, StructTy) else None
 
     # --- struct literals and fields
 
-    def user_struct_literal(self: Checker, lit: A.StructLit, struct: StructTy) -> SemType | None:
+    def user_struct_literal(self, lit: A.StructLit, struct: StructTy) -> SemType | None:
         given: dict[str, A.Expr] = {}
         for name, value in lit.fields:
             if struct.field_index(name) is None:
@@ -96,7 +94,7 @@ class ItemRules:
                 return None
         return struct
 
-    def tuple_struct_call(self: Checker, call: A.Call) -> SemType | bool | None:
+    def tuple_struct_call(self, call: A.Call) -> SemType | bool | None:
         """`Pair(a, b)` for `struct Pair(T, U);`: False when `call` builds no tuple struct."""
         assert isinstance(call.function, A.PathExpr)
         struct = self.struct_named(call.function.segments, call.function.span)
@@ -122,7 +120,7 @@ class ItemRules:
                 return None
         return struct
 
-    def struct_field(self: Checker, access: A.FieldAccess, base: SemType) -> SemType | None:
+    def struct_field(self, access: A.FieldAccess, base: SemType) -> SemType | None:
         """`value.name` on a struct (through a reference too); None when `base` is no
         struct."""
         struct = base.inner if isinstance(base, RefTy) else base
@@ -144,7 +142,7 @@ class ItemRules:
 
     # --- patterns
 
-    def bind_array(self: Checker, pattern: A.ArrayPattern, ty: SemType) -> tuple | None:
+    def bind_array(self, pattern: A.ArrayPattern, ty: SemType) -> tuple | None:
         """The element types an array pattern binds, or None after reporting."""
         if not isinstance(ty, ArrayTy) or ty.length != len(pattern.elements):
             self._pattern_mismatch(pattern, ty)
@@ -152,7 +150,7 @@ class ItemRules:
         return (ty.element,) * ty.length
 
     def bind_struct(
-        self: Checker, pattern: A.StructPattern, ty: SemType
+        self, pattern: A.StructPattern, ty: SemType
     ) -> list[tuple[A.Pattern, SemType]] | None:
         struct = self.struct_named(pattern.path, pattern.span)
         if struct is None or struct != ty:
@@ -188,7 +186,7 @@ class ItemRules:
             return None
         return out
 
-    def _pattern_mismatch(self: Checker, pattern: A.Pattern, ty: SemType) -> None:
+    def _pattern_mismatch(self, pattern: A.Pattern, ty: SemType) -> None:
         self.report(
             error(
                 codes.MISMATCHED_TYPES,
@@ -200,7 +198,7 @@ class ItemRules:
 
     # --- methods, associated functions and consts
 
-    def user_method(self: Checker, call: A.MethodCall, receiver: SemType) -> CallTarget | None:
+    def user_method(self, call: A.MethodCall, receiver: SemType) -> CallTarget | None:
         """`receiver.name(..)` resolved to a function of a module `impl` of the receiver's
         type (or a trait's default method); None when there is none."""
         owner = receiver.inner if isinstance(receiver, RefTy) else receiver
@@ -214,7 +212,7 @@ class ItemRules:
             return CallTarget(function, (call.receiver, *call.args), owner, generics, {0: receiver})
         return None
 
-    def associated_function(self: Checker, call: A.Call) -> CallTarget | bool | None:
+    def associated_function(self, call: A.Call) -> CallTarget | bool | None:
         """`Type::name(..)` for a struct, alias or `Self` with a module `impl`: the
         function to inline, None when the path names no such type (not this rule's call),
         False after reporting that the type has no such function."""
@@ -240,7 +238,7 @@ class ItemRules:
         )
         return False
 
-    def associated_const(self: Checker, path: A.PathExpr) -> bool:
+    def associated_const(self, path: A.PathExpr) -> bool:
         """`Type::NAME` / `<Type as Trait>::NAME` / `Self::NAME` naming an associated
         const of a module `impl` (or a trait's default). cuTile Rust types such a path
         (by its declared type) but cannot emit its value, so neither do we. Whether `path`
@@ -266,7 +264,7 @@ class ItemRules:
             return True
         return False
 
-    def unit_struct(self: Checker, path: A.PathExpr) -> SemType | None:
+    def unit_struct(self, path: A.PathExpr) -> SemType | None:
         """A unit struct (`struct Marker;`) used as a value."""
         struct = self.struct_named(path.segments, path.span)
         if struct is None or struct.elements:
@@ -274,7 +272,7 @@ class ItemRules:
         self.facts.consts[path] = ()
         return struct
 
-    def impl_for(self: Checker, impl: A.ImplBlock, ty: SemType) -> dict[str, GenericValue] | None:
+    def impl_for(self, impl: A.ImplBlock, ty: SemType) -> dict[str, GenericValue] | None:
         """The impl's generics when `impl` is for `ty`, else None."""
         names = {g.name for g in impl.generics}
         bound: dict[str, GenericValue] = {}

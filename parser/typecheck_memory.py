@@ -5,23 +5,19 @@ latency hint of a raw pointer access) and module `static` globals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from parser import ast_nodes as A
 from parser import codes
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import error
 from parser.statics import resolve_static
 from parser.types import LatencyTy, OptionTy, SemType
 
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
-
 LATENCY_LIMIT = 10  # tileiras accepts latency hints 1..=10; 0 means none
 
 
-class MemoryRules:
+class MemoryRules(CheckerSurface):
     def memory_path(
-        self: Checker, path: A.PathExpr, expected: SemType | None
+        self, path: A.PathExpr, expected: SemType | None
     ) -> tuple[bool, SemType | None]:
         """(whether `path` names one of these, its type or None after an error)."""
         if path.segments == ("None",):
@@ -32,7 +28,7 @@ class MemoryRules:
             return resolve_static(self.program, path.name, self.resolver.env, self.sink)
         return False, None
 
-    def _none(self: Checker, path: A.PathExpr, expected: SemType | None) -> SemType | None:
+    def _none(self, path: A.PathExpr, expected: SemType | None) -> SemType | None:
         if len(path.generic_args) > 1:
             self.report(
                 error(
@@ -55,7 +51,7 @@ class MemoryRules:
         inner = expected.inner if isinstance(expected, OptionTy) else None
         return OptionTy(inner, some=False)
 
-    def _latency(self: Checker, path: A.PathExpr) -> SemType | None:
+    def _latency(self, path: A.PathExpr) -> SemType | None:
         arg = path.generic_args[0]
         expr = (
             arg.value

@@ -7,17 +7,14 @@ an unsuffixed literal takes its type from the other operand or the expected type
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import storage_only, unsupported
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import error
 from parser.type_eval import TypeResolver
 from parser.types import ELEM_BY_NAME, Elem, ScalarTy, SemType, TileTy
-
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
 
 ARITHMETIC = ("+", "-", "*", "/", "%")
 BITWISE = ("&", "|", "^", "<<", ">>")
@@ -26,8 +23,8 @@ LOGICAL = ("&&", "||")
 _POINTER_SIZED = {"usize": Elem.U64, "isize": Elem.I64}
 
 
-class OperatorRules:
-    def int_literal(self: Checker, lit: A.IntLit, expected: SemType | None) -> SemType | None:
+class OperatorRules(CheckerSurface):
+    def int_literal(self, lit: A.IntLit, expected: SemType | None) -> SemType | None:
         if lit.suffix in _POINTER_SIZED:
             ty = ScalarTy(_POINTER_SIZED[lit.suffix])
         elif lit.suffix is not None:
@@ -49,7 +46,7 @@ class OperatorRules:
             return None
         return ty
 
-    def float_literal(self: Checker, lit: A.FloatLit, expected: SemType | None) -> SemType | None:
+    def float_literal(self, lit: A.FloatLit, expected: SemType | None) -> SemType | None:
         ty: ScalarTy | None = None
         if lit.suffix is not None:
             ty = ScalarTy(ELEM_BY_NAME[lit.suffix])
@@ -74,7 +71,7 @@ class OperatorRules:
         )
         return None
 
-    def binary(self: Checker, binary: A.Binary, expected: SemType | None) -> SemType | None:
+    def binary(self, binary: A.Binary, expected: SemType | None) -> SemType | None:
         lhs_first = not _is_literal(binary.lhs)
         first, second = (binary.lhs, binary.rhs) if lhs_first else (binary.rhs, binary.lhs)
         operand_hint = expected if binary.op in ARITHMETIC + BITWISE else None
@@ -110,7 +107,7 @@ class OperatorRules:
             self.facts.consts[binary] = folded  # an overflowing result is left to run time
         return result
 
-    def binary_result(self: Checker, op: str, ty: SemType, span: A.Span) -> SemType | None:
+    def binary_result(self, op: str, ty: SemType, span: A.Span) -> SemType | None:
         elem = ty.elem if isinstance(ty, (ScalarTy, TileTy)) else None
         if elem is not None and not elem.computes:
             self.report(storage_only(elem, f"`{op}`", span))
@@ -135,7 +132,7 @@ class OperatorRules:
             return None
         return ScalarTy(Elem.BOOL) if op in COMPARISON + LOGICAL else ty
 
-    def unary(self: Checker, unary: A.Unary, expected: SemType | None) -> SemType | None:
+    def unary(self, unary: A.Unary, expected: SemType | None) -> SemType | None:
         if unary.op == "-" and isinstance(unary.operand, A.IntLit):
             self.negated_literals.add(unary.operand)
         if unary.op not in ("-", "!"):
@@ -180,7 +177,7 @@ class OperatorRules:
             self.facts.consts[unary] = folded
         return ty
 
-    def cast(self: Checker, cast: A.Cast, expected: SemType | None) -> SemType | None:
+    def cast(self, cast: A.Cast, expected: SemType | None) -> SemType | None:
         """`x as T` between scalar numbers: widen/narrow integers, int<->float, float<->float."""
         source = self.expr(cast.value, None)
         target = _cast_target(cast.type, self.resolver)

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from parser import ast_nodes as A
 from parser.entry_signature import EntrySignature
 from parser.spans import Span
-from parser.type_eval import ConstValue, GenericValue
-from parser.types import SemType
+from parser.types import ConstValue, GenericValue, SemType
 
 _ids = itertools.count()
 

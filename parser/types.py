@@ -63,6 +63,11 @@ Elem = _ElemBase(
 )
 ELEM_BY_NAME = {e.value: e for e in Elem}
 
+# A const generic's value (an element type, an integer, a bool, a shape) and a compile-time
+# constant's.
+GenericValue = Elem | int | bool | tuple[int, ...]
+ConstValue = int | bool | float | tuple[int, ...]
+
 
 @dataclass(frozen=True)
 class ScalarTy:

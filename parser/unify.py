@@ -5,10 +5,10 @@ argument types at a call (`fn f<E, const N: i32>(t: Tile<E, {[N]}>)` with a
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser.type_eval import GenericValue
 from parser.types import (
     DYNAMIC,
     Elem,
+    GenericValue,
     PointerTileTy,
     PointerTy,
     RefTy,

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from lowering.contract import AssumptionKind, LaunchContract, ParamKind, Quantity, SlotRole
 from lowering.pipeline import (
-    DEFAULT_TARGET,
+    ARCHS,
+    DEFAULT_ARCH,
     HOST_ARCHES,
-    SUPPORTED_TARGETS,
     CompileRequest,
 )
 from parser.front_end import (
@@ -94,7 +94,7 @@ def request_from_proto(
         entry=message.entry,
         generics=tuple(sorted(message.generics.items())),
         generic_args=tuple(message.generic_args),
-        target=message.target or DEFAULT_TARGET,
+        arch=message.target or DEFAULT_ARCH,
         opt_level=options.opt_level if options.HasField("opt_level") else DEFAULT_OPT_LEVEL,
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,
         lineinfo=options.lineinfo,
@@ -225,8 +225,8 @@ def _check_generic_value(field: str, value: str, limits: Limits) -> list[FieldVi
 
 
 def _check_target(target: str) -> list[FieldViolation]:
-    if target and target not in SUPPORTED_TARGETS:
-        supported = ", ".join(SUPPORTED_TARGETS)
+    if target and target not in ARCHS:
+        supported = ", ".join(ARCHS)
         return [FieldViolation("target", f"unsupported target {target!r}; supported: {supported}")]
     return []
 

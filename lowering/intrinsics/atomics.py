@@ -10,8 +10,6 @@ like any other: an access through a raw pointer may alias it only if it was made
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.element_types import ir_element
 from lowering.intrinsics.common import marker, value
 from lowering.intrinsics.pointers import raw_chain
@@ -30,17 +28,15 @@ from lowering.ir.ops_pointer import (
     GlobalVar,
 )
 from lowering.ir.types import TOKEN, PointerType, TileType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import GlobalTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 MODES = {m.name.replace("_", "").lower(): m for m in AtomicMode}
 
 
-def _mode(ctx: KernelLowering, expr: A.Expr) -> AtomicMode:
+def _mode(ctx: LoweringContext, expr: A.Expr) -> AtomicMode:
     return MODES[marker(ctx, expr).lower()]
 
 
@@ -50,7 +46,7 @@ def _result_of(ptrs: Value) -> TileType:
     return TileType(tile.element.pointee, tile.shape)
 
 
-def _atomic_rmw(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _atomic_rmw(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs, arg = value(ctx, args[0]), value(ctx, args[1])
     mask, user = optional_value(ctx, args[5]), optional_value(ctx, args[6])
     chain = raw_chain(ctx)
@@ -71,7 +67,7 @@ def _atomic_rmw(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -
     return (op.old, op.result_token)
 
 
-def _atomic_cas(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _atomic_cas(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs, cmp, val = value(ctx, args[0]), value(ctx, args[1]), value(ctx, args[2])
     mask, user = optional_value(ctx, args[5]), optional_value(ctx, args[6])
     chain = raw_chain(ctx)
@@ -92,7 +88,7 @@ def _atomic_cas(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -
     return (op.old, op.result_token)
 
 
-def _atomic_red_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _atomic_red_view(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """A reduction into a tile of a `PartitionMut` (its index is not checked: unsafe), on
     its tensor's token chain."""
     part = partition_operand(ctx, args[0])
@@ -114,7 +110,7 @@ def _atomic_red_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
     return op.result_token
 
 
-def _global_pointer(ctx: KernelLowering, expr: A.Expr, span: A.Span) -> Value:
+def _global_pointer(ctx: LoweringContext, expr: A.Expr, span: A.Span) -> Value:
     """A pointer to the global `expr` names (declared in the module on first use)."""
     glob = ctx.type_of(expr)
     assert isinstance(glob, GlobalTy)
@@ -124,7 +120,7 @@ def _global_pointer(ctx: KernelLowering, expr: A.Expr, span: A.Span) -> Value:
     return ctx.builder.emit(GetGlobal, result=result, name=glob.symbol, span=span).result
 
 
-def _global_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _global_load(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptr = _global_pointer(ctx, args[0], call.span)
     ordering = ORDERINGS[marker(ctx, args[1])]
     weak = ordering is MemoryOrdering.WEAK
@@ -144,7 +140,7 @@ def _global_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
     return (op.tile, op.result_token)
 
 
-def _global_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _global_store(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptr = _global_pointer(ctx, args[0], call.span)
     stored = value(ctx, args[1])
     ordering = ORDERINGS[marker(ctx, args[2])]
@@ -165,7 +161,7 @@ def _global_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple)
     return op.result_token
 
 
-def _global_atomic_add(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _global_atomic_add(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptr = _global_pointer(ctx, args[0], call.span)
     added = value(ctx, args[1])
     result = _result_of(ptr)

@@ -3,8 +3,6 @@ values, mode markers as op attributes, result types."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.element_types import ir_tile_type
 from lowering.ir.attributes import (
     ComparisonOrdering,
@@ -15,11 +13,9 @@ from lowering.ir.attributes import (
 )
 from lowering.ir.core import Value
 from lowering.ir.types import TileType
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import MarkerTy, ScalarTy, TileTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 ROUNDING = {
     "NearestEven": RoundingMode.NEAREST_EVEN,
@@ -47,7 +43,7 @@ CMP_ORDERING = {"Ordered": ComparisonOrdering.ORDERED, "Unordered": ComparisonOr
 SIGNEDNESS = {"Signed": Signedness.SIGNED, "Unsigned": Signedness.UNSIGNED}
 
 
-def marker(ctx: KernelLowering, expr: A.Expr) -> str:
+def marker(ctx: LoweringContext, expr: A.Expr) -> str:
     """The variant of a mode-marker argument (`ftz::Enabled` -> "Enabled")."""
     ty = ctx.type_of(expr)
     assert isinstance(ty, MarkerTy), ty
@@ -69,27 +65,27 @@ def mode_attribute(kind: str, variant: str) -> object:
     return variant == "Enabled"  # ftz, nan: unit flags
 
 
-def value(ctx: KernelLowering, expr: A.Expr) -> Value:
+def value(ctx: LoweringContext, expr: A.Expr) -> Value:
     lowered = ctx.expr(expr)
     assert isinstance(lowered, Value), (expr.span.text, lowered)
     return lowered
 
 
-def values(ctx: KernelLowering, exprs: tuple[A.Expr, ...]) -> tuple[Value, ...]:
+def values(ctx: LoweringContext, exprs: tuple[A.Expr, ...]) -> tuple[Value, ...]:
     return tuple(value(ctx, e) for e in exprs)
 
 
-def value_type(ctx: KernelLowering, expr: A.Expr) -> ScalarTy | TileTy:
+def value_type(ctx: LoweringContext, expr: A.Expr) -> ScalarTy | TileTy:
     ty = ctx.type_of(expr)
     assert isinstance(ty, (ScalarTy, TileTy)), ty
     return ty
 
 
-def result_type(ctx: KernelLowering, call: A.Expr) -> TileType:
+def result_type(ctx: LoweringContext, call: A.Expr) -> TileType:
     return ir_tile_type(ctx.type_of(call))
 
 
-def static_value(ctx: KernelLowering, expr: A.Expr) -> int | float | bool:
+def static_value(ctx: LoweringContext, expr: A.Expr) -> int | float | bool:
     """The compile-time value the checker established for a constant argument."""
     consts = ctx.body.consts
     if expr in consts:

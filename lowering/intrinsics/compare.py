@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.intrinsics.common import result_type, value_type, values
 from lowering.intrinsics.math import LHS_RHS, OVERFLOW, op
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir import ops_bits as bits
 from lowering.ir.ops_compare import CmpF, CmpI, Select
 from lowering.lower_ops import binary_op
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 _OPERATORS = {
     "eq_tile": "==",
@@ -29,14 +25,14 @@ _OPERATORS = {
 def _tile_compare(operator: str) -> IntrinsicLowering:
     """`lt_tile(a, b)` is `a < b` element-wise: cmpf (ordered) or cmpi (signedness of E)."""
 
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         lhs, rhs = values(ctx, args[:2])
         return binary_op(ctx, operator, value_type(ctx, args[0]), lhs, rhs, call.span)
 
     return lower
 
 
-def _select(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _select(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     condition, if_true, if_false = values(ctx, args)
     return ctx.builder.emit(
         Select,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lowering.intrinsics.common import (
     marker,
@@ -15,14 +15,12 @@ from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.attributes import RoundingMode
 from lowering.ir.ops_convert import Bitcast, ExtI, FToF, FToI, IToF, TruncI
 from lowering.lower_ops import convert, signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def _convert(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _convert(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """Value-preserving conversion: ftof / ftoi (toward zero) / itof / exti / trunci, or
     nothing when the tile IR types agree (`u32` <-> `i32`)."""
     source = value(ctx, args[0])
@@ -30,7 +28,7 @@ def _convert(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> L
 
 
 def _op(op_class: type[Any]) -> IntrinsicLowering:
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         source = value(ctx, args[0])
         result = result_type(ctx, call)
         if source.type == result:  # same tile IR type: a relabel (`bitcast` u32 -> i32)

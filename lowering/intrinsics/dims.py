@@ -6,7 +6,6 @@ its axes; bounded loads and stores prove their coordinates by brand
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from lowering.bounded_checks import place_binding_check, place_bounded_checks
 from lowering.element_types import ir_tile_type
@@ -21,30 +20,27 @@ from lowering.intrinsics.views import load_hints
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import DimValue, Lowered, PartitionValue, ValueOrigin
+from lowering.lowered_expr import DimValue, Lowered, PartitionValue, ValueOrigin
+from lowering.lowering_context import LoweringContext
 from lowering.rejection import Rejected
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.types import PartitionTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def _scalar(ctx: KernelLowering, expr: A.Expr) -> Value:
+def _scalar(ctx: LoweringContext, expr: A.Expr) -> Value:
     value = ctx.expr(expr)
     if isinstance(value, DimValue):
         return value.value
     return ctx.scalar(value, expr.span)
 
 
-def _dim_new(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _dim_new(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     value = _scalar(ctx, args[0])
     return DimValue(value, ValueOrigin(value.id))
 
 
-def _into_dim(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _into_dim(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """`n.into_dim()` keeps the brand of a `num_tiles` count; any other value gets its own."""
     lowered = ctx.expr(args[0])
     if isinstance(lowered, DimValue):
@@ -53,15 +49,15 @@ def _into_dim(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> 
     return DimValue(value, ctx.dim_origins.get(value.id, ValueOrigin(value.id)))
 
 
-def _dim_value(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _dim_value(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return _scalar(ctx, args[0])
 
 
-def _coord(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _coord(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return index_operands(ctx, args[0])
 
 
-def _with_bounds(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _with_bounds(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = partition_operand(ctx, args[0])
     part_type = ctx.type_of(args[0])
     assert isinstance(part_type, PartitionTy)
@@ -91,13 +87,7 @@ def _with_bounds(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
 
 
 def _bound_without_brand(axis: int, span: A.Span):  # type: ignore[no-untyped-def]
-    return error(
-        codes.DIM_PROVENANCE,
-        f"`with_bounds` bound {axis} must come from `num_tiles`, `Dim::new` or `into_dim`",
-        span,
-        "a plain `i32`",
-        help=("wrap it: `Dim::new(n)`, or count the axis with `num_tiles(&p, axis)`",),
-    )
+    return messages.BOUND_WITHOUT_DIM.at(span, axis=axis)
 
 
 def _element_spans(expr: A.Expr, count: int) -> tuple[A.Span, ...]:
@@ -108,7 +98,7 @@ def _element_spans(expr: A.Expr, count: int) -> tuple[A.Span, ...]:
 
 
 def _checked_coord(
-    ctx: KernelLowering, part: PartitionValue, part_type: PartitionTy, coord: A.Expr
+    ctx: LoweringContext, part: PartitionValue, part_type: PartitionTy, coord: A.Expr
 ) -> tuple[Value, ...]:
     index = index_operands(ctx, coord)
     assert part.bounds is not None
@@ -119,7 +109,7 @@ def _checked_coord(
     return index
 
 
-def _load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple, latency: int | None):
+def _load(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple, latency: int | None):
     part = partition_operand(ctx, args[0])
     part_type = ctx.type_of(args[0])
     assert isinstance(part_type, PartitionTy)
@@ -136,12 +126,12 @@ def _load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple, latency
     return op.tile
 
 
-def _bounded_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _bounded_load(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return _load(ctx, call, args, None)
 
 
 def _bounded_load_pipelined(
-    ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
+    ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple
 ) -> Lowered:
     assert isinstance(call, A.MethodCall)
     latency = ctx.body.consts[call.generic_args[0]]  # type: ignore[index]
@@ -149,7 +139,7 @@ def _bounded_load_pipelined(
     return _load(ctx, call, args, latency)
 
 
-def _bounded_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _bounded_store(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = partition_operand(ctx, args[0])
     part_type = ctx.type_of(args[0])
     assert isinstance(part_type, PartitionTy)

@@ -4,7 +4,7 @@ call, its mode markers turned into attributes."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lowering.intrinsics.common import (
     marker,
@@ -19,12 +19,10 @@ from lowering.ir import ops_bits as bits
 from lowering.ir import ops_math as m
 from lowering.ir.attributes import RoundingMode
 from lowering.lower_ops import signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import Elem
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 LHS_RHS = ("lhs", "rhs")
 SOURCE = ("source",)
@@ -40,7 +38,7 @@ def op(
     marker arguments as `modes` ((attribute, marker kind) pairs), and, when `signed`, the
     signedness of the operands' element type."""
 
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         count = len(operands)
         fields: dict[str, Any] = dict(zip(operands, values(ctx, args[:count]), strict=True))
         for (attribute, kind), arg in zip(modes, args[count:], strict=True):
@@ -57,7 +55,7 @@ def op(
 def by_element(float_op: IntrinsicLowering, int_op: IntrinsicLowering) -> IntrinsicLowering:
     """Dispatch on the operands' element type (`min_tile` -> minf or mini)."""
 
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         chosen = float_op if value_type(ctx, args[0]).elem.is_float else int_op
         return chosen(ctx, call, args)
 
@@ -65,7 +63,7 @@ def by_element(float_op: IntrinsicLowering, int_op: IntrinsicLowering) -> Intrin
 
 
 def _divide(rounding: Callable[[Elem], RoundingMode], ftz: bool = False) -> IntrinsicLowering:
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         lhs, rhs = values(ctx, args[:2])
         elem = value_type(ctx, args[0]).elem
         result = result_type(ctx, call)

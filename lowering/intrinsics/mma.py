@@ -4,20 +4,16 @@ accumulators, `mmai` (operand signedness from their Rust types, or given) otherw
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.intrinsics.common import SIGNEDNESS, marker, result_type, value_type, values
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.ops_matmul import MmaF, MmaFScaled, MmaI
 from lowering.lower_ops import signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def _mma(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _mma(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     lhs, rhs, acc = values(ctx, args[:3])
     result = result_type(ctx, call)
     if value_type(ctx, args[2]).elem.is_float:
@@ -40,7 +36,7 @@ def _mma(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lower
     ).result
 
 
-def _mmaf_scaled(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _mmaf_scaled(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     lhs, rhs, acc, lhs_scale, rhs_scale = values(ctx, args)
     return ctx.builder.emit(
         MmaFScaled,

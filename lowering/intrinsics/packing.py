@@ -4,7 +4,6 @@ the shaped methods flatten with `reshape`, (un)pack, and reshape to the asked sh
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from lowering.intrinsics.common import result_type, value
 from lowering.intrinsics.spec import IntrinsicLowering
@@ -12,14 +11,12 @@ from lowering.ir.core import Value
 from lowering.ir.ops_convert import Pack, Unpack
 from lowering.ir.ops_core import Reshape
 from lowering.ir.types import ElementType, TileType
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def _reshape(ctx: KernelLowering, source: Value, shape: tuple[int, ...], span: A.Span) -> Value:
+def _reshape(ctx: LoweringContext, source: Value, shape: tuple[int, ...], span: A.Span) -> Value:
     assert isinstance(source.type, TileType)
     target = TileType(source.type.element, shape)
     if source.type == target:
@@ -28,7 +25,7 @@ def _reshape(ctx: KernelLowering, source: Value, shape: tuple[int, ...], span: A
 
 
 def _op(op_class: type[Pack] | type[Unpack]) -> IntrinsicLowering:
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         source = value(ctx, args[0])
         target = result_type(ctx, call)
         assert isinstance(source.type, TileType)

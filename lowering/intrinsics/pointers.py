@@ -4,15 +4,13 @@
 A pointer is a `tile<ptr<E>>`; `offset_tile` broadcasts a rank-0 pointer tile to the
 offsets' shape and emits `offset`. Every raw access (`load_ptr_tko`, `store_ptr_tko`, the
 atomics) consumes and produces the kernel's one raw-memory token
-(`KernelLowering.pointer_chain`), so raw accesses happen in program order: a load after a
+(`LoweringContext.pointer_chain`), so raw accesses happen in program order: a load after a
 store through a pointer that may alias sees it, and two stores land in the order written.
 A token the kernel passes is joined in (the access is ordered after it too), and the
 access's result token is handed back. A padding value is broadcast to the tile.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.common import marker, value
@@ -32,16 +30,15 @@ from lowering.ir.ops_core import Assume, Broadcast, Reshape
 from lowering.ir.ops_memory import LoadPtrTko, Offset, StorePtrTko
 from lowering.ir.ops_pointer import IntToPtr, PtrToInt, PtrToPtr
 from lowering.ir.types import TOKEN, PointerType, TileType
-from lowering.lowered_values import Lowered, TokenChain
+from lowering.lowered_expr import Lowered, TokenChain
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-from parser.prelude.assume import ASSUME_GENERICS
 from parser.types import LatencyTy, MarkerTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def broadcast_to(ctx: KernelLowering, source: Value, shape: tuple[int, ...], span: A.Span) -> Value:
+def broadcast_to(
+    ctx: LoweringContext, source: Value, shape: tuple[int, ...], span: A.Span
+) -> Value:
     """`source` (rank 0, or `shape`'s rank with dimensions of 1 to expand) as a tile of
     `shape`."""
     tile = source.type
@@ -57,12 +54,12 @@ def broadcast_to(ctx: KernelLowering, source: Value, shape: tuple[int, ...], spa
     return ctx.builder.emit(Broadcast, result=target, source=flat, span=span).result
 
 
-def _same(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _same(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """`pointer_to_tile` / `tile_to_pointer`: the same `tile<ptr<E>>`."""
     return value(ctx, args[0])
 
 
-def _offset_tile(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _offset_tile(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     offsets = value(ctx, args[1])
     result = ir_tile_type(ctx.type_of(call))
     ptrs = broadcast_to(ctx, value(ctx, args[0]), result.shape, call.span)
@@ -71,7 +68,7 @@ def _offset_tile(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
     ).result
 
 
-def _offset(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _offset(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs = value(ctx, args[0])
     shape = ir_tile_type(ctx.type_of(call)).shape
     offsets = broadcast_to(ctx, value(ctx, args[1]), shape, call.span)
@@ -80,7 +77,7 @@ def _offset(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lo
     ).result
 
 
-def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _broadcast(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     shape = ir_tile_type(ctx.type_of(call)).shape
     return broadcast_to(ctx, value(ctx, args[0]), shape, call.span)
 
@@ -88,7 +85,7 @@ def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
 def _conversion(op_class: type) -> IntrinsicLowering:
     """`int_to_ptr` / `ptr_to_int` / `ptr_to_ptr`: one op to the checked result type."""
 
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         source = value(ctx, args[0])
         result = ir_tile_type(ctx.type_of(call))
         return ctx.builder.emit(op_class, result=result, source=source, span=call.span).result
@@ -96,7 +93,7 @@ def _conversion(op_class: type) -> IntrinsicLowering:
     return lower
 
 
-def _reshape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _reshape(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     source = value(ctx, args[0])
     result = ir_tile_type(ctx.type_of(call))
     if source.type == result:
@@ -104,7 +101,7 @@ def _reshape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> L
     return ctx.builder.emit(Reshape, result=result, source=source, span=call.span).result
 
 
-def raw_chain(ctx: KernelLowering) -> TokenChain:
+def raw_chain(ctx: LoweringContext) -> TokenChain:
     """The kernel's raw-memory token chain; using it marks the kernel unchecked."""
     chain = ctx.pointer_chain
     assert chain is not None, "raw access without the raw-memory chain"
@@ -112,13 +109,15 @@ def raw_chain(ctx: KernelLowering) -> TokenChain:
     return chain
 
 
-def latency_hints(ctx: KernelLowering, expr: A.Expr) -> tuple[LoadStoreHints, ...]:
+def latency_hints(ctx: LoweringContext, expr: A.Expr) -> tuple[LoadStoreHints, ...]:
     latency = ctx.type_of(expr)
     assert isinstance(latency, LatencyTy)
     return load_hints(latency.cycles or None, allow_tma=True)
 
 
-def access_scope(ctx: KernelLowering, ordering: MemoryOrdering, expr: A.Expr) -> MemoryScope | None:
+def access_scope(
+    ctx: LoweringContext, ordering: MemoryOrdering, expr: A.Expr
+) -> MemoryScope | None:
     """The scope of an access: an `Option<scope::X>` operand, dropped when it is weak."""
     scope = ctx.expr(expr)
     if ordering is MemoryOrdering.WEAK or scope is None:
@@ -127,7 +126,7 @@ def access_scope(ctx: KernelLowering, ordering: MemoryOrdering, expr: A.Expr) ->
     return SCOPES[scope.variant]
 
 
-def _load_ptr(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_ptr(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs = value(ctx, args[0])
     tile = ptrs.type
     assert isinstance(tile, TileType) and isinstance(tile.element, PointerType)
@@ -157,7 +156,7 @@ def _load_ptr(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> 
     return (op.tile, op.result_token)
 
 
-def _store_ptr(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _store_ptr(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     ptrs = value(ctx, args[0])
     values = value(ctx, args[1])
     ordering = ORDERINGS[marker(ctx, args[2])]
@@ -182,7 +181,7 @@ def _store_ptr(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
 
 
 def _assume(kind: str) -> IntrinsicLowering:
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         written = call.function.generic_args if isinstance(call, A.Call) else call.generic_args
         bounds = [ctx.body.consts[g] for g in written[1:]]  # type: ignore[index, union-attr]
         predicate = {
@@ -211,5 +210,14 @@ POINTER_LOWERINGS: dict[str, IntrinsicLowering] = {
     "ptr_to_ptr": _conversion(PtrToPtr),
     "load_ptr_tko": _load_ptr,
     "store_ptr_tko": _store_ptr,
-    **{kind: _assume(kind) for kind in ASSUME_GENERICS},
+    **{
+        kind: _assume(kind)
+        for kind in (
+            "assume_div_by",
+            "assume_bounds_lower",
+            "assume_bounds_upper",
+            "assume_bounds",
+            *(f"assume_same_elements_{rank}d" for rank in range(1, 5)),
+        )
+    },
 }

@@ -13,8 +13,6 @@ read with `load_view_tko` after the given token.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.element_types import ir_element, ir_tile_type
 from lowering.intrinsics.common import marker, value
 from lowering.intrinsics.spec import IntrinsicLowering
@@ -37,7 +35,8 @@ from lowering.ir.types import (
     StridedViewType,
     TensorViewType,
 )
-from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
+from lowering.lowered_expr import Lowered, PartitionValue, TensorHandle
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import (
     DYNAMIC,
@@ -50,9 +49,6 @@ from parser.types import (
     TensorTy,
 )
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
 PADDINGS = {
     "None": None,
     "Zero": PaddingValue.ZERO,
@@ -63,7 +59,7 @@ PADDINGS = {
 }
 
 
-def _make_tensor_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _make_tensor_view(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     base = value(ctx, args[0])
     shape_ty, strides_ty, tensor = (ctx.type_of(e) for e in (args[1], args[2], call))
     assert isinstance(shape_ty, ShapeTy) and isinstance(strides_ty, ArrayTy)
@@ -93,7 +89,7 @@ def _make_tensor_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tu
     return ctx.local_tensor(TensorHandle(None, view, tuple(extents), token))
 
 
-def _dim_map(ctx: KernelLowering, expr: A.Expr) -> tuple[int, ...] | None:
+def _dim_map(ctx: LoweringContext, expr: A.Expr) -> tuple[int, ...] | None:
     ty = ctx.type_of(expr)
     if isinstance(ty, MarkerTy):
         return None  # `dim_map::Identity`
@@ -105,7 +101,7 @@ def _dim_map(ctx: KernelLowering, expr: A.Expr) -> tuple[int, ...] | None:
 
 
 def _partition_of(
-    ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple, dim_map: tuple[int, ...] | None
+    ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple, dim_map: tuple[int, ...] | None
 ) -> tuple[TensorHandle, Value, PartitionTy]:
     handle = ctx.expr(args[0])
     part_type = ctx.type_of(call)
@@ -115,7 +111,7 @@ def _partition_of(
     return handle, view, part_type
 
 
-def _make_partition_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _make_partition_view(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     dim_map = _dim_map(ctx, args[3])
     handle, view, part_type = _partition_of(ctx, call, args, dim_map)
     token = value(ctx, args[4])
@@ -130,7 +126,7 @@ def _make_partition_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args:
 
 
 def _make_partition_view_mut(
-    ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
+    ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple
 ) -> Lowered:
     handle, view, part_type = _partition_of(ctx, call, args, None)
     token = value(ctx, args[3])
@@ -141,7 +137,7 @@ def _make_partition_view_mut(
     return PartitionValue(handle, view, part_type.tile, mutable=True)
 
 
-def _access_attributes(ctx: KernelLowering, args: tuple, first: int) -> dict[str, object]:
+def _access_attributes(ctx: LoweringContext, args: tuple, first: int) -> dict[str, object]:
     """ordering, scope (none when weak) and hints from ordering, scope, latency, tma."""
     ordering = ORDERINGS[marker(ctx, args[first])]
     latency = ctx.body.consts.get(args[first + 2])  # set for `Some(n)`
@@ -154,7 +150,7 @@ def _access_attributes(ctx: KernelLowering, args: tuple, first: int) -> dict[str
     }
 
 
-def _store_view_tko_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _store_view_tko_mut(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = partition_operand(ctx, args[0])
     tile = value(ctx, args[1])
     index = output_index(ctx, part, index_operands(ctx, args[2]), call.span)
@@ -172,7 +168,7 @@ def _store_view_tko_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: 
     return op.result_token
 
 
-def _load_view_tko_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_view_tko_mut(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = partition_operand(ctx, args[0])
     index = output_index(ctx, part, index_operands(ctx, args[1]), call.span)
     op = ctx.builder.emit(
@@ -189,7 +185,7 @@ def _load_view_tko_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: t
     return op.tile
 
 
-def _made_view(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _made_view(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """`make_gather_scatter_view` / `make_strided_view`: the layout is in the view type."""
     handle = ctx.expr(args[0])
     assert isinstance(handle, TensorHandle)
@@ -216,7 +212,7 @@ def _load_made_view(first: int) -> IntrinsicLowering:
     """A load from a gather/scatter (`first` = 3: sparse and dense index) or strided view
     (`first` = 2: one index per dimension), after the given token and the tensor's chain."""
 
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         part = partition_operand(ctx, args[0])
         if first == 3:
             index = (value(ctx, args[1]), value(ctx, args[2]))

@@ -5,7 +5,6 @@ yields the new accumulator."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from lowering.element_types import ir_element
 from lowering.intrinsics.common import marker, static_value, value, value_type
@@ -19,16 +18,13 @@ from lowering.ir.ops_control import Yield
 from lowering.ir.ops_reduce import Reduce, Scan, identity_for
 from lowering.ir.types import TileType
 from lowering.lower_ops import signedness
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-from parser.prelude.reduce import closure_params
 from parser.typed_kernel import LocalVar
 from parser.types import Elem, TileTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
-Combine = Callable[["KernelLowering", tuple[Value, ...], A.Expr], Value]
+Combine = Callable[["LoweringContext", tuple[Value, ...], A.Expr], Value]
 
 _FLOAT_COMBINERS = {"sum": arith.AddF, "prod": arith.MulF, "max": m.MaxF, "min": m.MinF}
 _INT_COMBINERS = {"sum": arith.AddI, "prod": arith.MulI, "max": m.MaxI, "min": m.MinI}
@@ -37,7 +33,7 @@ _INT_COMBINERS = {"sum": arith.AddI, "prod": arith.MulI, "max": m.MaxI, "min": m
 def _builtin(kind: str, elem: Elem) -> Combine:
     """`element op accumulator` with the standard combiner of `kind`."""
 
-    def combine(ctx: KernelLowering, args: tuple[Value, ...], call: A.Expr) -> Value:
+    def combine(ctx: LoweringContext, args: tuple[Value, ...], call: A.Expr) -> Value:
         element, acc = args
         scalar = element.type
         if elem.is_float:
@@ -58,10 +54,10 @@ def _closure(closure: A.Closure) -> Combine:
     to the element (cuTile binds them the other way round; for the associative, symmetric
     functions a reduction needs the two agree, and this reading keeps a scan's `acc` the
     running prefix)."""
-    params = closure_params(closure)
-    assert params is not None
+    params = closure.params  # two: the checker refused any other combiner
+    assert len(params) == 2
 
-    def combine(ctx: KernelLowering, args: tuple[Value, ...], call: A.Expr) -> Value:
+    def combine(ctx: LoweringContext, args: tuple[Value, ...], call: A.Expr) -> Value:
         element, acc = args
         for param, arg in zip(params, (acc, element), strict=True):
             var = _param_var(ctx, param)
@@ -72,7 +68,7 @@ def _closure(closure: A.Closure) -> Combine:
     return combine
 
 
-def _param_var(ctx: KernelLowering, param: A.Pattern) -> LocalVar | None:
+def _param_var(ctx: LoweringContext, param: A.Pattern) -> LocalVar | None:
     """The local the checker declared for a closure parameter (None when it is unused)."""
     if not isinstance(param, A.IdentPattern):
         return None
@@ -82,7 +78,7 @@ def _param_var(ctx: KernelLowering, param: A.Pattern) -> LocalVar | None:
     )
 
 
-def _region(ctx: KernelLowering, elem: Elem, combine: Combine, call: A.Expr) -> Region:
+def _region(ctx: LoweringContext, elem: Elem, combine: Combine, call: A.Expr) -> Region:
     scalar = TileType(ir_element(elem))
 
     def fill(args: tuple[Value, ...]) -> None:
@@ -93,7 +89,7 @@ def _region(ctx: KernelLowering, elem: Elem, combine: Combine, call: A.Expr) -> 
         return ctx.builder.region([scalar, scalar], fill)
 
 
-def _identity(ctx: KernelLowering, expr: A.Expr, elem: Elem) -> TypedAttr:
+def _identity(ctx: LoweringContext, expr: A.Expr, elem: Elem) -> TypedAttr:
     given = static_value(ctx, expr)
     element = ir_element(elem)
     if elem.is_float:
@@ -101,7 +97,7 @@ def _identity(ctx: KernelLowering, expr: A.Expr, elem: Elem) -> TypedAttr:
     return IntegerAttr(int(given), element)
 
 
-def _source(ctx: KernelLowering, args: tuple) -> tuple[Value, TileTy, int]:
+def _source(ctx: LoweringContext, args: tuple) -> tuple[Value, TileTy, int]:
     source = value(ctx, args[0])
     ty = value_type(ctx, args[0])
     dim = static_value(ctx, args[1])
@@ -110,7 +106,7 @@ def _source(ctx: KernelLowering, args: tuple) -> tuple[Value, TileTy, int]:
 
 
 def _emit_reduce(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     call: A.Expr,
     args: tuple,
     identity: Callable[[TileTy], TypedAttr],
@@ -131,7 +127,7 @@ def _emit_reduce(
 
 
 def _fixed_reduce(kind: str) -> IntrinsicLowering:
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         return _emit_reduce(
             ctx,
             call,
@@ -143,7 +139,7 @@ def _fixed_reduce(kind: str) -> IntrinsicLowering:
     return lower
 
 
-def _reduce(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _reduce(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return _emit_reduce(
         ctx,
         call,
@@ -154,7 +150,7 @@ def _reduce(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lo
 
 
 def _scan(closure: bool) -> IntrinsicLowering:
-    def lower(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+    def lower(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
         source, ty, dim = _source(ctx, args)
         combine = _closure(args[4]) if closure else _builtin("sum", ty.elem)
         op = ctx.builder.emit(

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
-
-IntrinsicLowering = Callable[["KernelLowering", A.Call | A.MethodCall, tuple[A.Expr, ...]], Lowered]
+IntrinsicLowering = Callable[
+    ["LoweringContext", A.Call | A.MethodCall, tuple[A.Expr, ...]], Lowered
+]

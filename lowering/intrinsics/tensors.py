@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from lowering.bounded_checks import check_composite_store
 from lowering.bounds import place_checks
@@ -18,7 +17,8 @@ from lowering.ir.ops_core import Broadcast, GetNumTileBlocks, Reshape
 from lowering.ir.ops_memory import GetIndexSpaceShape, LoadViewTko, StoreViewTko
 from lowering.ir.types import I32, TOKEN, PaddingValue, TileType
 from lowering.lower_persistent import swizzle
-from lowering.lowered_values import AxisOrigin, Lowered, PartitionValue, TensorHandle
+from lowering.lowered_expr import AxisOrigin, Lowered, PartitionValue, TensorHandle
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.entry_signature import ParamRole
 from parser.types import (
@@ -34,21 +34,18 @@ from parser.types import (
 
 I32_SCALAR = ScalarTy(Elem.I32)
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def _handle(ctx: KernelLowering, expr: A.Expr) -> TensorHandle:
+def _handle(ctx: LoweringContext, expr: A.Expr) -> TensorHandle:
     value = ctx.expr(expr)
     assert isinstance(value, TensorHandle)
     return value
 
 
-def _block_index(ctx: KernelLowering, rank: int, span: A.Span) -> tuple:
+def _block_index(ctx: LoweringContext, rank: int, span: A.Span) -> tuple:
     return ctx.block_ids[:rank]
 
 
-def _load_tile_like(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_tile_like(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     source = _handle(ctx, args[0])
     like = _handle(ctx, args[1])
     tile = like.param.tensor.shape
@@ -65,7 +62,7 @@ def _load_tile_like(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
     return op.tile
 
 
-def _store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _store(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     out = _handle(ctx, args[0])
     value = ctx.expr(args[1])
     tile = out.param.tensor.shape
@@ -83,7 +80,7 @@ def _store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Low
     return None
 
 
-def _load_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_output(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     out = _handle(ctx, args[0])
     tile = out.param.tensor.shape
     part = ctx.partition(out, tile, None, call.span)
@@ -100,7 +97,7 @@ def _load_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
     return op.tile
 
 
-def _shape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _shape(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """An input's extents (dynamic ones as values); an output's or a tile's static shape."""
     value = ctx.expr(args[0])
     if isinstance(value, TensorHandle) and (
@@ -112,11 +109,11 @@ def _shape(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Low
     return shape.dims
 
 
-def _block_ids(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _block_ids(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return ctx.block_ids
 
 
-def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _broadcast(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     source = ctx.expr(args[0])
     ctx.expr(args[1])
     target = ctx.type_of(call)
@@ -134,12 +131,12 @@ def _broadcast(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
     return ctx.builder.emit(Broadcast, result=result, source=source, span=call.span).result
 
 
-def _num_tile_blocks(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _num_tile_blocks(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     op = ctx.builder.emit(GetNumTileBlocks, x=I32, y=I32, z=I32, span=call.span)
     return (op.x, op.y, op.z)
 
 
-def _partition(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _partition(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     handle = _handle(ctx, args[0])
     part_type = ctx.type_of(call)
     assert isinstance(part_type, PartitionTy)
@@ -147,7 +144,7 @@ def _partition(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
     return PartitionValue(handle, view, part_type.tile, mutable=False)
 
 
-def _partition_permuted(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _partition_permuted(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     handle = _handle(ctx, args[0])
     part_type = ctx.type_of(call)
     dim_map = ctx.type_of(args[2])
@@ -158,7 +155,7 @@ def _partition_permuted(ctx: KernelLowering, call: A.Call | A.MethodCall, args: 
     return PartitionValue(handle, view, part_type.tile, mutable=False, dim_map=dim_map.dims)
 
 
-def _partition_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _partition_mut(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """Tile index (slab-local i) maps to block_id * ceil(S / R) + i on each axis."""
     handle = _handle(ctx, args[0])
     part_type = ctx.type_of(call)
@@ -191,7 +188,7 @@ def _partition_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
 
 
 def _slab_tiles(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     handle: TensorHandle,
     slab: int | Value,
     axis: int,
@@ -224,23 +221,23 @@ def _slab_tiles(
     return count
 
 
-def partition_operand(ctx: KernelLowering, expr: A.Expr) -> PartitionValue:
+def partition_operand(ctx: LoweringContext, expr: A.Expr) -> PartitionValue:
     value = ctx.expr(expr)
     assert isinstance(value, PartitionValue)
     return value
 
 
-def index_operands(ctx: KernelLowering, expr: A.Expr) -> tuple[Value, ...]:
+def index_operands(ctx: LoweringContext, expr: A.Expr) -> tuple[Value, ...]:
     value = ctx.expr(expr)
     assert isinstance(value, tuple)
     return tuple(ctx.scalar(v, expr.span) for v in value)
 
 
-def _partition_load(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _partition_load(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return checked_load(ctx, partition_operand(ctx, args[0]), args[1], call)
 
 
-def _load_tile(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_tile(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """`x.partition(shape).load(idx)`, with the same check."""
     handle = _handle(ctx, args[0])
     tile = ctx.type_of(call)
@@ -251,7 +248,7 @@ def _load_tile(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
 
 
 def checked_load(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     part: PartitionValue,
     index_expr: A.Expr,
     call: A.Call | A.MethodCall,
@@ -307,7 +304,7 @@ def _tile_limits(part: PartitionValue) -> tuple[Quantity, ...]:
     return tuple(limits)
 
 
-def _tile_counts(ctx: KernelLowering, part: PartitionValue, span: A.Span):
+def _tile_counts(ctx: LoweringContext, part: PartitionValue, span: A.Span):
     """Materializes a partition's tile count along an axis, for an in-kernel check."""
 
     def count(axis: int) -> Value:
@@ -319,7 +316,7 @@ def _tile_counts(ctx: KernelLowering, part: PartitionValue, span: A.Span):
     return count
 
 
-def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _partition_store(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = partition_operand(ctx, args[0])
     tile = ctx.expr(args[1])
     local = index_operands(ctx, args[2])
@@ -329,7 +326,7 @@ def _partition_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tup
 
 
 def check_output_index(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     part: PartitionValue,
     part_type: object,
     index: tuple[Value, ...],
@@ -344,7 +341,7 @@ def check_output_index(
 
 
 def access_limits(
-    ctx: KernelLowering, part: PartitionValue, part_type: PartitionTy, span: A.Span
+    ctx: LoweringContext, part: PartitionValue, part_type: PartitionTy, span: A.Span
 ) -> tuple[tuple[Quantity, ...], Callable[[int], Value], Value | None]:
     """What an index into `part` must stay below on each axis: its tiles (a slab's, for a
     `partition_mut` view), how to count them in the kernel, and the view they are read
@@ -365,7 +362,7 @@ def axis_origin(part: PartitionValue, part_type: PartitionTy, axis: int) -> Axis
 
 
 def output_index(
-    ctx: KernelLowering, part: PartitionValue, local: tuple[Value, ...], span: A.Span
+    ctx: LoweringContext, part: PartitionValue, local: tuple[Value, ...], span: A.Span
 ) -> tuple[Value, ...]:
     """The tensor's tile index of a `PartitionMut` index (slab-local ones get the offset)."""
     if not part.offsets:
@@ -377,7 +374,11 @@ def output_index(
 
 
 def store_to_output(
-    ctx: KernelLowering, part: PartitionValue, tile: Lowered, local: tuple[Value, ...], span: A.Span
+    ctx: LoweringContext,
+    part: PartitionValue,
+    tile: Lowered,
+    local: tuple[Value, ...],
+    span: A.Span,
 ) -> None:
     """A store through a `PartitionMut`, ordered after the output's earlier effects."""
     op = ctx.builder.emit(
@@ -392,7 +393,7 @@ def store_to_output(
     part.handle.token = op.result_token
 
 
-def _mapped_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _mapped_store(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     handle = _handle(ctx, args[0])
     mapped = ctx.type_of(args[0])
     assert isinstance(mapped, MappedTy)
@@ -420,7 +421,7 @@ def _mapped_store(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple)
     return None
 
 
-def _swizzled_index(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _swizzled_index(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """The schedule's index of a flat tile id, unbranded (the caller vouches for it)."""
     mapped = ctx.type_of(args[0])
     if isinstance(mapped, MappedTy):
@@ -433,11 +434,11 @@ def _swizzled_index(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
     return swizzle(ctx, tile_id, (rows, cols), tuple(groups), call.span)  # type: ignore[arg-type]
 
 
-def _index_parts(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _index_parts(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return ctx.expr(args[0])  # a minted index is its coordinates
 
 
-def _num_tiles(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _num_tiles(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """The tile count, branded with the axis it counts (`with_bounds`, `for i in 0..n`)."""
     axis = ctx.body.consts[args[1]]
     assert isinstance(axis, int)
@@ -458,12 +459,12 @@ def _num_tiles(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) ->
     return count
 
 
-def _tensor_extents(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _tensor_extents(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     handle = _handle(ctx, args[0])
     return tuple(ctx.scalar(d, call.span) for d in handle.dims)
 
 
-def _index_space(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _index_space(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """Tiles per axis, each as `num_tiles(&p, axis)` would count it (and brand it)."""
     part = partition_operand(ctx, args[0])
     part_type = ctx.type_of(args[0])
@@ -477,7 +478,7 @@ def _index_space(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
 
 
 def _tile_count(
-    ctx: KernelLowering, part: PartitionValue, part_type: PartitionTy, axis: int, span: A.Span
+    ctx: LoweringContext, part: PartitionValue, part_type: PartitionTy, axis: int, span: A.Span
 ) -> Value:
     if part.mutable and not part_type.full:
         return ctx.scalar(part.slab_tiles[axis], span)

@@ -7,22 +7,18 @@ op consumes both, so it is ordered after each.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.ir.core import Value
 from lowering.ir.ops_core import JoinTokens, MakeToken
 from lowering.ir.ops_debug import PrintTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered, PartitionValue, TensorHandle, TokenChain
+from lowering.lowered_expr import Lowered, PartitionValue, TensorHandle, TokenChain
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-from parser.typecheck_values import unescape
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
+from parser.printf_format import unescape
 
 
-def merge_tokens(ctx: KernelLowering, tokens: list[Value | None], span: A.Span) -> Value | None:
+def merge_tokens(ctx: LoweringContext, tokens: list[Value | None], span: A.Span) -> Value | None:
     """One token ordered after every given one: None for none, the token itself for one,
     a `join_tokens` for several (duplicates dropped)."""
     unique: list[Value] = []
@@ -34,21 +30,21 @@ def merge_tokens(ctx: KernelLowering, tokens: list[Value | None], span: A.Span) 
     return ctx.builder.emit(JoinTokens, result=TOKEN, tokens=tuple(unique), span=span).result
 
 
-def optional_value(ctx: KernelLowering, expr: A.Expr) -> Value | None:
+def optional_value(ctx: LoweringContext, expr: A.Expr) -> Value | None:
     """An `Option` operand: its value, or None for `None`."""
     lowered = ctx.expr(expr)
     assert lowered is None or isinstance(lowered, Value), lowered
     return lowered
 
 
-def chained(ctx: KernelLowering, chain: TokenChain, user: Value | None, span: A.Span) -> Value:
+def chained(ctx: LoweringContext, chain: TokenChain, user: Value | None, span: A.Span) -> Value:
     """The input token of an access on `chain`, also ordered after the kernel's `user` one."""
     token = merge_tokens(ctx, [chain.token, user], span)
     assert token is not None
     return token
 
 
-def view_token(ctx: KernelLowering, part: PartitionValue, span: A.Span) -> Value | None:
+def view_token(ctx: LoweringContext, part: PartitionValue, span: A.Span) -> Value | None:
     """The input token of an access through `part`: its tensor's chain (a written tensor)
     and the token `make_partition_view` was given."""
     return merge_tokens(ctx, [part.handle.token, part.token], span)
@@ -60,15 +56,15 @@ def advance(part: PartitionValue, result_token: Value) -> None:
         part.handle.token = result_token
 
 
-def _some(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _some(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return ctx.expr(args[0])
 
 
-def _new_token(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _new_token(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     return ctx.builder.emit(MakeToken, result=TOKEN, span=call.span).result
 
 
-def _join_tokens(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _join_tokens(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     tokens = ctx.expr(args[0])
     assert isinstance(tokens, tuple)
     joined = merge_tokens(ctx, list(tokens), call.span)
@@ -76,7 +72,7 @@ def _join_tokens(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) 
     return joined
 
 
-def _get_tensor_token(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _get_tensor_token(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """The tensor's current token; an input has none (nothing in this kernel writes it), so
     a fresh one, which orders nothing."""
     handle = ctx.expr(args[0])
@@ -86,7 +82,7 @@ def _get_tensor_token(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tu
     return ctx.builder.emit(MakeToken, result=TOKEN, span=call.span).result
 
 
-def _print_tko(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _print_tko(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """On the kernel's print chain (prints appear in program order), after `token`."""
     fmt = args[0]
     assert isinstance(fmt, A.StrLit)

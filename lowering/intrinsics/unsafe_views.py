@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.intrinsics.tensors import (
@@ -15,15 +13,13 @@ from lowering.intrinsics.tensors import (
 )
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered, PartitionValue, TensorHandle
+from lowering.lowered_expr import Lowered, PartitionValue, TensorHandle
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 from parser.types import PartitionTy
 
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
-
-def _partition_full_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _partition_full_mut(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """The whole output cut into tiles: tile index i is the tensor's tile i (no offset)."""
     handle = ctx.expr(args[0])
     assert isinstance(handle, TensorHandle)
@@ -35,7 +31,7 @@ def _partition_full_mut(ctx: KernelLowering, call: A.Call | A.MethodCall, args: 
     return PartitionValue(handle, view, part_type.tile, mutable=True)
 
 
-def _load_from_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_from_output(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """Bounds-checked like a store, and on the output's token chain: it reads this
     block's earlier stores; other blocks' stores are unordered (the caller's promise)."""
     part = partition_operand(ctx, args[0])
@@ -54,7 +50,7 @@ def _load_from_output(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tu
     return op.tile
 
 
-def _store_unchecked(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _store_unchecked(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     part = partition_operand(ctx, args[0])
     tile = ctx.expr(args[1])
     store_to_output(ctx, part, tile, index_operands(ctx, args[2]), call.span)

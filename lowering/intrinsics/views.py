@@ -3,8 +3,6 @@ ordering, scope and optimization hints, `load_pipelined::<L>`, `get_shape_dim`."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.common import marker
 from lowering.intrinsics.spec import IntrinsicLowering
@@ -14,11 +12,9 @@ from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered, PartitionValue
+from lowering.lowered_expr import Lowered, PartitionValue
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 HINTS_ARCH = "default"  # every target (bytecode 13.3+)
 ORDERINGS = {
@@ -44,7 +40,7 @@ def load_hints(latency: int | None, allow_tma: bool) -> tuple[LoadStoreHints, ..
 
 
 def _load(
-    ctx: KernelLowering,
+    ctx: LoweringContext,
     call: A.Call | A.MethodCall,
     args: tuple,
     ordering: MemoryOrdering = MemoryOrdering.WEAK,
@@ -72,7 +68,7 @@ def _load(
     return op.tile
 
 
-def _load_view_tko(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_view_tko(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     latency = ctx.body.consts.get(args[4])  # set for `Some(n)`, absent for `None`
     assert latency is None or isinstance(latency, int)
     hints = load_hints(latency, marker(ctx, args[5]) == "Enabled")
@@ -80,7 +76,7 @@ def _load_view_tko(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple
     return _load(ctx, call, args, ordering, SCOPES[marker(ctx, args[3])], hints)
 
 
-def _load_pipelined(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _load_pipelined(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     """`p.load_pipelined::<L>(idx)`: `p.load(idx)` (the same bounds check) with a latency."""
     assert isinstance(call, A.MethodCall)
     latency = ctx.body.consts[call.generic_args[0]]  # type: ignore[index]
@@ -90,7 +86,7 @@ def _load_pipelined(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tupl
     return checked_load(ctx, part, args[1], call, load_hints(latency, allow_tma=True))
 
 
-def _get_shape_dim(ctx: KernelLowering, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
+def _get_shape_dim(ctx: LoweringContext, call: A.Call | A.MethodCall, args: tuple) -> Lowered:
     dims = ctx.expr(args[0])
     axis = ctx.body.consts[args[1]]
     assert isinstance(dims, tuple) and isinstance(axis, int)

@@ -3,18 +3,21 @@
 An op is a frozen dataclass whose fields are tagged with their role:
 `result()`, `operand()`, `operands()` (variadic), `optional_operand()`, `attribute()` and
 `region()`. Generic code (printer, verifier, bytecode writer, passes) walks ops through
-those roles; an op class adds only its name and its own `verify()` rules.
+those roles. An op class declares its name, its `TRAITS` (constraints the verifier checks
+generically: one operand and result type, a terminator, side effects, ...) and, for what no
+trait says, its own `verify()` rules.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from lowering.ir.types import IRType
+from lowering.ir.types import IRType, TokenType
 from parser.spans import Span
 
 RESULT, OPERAND, OPERANDS, OPTIONAL_OPERAND, ATTRIBUTE, REGION = (
@@ -25,6 +28,23 @@ RESULT, OPERAND, OPERANDS, OPTIONAL_OPERAND, ATTRIBUTE, REGION = (
     "attribute",
     "region",
 )
+
+
+class Trait(enum.Enum):
+    """A constraint an op class declares; `lowering.ir.verify` checks each one generically."""
+
+    SAME_TYPE = "operands and results share one tile type of numbers"
+    FLOATS = "its shared type holds floats"  # with SAME_TYPE
+    INTEGERS = "its shared type holds integers"  # with SAME_TYPE
+    TERMINATOR = "ends its block"
+    SIDE_EFFECTS = "does more than compute its results (so it is not pure)"
+    LOOP = "its body is the target of `continue` and `break`"
+    PURE_REGIONS = "its regions hold only pure ops"
+
+
+# element-wise ops whose operands and result share one tile type
+FLOAT_ELEMENTWISE = frozenset({Trait.SAME_TYPE, Trait.FLOATS})
+INTEGER_ELEMENTWISE = frozenset({Trait.SAME_TYPE, Trait.INTEGERS})
 
 
 @dataclass(frozen=True)
@@ -82,6 +102,7 @@ class Op:
     """Base of every op. Subclasses set `NAME` and declare their fields by role."""
 
     NAME: ClassVar[str] = ""
+    TRAITS: ClassVar[frozenset[Trait]] = frozenset()
     span: Span | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -120,8 +141,16 @@ class Op:
     def regions(self) -> tuple[Region, ...]:
         return tuple(getattr(self, name) for name in self.fields_with_role(REGION))
 
+    @property
+    def is_pure(self) -> bool:
+        """No effect beyond its results: no regions, no tokens, no SIDE_EFFECTS trait."""
+        if self.regions or Trait.SIDE_EFFECTS in self.TRAITS:
+            return False
+        values = (*self.results, *self.operand_values)
+        return not any(isinstance(v.type, TokenType) for v in values)
+
     def verify(self) -> list[str]:
-        """Op-specific rules; returns human-readable violations (empty when valid)."""
+        """Rules of this op no trait says; human-readable violations (empty when valid)."""
         return []
 
 

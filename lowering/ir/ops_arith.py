@@ -5,21 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lowering.ir.attributes import IntegerOverflow, RoundingMode, Signedness
-from lowering.ir.core import Op, Value, attribute, operand, result
-from lowering.ir.types import ElementType, TileType
-
-
-def _same_type_errors(op_name: str, values: tuple[Value, ...], want_float: bool) -> list[str]:
-    first = values[0].type
-    if any(v.type != first for v in values):
-        return [f"{op_name}: operand and result types differ"]
-    if not isinstance(first, TileType) or not isinstance(first.element, ElementType):
-        return [f"{op_name}: operands must be tiles of numbers"]
-    is_float = first.element.is_float
-    if is_float != want_float:
-        kind = "float" if want_float else "integer"
-        return [f"{op_name}: needs {kind} operands, got {first}"]
-    return []
+from lowering.ir.core import (
+    FLOAT_ELEMENTWISE,
+    INTEGER_ELEMENTWISE,
+    Op,
+    Value,
+    attribute,
+    operand,
+    result,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,8 +24,7 @@ class _FloatBinary(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self.NAME, (self.result, self.lhs, self.rhs), want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,8 +54,7 @@ class _IntOverflowBinary(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self.NAME, (self.result, self.lhs, self.rhs), want_float=False)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,8 +83,7 @@ class DivI(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self.NAME, (self.result, self.lhs, self.rhs), want_float=False)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,5 +96,4 @@ class RemI(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self.NAME, (self.result, self.lhs, self.rhs), want_float=False)
+    TRAITS = INTEGER_ELEMENTWISE

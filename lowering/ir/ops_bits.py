@@ -9,22 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lowering.ir.attributes import IntegerOverflow, Signedness
-from lowering.ir.core import Op, Value, attribute, operand, result
-from lowering.ir.types import ElementType, TileType
-
-
-def _int_errors(op: Op) -> list[str]:
-    values = (*op.results, *op.operand_values)
-    first = values[0].type
-    if any(v.type != first for v in values):
-        return ["operand and result types differ"]
-    if not (
-        isinstance(first, TileType)
-        and isinstance(first.element, ElementType)
-        and not first.element.is_float
-    ):
-        return [f"needs integer tiles, got {first}"]
-    return []
+from lowering.ir.core import (
+    INTEGER_ELEMENTWISE,
+    Op,
+    Value,
+    attribute,
+    operand,
+    result,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,8 +25,7 @@ class _IntBinary(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _int_errors(self)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,8 +58,7 @@ class ShLI(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _int_errors(self)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,8 +71,7 @@ class ShRI(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _int_errors(self)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,5 +82,4 @@ class AbsI(Op):
     result: Value = result()
     source: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _int_errors(self)
+    TRAITS = INTEGER_ELEMENTWISE

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lowering.ir.core import Op, Region, Value, attribute, operand, operands, region, result
+from lowering.ir.core import Op, Region, Trait, Value, attribute, operand, operands, region, result
 from lowering.ir.types import I1, ElementType, TileType
 
 
@@ -36,6 +36,7 @@ class For(Op):
     """
 
     NAME = "for"
+    TRAITS = frozenset({Trait.LOOP})
     outputs: tuple[Value, ...] = result()
     unsigned_cmp: bool = attribute(False)
     lower: Value = operand()
@@ -73,6 +74,7 @@ class Loop(Op):
     """An unbounded loop; `continue` starts the next iteration, `break` leaves it."""
 
     NAME = "loop"
+    TRAITS = frozenset({Trait.LOOP})
     outputs: tuple[Value, ...] = result()
     init_values: tuple[Value, ...] = operands()
     body: Region = region()
@@ -108,16 +110,13 @@ class If(Op):
                 errors.append("if regions take no block arguments")
         return errors
 
-    @property
-    def has_else(self) -> bool:
-        return bool(self.else_region.blocks)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Yield(Op):
     """Ends an `if` region, giving the `if` its results."""
 
     NAME = "yield"
+    TRAITS = frozenset({Trait.TERMINATOR})
     values: tuple[Value, ...] = operands()
 
 
@@ -126,6 +125,7 @@ class Continue(Op):
     """Ends a loop iteration, passing the next iter values."""
 
     NAME = "continue"
+    TRAITS = frozenset({Trait.TERMINATOR})
     values: tuple[Value, ...] = operands()
 
 
@@ -134,4 +134,5 @@ class Break(Op):
     """Leaves the innermost `loop`, giving it its results."""
 
     NAME = "break"
+    TRAITS = frozenset({Trait.TERMINATOR})
     values: tuple[Value, ...] = operands()

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from lowering.ir.attributes import AssumePredicate, Bounded, DivBy, SameElements
-from lowering.ir.core import Op, Value, attribute, operand, operands, result
+from lowering.ir.core import Op, Trait, Value, attribute, operand, operands, result
 from lowering.ir.types import TileType, TokenType
 
 
@@ -137,4 +137,5 @@ class Reshape(Op):
 @dataclass(frozen=True, kw_only=True)
 class Return(Op):
     NAME = "return"
+    TRAITS = frozenset({Trait.TERMINATOR})
     values: tuple[Value, ...] = operands()

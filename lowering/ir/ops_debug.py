@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lowering.ir.core import Op, Value, attribute, operand, operands, optional_operand, result
+from lowering.ir.core import (
+    Op,
+    Trait,
+    Value,
+    attribute,
+    operand,
+    operands,
+    optional_operand,
+    result,
+)
 from lowering.ir.types import ElementType, TileType, TokenType
 
 _CONVERSIONS = "diuoxXeEfFgGaAcsSpn%"
@@ -38,6 +47,7 @@ class PrintTko(Op):
     """
 
     NAME = "print_tko"
+    TRAITS = frozenset({Trait.SIDE_EFFECTS})
     result_token: Value = result()
     format: str = attribute()
     args: tuple[Value, ...] = operands()
@@ -64,6 +74,7 @@ class Assert(Op):
     """Report `message` (with the element index) for every false element of `condition`."""
 
     NAME = "assert"
+    TRAITS = frozenset({Trait.SIDE_EFFECTS})
     message: str = attribute()
     condition: Value = operand()
 

@@ -7,21 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lowering.ir.attributes import IntegerOverflow, RoundingMode, Signedness
-from lowering.ir.core import Op, Value, attribute, operand, result
-from lowering.ir.types import ElementType, TileType
-
-
-def _same_type_errors(op: Op, want_float: bool) -> list[str]:
-    values = (*op.results, *op.operand_values)
-    first = values[0].type
-    if any(v.type != first for v in values):
-        return [f"{op.NAME}: operand and result types differ"]
-    if not isinstance(first, TileType) or not isinstance(first.element, ElementType):
-        return [f"{op.NAME}: operands must be tiles of numbers"]
-    if first.element.is_float != want_float:
-        kind = "float" if want_float else "integer"
-        return [f"{op.NAME}: needs {kind} operands, got {first}"]
-    return []
+from lowering.ir.core import (
+    FLOAT_ELEMENTWISE,
+    INTEGER_ELEMENTWISE,
+    Op,
+    Value,
+    attribute,
+    operand,
+    result,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,8 +23,7 @@ class _FloatUnary(Op):
     result: Value = result()
     source: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,8 +90,7 @@ class RemF(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,8 +102,7 @@ class Pow(Op):
     source: Value = operand()
     exponent: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,8 +114,7 @@ class Atan2(Op):
     x: Value = operand()
     y: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,8 +125,7 @@ class _FloatUnaryRounded(Op):
     rounding: RoundingMode = attribute(RoundingMode.FULL)
     source: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,8 +148,7 @@ class _FloatUnaryFtz(Op):
     flush_to_zero: bool = attribute(False)
     source: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,8 +169,7 @@ class Sqrt(Op):
     rounding: RoundingMode = attribute(RoundingMode.NEAREST_EVEN)
     source: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,8 +181,7 @@ class NegI(Op):
     overflow: IntegerOverflow = attribute(IntegerOverflow.NONE)
     source: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=False)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,8 +192,7 @@ class _FloatMinMax(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,8 +212,7 @@ class _IntMinMax(Op):
     lhs: Value = operand()
     rhs: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=False)
+    TRAITS = INTEGER_ELEMENTWISE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,5 +237,4 @@ class Fma(Op):
     rhs: Value = operand()
     acc: Value = operand()
 
-    def verify(self) -> list[str]:
-        return _same_type_errors(self, want_float=True)
+    TRAITS = FLOAT_ELEMENTWISE

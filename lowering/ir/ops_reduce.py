@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from lowering.ir.attributes import FloatAttr, IntegerAttr, TypedAttr
-from lowering.ir.core import Op, Region, Value, attribute, operands, region, result
+from lowering.ir.core import Op, Region, Trait, Value, attribute, operands, region, result
 from lowering.ir.types import ElementType, TileType
 
 
@@ -52,6 +52,7 @@ def _element(value: Value) -> ElementType | None:
 class _Aggregate(Op):
     """The shared rules of `reduce` and `scan` (the subclasses declare the fields)."""
 
+    TRAITS = frozenset({Trait.PURE_REGIONS})
     outputs: tuple[Value, ...]
     dim: int
     identities: tuple[TypedAttr, ...]

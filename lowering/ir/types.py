@@ -151,9 +151,6 @@ class StridedViewType:
         )
 
 
-ViewType = Union[PartitionViewType, GatherScatterViewType, StridedViewType]
-
-
 @dataclass(frozen=True)
 class TokenType:
     def __str__(self) -> str:

@@ -1,4 +1,5 @@
-"""Module verifier: each op's own `verify()` plus the structural rules of the IR.
+"""Module verifier: each op's declared traits (`lowering.ir.core.Trait`), its own `verify()`,
+and the structural rules of the IR.
 
 SSA: every value is defined once; an operand must be a function parameter, an
 enclosing block's argument, or a result of an earlier op in this or an enclosing block.
@@ -12,15 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from lowering.ir.core import Block, Function, Module, Op, Value, walk
+from lowering.ir.core import Block, Function, Module, Op, Trait, Value, walk
 from lowering.ir.ops_control import Break, Continue, For, If, Loop, Yield
 from lowering.ir.ops_core import Return
-from lowering.ir.ops_debug import Assert, PrintTko
 from lowering.ir.ops_pointer import GetGlobal, pointee
 from lowering.ir.ops_reduce import Reduce, Scan
-from lowering.ir.types import TileType, TokenType
+from lowering.ir.types import ElementType, TileType
 
-TERMINATORS: tuple[type[Op], ...] = (Return, Yield, Continue, Break)
 SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Scope = dict[int, Value]
@@ -121,9 +120,9 @@ def _check_ops(
     """
     for position, op in enumerate(block.ops):
         _check_operands(op, scope, checker)
-        for message in op.verify():
+        for message in (*trait_errors(op), *op.verify()):
             checker.error(op, message.removeprefix(f"{op.NAME}: "))
-        if isinstance(op, TERMINATORS) and position != len(block.ops) - 1:
+        if Trait.TERMINATOR in op.TRAITS and position != len(block.ops) - 1:
             checker.error(op, "a terminator must be the last op of its block")
         if isinstance(op, Return) and nested:
             checker.error(op, "return is only allowed at the end of the function body")
@@ -131,6 +130,25 @@ def _check_ops(
             for inner in region.blocks:
                 _check_region_block(op, inner, scope, checker, loop)
         _define(op.results, scope, checker)
+
+
+def trait_errors(op: Op) -> list[str]:
+    """The violations of what `op`'s class declares in `TRAITS`."""
+    if Trait.SAME_TYPE not in op.TRAITS:
+        return []
+    values = (*op.results, *op.operand_values)
+    first = values[0].type
+    if any(v.type != first for v in values):
+        return ["operand and result types differ"]
+    if not isinstance(first, TileType) or not isinstance(first.element, ElementType):
+        return ["operands must be tiles of numbers"]
+    for trait, wants_float, kind in (
+        (Trait.FLOATS, True, "float"),
+        (Trait.INTEGERS, False, "integer"),
+    ):
+        if trait in op.TRAITS and first.element.is_float != wants_float:
+            return [f"needs {kind} operands, got {first}"]
+    return []
 
 
 def _check_operands(op: Op, scope: Scope, checker: _Checker) -> None:
@@ -147,24 +165,16 @@ def _check_region_block(
 ) -> None:
     inner_scope = dict(scope)
     _define(block.args, inner_scope, checker)
-    if isinstance(owner, (For, Loop)):
+    if Trait.LOOP in owner.TRAITS:
         inner_loop: Op | None = owner
     else:
         inner_loop = loop if isinstance(owner, If) else None
     _check_ops(block, inner_scope, checker, inner_loop, nested=True)
     _check_terminator(owner, block, checker, loop)
-    if isinstance(owner, (Reduce, Scan)):
+    if Trait.PURE_REGIONS in owner.TRAITS:
         for op in block.ops[:-1]:
-            if not _is_pure(op):
+            if not op.is_pure:
                 checker.error(op, f"only pure ops are allowed inside {owner.NAME}")
-
-
-def _is_pure(op: Op) -> bool:
-    """No side effects: no regions, no tokens, no print/assert."""
-    if op.regions or isinstance(op, (Assert, PrintTko)):
-        return False
-    values = (*op.results, *op.operand_values)
-    return not any(isinstance(v.type, TokenType) for v in values)
 
 
 def _check_terminator(owner: Op, block: Block, checker: _Checker, loop: Op | None) -> None:

@@ -42,7 +42,7 @@ class Assembler(Protocol):
         self,
         bytecode: bytes,
         *,
-        sm: str,
+        arch: str,
         opt_level: int,
         host_arch: str,
         lineinfo: bool,
@@ -53,7 +53,7 @@ class Assembler(Protocol):
 def content_key(
     bytecode: bytes,
     *,
-    sm: str,
+    arch: str,
     opt_level: int,
     host_arch: str,
     lineinfo: bool,
@@ -62,7 +62,7 @@ def content_key(
     fields = (
         CONTENT_DOMAIN.encode(),
         bytecode,
-        sm.encode(),
+        arch.encode(),
         str(opt_level).encode(),
         host_arch.encode(),
         b"1" if lineinfo else b"0",
@@ -102,7 +102,7 @@ class ContentCachedAssembler:
         self,
         bytecode: bytes,
         *,
-        sm: str,
+        arch: str,
         opt_level: int = 3,
         host_arch: str = "x86_64",
         lineinfo: bool = False,
@@ -110,7 +110,7 @@ class ContentCachedAssembler:
     ) -> bytes:
         key = content_key(
             bytecode,
-            sm=sm,
+            arch=arch,
             opt_level=opt_level,
             host_arch=host_arch,
             lineinfo=lineinfo,
@@ -118,7 +118,7 @@ class ContentCachedAssembler:
         )
         found = self.cache.get(key)
         if found is not None and found.cubin and not found.contract:
-            if _valid(found.cubin, sm, symbol):
+            if _valid(found.cubin, arch, symbol):
                 self.hits += 1
                 log.debug("content key %s: cubin from the cache", key[:8])
                 self._observe("hit")
@@ -127,10 +127,10 @@ class ContentCachedAssembler:
             self.cache.delete(key)
         self.runs += 1
         self._observe("miss")
-        options: dict[str, object] = dict(sm=sm, opt_level=opt_level, host_arch=host_arch)
+        options: dict[str, object] = dict(arch=arch, opt_level=opt_level, host_arch=host_arch)
         options.update(lineinfo=lineinfo, **({"symbol": symbol} if symbol else {}))
         cubin = self.inner.assemble(bytecode, **options)  # type: ignore[arg-type]
-        if _valid(cubin, sm, symbol):
+        if _valid(cubin, arch, symbol):
             self.cache.put(key, CacheEntry(cubin, b""))
         return cubin
 
@@ -139,12 +139,12 @@ class ContentCachedAssembler:
             self.observer(result)
 
 
-def _valid(cubin: bytes, sm: str, symbol: str | None) -> bool:
+def _valid(cubin: bytes, arch: str, symbol: str | None) -> bool:
     """Whether `cubin` may be cached or served: checked when the entry's symbol is known."""
     if symbol is None:
         return True
     try:
-        check_cubin(cubin, sm, symbol)
+        check_cubin(cubin, arch, symbol)
     except ValueError:
         return False
     return True

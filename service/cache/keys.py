@@ -60,7 +60,7 @@ def _key_fields(
         fields += [name, value]
     fields += [str(len(request.generic_args)), *request.generic_args]
     fields += [
-        request.target,
+        request.arch,
         str(request.opt_level),
         request.host_arch,
         "1" if request.lineinfo else "0",

@@ -88,9 +88,9 @@ from pathlib import Path
 
 from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
-    DEFAULT_TARGET,
+    ARCHS,
+    DEFAULT_ARCH,
     HOST_ARCHES,
-    SUPPORTED_TARGETS,
     CompileRequest,
     Stage,
     compile_kernel,
@@ -114,6 +114,7 @@ from service.cli.facts_arg import (
     parse_facts,
     same_entry,
 )
+from service.cli.generics_arg import GenericsSet, UsageError, generics_for, parse_generics
 from service.cli.manifest import (
     KernelRecord,
     facts_record,
@@ -136,90 +137,6 @@ from service.server.auth import TokenError, read_token
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 BATCH_CPU_SECONDS = 3600  # a worker's front-end CPU budget per kernel (the server's is 60 s)
-
-_SCOPED = re.compile(r"\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*):(?!:)(.*)", re.DOTALL)
-_NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)", re.DOTALL)
-_OPEN, _CLOSE = "[{(", "]})"
-
-
-class UsageError(Exception):
-    pass
-
-
-# --------------------------------------------------------------------------- generics
-
-
-@dataclass(frozen=True)
-class GenericsSet:
-    """One `--generics` value: by name or by position, never both."""
-
-    named: tuple[tuple[str, str], ...] = ()
-    positional: tuple[str, ...] = ()
-    entry: str | None = None  # `saxpy:E=f16,B=1024` applies to `saxpy` only
-
-    def describe(self) -> str:
-        items = [f"{n}={v}" for n, v in self.named] or list(self.positional)
-        return ", ".join(items) or "no generics"
-
-    def applies_to(self, entry: str) -> bool:
-        return self.entry is None or names_entry(entry, self.entry)
-
-
-def generics_for(entry: str, sets: Sequence[GenericsSet]) -> list[GenericsSet]:
-    """The sets scoped to `entry`, else the unscoped ones, else one empty set."""
-    scoped = [g for g in sets if g.entry is not None and g.applies_to(entry)]
-    return scoped or [g for g in sets if g.entry is None] or [GenericsSet()]
-
-
-def parse_generics(text: str) -> GenericsSet:
-    """`B=128`, `E=f16,B=1024`, `128`, `S=[64, 32]`, `saxpy:E=f16,B=1024`; raises
-    `UsageError`."""
-    scope = _SCOPED.fullmatch(text)
-    if scope is not None:
-        inner = parse_generics(scope.group(2))
-        return GenericsSet(inner.named, inner.positional, scope.group(1))
-    items = [item.strip() for item in _split_top_level(text)]
-    if items == [""]:
-        return GenericsSet()
-    named: dict[str, str] = {}
-    positional: list[str] = []
-    for item in items:
-        if not item:
-            raise UsageError(f"empty generic argument in {text!r}")
-        match = _NAMED.fullmatch(item)
-        if match is None:
-            positional.append(item)
-            continue
-        name, value = match.group(1), match.group(2).strip()
-        if not value:
-            raise UsageError(f"generic {name} has no value in {text!r}")
-        if name in named:
-            raise UsageError(f"generic {name} given twice in {text!r}")
-        named[name] = value
-    if named and positional:
-        raise UsageError(f"give generics by name or by position, not both: {text!r}")
-    return GenericsSet(tuple(named.items()), tuple(positional))
-
-
-def _split_top_level(text: str) -> list[str]:
-    parts, depth, current = [], 0, []
-    for ch in text:
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-            if depth < 0:
-                raise UsageError(f"unbalanced brackets in generics {text!r}")
-        elif ch == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    if depth != 0:
-        raise UsageError(f"unbalanced brackets in generics {text!r}")
-    parts.append("".join(current))
-    return parts
-
 
 # --------------------------------------------------------------------------- the job
 
@@ -533,7 +450,7 @@ def kernel_request(
         entry=kernel.entry,
         generics=kernel.generics.named,
         generic_args=kernel.generics.positional,
-        target=kernel.arch,
+        arch=kernel.arch,
         opt_level=args.opt_level,
         host_arch=args.host_arch,
         lineinfo=args.lineinfo,
@@ -611,9 +528,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="one specialization: B=128 or E=f16,B=1024 (by name), 128 (by position); "
         "ENTRY:SPEC applies to one entry only",
     )
-    parser.add_argument(
-        "--arch", action="append", choices=SUPPORTED_TARGETS, help=f"default {DEFAULT_TARGET}"
-    )
+    parser.add_argument("--arch", action="append", choices=ARCHS, help=f"default {DEFAULT_ARCH}")
     parser.add_argument("-o", "--out", type=Path, help="output folder (required but with --emit)")
     parser.add_argument(
         "--emit",
@@ -708,7 +623,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--auth-token-file and --tls-ca go with --server")
     if args.server is not None and (args.tileiras or args.cache_dir or args.no_cache):
         parser.error("--server compiles on the server: --tileiras and the cache flags do not apply")
-    args.arch = list(dict.fromkeys(args.arch or [DEFAULT_TARGET]))
+    args.arch = list(dict.fromkeys(args.arch or [DEFAULT_ARCH]))
     args.entry = list(dict.fromkeys(args.entry))
     for entry in args.entry:
         if not entry:

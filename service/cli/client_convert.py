@@ -38,7 +38,7 @@ def batch_item(request: CompileRequest, source_indices: list[int]) -> compile_pb
         entry=request.entry,
         generics=dict(request.generics),
         generic_args=list(request.generic_args),
-        target=request.target,
+        target=request.arch,
         options=compile_pb2.CompileOptions(
             opt_level=request.opt_level,
             host_arch=request.host_arch,

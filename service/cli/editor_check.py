@@ -40,6 +40,7 @@ from parser.front_end import (
     parse_file,
     render,
 )
+from service.cli.generics_arg import UsageError, parse_generics
 
 MODULE_MARK = "#[cutile::module]"
 SAMPLE_I32 = ("16", "1")  # an `i32` generic's sample values, first one for hover
@@ -147,8 +148,6 @@ def _where(diagnostic: Diagnostic) -> tuple[str, int, int]:
 
 
 def _parse_spec(text: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    from service.cli.batch import UsageError, parse_generics
-
     try:
         spec = parse_generics(text)
     except UsageError:

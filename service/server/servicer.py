@@ -37,11 +37,11 @@ from google.rpc import code_pb2, status_pb2
 from client_stubs.integrity import signature
 from lowering.build_id import RELEASE
 from lowering.pipeline import (
+    ARCHS,
     COMPILER_VERSION,
+    DEFAULT_ARCH,
     DEFAULT_BYTECODE_VERSION,
-    DEFAULT_TARGET,
     HOST_ARCHES,
-    SUPPORTED_TARGETS,
 )
 from lowering.pipeline import CompileRequest as DomainRequest
 from lowering.tileiras import ADDRESS_SPACE_CAP, FILE_SIZE_CAP, Tileiras
@@ -367,8 +367,8 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         return compile_pb2.Capabilities(
             service_version=SERVICE_VERSION,
             compiler_version=COMPILER_VERSION,
-            targets=SUPPORTED_TARGETS,
-            default_target=DEFAULT_TARGET,
+            targets=ARCHS,
+            default_target=DEFAULT_ARCH,
             bytecode_versions=["{}.{}".format(*DEFAULT_BYTECODE_VERSION)],
             tileiras_version=tileiras_version,
             tileiras_available=self.engine is not None,
@@ -524,7 +524,7 @@ def _log_compile(
     fields = {
         "rpc": "Compile",
         "entry": request.entry[:80],
-        "target": (request.target or DEFAULT_TARGET)[:16],
+        "target": (request.target or DEFAULT_ARCH)[:16],
         "outcome": _outcome_name(result),
         "ms": round((time.perf_counter() - start) * 1000.0, 1),
         "key": _short_key(result),

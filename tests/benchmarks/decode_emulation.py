@@ -37,8 +37,8 @@ class _Assembler:
 
     version = "emulated"
 
-    def assemble(self, bytecode: bytes, *, sm: str, symbol: str, **_: object) -> bytes:
-        return fake_cubin(sm, symbol)
+    def assemble(self, bytecode: bytes, *, arch: str, symbol: str, **_: object) -> bytes:
+        return fake_cubin(arch, symbol)
 
 
 class FakeBundle:

@@ -194,7 +194,7 @@ def _request(case: Case, source: SourceFile) -> CompileRequest:
         sources=(source,),
         entry=f"{case.site.module}::{case.site.function}",
         generics=case.generics,
-        target=case.arch,
+        arch=case.arch,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lowering.pipeline import (
-    DEFAULT_TARGET,
+    DEFAULT_ARCH,
     CompileRequest,
     CompileResult,
     Stage,
@@ -36,9 +36,9 @@ def compile_text(
     entry: str = "f",
     generics: dict[str, str] | None = None,
     stop_after: Stage = Stage.CUBIN,
-    target: str = DEFAULT_TARGET,
+    arch: str = DEFAULT_ARCH,
 ) -> CompileResult:
     request = CompileRequest(
-        (SourceFile("k.rs", text),), entry, tuple((generics or {}).items()), target=target
+        (SourceFile("k.rs", text),), entry, tuple((generics or {}).items()), arch=arch
     )
     return compile_kernel(request, stop_after=stop_after)

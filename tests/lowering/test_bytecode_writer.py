@@ -192,7 +192,7 @@ def test_all_ops_disassemble(all_ops_module: Module, tileirdisasm: str, tmp_path
 @pytest.mark.tileiras
 @pytest.mark.parametrize("sm", ["sm_80", "sm_90", "sm_100", "sm_120"])
 def test_vadd_assembles_for_each_gpu(vadd_module: Module, sm: str, tileiras: Tileiras) -> None:
-    cubin = tileiras.assemble(write_bytecode(vadd_module), sm=sm)
+    cubin = tileiras.assemble(write_bytecode(vadd_module), arch=sm)
     assert "vadd_ir" in function_symbols(cubin)
 
 
@@ -204,5 +204,5 @@ def test_every_kernel_assembles(
     name, module = any_kernel
     if name == "all_ops" and version < (13, 3):
         pytest.skip("all_ops uses exp rounding<approx>, which needs 13.3")
-    cubin = tileiras.assemble(write_bytecode(module, version), sm="sm_90")
+    cubin = tileiras.assemble(write_bytecode(module, version), arch="sm_90")
     assert module.functions[0].name in function_symbols(cubin)

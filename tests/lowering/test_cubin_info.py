@@ -68,5 +68,5 @@ def test_truncated_file_raises() -> None:
 
 @pytest.mark.tileiras
 def test_real_cubin(tileiras: Tileiras, vadd_module: Module) -> None:
-    cubin = tileiras.assemble(write_bytecode(vadd_module), sm="sm_100")
+    cubin = tileiras.assemble(write_bytecode(vadd_module), arch="sm_100")
     assert function_symbols(cubin) == ["vadd_ir"]

@@ -105,6 +105,6 @@ def test_scale_conversions_round_up_or_down(tileiras: Tileiras) -> None:
     let b: Tile<f32, { [4, 64] }> = convert_tile(down);
     z.store(a + b);
     """
-    ir = assembled_ir(body, tileiras, target="sm_100")
+    ir = assembled_ir(body, tileiras, arch="sm_100")
     assert re.search(r"= ftof %\d+ \{rounding = positive_inf\} : tile<4x64xf8E8M0FNU>", ir)
     assert re.search(r"= ftof %\d+ \{rounding = zero\} : tile<4x64xf8E8M0FNU>", ir)

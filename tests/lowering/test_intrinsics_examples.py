@@ -14,7 +14,7 @@ from tests.lowering.kernels import compile_example
 
 
 def assembled(name: str, entry: str, generics: dict[str, str], tileiras: Tileiras) -> str:
-    result = compile_example(name, entry, generics, Stage.CUBIN, target="sm_90")
+    result = compile_example(name, entry, generics, Stage.CUBIN, arch="sm_90")
     assert result.ok, [d.message for d in result.diagnostics]
     assert result.cubin
     return print_module(result.ir)  # type: ignore[arg-type]

@@ -86,5 +86,5 @@ def test_block_scaled_mma_on_blackwell(tileiras: Tileiras) -> None:
     let acc: Tile<f32, { [128, 128] }> = constant(0.0f32, const_shape![128, 128]);
     z.store(mmaf_scaled(a, b.transpose(), acc, sa, sa.transpose()));
     """
-    ir = assembled_ir(body, tileiras, sig=sig, prelude="", target="sm_100")
+    ir = assembled_ir(body, tileiras, sig=sig, prelude="", arch="sm_100")
     assert re.search(r"= mmaf_scaled %\d+, %\d+, %\d+, %\d+, %\d+ : tile<128x128xf32>", ir)

@@ -19,7 +19,7 @@ def test_shaped_fp4_unpack_flattens_around_the_rank_1_op(tileiras: Tileiras) -> 
     let values = bytes.unpack(const_shape![16, 64]);
     z.store(values.pack(const_shape![16, 32]));
     """
-    ir = assembled_ir(body, tileiras, sig=SIG, prelude="", target="sm_100")
+    ir = assembled_ir(body, tileiras, sig=SIG, prelude="", arch="sm_100")
     assert re.search(r"= reshape %\d+ : tile<512xi8>", ir)
     assert re.search(r"= unpack %\d+ : tile<1024xf4E2M1FN>", ir)
     assert re.search(r"= reshape %\d+ : tile<16x64xf4E2M1FN>", ir)

@@ -194,7 +194,7 @@ def test_pointer_ops_disassemble_and_assemble(
     assert text.count("offset ") == 3
     assert text.count("load_ptr_tko weak") == 2
     assert text.count("store_ptr_tko weak") == 2
-    tileiras.assemble(write_bytecode(result.ir), sm="sm_90")  # type: ignore[arg-type]
+    tileiras.assemble(write_bytecode(result.ir), arch="sm_90")  # type: ignore[arg-type]
 
 
 @pytest.mark.tileiras
@@ -237,4 +237,4 @@ def test_same_elements_is_an_assume_predicate_the_assembler_reads(
     assert result.ok, result.diagnostics
     assert "{predicate = same_elements<[2, 4]>} : tile<4x8xi64>" in print_module(result.ir)  # type: ignore[arg-type]
     assert "same_elements<[2, 4]>" in disassemble(result.bytecode)  # type: ignore[arg-type]
-    tileiras.assemble(result.bytecode, sm="sm_120")  # type: ignore[arg-type]
+    tileiras.assemble(result.bytecode, arch="sm_120")  # type: ignore[arg-type]

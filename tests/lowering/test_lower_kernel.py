@@ -245,8 +245,8 @@ def test_optimization_hints_reach_the_bytecode_and_assemble(
 
 @pytest.mark.tileiras
 def test_the_contract_carries_the_targets_cluster_size() -> None:
-    for target, cluster in (("sm_90", 2), ("sm_100", 1)):
-        result = compile_text(HINTED, generics={"OCC": "1"}, target=target)
+    for arch, cluster in (("sm_90", 2), ("sm_100", 1)):
+        result = compile_text(HINTED, generics={"OCC": "1"}, arch=arch)
         assert result.ok, result.diagnostics
         assert result.contract.cluster_blocks == cluster
 

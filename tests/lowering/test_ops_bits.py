@@ -67,13 +67,13 @@ def test_bit_ops_disassemble_and_assemble(
     ):
         assert spelled in text, spelled
     for sm in ("sm_80", "sm_90"):
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
 def test_bit_ops_in_every_version(version: tuple[int, int], tileiras: Tileiras) -> None:
-    tileiras.assemble(write_bytecode(build_bits(), version), sm="sm_90")
+    tileiras.assemble(write_bytecode(build_bits(), version), arch="sm_90")
 
 
 def test_printed_forms() -> None:
@@ -92,7 +92,7 @@ def test_printed_forms() -> None:
 def test_binary_rules(op_class: type[Op]) -> None:
     floats = TileType(ElementType.F32, (128,))
     for lhs, rhs, res, message in (
-        (floats, floats, floats, "needs integer tiles, got tile<128xf32>"),
+        (floats, floats, floats, "needs integer operands, got tile<128xf32>"),
         (INTS, TileType(ElementType.I64, (128,)), INTS, "operand and result types differ"),
     ):
         b = Builder()

@@ -61,7 +61,7 @@ def test_debug_ops_disassemble_and_assemble(
     ):
         assert spelled in text, spelled
     for sm in ("sm_80", "sm_90"):
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
@@ -69,7 +69,7 @@ def test_print_needs_13_2(tileiras: Tileiras) -> None:
     with pytest.raises(BytecodeError, match=r"print_tko: a result token needs bytecode 13.2"):
         write_bytecode(build_debug(), (13, 1))
     for version in ((13, 2), (13, 4)):
-        tileiras.assemble(write_bytecode(build_debug(), version), sm="sm_90")
+        tileiras.assemble(write_bytecode(build_debug(), version), arch="sm_90")
 
 
 def test_printed_forms() -> None:

@@ -67,7 +67,7 @@ def test_hints_disassemble_and_assemble(
     store = "optimization_hints = <sm_100 = {allow_tma = true, latency = 10}>"
     assert text.count(load) == 2 and text.count(store) == 1, text
     for sm in ("sm_90", "sm_100"):
-        tileiras.assemble(write_bytecode(module, version), sm=sm)
+        tileiras.assemble(write_bytecode(module, version), arch=sm)
 
 
 @pytest.mark.tileiras
@@ -75,7 +75,7 @@ def test_default_key_needs_13_3(vadd_module: Module, tileiras: Tileiras) -> None
     with pytest.raises(BytecodeError, match=r"load_view_tko: 'default' hints needs bytecode 13.3"):
         write_bytecode(with_hints(vadd_module), (13, 2))
     arch_only = with_hints(vadd_module, load=(LoadStoreHints("sm_90", latency=2),))
-    tileiras.assemble(write_bytecode(arch_only, (13, 2)), sm="sm_90")
+    tileiras.assemble(write_bytecode(arch_only, (13, 2)), arch="sm_90")
 
 
 def test_printed_form(vadd_module: Module) -> None:

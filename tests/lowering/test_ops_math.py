@@ -53,15 +53,15 @@ def test_math_ops_disassemble_and_assemble(
     ):
         assert spelled in text, spelled
     for sm in ("sm_80", "sm_90"):
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
 def test_atan2_needs_13_2(tileiras: Tileiras) -> None:
     with pytest.raises(BytecodeError, match=r"atan2: this op needs bytecode 13.2 or later"):
         write_bytecode(build_math(), (13, 1))
-    tileiras.assemble(write_bytecode(build_math(atan2=False), (13, 1)), sm="sm_90")
-    tileiras.assemble(write_bytecode(build_math(), (13, 2)), sm="sm_90")
+    tileiras.assemble(write_bytecode(build_math(atan2=False), (13, 1)), arch="sm_90")
+    tileiras.assemble(write_bytecode(build_math(), (13, 2)), arch="sm_90")
 
 
 @pytest.mark.parametrize("op_class", [Tan, Sinh, Cosh, Ceil, Floor])

@@ -55,7 +55,7 @@ def test_f16_and_bf16_gemm_tiles_assemble(
         f"mmaf %tile, %tile_6, %cst_0_f32 : tile<64x32x{operand}>, tile<32x64x{operand}>,"
         " tile<64x64xf32>"
     ) in text
-    cubin = tileiras.assemble(write_bytecode(module), sm=sm)
+    cubin = tileiras.assemble(write_bytecode(module), arch=sm)
     assert module.functions[0].name in function_symbols(cubin)
 
 
@@ -70,7 +70,7 @@ def test_other_float_combinations_assemble(
     module = build_mma(operand, acc)
     assert verify_module(module) == []
     for sm in SMS:
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
@@ -80,7 +80,7 @@ def test_integer_mma(tileiras: Tileiras, disassemble: Callable[[bytes], str]) ->
     text = disassemble(write_bytecode(module))
     assert "mmai %tile, %tile_6, %cst_0_i32_8 signed unsigned : tile<64x32xi8>" in text
     for sm in SMS:
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
@@ -93,14 +93,14 @@ def test_batched_mma_with_fast_acc(tileiras: Tileiras, disassemble: Callable[[by
         "mmaf %tile, %tile_6, %cst_0_f32 fast_acc : tile<2x64x32xf16>, tile<2x32x64xf16>,"
         " tile<2x64x64xf32>"
     ) in text
-    tileiras.assemble(write_bytecode(module), sm="sm_90")
+    tileiras.assemble(write_bytecode(module), arch="sm_90")
 
 
 @pytest.mark.tileiras
 def test_mmaf_before_13_3_has_no_flags(tileiras: Tileiras) -> None:
     plain = build_mma(E.F16, E.F32)
     for version in ((13, 1), (13, 2)):
-        tileiras.assemble(write_bytecode(plain, version), sm="sm_90")
+        tileiras.assemble(write_bytecode(plain, version), arch="sm_90")
     with pytest.raises(BytecodeError, match=r"mmaf: fast_acc needs bytecode 13.3 or later"):
         write_bytecode(build_mma(E.F16, E.F32, fast_acc=True), (13, 2))
 
@@ -168,7 +168,7 @@ def test_fp8_gemm_tiles_assemble_for_hopper(
     module = build_mma(operand, acc, ((128, 64), (64, 128), (128, 128)))
     assert verify_module(module) == []
     for sm in ("sm_90", "sm_100"):
-        cubin = tileiras.assemble(write_bytecode(module), sm=sm)
+        cubin = tileiras.assemble(write_bytecode(module), arch=sm)
         assert module.functions[0].name in function_symbols(cubin)
 
 
@@ -208,7 +208,7 @@ def test_block_scaled_tiles_assemble_for_blackwell(
     module = build_mma_scaled(operand, scale, block)
     assert verify_module(module) == []
     for sm in ("sm_100", "sm_120"):
-        cubin = tileiras.assemble(write_bytecode(module), sm=sm)
+        cubin = tileiras.assemble(write_bytecode(module), arch=sm)
         assert module.functions[0].name in function_symbols(cubin)
     with pytest.raises(BytecodeError, match=r"(mmaf_scaled: the op|f4E2M1FN) needs bytecode 13.3"):
         write_bytecode(module, (13, 2))

@@ -123,7 +123,7 @@ def test_row_sum(disassemble: Callable[[bytes], str], tileiras: Tileiras) -> Non
     assert "(%reduce_lhs: tile<f32>, %reduce_rhs: tile<f32>) {" in text
     assert "addf %reduce_lhs, %reduce_rhs" in text and "yield %2 : tile<f32>" in text
     assert "store_view_tko weak %reduce," in text  # numbered after its region
-    assert "row_sum" in function_symbols(tileiras.assemble(write_bytecode(module), sm="sm_90"))
+    assert "row_sum" in function_symbols(tileiras.assemble(write_bytecode(module), arch="sm_90"))
 
 
 @pytest.mark.tileiras
@@ -133,7 +133,7 @@ def test_row_max(disassemble: Callable[[bytes], str], tileiras: Tileiras) -> Non
     text = disassemble(write_bytecode(module))
     assert "reduce %tile dim=1 identities=[0xFF800000 : f32]" in text  # -inf
     assert "maxf %reduce_lhs, %reduce_rhs" in text
-    assert "row_max" in function_symbols(tileiras.assemble(write_bytecode(module), sm="sm_90"))
+    assert "row_max" in function_symbols(tileiras.assemble(write_bytecode(module), arch="sm_90"))
 
 
 @pytest.mark.tileiras
@@ -150,7 +150,7 @@ def test_two_input_reduce(disassemble: Callable[[bytes], str], tileiras: Tileira
         " %reduce_lhs1: tile<i32>, %reduce_rhs1: tile<i32>)"
     ) in text
     assert "reshape %reduce#1" in text
-    assert "argmax" in function_symbols(tileiras.assemble(write_bytecode(module), sm="sm_90"))
+    assert "argmax" in function_symbols(tileiras.assemble(write_bytecode(module), arch="sm_90"))
 
 
 @pytest.mark.tileiras
@@ -164,7 +164,7 @@ def test_prefix_sum(reverse: bool, disassemble: Callable[[bytes], str], tileiras
         f"scan %tile dim=1 reverse={flag} identities=[0.000000e+00 : f32]"
         " : tile<4x128xf32> -> tile<4x128xf32>"
     ) in text
-    assert "cumsum" in function_symbols(tileiras.assemble(write_bytecode(module), sm="sm_90"))
+    assert "cumsum" in function_symbols(tileiras.assemble(write_bytecode(module), arch="sm_90"))
 
 
 @pytest.mark.tileiras
@@ -188,14 +188,14 @@ def test_max_identity_of_each_type(
     module = build_row_reduce("max", element)
     assert verify_module(module) == []
     assert f"identities=[{spelled}]" in disassemble(write_bytecode(module))
-    tileiras.assemble(write_bytecode(module), sm="sm_90")
+    tileiras.assemble(write_bytecode(module), arch="sm_90")
 
 
 @pytest.mark.tileiras
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
 def test_reductions_assemble_in_every_version(version: tuple[int, int], tileiras: Tileiras) -> None:
     for module in (build_row_reduce("sum"), build_prefix_sum()):
-        tileiras.assemble(write_bytecode(module, version), sm="sm_90")
+        tileiras.assemble(write_bytecode(module, version), arch="sm_90")
 
 
 # -- identities ---------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def test_two_input_scan(disassemble: Callable[[bytes], str], tileiras: Tileiras)
     assert (
         "scan %tile, %tile dim=1 reverse=false identities=[0.000000e+00 : f32, 0xFF800000" in text
     )
-    tileiras.assemble(write_bytecode(module), sm="sm_90")
+    tileiras.assemble(write_bytecode(module), arch="sm_90")
 
 
 def test_integer_reduce_needs_integer_identities() -> None:

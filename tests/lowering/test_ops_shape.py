@@ -55,13 +55,13 @@ def test_shape_ops_disassemble_and_assemble(
     ):
         assert spelled in text, spelled
     for sm in ("sm_80", "sm_90"):
-        tileiras.assemble(write_bytecode(module), sm=sm)
+        tileiras.assemble(write_bytecode(module), arch=sm)
 
 
 @pytest.mark.tileiras
 @pytest.mark.parametrize("version", [(13, 1), (13, 4)])
 def test_shape_ops_in_other_versions(version: tuple[int, int], tileiras: Tileiras) -> None:
-    tileiras.assemble(write_bytecode(build_shapes(), version), sm="sm_90")
+    tileiras.assemble(write_bytecode(build_shapes(), version), arch="sm_90")
 
 
 def test_printed_forms() -> None:

@@ -14,7 +14,7 @@ from tests.lowering.kernels import compile_example, compile_text
 
 @pytest.mark.parametrize("sm", ["sm_80", "sm_90", "sm_100", "sm_120"])
 def test_add_compiles_to_a_cubin_with_its_symbol(tileiras: Tileiras, sm: str) -> None:
-    result = compile_example("add.rs", "add", {"B": "1024"}, target=sm)
+    result = compile_example("add.rs", "add", {"B": "1024"}, arch=sm)
     assert result.ok, result.diagnostics
     assert result.stage_reached is Stage.CUBIN
     assert result.contract.entry_symbol in function_symbols(result.cubin)

@@ -13,8 +13,9 @@ from lowering.ir.ops_control import For
 from lowering.ir.ops_core import Constant
 from lowering.ir.ops_debug import Assert
 from lowering.ir.types import I32
+from lowering.loop_frames import Affine
 from lowering.pipeline import Stage
-from lowering.preheader import Affine, affine_form
+from lowering.preheader import affine_form
 from parser import codes
 from service.convert import contract_to_proto
 from tests.lowering.kernels import compile_text

@@ -26,8 +26,8 @@ from tests.fake_cubin import fake_cubin
 
 
 def test_flags() -> None:
-    assert tileiras_flags(sm="sm_90") == ["--gpu-name=sm_90", "-O3", "--host-arch=x86_64"]
-    assert tileiras_flags(sm="sm_120", opt_level=0, host_arch="aarch64", lineinfo=True) == [
+    assert tileiras_flags(arch="sm_90") == ["--gpu-name=sm_90", "-O3", "--host-arch=x86_64"]
+    assert tileiras_flags(arch="sm_120", opt_level=0, host_arch="aarch64", lineinfo=True) == [
         "--gpu-name=sm_120",
         "-O0",
         "--host-arch=aarch64",
@@ -38,10 +38,10 @@ def test_flags() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"sm": "sm_75"}, "unsupported GPU 'sm_75'"),
-        ({"sm": "sm_90a"}, "unsupported GPU"),
-        ({"sm": "sm_90", "host_arch": "arm64"}, "unsupported host arch 'arm64'"),
-        ({"sm": "sm_90", "opt_level": 4}, "opt_level must be 0..3"),
+        ({"arch": "sm_75"}, "unsupported GPU 'sm_75'"),
+        ({"arch": "sm_90a"}, "unsupported GPU"),
+        ({"arch": "sm_90", "host_arch": "arm64"}, "unsupported host arch 'arm64'"),
+        ({"arch": "sm_90", "opt_level": 4}, "opt_level must be 0..3"),
     ],
 )
 def test_flag_validation(kwargs: dict[str, object], message: str) -> None:
@@ -81,15 +81,15 @@ def test_version_fingerprint_and_bytecode_versions(tileiras: Tileiras) -> None:
 @pytest.mark.tileiras
 def test_assemble_cleans_up(tileiras: Tileiras, vadd_module: Module, tmp_path: Path) -> None:
     private = Tileiras(tileiras.path, temp_root=str(tmp_path))
-    cubin = private.assemble(write_bytecode(vadd_module), sm="sm_90", lineinfo=True)
+    cubin = private.assemble(write_bytecode(vadd_module), arch="sm_90", lineinfo=True)
     assert function_symbols(cubin) == ["vadd_ir"]
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.tileiras
 def test_host_arch_is_passed(tileiras: Tileiras, vadd_module: Module) -> None:
-    arm = tileiras.assemble(write_bytecode(vadd_module), sm="sm_90", host_arch="aarch64")
-    x86 = tileiras.assemble(write_bytecode(vadd_module), sm="sm_90")
+    arm = tileiras.assemble(write_bytecode(vadd_module), arch="sm_90", host_arch="aarch64")
+    x86 = tileiras.assemble(write_bytecode(vadd_module), arch="sm_90")
     assert arm != x86  # the embedded host code differs
     assert function_symbols(arm) == ["vadd_ir"]
 
@@ -98,7 +98,7 @@ def test_host_arch_is_passed(tileiras: Tileiras, vadd_module: Module) -> None:
 def test_garbage_bytecode_reports_tileiras_own_message(tileiras: Tileiras, tmp_path: Path) -> None:
     private = Tileiras(tileiras.path, temp_root=str(tmp_path))
     with pytest.raises(TileirasError) as caught:
-        private.assemble(b"this is not bytecode", sm="sm_90")
+        private.assemble(b"this is not bytecode", arch="sm_90")
     error = caught.value
     assert not isinstance(error, TileirasTimeout)
     assert error.returncode == 3
@@ -114,7 +114,7 @@ def test_garbage_bytecode_reports_tileiras_own_message(tileiras: Tileiras, tmp_p
 def test_invalid_symbol_name_fails(tileiras: Tileiras, vadd_module: Module) -> None:
     bad = dataclasses.replace(vadd_module.functions[0], name="my-kernel")
     with pytest.raises(TileirasError) as caught:
-        tileiras.assemble(write_bytecode(Module((bad,))), sm="sm_90")
+        tileiras.assemble(write_bytecode(Module((bad,))), arch="sm_90")
     assert caught.value.returncode == 5
     assert "failed to compile Tile IR program" in str(caught.value)
 
@@ -125,14 +125,14 @@ def test_timeout_kills_and_cleans_up(
 ) -> None:
     private = Tileiras(tileiras.path, temp_root=str(tmp_path))
     with pytest.raises(TileirasTimeout, match=r"did not finish within 0\.001s") as caught:
-        private.assemble(write_bytecode(vadd_module), sm="sm_90", timeout_s=0.001)
+        private.assemble(write_bytecode(vadd_module), arch="sm_90", timeout_s=0.001)
     assert isinstance(caught.value, TileirasError)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_empty_bytecode_is_rejected_before_running(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="non-empty bytes"):
-        Tileiras(os.devnull, temp_root=str(tmp_path)).assemble(b"", sm="sm_90")
+        Tileiras(os.devnull, temp_root=str(tmp_path)).assemble(b"", arch="sm_90")
 
 
 def _fake_tileiras(tmp_path: Path, script: str) -> Tileiras:
@@ -153,7 +153,7 @@ def test_runs_are_confined(tmp_path: Path) -> None:
         "exit 7\n",
     )
     with pytest.raises(TileirasError) as caught:
-        fake.assemble(b"bytes", sm="sm_90")
+        fake.assemble(b"bytes", arch="sm_90")
     said = caught.value.stderr
     workdir = said.split("tmp=")[1].split()[0]
     assert caught.value.returncode == 7
@@ -168,7 +168,7 @@ def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
     fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nsleep 30\n")
     with pytest.raises(TileirasTimeout):
-        fake.assemble(b"bytes", sm="sm_90", timeout_s=0.5)
+        fake.assemble(b"bytes", arch="sm_90", timeout_s=0.5)
     child = int(marker.read_text())
     for _ in range(50):  # the killed child is reparented and reaped asynchronously
         if not _alive(child):
@@ -188,7 +188,7 @@ def _alive(pid: int) -> bool:
 def test_output_is_capped(tmp_path: Path) -> None:
     fake = _fake_tileiras(tmp_path, "head -c 200000 /dev/zero | tr '\\0' x >&2\nexit 1\n")
     with pytest.raises(TileirasError) as caught:
-        fake.assemble(b"bytes", sm="sm_90")
+        fake.assemble(b"bytes", arch="sm_90")
     assert caught.value.stderr.endswith("[... output truncated]")
     assert len(caught.value.stderr) < 70_000
 
@@ -214,22 +214,24 @@ def test_an_output_that_is_not_the_kernel_is_a_fault(
 ) -> None:
     fake = _writing(tmp_path, cubin)
     with pytest.raises(TileirasFault, match=problem):
-        fake.assemble(b"bytes", sm="sm_90", symbol="add_B1024")
+        fake.assemble(b"bytes", arch="sm_90", symbol="add_B1024")
     good = fake_cubin("sm_90", "add_B1024")
-    assert _writing(tmp_path / "good", good).assemble(b"b", sm="sm_90", symbol="add_B1024") == good
+    assert (
+        _writing(tmp_path / "good", good).assemble(b"b", arch="sm_90", symbol="add_B1024") == good
+    )
 
 
 def test_an_output_past_the_cap_is_refused_unread(tmp_path: Path) -> None:
     fake = _fake_tileiras(tmp_path, f"head -c {FILE_SIZE_CAP + 1} /dev/zero > output.cubin\n")
     with pytest.raises(TileirasFault, match="reached the cap"):
-        fake.assemble(b"bytes", sm="sm_90")
+        fake.assemble(b"bytes", arch="sm_90")
 
 
 def test_a_crash_is_a_fault_but_an_error_exit_is_the_bytecodes(tmp_path: Path) -> None:
     crashing = _fake_tileiras(tmp_path, "kill -SEGV $$\n")
     with pytest.raises(TileirasFault, match="killed by SIGSEGV"):
-        crashing.assemble(b"bytes", sm="sm_90")
+        crashing.assemble(b"bytes", arch="sm_90")
     rejecting = _fake_tileiras(tmp_path / "b", "echo 'error: bad op' >&2\nexit 1\n")
     with pytest.raises(TileirasError) as caught:
-        rejecting.assemble(b"bytes", sm="sm_90")
+        rejecting.assemble(b"bytes", arch="sm_90")
     assert not isinstance(caught.value, TileirasFault)

@@ -5,7 +5,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from lowering.ir.core import Block, Builder, Function, Module, Op, Region, Value
+from lowering.ir.core import (
+    Block,
+    Builder,
+    Function,
+    Module,
+    Op,
+    Region,
+    Trait,
+    Value,
+    operand,
+    result,
+)
 from lowering.ir.ops_arith import AddF, AddI
 from lowering.ir.ops_control import Break, Continue, For, If, Yield
 from lowering.ir.ops_core import Constant, Return
@@ -217,3 +228,32 @@ def test_body_arguments_must_be_the_parameters() -> None:
     assert verify_module(Module((fn,))) == [
         "@k: body block arguments must be the function parameters"
     ]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Traited(Op):
+    """An op that states its rules only as traits: the verifier checks them generically."""
+
+    NAME = "traited"
+    TRAITS = frozenset({Trait.SAME_TYPE, Trait.INTEGERS, Trait.TERMINATOR})
+    result: Value = result()
+    lhs: Value = operand()
+
+
+def test_declared_traits_are_verified_generically() -> None:
+    def fill(b: Builder) -> None:
+        x = b.emit(Constant, result=F32, values=(1.0,)).result
+        b.emit(_Traited, result=I32, lhs=x)
+        b.emit(Return)
+
+    assert verify_module(_function(fill)) == [
+        "@k: traited: operand and result types differ",
+        "@k: traited: a terminator must be the last op of its block",
+    ]
+
+
+def test_ops_declare_their_traits() -> None:
+    assert Trait.TERMINATOR in Return.TRAITS and Trait.TERMINATOR in Yield.TRAITS
+    assert Trait.LOOP in For.TRAITS and Trait.LOOP not in If.TRAITS
+    assert {Trait.SAME_TYPE, Trait.FLOATS} == AddF.TRAITS
+    assert {Trait.SAME_TYPE, Trait.INTEGERS} == AddI.TRAITS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lowering.ir.printer import print_module
 from lowering.pipeline import (
-    DEFAULT_TARGET,
+    DEFAULT_ARCH,
     CompileRequest,
     CompileResult,
     Stage,
@@ -43,15 +43,15 @@ def compile_body(
     stage: Stage = Stage.CHECK,
     values: dict[str, str] | None = None,
     assembler: Tileiras | None = None,
-    target: str = DEFAULT_TARGET,
+    arch: str = DEFAULT_ARCH,
     **kw: str,
 ) -> CompileResult:
-    """Compile `module(body, **kw)` for `target` up to `stage`, binding generics to `values`."""
+    """Compile `module(body, **kw)` for `arch` up to `stage`, binding generics to `values`."""
     request = CompileRequest(
         (SourceFile("k.rs", module(body, **kw)),),
         "f",
         tuple((values or {}).items()),
-        target=target,
+        arch=arch,
     )
     return compile_kernel(request, stop_after=stage, assembler=assembler)
 
@@ -81,7 +81,7 @@ def primary_text(diagnostic: Diagnostic) -> str:
 
 def assembled_ir(body: str, tileiras: Tileiras, **kw: str) -> str:
     """The printed IR of the body's kernel, after tileiras accepted it (an sm_90 cubin unless
-    `target=` says otherwise)."""
+    `arch=` says otherwise)."""
     result = compile_body(body, Stage.CUBIN, assembler=tileiras, **kw)
     assert result.ok, [d.message for d in result.diagnostics]
     assert result.cubin

@@ -120,7 +120,7 @@ def test_fp8_converts_like_other_floats() -> None:
         """,
         sig=LOW,
         prelude=LOW_PRELUDE,
-        target="sm_100",
+        arch="sm_100",
     )
     assert types["e5"] == TileTy(Elem.F8E5M2, (64,))
     assert types["back"] == TileTy(Elem.F8E4M3FN, (64,))
@@ -150,7 +150,7 @@ def test_fp8_converts_like_other_floats() -> None:
     ],
 )
 def test_conversions_that_fp8_and_fp4_do_not_have(body: str, message: str, help_: str) -> None:
-    error = the_error(body, sig=LOW, prelude=LOW_PRELUDE, target="sm_100")
+    error = the_error(body, sig=LOW, prelude=LOW_PRELUDE, arch="sm_100")
     assert error.code is codes.UNSUPPORTED_TYPE
     assert message in error.message
     assert any(help_ in h for h in error.help)

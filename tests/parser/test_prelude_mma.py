@@ -95,11 +95,11 @@ let sb: Tile<f8e8m0fnu, { [2, 16] }> = s.partition(const_shape![2, 16]).load([0,
 
 
 def _fp8(body: str) -> dict:
-    return lets(FP8_OPERANDS + body, sig=FP8_SIG, prelude="", target="sm_100")
+    return lets(FP8_OPERANDS + body, sig=FP8_SIG, prelude="", arch="sm_100")
 
 
 def _fp8_error(body: str):
-    return the_error(FP8_OPERANDS + body, sig=FP8_SIG, prelude="", target="sm_100")
+    return the_error(FP8_OPERANDS + body, sig=FP8_SIG, prelude="", arch="sm_100")
 
 
 def test_fp8_mma_accumulates_in_f32_or_f16() -> None:

@@ -19,11 +19,11 @@ PRELUDE = (
 
 
 def _lets(body: str) -> dict:
-    return lets(body, sig=SIG, prelude=PRELUDE, target="sm_100")
+    return lets(body, sig=SIG, prelude=PRELUDE, arch="sm_100")
 
 
 def _error(body: str):
-    return the_error(body, sig=SIG, prelude=PRELUDE, target="sm_100")
+    return the_error(body, sig=SIG, prelude=PRELUDE, arch="sm_100")
 
 
 def test_pack_and_unpack_keep_the_bits() -> None:

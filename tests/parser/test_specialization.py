@@ -116,9 +116,9 @@ mod k {
 """
 
 
-def _capped(target: str, *facts: TensorFacts):  # type: ignore[no-untyped-def]
+def _capped(arch: str, *facts: TensorFacts):  # type: ignore[no-untyped-def]
     request = CompileRequest(
-        (SourceFile("k.rs", _CAPPED),), "f", (("B", "128"),), target=target, specialization=facts
+        (SourceFile("k.rs", _CAPPED),), "f", (("B", "128"),), arch=arch, specialization=facts
     )
     return compile_kernel(request, stop_after=Stage.IR)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from parser import ast_nodes as A
-from parser.type_eval import GenericValue
 from parser.types import (
     DYNAMIC,
     Elem,
+    GenericValue,
     PointerTileTy,
     PointerTy,
     RefTy,

@@ -134,8 +134,8 @@ class FakeCompiler:
         return CompileResult(
             diagnostics=(),
             stage_reached=Stage.CUBIN,
-            cubin=fake_cubin(request.target, f"{function}_B128", b"fake cubin"),
-            contract=sample_contract(function, request.target),
+            cubin=fake_cubin(request.arch, f"{function}_B128", b"fake cubin"),
+            contract=sample_contract(function, request.arch),
             timings=Timings(1.0, 2.0, 3.0),
         )
 

@@ -16,7 +16,8 @@ from google.protobuf import json_format
 from lowering.cubin_info import ELF_MAGIC, function_symbols
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache.disk import DiskCache
-from service.cli.batch import GenericsSet, UsageError, main, parse_generics
+from service.cli.batch import main
+from service.cli.generics_arg import GenericsSet, UsageError, parse_generics
 from service.cli.manifest import MANIFEST_NAME
 from service.compile.engine import CompileEngine
 

@@ -11,7 +11,7 @@ import pytest
 from google.rpc import code_pb2, error_details_pb2
 
 from client_stubs.integrity import verify
-from lowering.pipeline import SUPPORTED_TARGETS, CompileResult
+from lowering.pipeline import ARCHS, CompileResult
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.cache.disk import DiskCache
 from service.cache.store import CacheEntry
@@ -91,7 +91,7 @@ def test_batch_streams_per_item_statuses_in_completion_order(stub, fake_compiler
         bad = error_details_pb2.BadRequest()
         assert any(d.Unpack(bad) for d in status.details if d.Is(bad.DESCRIPTOR))
         assert bad.field_violations[0].field == field
-    compiled = {(r.sources[0].name, r.entry, r.target) for r in fake_compiler.calls}
+    compiled = {(r.sources[0].name, r.entry, r.arch) for r in fake_compiler.calls}
     assert ("b.rs", "slow", "sm_90") in compiled and ("a.rs", "add", "sm_80") in compiled
     # an item without indices has every source, so it shares Compile's cache key
     unary = stub.Compile(
@@ -160,7 +160,7 @@ def test_malformed_batch_envelope_is_invalid_argument(stub) -> None:
 
 def test_capabilities(stub) -> None:
     caps = stub.GetCapabilities(compile_pb2.GetCapabilitiesRequest(), timeout=TIMEOUT_S)
-    assert list(caps.targets) == list(SUPPORTED_TARGETS)
+    assert list(caps.targets) == list(ARCHS)
     assert caps.default_target == "sm_90"
     assert caps.tileiras_available and caps.tileiras_version == "13.5-fake"
     assert caps.bytecode_versions and caps.service_version and caps.compiler_version

@@ -22,7 +22,7 @@ BASE = CompileRequest(
     sources=(SourceFile("add.rs", "mod kernel {}"), SourceFile("lib.rs", "mod lib {}")),
     entry="add",
     generics=(("B", "128"), ("E", "f32")),
-    target="sm_90",
+    arch="sm_90",
 )
 KEY = "ab" + "0" * 62
 
@@ -49,7 +49,7 @@ def test_key_is_stable_and_hex() -> None:
         {"generics": (("B", "256"), ("E", "f32"))},
         {"generics": (("B", "128"),)},
         {"generics": (), "generic_args": ("128", "f32")},
-        {"target": "sm_100"},
+        {"arch": "sm_100"},
         {"opt_level": 2},
         {"host_arch": "aarch64"},
         {"lineinfo": True},

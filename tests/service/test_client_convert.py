@@ -17,7 +17,7 @@ def test_a_batch_item_means_the_same_request() -> None:
         sources=(source,),
         entry="kernel::add",
         generics=(("B", "128"), ("E", "f16")),
-        target="sm_80",
+        arch="sm_80",
         opt_level=1,
         host_arch="aarch64",
         lineinfo=True,
@@ -40,7 +40,7 @@ def test_a_batch_item_means_the_same_request() -> None:
     )
     back = request_from_proto(message)
     assert back.generics == request.generics
-    assert (back.entry, back.target, back.opt_level) == ("kernel::add", "sm_80", 1)
+    assert (back.entry, back.arch, back.opt_level) == ("kernel::add", "sm_80", 1)
     assert (back.host_arch, back.lineinfo) == ("aarch64", True)
     assert back.specialization == request.specialization
     assert list(item.source_indices) == [0]

@@ -15,7 +15,7 @@ from service.cache.store import CacheEntry
 from service.compile.engine import CompileEngine
 from tests.fake_cubin import fake_cubin
 
-BASE = dict(sm="sm_90", opt_level=3, host_arch="x86_64", lineinfo=False, tileiras_fingerprint="f")
+BASE = dict(arch="sm_90", opt_level=3, host_arch="x86_64", lineinfo=False, tileiras_fingerprint="f")
 
 
 @dataclass
@@ -50,7 +50,7 @@ class EchoAssembler:
 @pytest.mark.parametrize(
     "change",
     [
-        {"sm": "sm_80"},
+        {"arch": "sm_80"},
         {"opt_level": 2},
         {"host_arch": "aarch64"},
         {"lineinfo": True},
@@ -69,11 +69,11 @@ def test_the_bytecode_changes_the_key() -> None:
 def test_a_cached_bytecode_is_not_assembled_again(tmp_path: Path) -> None:
     inner = CountingAssembler(EchoAssembler())
     cache = DiskCache(tmp_path)
-    first = ContentCachedAssembler(inner, cache).assemble(b"bytecode", sm="sm_90")
+    first = ContentCachedAssembler(inner, cache).assemble(b"bytecode", arch="sm_90")
     again = ContentCachedAssembler(inner, cache)
-    assert again.assemble(b"bytecode", sm="sm_90") == first
+    assert again.assemble(b"bytecode", arch="sm_90") == first
     assert (again.hits, again.runs) == (1, 0)
-    assert again.assemble(b"bytecode", sm="sm_80") != first
+    assert again.assemble(b"bytecode", arch="sm_80") != first
     assert len(inner.assembled) == 2
 
 
@@ -84,14 +84,14 @@ def test_sources_that_lower_alike_share_one_tileiras_run(
     engine = CompileEngine(counting, cache=DiskCache(tmp_path))
     text = add_rs.read_text()
     first = engine.compile(
-        CompileRequest((SourceFile("a.rs", text),), "add", (("B", "128"),), target="sm_90")
+        CompileRequest((SourceFile("a.rs", text),), "add", (("B", "128"),), arch="sm_90")
     )
     commented = engine.compile(
         CompileRequest(
             (SourceFile("a.rs", text + "\n// a comment\n"),),
             "add",
             (("B", "128"),),
-            target="sm_90",
+            arch="sm_90",
         )
     )
     assert first.ok and commented.ok
@@ -100,7 +100,7 @@ def test_sources_that_lower_alike_share_one_tileiras_run(
     assert commented.artifact.cubin == first.artifact.cubin  # ... one cubin
     assert len(counting.assembled) == 1
     renamed = engine.compile(
-        CompileRequest((SourceFile("b.rs", text),), "add", (("B", "128"),), target="sm_90")
+        CompileRequest((SourceFile("b.rs", text),), "add", (("B", "128"),), arch="sm_90")
     )
     assert renamed.key == first.key and renamed.cache_hit  # a file name is no content
 
@@ -113,8 +113,8 @@ class CubinAssembler:
     version: str = "fake"
     fingerprint: str = "fake-fp"
 
-    def assemble(self, bytecode: bytes, *, sm: str, **options: object) -> bytes:
-        return fake_cubin(sm, self.symbol, bytecode)
+    def assemble(self, bytecode: bytes, *, arch: str, **options: object) -> bytes:
+        return fake_cubin(arch, self.symbol, bytecode)
 
 
 def test_a_bad_cached_cubin_is_dropped_and_assembled_anew(tmp_path: Path) -> None:
@@ -123,17 +123,17 @@ def test_a_bad_cached_cubin_is_dropped_and_assembled_anew(tmp_path: Path) -> Non
     cache.put(key, CacheEntry(b"\x7fELF poisoned by a bad run", b""))  # what a bad run left
     inner = CountingAssembler(CubinAssembler())
     assembler = ContentCachedAssembler(inner, cache)
-    cubin = assembler.assemble(b"bytecode", sm="sm_90", symbol="add_B128")
+    cubin = assembler.assemble(b"bytecode", arch="sm_90", symbol="add_B128")
     assert cubin == fake_cubin("sm_90", "add_B128", b"bytecode")
     assert (assembler.hits, assembler.runs) == (0, 1)
     assert cache.get(key).cubin == cubin  # replaced by the good one
-    assert assembler.assemble(b"bytecode", sm="sm_90", symbol="add_B128") == cubin
+    assert assembler.assemble(b"bytecode", arch="sm_90", symbol="add_B128") == cubin
     assert (assembler.hits, assembler.runs) == (1, 1)
 
 
 def test_an_assembler_output_that_fails_the_check_is_not_stored(tmp_path: Path) -> None:
     cache = DiskCache(tmp_path)
     wrong_kernel = ContentCachedAssembler(CubinAssembler(symbol="other_kernel"), cache)
-    wrong_kernel.assemble(b"bytecode", sm="sm_90", symbol="add_B128")
+    wrong_kernel.assemble(b"bytecode", arch="sm_90", symbol="add_B128")
     key = content_key(b"bytecode", **{**BASE, "tileiras_fingerprint": "fake-fp"})
     assert cache.get(key) is None

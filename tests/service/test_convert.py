@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lowering.contract import AssumptionKind, ParamKind, SlotRole
-from lowering.pipeline import DEFAULT_TARGET
+from lowering.pipeline import DEFAULT_ARCH
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Label, Severity
 from parser.spans import SourceFile, Span
@@ -57,7 +57,7 @@ def test_valid_request_gets_every_default() -> None:
     assert request.sources[0].text == "mod k {}"
     assert request.entry == "add"
     assert request.generics == (("B", "128"), ("N", "4"))  # sorted: map order is not stable
-    assert request.target == DEFAULT_TARGET
+    assert request.arch == DEFAULT_ARCH
     assert request.opt_level == 3
     assert request.host_arch == "x86_64"
     assert request.lineinfo is False
@@ -75,7 +75,7 @@ def test_explicit_options_are_kept() -> None:
     )
     assert request.generic_args == ("128",)
     assert request.generics == ()
-    assert (request.target, request.opt_level, request.host_arch, request.lineinfo) == (
+    assert (request.arch, request.opt_level, request.host_arch, request.lineinfo) == (
         "sm_100",
         1,
         "aarch64",

@@ -24,8 +24,8 @@ class _Assembler:
     version: str = "13.5-fake"
     fingerprint: str = "fake"
 
-    def assemble(self, bytecode: bytes, *, sm: str, symbol: str, **_: object) -> bytes:
-        return fake_cubin(sm, symbol, b"cubin")
+    def assemble(self, bytecode: bytes, *, arch: str, symbol: str, **_: object) -> bytes:
+        return fake_cubin(arch, symbol, b"cubin")
 
 
 @pytest.mark.parametrize(

@@ -213,7 +213,9 @@ def test_a_flood_of_large_requests_is_admitted_or_refused_and_health_keeps_answe
         assert len(health) > 10 and statistics.median(health) < 50, health
         time.sleep(2)  # idle again
         after.append(_rss_mib(daemon.proc.pid))
-    assert after[0] < baseline + 300 and after[1] < after[0] + 80, (baseline, after)
+    # kept sources would grow it by gigabytes per flood (their line tables cost ~45x the
+    # text); the allocator's arenas alone vary by up to ~110 MiB between floods on 2 cores
+    assert after[0] < baseline + 300 and after[1] < after[0] + 200, (baseline, after)
     daemon.stop()
 
 

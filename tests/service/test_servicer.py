@@ -115,7 +115,7 @@ def test_miss_then_hit_with_identical_bytes(fake_server, fake_compiler) -> None:
 def test_request_defaults_reach_the_compiler(fake_server, fake_compiler) -> None:
     _call(fake_server, _request(target="", generics={}, generic_args=["128"]))
     (request,) = fake_compiler.calls
-    assert (request.target, request.opt_level, request.host_arch) == ("sm_90", 3, "x86_64")
+    assert (request.arch, request.opt_level, request.host_arch) == ("sm_90", 3, "x86_64")
     assert request.generic_args == ("128",)
 
 

@@ -64,7 +64,7 @@ def test_kill_ends_a_running_tileiras(hung_tileiras) -> None:
 
     def assemble() -> None:
         try:
-            runner.assemble(b"bytecode", sm="sm_90")
+            runner.assemble(b"bytecode", arch="sm_90")
         except TileirasError as exc:
             errors.append(exc)
 
@@ -85,7 +85,7 @@ def test_a_killed_run_does_not_start_tileiras(hung_tileiras) -> None:
     runner = KillableTileiras(base)
     runner.kill()
     with pytest.raises(TileirasError, match="cancelled"):
-        runner.assemble(b"bytecode", sm="sm_90")
+        runner.assemble(b"bytecode", arch="sm_90")
     assert not pid_file.exists()
     runner.cleanup()
 

@@ -44,7 +44,7 @@ def answering(conn: Connection, tileiras: str, temp_root: str, limits: WorkerLim
         assert isinstance(reply, CacheReply)
         if reply.entry is None:
             conn.send(CacheStore("ab" * 32, CacheEntry(fake_cubin(), b"")))
-        conn.send(JobDone(cubin=fake_cubin(job.request.target), timings=Timings(1.0, 0.0, 1.0)))
+        conn.send(JobDone(cubin=fake_cubin(job.request.arch), timings=Timings(1.0, 0.0, 1.0)))
 
 
 def crashing(conn: Connection, tileiras: str, temp_root: str, limits: WorkerLimits) -> None:

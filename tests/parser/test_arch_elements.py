@@ -1,4 +1,4 @@
-"""Element types the target lacks (`parser.checks.target`): CT0801 at the first use, before
+"""Element types the target lacks (`parser.checks.arch_elements`): CT0801 at the first use, before
 tileiras would fail ("Incompatibility with architecture 'sm_90': unsupported type")."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from lowering.pipeline import Stage
 from parser import codes
-from parser.checks.target import target_sm
+from parser.arch import arch_number
 from tests.parser.prelude_support import compile_body, primary_text
 
 SCALED_SIG = (
@@ -28,14 +28,14 @@ z.store(convert_tile(f));
 """
 
 
-def _errors(body: str, sig: str, target: str) -> list:
-    result = compile_body(body, Stage.CHECK, sig=sig, prelude="", target=target)
+def _errors(body: str, sig: str, arch: str) -> list:
+    result = compile_body(body, Stage.CHECK, sig=sig, prelude="", arch=arch)
     return [d for d in result.diagnostics if d.is_error]
 
 
 def test_block_scaling_is_rejected_on_hopper_at_the_scale_parameter() -> None:
     (error,) = _errors(SCALED, SCALED_SIG, "sm_90")
-    assert error.code is codes.TARGET_UNSUPPORTED
+    assert error.code is codes.ARCH_UNSUPPORTED
     assert error.message == "`f8e8m0fnu` needs sm_100 or newer, but the target is sm_90"
     assert primary_text(error) == "&Tensor<f8e8m0fnu, { [-1, -1] }>"
     assert "`mmaf_scaled`" in error.notes[0]
@@ -56,14 +56,14 @@ def test_fp8_needs_ada_or_newer() -> None:
     assert not _errors(body, sig, "sm_90")
 
 
-@pytest.mark.parametrize("target", ["sm_100", "sm_103", "sm_120"])
-def test_blackwell_has_every_element_type(target: str) -> None:
-    assert not _errors(SCALED, SCALED_SIG, target)
-    assert not _errors(FP4, FP4_SIG, target)
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_120"])
+def test_blackwell_has_every_element_type(arch: str) -> None:
+    assert not _errors(SCALED, SCALED_SIG, arch)
+    assert not _errors(FP4, FP4_SIG, arch)
 
 
 def test_target_numbers() -> None:
-    assert [target_sm(t) for t in ("sm_90", "sm_100", "sm_90a", "sm_100f", "gfx")] == [
+    assert [arch_number(t) for t in ("sm_90", "sm_100", "sm_90a", "sm_100f", "gfx")] == [
         90,
         100,
         90,

@@ -1,8 +1,8 @@
 """Lowering of `cuda_tile_print!` / `cuda_tile_assert!` and of struct literals: `Shape` /
-`Array` (typed by `parser.typecheck_values`) and a module's own structs (the tuple of
+`Array` (typed by `parser.typecheck_debug_and_literals`) and a module's own structs (the tuple of
 their fields, in declaration order).
 
-Prints are ordered by one kernel-wide token chain (`KernelLowering.print_chain`). A
+Prints are ordered by one kernel-wide token chain (`LoweringContext.print_chain`). A
 `Shape` literal lowers like a tensor's extents (static entries as ints, runtime ones as
 values), an `Array` literal like `const_array!` (a tuple of i32 values); fully static
 literals never get here (the checker folded them).
@@ -11,7 +11,7 @@ literals never get here (the checker folded them).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lowering.element_types import ir_tile_type
 from lowering.intrinsics.common import value, value_type
@@ -20,18 +20,16 @@ from lowering.ir.core import Value
 from lowering.ir.ops_convert import ExtI
 from lowering.ir.ops_debug import Assert, PrintTko
 from lowering.ir.types import TOKEN
-from lowering.lowered_values import Lowered
+from lowering.lowered_expr import Lowered
+from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
-from parser.typecheck_values import format_pieces, printf_format, unescape, widened_for_print
+from parser.printf_format import format_pieces, printf_format, unescape, widened_for_print
 from parser.types import DYNAMIC, ArrayTy, Elem, ScalarTy, ShapeTy, StructTy, TileTy
-
-if TYPE_CHECKING:
-    from lowering.lower_kernel import KernelLowering
 
 I32 = ScalarTy(Elem.I32)
 
 
-def _macro(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
+def _macro(ctx: LoweringContext, macro: A.MacroCall) -> Lowered:
     if macro.name == "cuda_tile_print":
         return _print(ctx, macro)
     assert macro.name == "cuda_tile_assert", f"`{macro.name}!` is folded by the checker"
@@ -42,7 +40,7 @@ def _macro(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
     return None
 
 
-def _print(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
+def _print(ctx: LoweringContext, macro: A.MacroCall) -> Lowered:
     pieces = format_pieces(_string(macro.args[0]))
     assert not isinstance(pieces, str)
     args = macro.args[1:]
@@ -62,7 +60,7 @@ def _print(ctx: KernelLowering, macro: A.MacroCall) -> Lowered:
     return None
 
 
-def _printable(ctx: KernelLowering, arg: A.Expr) -> Value:
+def _printable(ctx: LoweringContext, arg: A.Expr) -> Value:
     """A print argument; u8/u16 zero-extended to i32 (see `conversion`)."""
     lowered = value(ctx, arg)
     ty = value_type(ctx, arg)
@@ -79,7 +77,7 @@ def _string(expr: A.Expr) -> str:
     return expr.value
 
 
-def _struct_literal(ctx: KernelLowering, lit: A.StructLit) -> Lowered:
+def _struct_literal(ctx: LoweringContext, lit: A.StructLit) -> Lowered:
     ty = ctx.type_of(lit)
     if isinstance(ty, StructTy):  # a module struct: its fields, in declaration order
         given = dict(lit.fields)
@@ -110,7 +108,7 @@ def _struct_literal(ctx: KernelLowering, lit: A.StructLit) -> Lowered:
     return tuple(entries)
 
 
-LOWERINGS: dict[type, Callable[[KernelLowering, Any], Lowered]] = {
+LOWERINGS: dict[type, Callable[[LoweringContext, Any], Lowered]] = {
     A.MacroCall: _macro,
     A.StructLit: _struct_literal,
     A.StrLit: lambda ctx, lit: None,  # a `&str` has no run-time value

@@ -1,4 +1,4 @@
-"""Element types the target GPU lacks: rejected before tileiras, at the first place the kernel
+"""Element types the arch lacks: rejected before tileiras, at the first place the kernel
 uses them (a parameter's type, else the first expression of that type).
 
 tileiras compiles fp8 (`f8e4m3fn`, `f8e5m2`) for sm_89 and newer, and the block-scale type
@@ -12,17 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from client_stubs.element_table import IR_ELEMENT_BY_NAME
-from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser import messages
+from parser.arch import arch_number
+from parser.diagnostics import DiagnosticSink
 from parser.spans import Span
 from parser.typed_kernel import TypedBody, TypedKernel
 from parser.types import Elem, SemType, element_of
-
-
-def target_sm(target: str) -> int | None:
-    """`sm_90` -> 90 (None for a spelling without a number)."""
-    digits = target.removeprefix("sm_").rstrip("af")
-    return int(digits) if digits.isdigit() else None
 
 
 def min_sm(elem: Elem) -> int:
@@ -60,28 +55,15 @@ def _uses(kernel: TypedKernel) -> Iterator[tuple[Elem, Span]]:
         yield elem, span
 
 
-def check_target_elements(kernel: TypedKernel, target: str, sink: DiagnosticSink) -> None:
-    """CT0801 once per element type the target cannot hold, at its first use."""
-    sm = target_sm(target)
-    if sm is None:
+def check_arch_elements(kernel: TypedKernel, arch: str, sink: DiagnosticSink) -> None:
+    """CT0801 once per element type the arch cannot hold, at its first use."""
+    number = arch_number(arch)
+    if number is None:
         return
     reported: set[Elem] = set()
     for elem, span in _uses(kernel):
         needed = min_sm(elem)
-        if sm >= needed or elem in reported:
+        if number >= needed or elem in reported:
             continue
         reported.add(elem)
-        sink.add(
-            error(
-                codes.TARGET_UNSUPPORTED,
-                f"`{elem}` needs sm_{needed} or newer, but the target is {target}",
-                span,
-                f"`{elem}` values on {target}",
-                notes=(
-                    "tileiras has fp8 (`f8e4m3fn`, `f8e5m2`) from sm_89 on, and the block "
-                    "scale type `f8e8m0fnu` and fp4 `f4e2m1fn` (so `mmaf_scaled`) from "
-                    "sm_100 on",
-                ),
-                help=(f"compile for sm_{needed} or newer",),
-            )
-        )
+        sink.add(messages.ARCH_LACKS_ELEMENT.at(span, elem=elem, needed=needed, arch=arch))

@@ -8,8 +8,8 @@ import pytest
 
 from lowering.pipeline import Stage
 from parser import codes
+from parser.printf_format import conversion, format_pieces, printf_format, unescape
 from parser.render import render
-from parser.typecheck_values import conversion, format_pieces, printf_format, unescape
 from parser.types import (
     ArrayTy,
     Elem,

@@ -10,12 +10,12 @@ in order; real kernels also list every entry of a fully static `Array`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from parser import ast_nodes as A
 from parser import codes
 from parser.check_messages import mismatch, unsupported
+from parser.checker_surface import CheckerSurface
 from parser.diagnostics import error
+from parser.printf_format import format_pieces, unescape
 from parser.types import (
     DYNAMIC,
     STR,
@@ -29,23 +29,19 @@ from parser.types import (
     TileTy,
 )
 
-if TYPE_CHECKING:
-    from parser.typecheck import Checker
-
 I32 = ScalarTy(Elem.I32)
 DEBUG_MACROS = ("cuda_tile_print", "cuda_tile_assert")
-_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "0": "\0", "'": "'", '"': '"'}
 
 
-class ValueRules:
+class DebugAndLiteralRules(CheckerSurface):
     # --- cuda_tile_print! / cuda_tile_assert!
 
-    def debug_macro(self: Checker, macro: A.MacroCall) -> SemType | None:
+    def debug_macro(self, macro: A.MacroCall) -> SemType | None:
         if macro.name == "cuda_tile_print":
             return self._print(macro)
         return self._assert(macro)
 
-    def _print(self: Checker, macro: A.MacroCall) -> SemType | None:
+    def _print(self, macro: A.MacroCall) -> SemType | None:
         if not macro.args or not isinstance(macro.args[0], A.StrLit):
             self._not_a_string(macro, 0, "the format string of `cuda_tile_print!`")
             return None
@@ -91,7 +87,7 @@ class ValueRules:
                 return None
         return UNIT
 
-    def _assert(self: Checker, macro: A.MacroCall) -> SemType | None:
+    def _assert(self, macro: A.MacroCall) -> SemType | None:
         if len(macro.args) != 2:
             self.report(
                 error(
@@ -126,7 +122,7 @@ class ValueRules:
             return None
         return UNIT
 
-    def _not_a_string(self: Checker, macro: A.MacroCall, index: int, what: str) -> None:
+    def _not_a_string(self, macro: A.MacroCall, index: int, what: str) -> None:
         span = macro.args[index].span if index < len(macro.args) else macro.span
         self.report(
             error(
@@ -137,10 +133,10 @@ class ValueRules:
             )
         )
 
-    def _bad_escape(self: Checker, lit: A.StrLit) -> None:
+    def _bad_escape(self, lit: A.StrLit) -> None:
         self.report(unsupported(lit.span, "this escape sequence in a kernel string"))
 
-    def string_literal(self: Checker, lit: A.StrLit, expected: SemType | None) -> SemType | None:
+    def string_literal(self, lit: A.StrLit, expected: SemType | None) -> SemType | None:
         """`"text"` as a value: a `&str` (it has no run-time value; nothing but the debug
         macros reads one)."""
         if unescape(lit.value) is None:
@@ -150,7 +146,7 @@ class ValueRules:
 
     # --- Shape / Array struct literals
 
-    def struct_literal(self: Checker, lit: A.StructLit, expected: SemType | None) -> SemType | None:
+    def struct_literal(self, lit: A.StructLit, expected: SemType | None) -> SemType | None:
         name = lit.path.segments[-1]
         if name not in ("Shape", "Array") or len(lit.path.generic_args) != 1:
             what = f"a struct literal of `{lit.path.span.text}`"
@@ -179,7 +175,7 @@ class ValueRules:
             self.facts.consts[lit] = known
         return ArrayTy(I32, len(pattern), pattern)
 
-    def _dims_field(self: Checker, lit: A.StructLit) -> A.Expr | None:
+    def _dims_field(self, lit: A.StructLit) -> A.Expr | None:
         for field_name, value in lit.fields:
             if field_name != "dims":
                 self.report(
@@ -207,7 +203,7 @@ class ValueRules:
             return None
         return found[0]
 
-    def _dims_values(self: Checker, dims: A.Expr) -> list[int | None] | None:
+    def _dims_values(self, dims: A.Expr) -> list[int | None] | None:
         """Each entry of `dims` (`&[a, b]`, `&[]` or an `[i32; N]` value): its constant
         value, or None when it is known only at run time."""
         inner = dims.value if isinstance(dims, A.Reference) else dims
@@ -242,7 +238,7 @@ class ValueRules:
         return [None] * ty.length
 
     def _fill_pattern(
-        self: Checker,
+        self,
         lit: A.StructLit,
         name: str,
         pattern: tuple[int, ...],
@@ -286,107 +282,3 @@ class ValueRules:
             )
         )
         return None
-
-
-# ----------------------------------------------------------------------------- strings
-
-
-def unescape(raw: str) -> str | None:
-    """The value of a Rust string literal's body as written (`\\n`, `\\x41`, `\\u{..}`,
-    line continuations); None for a malformed escape."""
-    out: list[str] = []
-    pos = 0
-    while pos < len(raw):
-        char = raw[pos]
-        if char != "\\":
-            out.append(char)
-            pos += 1
-            continue
-        kind = raw[pos + 1 : pos + 2]
-        if kind in _ESCAPES:
-            out.append(_ESCAPES[kind])
-            pos += 2
-        elif kind == "x" and _is_hex(raw[pos + 2 : pos + 4], 2):
-            out.append(chr(int(raw[pos + 2 : pos + 4], 16)))
-            pos += 4
-        elif kind == "u" and raw[pos + 2 : pos + 3] == "{" and "}" in raw[pos + 3 :]:
-            end = raw.index("}", pos + 3)
-            digits = raw[pos + 3 : end].replace("_", "")
-            if not _is_hex(digits, None) or int(digits, 16) > 0x10FFFF:
-                return None
-            out.append(chr(int(digits, 16)))
-            pos = end + 1
-        elif kind in ("\n", "\r"):  # `\` at the end of a line skips the leading whitespace
-            pos += 2
-            while pos < len(raw) and raw[pos] in " \t\r\n":
-                pos += 1
-        else:
-            return None
-    return "".join(out)
-
-
-def _is_hex(text: str, length: int | None) -> bool:
-    ok = bool(text) and all(c in "0123456789abcdefABCDEF" for c in text)
-    return ok and (length is None or len(text) == length)
-
-
-FormatPieces = list[str | None]  # literal text, None for a `{}` placeholder
-
-
-def format_pieces(raw: str) -> FormatPieces | str:
-    """A `cuda_tile_print!` format string split into text and `{}` placeholders, or the
-    reason it cannot be printed (`{:?}`, `{0}`, a lone brace, a bad escape)."""
-    text = unescape(raw)
-    if text is None:
-        return "a malformed escape sequence"
-    pieces: FormatPieces = []
-    literal: list[str] = []
-    pos = 0
-    while pos < len(text):
-        pair = text[pos : pos + 2]
-        if pair in ("{{", "}}"):
-            literal.append(pair[0])
-            pos += 2
-        elif pair == "{}":
-            pieces.extend(("".join(literal), None))
-            literal = []
-            pos += 2
-        elif text[pos] == "{":
-            end = text.find("}", pos)
-            spec = text[pos : end + 1] if end >= 0 else text[pos:]
-            return f"`{spec}` (only plain `{{}}` placeholders are supported)"
-        elif text[pos] == "}":
-            return "an unmatched `}` (write `}}` for a brace)"
-        else:
-            literal.append(text[pos])
-            pos += 1
-    pieces.append("".join(literal))
-    return pieces
-
-
-def printf_format(pieces: FormatPieces, elems: list[Elem]) -> str:
-    """The Tile IR `print_tko` format: `%` escaped as `%%`, each placeholder the printf
-    conversion of its argument's element type (see `conversion`)."""
-    out: list[str] = []
-    args = iter(elems)
-    for piece in pieces:
-        out.append(conversion(next(args)) if piece is None else piece.replace("%", "%%"))
-    return "".join(out)
-
-
-def conversion(elem: Elem) -> str:
-    """What Rust's `{}` prints, in printf: `%f` for floats, `%i` for bool (0/1) and
-    signed integers, `%u` for unsigned ones; 64-bit values need `ll` (plain `%i` prints
-    their low 32 bits). u8/u16 arrive sign-extended (200u8 prints as 4294967240 under
-    `%u`, and `%hhu` prints garbage), so lowering zero-extends them to i32 first
-    (`widened_for_print`). Measured on an H200."""
-    if elem.is_float:
-        return "%f"
-    if elem.bits == 64:
-        return "%lli" if elem.is_signed else "%llu"
-    return "%i" if elem.is_signed or elem is Elem.BOOL else "%u"
-
-
-def widened_for_print(elem: Elem) -> bool:
-    """Whether a print argument is zero-extended to i32 first (u8, u16)."""
-    return not elem.is_signed and elem is not Elem.BOOL and elem.bits < 32

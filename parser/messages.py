@@ -1,0 +1,331 @@
+"""Diagnostic texts, one named entry each beside its code (`parser.codes`).
+
+A `Message` holds the code and the message, label, notes and help as `str.format` templates
+(`{name}` fields, literal braces doubled); `at` fills them in and places the diagnostic.
+Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
+logic that decides to report it. Sections follow the packages that report them; entries
+move here package by package (lowering/ first, then the parser's shared checker messages,
+entry options and arch checks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from parser import codes
+from parser.codes import DiagnosticCode
+from parser.diagnostics import Diagnostic, error
+from parser.spans import Span
+
+
+@dataclass(frozen=True)
+class Message:
+    code: DiagnosticCode
+    text: str
+    label: str = ""
+    notes: tuple[str, ...] = ()
+    help: tuple[str, ...] = ()
+
+    def at(
+        self,
+        span: Span | None,
+        secondary: tuple[tuple[Span, str], ...] = (),
+        suggestions: tuple[str, ...] = (),
+        **fields: object,
+    ) -> Diagnostic:
+        """The error this entry reports at `span`, its templates filled from `fields`;
+        `suggestions` (computed help, such as a similar name) follow the entry's help."""
+        return error(
+            self.code,
+            self.text.format(**fields),
+            span,
+            self.label.format(**fields),
+            secondary=secondary,
+            notes=tuple(note.format(**fields) for note in self.notes),
+            help=(*(text.format(**fields) for text in self.help), *suggestions),
+        )
+
+
+# --- shared by the type checker's rule families (parser.check_messages) ---
+UNSUPPORTED: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"
+)
+STORAGE_ONLY: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "{what} does not apply to `{elem}` values: `{elem}` is a storage type",
+    "`{elem}` has no arithmetic",
+    notes=(
+        "tf32, fp8, fp4 and i4 elements are loaded, stored, reshaped, converted and fed "
+        "to `mma`; Tile IR computes on them only there",
+    ),
+    help=("convert to `f32` (or `f16`) first with `convert_tile`",),
+)
+UNRESOLVED: Final = Message(
+    codes.UNRESOLVED_NAME, "cannot find {kind} `{name}` in this scope", "not found in this scope"
+)
+MISMATCHED_TYPES: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+
+# --- sources and entries (parser.bracket_scan, parser.program, parser.inline_budget) ---
+NESTED_TOO_DEEP: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "this code nests deeper than {limit} levels of brackets",
+    "one level too deep",
+    notes=("`{{`, `[`, `(` and one pending `<` per bracket each count as a level",),
+    help=("split the expression with `let`s",),
+)
+UNTERMINATED_STRING: Final = Message(
+    codes.SYNTAX_ERROR, "unterminated double quote string", "unterminated string"
+)
+UNTERMINATED_RAW_STRING: Final = Message(
+    codes.SYNTAX_ERROR, "unterminated raw string", "unterminated raw string"
+)
+UNTERMINATED_BLOCK_COMMENT: Final = Message(
+    codes.SYNTAX_ERROR, "unterminated block comment", "unterminated block comment"
+)
+NO_KERNEL_MODULE: Final = Message(
+    codes.NO_KERNEL_MODULE,
+    "`{file}` contains no `#[cutile::module]` module",
+    help=("put kernels in `#[cutile::module] mod name {{ ... }}`",),
+)
+AMBIGUOUS_ENTRY: Final = Message(
+    codes.AMBIGUOUS_ENTRY,
+    "entry name `{requested}` is ambiguous: {names}",
+    "also defined here",
+    help=("qualify the entry with its module: `module::name`",),
+)
+CALLS_NEST_TOO_DEEP: Final = Message(
+    codes.INLINE_LIMIT,
+    "device-function calls nest deeper than {limit} levels",
+    "`{callee}` would be level {level}",
+    notes=("{chain}", "every device-function call is inlined"),
+    help=("merge some of these functions, or call them one after another",),
+)
+INLINING_OVER_BUDGET: Final = Message(
+    codes.INLINE_LIMIT,
+    "inlining `{callee}` here passes the inlining budget of this kernel",
+    "more than {limit} syntax nodes inlined by this call",
+    notes=(
+        "{chain}",
+        "every device-function call is inlined: a function that calls another twice "
+        "doubles the code at each level",
+    ),
+    help=("call the function once and reuse its result, or restructure into a loop",),
+)
+
+# --- module statics (parser.statics) ---
+MUTABLE_STATIC: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`static mut {name}` is not supported",
+    "a mutable static",
+    notes=("a `Global` is written through its ordered `store`/`atomic_add`",),
+    help=("drop the `mut`",),
+)
+STATIC_NOT_SCALAR_GLOBAL: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "only `static NAME: Global<E, {{ [] }}>` items are supported; "
+    "`static {name}: {written}` is not one",
+    "{why}",
+    notes=(
+        "a `static` in a kernel module is a scalar in device global memory, read and "
+        "written through `load`, `store` and `atomic_add`",
+    ),
+    help=("use `const` for a compile-time constant",),
+)
+STATIC_INITIALIZER_NOT_CONSTANT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the initializer of `{name}` must be `Global::new(v)` with `v` a `{elem}` "
+    "literal or module `const`",
+    "not a constant initializer",
+)
+
+# --- entry options: preconditions (parser.preconditions) ---
+PRECONDITION_NEVER_HOLDS: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "precondition can never be assumed", "{problem}"
+)
+UNSUPPORTED_PRECONDITION: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "unsupported precondition",
+    "expected `dim(a, i) == dim(b, j)`, `dim(t, k) % d == 0` or `stride(t, k) % d == 0`",
+    notes=(
+        "a, b, t are tensor parameters, i, j, k axes within their rank and d a "
+        "positive integer literal",
+    ),
+)
+
+# --- entry options: optimization hints (parser.optimization_hints) ---
+ARCH_HINTS_TWICE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "optimization hints for `{arch}` are given twice",
+    "repeated architecture",
+)
+MALFORMED_ARCH_HINTS: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "malformed optimization hints",
+    "expected `sm_NN = (key = value, ...)`",
+    help=("write e.g. `optimization_hints = (sm_90 = (occupancy = 2))`",),
+)
+UNKNOWN_HINT_ARCH: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "unknown architecture `{arch}` in the optimization hints",
+    "unknown architecture",
+    notes=("known architectures: {known}",),
+)
+MALFORMED_HINT: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "malformed optimization hint", "expected `key = value`"
+)
+PER_LOAD_HINT: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`{key}` is a per-load hint, not an entry hint",
+    "use `load_pipelined::<L>` or `load_view_tko` for it",
+)
+UNKNOWN_HINT: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "unknown optimization hint `{key}`", "known: {known}"
+)
+HINT_TWICE: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "optimization hint `{key}` is given twice", "repeated hint"
+)
+HINT_NOT_CONSTANT: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`{arch}.{key}` must be a compile-time integer",
+    "expected an integer literal or const generic",
+)
+HINT_OUT_OF_RANGE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`{arch}.{key}` {problem}, found {value}",
+    "out of range",
+    notes=("tileiras rejects this hint",),
+)
+
+# --- element types the arch lacks (parser.checks.arch_elements) ---
+ARCH_LACKS_ELEMENT: Final = Message(
+    codes.ARCH_UNSUPPORTED,
+    "`{elem}` needs sm_{needed} or newer, but the target is {arch}",
+    "`{elem}` values on {arch}",
+    notes=(
+        "tileiras has fp8 (`f8e4m3fn`, `f8e5m2`) from sm_89 on, and the block "
+        "scale type `f8e8m0fnu` and fp4 `f4e2m1fn` (so `mmaf_scaled`) from "
+        "sm_100 on",
+    ),
+    help=("compile for sm_{needed} or newer",),
+)
+
+# --- the compile pipeline (lowering.pipeline) ---
+INTERNAL_ERROR: Final = Message(
+    codes.INTERNAL_ERROR,
+    "internal compiler error: {kind}: {error}",
+    notes=("please report this with the kernel source",),
+)
+IN_KERNEL_CHECK_DENIED: Final = Message(
+    codes.IN_KERNEL_CHECK_DENIED,
+    "a bounds check would stay in the kernel: {cause}",
+    "cannot be proven in bounds or checked at launch",
+    notes=("`{function}` sets `deny_in_kernel_checks = true`",),
+    help=(
+        "index with a loop over `num_tiles(&p, axis)` of the same partition, or a "
+        "block id of the output that defines the grid",
+    ),
+)
+TILEIRAS_FAILED: Final = Message(
+    codes.TILEIRAS_FAILED,
+    "tileiras failed to assemble `{function}`: {reason}",
+    "while assembling this kernel",
+    notes=("tileiras said:\n{said}", "repro: {command}"),
+)
+
+# --- bounds checks (lowering.bounds, lowering.bounded_checks) ---
+PROVABLY_OUT_OF_BOUNDS: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "{what} is out of bounds: it takes the value(s) {shown}",
+    "provably outside the partition",
+    notes=("Bounds check failed: 0 <= index{bound}",),
+)
+CHECK_ALWAYS_FALSE: Final = Message(codes.PARTITION_OUT_OF_BOUNDS, "{what}", "always false")
+BOUND_NOT_TILE_COUNT: Final = Message(
+    codes.BOUND_MISMATCH,
+    "`with_bounds` bound {bound} on axis {axis} is not the partition's tile count {count}",
+    "this axis has {count} tile(s)",
+    notes=("an index walked over this bound would leave the partition",),
+    help=("bound the axis with `num_tiles(&p, axis)`",),
+)
+COORDINATE_OF_ANOTHER_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "bounded partition coordinate axis {axis} was produced by a different dimension",
+    "not walked over the `Dim` bound to axis {axis}",
+    notes=("`with_bounds` ties each axis to one `Dim`; only its iterations index that axis",),
+)
+COORDINATE_NOT_FROM_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "bounded partition coordinate axis {axis} must come from iterating the matching dimension",
+    "not provably inside the bounded axis",
+    notes=(
+        "a bounded partition's coordinates are a `for` variable over the axis's `Dim`, "
+        "a component minted for that axis, or a constant inside its tiles",
+    ),
+    help=("index a plain partition (without `with_bounds`) to have it checked instead",),
+)
+COORDINATE_OF_MADE_TENSOR: Final = Message(
+    codes.DIM_PROVENANCE,
+    "coordinate {constant} on axis {axis} cannot be checked: the tensor was made in the "
+    "kernel, so the host does not know its tiles",
+    "not provably inside the bounded axis",
+    notes=("bounded accesses are checked at compile time or at launch, never in the kernel",),
+    help=("walk the axis's `Dim` (`for i in d`), or index a plain partition instead",),
+)
+COORDINATE_OUTSIDE_GRID: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "coordinate {constant} on axis {axis} is not within {grid}",
+    "out of bounds",
+    notes=("Bounds check failed: 0 <= index < tiles",),
+)
+STORE_INDEX_NOT_MINTED: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "`MappedPartitionMut::store` requires an index produced by this partition's "
+    "`iter_indices()` iterator",
+    "not minted by this partition",
+    notes=("every axis of this map is streamed, so only a minted index proves the store",),
+)
+STREAMED_AXIS_NOT_MINTED: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "streamed axis {axis} of a composite store index must be the component minted "
+    "by this partition's `iter_indices()` (owned axes may use `Dim` indices instead)",
+    "not minted by this partition",
+    notes=("minted indices are disjoint across tile blocks, which makes the store race-free",),
+)
+OWNED_AXIS_OF_ANOTHER_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "owned axis {axis} of a composite store index was produced by a different dimension",
+    "not walked over `num_tiles(&z, {axis})`",
+)
+
+BOUND_WITHOUT_DIM: Final = Message(
+    codes.DIM_PROVENANCE,
+    "`with_bounds` bound {axis} must come from `num_tiles`, `Dim::new` or `into_dim`",
+    "a plain `i32`",
+    help=("wrap it: `Dim::new(n)`, or count the axis with `num_tiles(&p, axis)`",),
+)
+
+# --- partitions chosen at run time (lowering.partition_choice) ---
+CALL_ON_CHOSEN_PARTITION: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`{call}` on a partition chosen at run time is not supported yet",
+    "`{var}` was assigned in an `if`",
+    help=("load through it, or count its tiles, where it is used",),
+)
+
+# --- persistent loops (lowering.lower_persistent) ---
+SUB_RANGE_OVER_OWNED_AXES: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "sub-range iteration over a map with OWNED axes is not supported yet",
+    "map shape {map_shape}",
+)
+SUB_RANGE_OUTSIDE_GRID: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "{what}",
+    "outside the mapped partition's tiles",
+    notes=("each `(start_tile, num_tiles)` pair must lie inside the axis's tile grid",),
+)
