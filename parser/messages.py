@@ -47,6 +47,14 @@ class Message:
         )
 
 
+# --- the prelude's `&mut self` methods (parser.prelude.common.mutable_binding) ---
+NOT_DECLARED_MUT: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot borrow `{name}` as mutable, as it is not declared as mutable",
+    "cannot borrow as mutable",
+    help=("declare {declaration}",),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import codes, messages
 from parser.check_messages import storage_only
 from parser.diagnostics import error
 from parser.prelude.spec import CallTyper
@@ -389,3 +389,20 @@ def target_elem(call: CallTyper, fn: str, position: int, what: str) -> Elem | No
 
 def element_count(shape: Sequence[int]) -> int:
     return math.prod(shape)
+
+
+def mutable_binding(call: CallTyper, parameter_type: str | None = None) -> bool:
+    """E0596 unless argument 0 is bound `mut` (a `&mut self` method of a local); the help
+    shows the `let mut` to write, or with `parameter_type` the parameter's `mut`."""
+    binding = call.binding(0)
+    if binding is None or getattr(binding, "mutable", True):
+        return True
+    name = getattr(binding, "name", "")
+    if parameter_type is None:
+        declaration = f"it `let mut {name} = ...`"
+        secondary = ((binding.span, f"help: `mut {name}`"),)  # type: ignore[attr-defined]
+    else:
+        declaration, secondary = f"the parameter `mut {name}: {parameter_type}`", ()
+    span = call.args[0].span
+    call.report(messages.NOT_DECLARED_MUT.at(span, secondary, name=name, declaration=declaration))
+    return False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from parser import codes
 from parser.diagnostics import error
-from parser.prelude.common import I32
+from parser.prelude.common import I32, mutable_binding
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.prelude.views import pipelined_latency
 from parser.types import UNIT, CoordTy, DimTy, PartitionTy, SemType, TileTy, TupleTy
@@ -157,19 +157,7 @@ def _bounded_store(call: CallTyper) -> SemType | None:
     assert isinstance(part, PartitionTy)
     expected = TileTy(part.elem, part.tile)
     tile = call.arg(1, expected)
-    binding = call.binding(0)
-    if binding is not None and not getattr(binding, "mutable", True):
-        name = getattr(binding, "name", "")
-        call.report(
-            error(
-                codes.MUTATE_SHARED,
-                f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
-                call.args[0].span,
-                "cannot borrow as mutable",
-                secondary=((binding.span, f"help: `mut {name}`"),),
-                help=(f"declare it `let mut {name} = ...`",),
-            )
-        )
+    if not mutable_binding(call):
         return None
     if tile is None or not _coord_arg(call, 2, part):
         return None

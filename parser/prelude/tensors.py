@@ -6,7 +6,7 @@ from __future__ import annotations
 from parser import ast_nodes as A
 from parser import codes
 from parser.diagnostics import Diagnostic, error
-from parser.prelude.common import check_tile_dims, shape_arg
+from parser.prelude.common import check_tile_dims, mutable_binding, shape_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
     DYNAMIC,
@@ -283,7 +283,7 @@ def _mutable_partition(call: CallTyper) -> SemType | None:
     if out is None or tile is None:
         return None
     if isinstance(made, TensorTy):
-        if not _mutable_binding(call):
+        if not mutable_binding(call):
             return None
         if DYNAMIC in made.shape and len(tile) == made.rank:
             return PartitionTy(made.elem, tile, mutable=True, full=True)
@@ -291,25 +291,6 @@ def _mutable_partition(call: CallTyper) -> SemType | None:
         call.report(rank_mismatch(call, out.rank, len(tile)))
         return None
     return PartitionTy(out.elem, tile, mutable=True, slab=out.shape)
-
-
-def _mutable_binding(call: CallTyper) -> bool:
-    """E0596 unless argument 0 is bound `mut` (a `&mut self` method of a local)."""
-    binding = call.binding(0)
-    if binding is None or getattr(binding, "mutable", True):
-        return True
-    name = getattr(binding, "name", "")
-    call.report(
-        error(
-            codes.MUTATE_SHARED,
-            f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
-            call.args[0].span,
-            "cannot borrow as mutable",
-            secondary=((binding.span, f"help: `mut {name}`"),),  # type: ignore[attr-defined]
-            help=(f"declare it `let mut {name} = ...`",),
-        )
-    )
-    return False
 
 
 def rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:
@@ -384,19 +365,7 @@ def partition_store_type(call: CallTyper, checked: bool) -> SemType | None:
             )
         )
         return None
-    binding = call.binding(0)
-    if binding is not None and not getattr(binding, "mutable", True):
-        name = getattr(binding, "name", "")
-        call.report(
-            error(
-                codes.MUTATE_SHARED,
-                f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
-                call.args[0].span,
-                "cannot borrow as mutable",
-                secondary=((binding.span, f"help: `mut {name}`"),),
-                help=(f"declare it `let mut {name} = ...`",),
-            )
-        )
+    if not mutable_binding(call):
         return None
     if tile is None or not index_arg(call, 2, part.rank):
         return None
@@ -436,18 +405,7 @@ def _mapped_store(call: CallTyper) -> SemType | None:
     expected = TileTy(mapped.elem, mapped.tile)
     tile = call.arg(1, expected)
     index = call.arg(2)
-    binding = call.binding(0)
-    if binding is not None and not getattr(binding, "mutable", True):
-        name = getattr(binding, "name", "")
-        call.report(
-            error(
-                codes.MUTATE_SHARED,
-                f"cannot borrow `{name}` as mutable, as it is not declared as mutable",
-                call.args[0].span,
-                "cannot borrow as mutable",
-                help=(f"declare the parameter `mut {name}: MappedPartitionMut<..>`",),
-            )
-        )
+    if not mutable_binding(call, "MappedPartitionMut<..>"):
         return None
     if tile is None or index is None:
         return None
@@ -456,7 +414,7 @@ def _mapped_store(call: CallTyper) -> SemType | None:
         return None
     if index == CoordTy(mapped.rank):
         return UNIT  # a composite index: its components' provenance is checked in lowering
-    owner = getattr(binding, "id", None)
+    owner = getattr(call.binding(0), "id", None)
     if isinstance(index, PartitionIndexTy) and owner in (index.brand, *index.shared):
         return UNIT
     foreign = isinstance(index, PartitionIndexTy) and index.brand >= 0
