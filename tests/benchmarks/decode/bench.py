@@ -3,7 +3,7 @@
     PYTHONPATH=. python3 -m tests.benchmarks.decode.bench BUNDLE correctness [--model 4b]
     PYTHONPATH=. python3 -m tests.benchmarks.decode.bench BUNDLE speed [--runs 4b:1:1024,...]
         [--json bench_results/decode.json]
-    compute-sanitizer --tool memcheck --error-exitcode 1 \\
+    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \\
         python3 -m tests.benchmarks.decode.bench BUNDLE memcheck
 
 BUNDLE is `python -m tests.benchmarks.decode.build`'s folder. `correctness` prefills a seeded random
