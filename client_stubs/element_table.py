@@ -19,6 +19,7 @@ The module itself uses only the standard library; importing it runs the client p
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from client_stubs.minifloat import F4E2M1FN, F8E4M3FN, F8E5M2, F8E8M0FNU, FloatFormat
@@ -42,6 +43,7 @@ class Element:
     float_format: FloatFormat | None = None  # bit layout of a float `struct` cannot pack
     dlpack: tuple[int, int, int] | None = None  # DLPack (type code, bits, lanes)
     float_max: float | None = None  # largest finite value of a float type
+    mantissa: int | None = None  # fraction bits of a float type (f32: 23)
     computes: bool = True  # Tile IR's arithmetic, comparison and math ops take it
     packs: tuple[str, int] | None = None  # PACKED: (the element, how many per byte)
     host: bool = True  # the client can hold it (tensors and scalar slots)
@@ -70,6 +72,16 @@ class Element:
         """Whole bytes per element: it can be a tensor element or a scalar parameter
         (`f4e2m1fn` and `i4` exist only inside kernels, packed by `pack`)."""
         return self.kind == BOOL or self.bits % 8 == 0
+
+    @property
+    def overflow_threshold(self) -> float | None:
+        """The smallest magnitude that rounds to infinity, half a unit in the last place past
+        `float_max` (rustc's `overflowing_literals`); inf where a Python float cannot reach it
+        (f64), None for types that are not floats."""
+        if self.float_max is None or self.mantissa is None:
+            return None
+        exponent = math.frexp(self.float_max)[1] - 1
+        return self.float_max + math.ldexp(1.0, exponent - self.mantissa - 1)
 
     @property
     def is_byte(self) -> bool:
@@ -112,6 +124,7 @@ ELEMENTS: tuple[Element, ...] = (
         struct="e",
         dlpack=(2, 16, 1),
         float_max=65504.0,
+        mantissa=10,
         aliases=("float16",),
     ),
     Element(
@@ -123,6 +136,7 @@ ELEMENTS: tuple[Element, ...] = (
         raw="uint16",
         dlpack=(4, 16, 1),
         float_max=3.3895313892515355e38,
+        mantissa=7,
         aliases=("bfloat16",),
     ),
     Element(
@@ -134,10 +148,20 @@ ELEMENTS: tuple[Element, ...] = (
         struct="f",
         dlpack=(2, 32, 1),
         float_max=3.4028234663852886e38,
+        mantissa=23,
         aliases=("float32",),
     ),
     # tf32 is an mma operand format: Tile IR's arithmetic takes f16/bf16/f32/f64 only.
-    Element("tf32", FLOAT, 32, "tf32", float_max=3.4028234663852886e38, computes=False, host=False),
+    Element(
+        "tf32",
+        FLOAT,
+        32,
+        "tf32",
+        float_max=3.4011621342146535e38,  # (2 - 2^-10) * 2^127: f32's range, 10 fraction bits
+        mantissa=10,
+        computes=False,
+        host=False,
+    ),
     Element(
         "f64",
         FLOAT,
@@ -147,6 +171,7 @@ ELEMENTS: tuple[Element, ...] = (
         struct="d",
         dlpack=(2, 64, 1),
         float_max=1.7976931348623157e308,
+        mantissa=52,
         aliases=("float64",),
     ),
 )

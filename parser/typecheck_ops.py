@@ -259,21 +259,11 @@ def _fits(value: int, elem: Elem, negated: bool) -> bool:
     return value <= (magnitude_limit - 1 if signed else magnitude_limit)
 
 
-# (exponent bits, fraction bits) of the float types a literal can take; a literal is out of
-# range when it rounds to infinity, as rustc's `overflowing_literals` says.
-_FLOAT_FORMATS = {"f16": (5, 10), "bf16": (8, 7), "tf32": (8, 10), "f32": (8, 23)}
-
-
 def _float_fits(value: float, elem: Elem) -> bool:
-    if math.isinf(value):
-        return False
-    layout = _FLOAT_FORMATS.get(str(elem))
-    if layout is None:  # f64 holds every finite Python float
-        return True
-    exponent_bits, fraction_bits = layout
-    largest_exponent = 2 ** (exponent_bits - 1) - 1
-    rounds_to_infinity = (2 - 2.0 ** -(fraction_bits + 1)) * 2.0**largest_exponent
-    return abs(value) < rounds_to_infinity
+    """A literal is out of range when it rounds to infinity (rustc's `overflowing_literals`);
+    the element table knows where that starts for each float type."""
+    threshold = elem.spec.overflow_threshold
+    return not math.isinf(value) and (threshold is None or abs(value) < threshold)
 
 
 def _shown(text: str) -> str:

@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from client_stubs import dtypes, interop
 from client_stubs.element_table import (
+    ELEMENT_BY_NAME,
     ELEMENTS,
     HOST_ELEMENTS,
     IR_ELEMENT_BY_NAME,
@@ -58,3 +63,23 @@ def test_client_dtypes_are_the_host_rows():
         assert dtypes.numpy_dtype(e.name).itemsize == e.storage_bytes
         if e.dlpack is not None:
             assert interop._DL_DTYPES[e.dlpack] == e.name
+
+
+@pytest.mark.parametrize(
+    ("name", "exponent_bits", "fraction_bits"),
+    [("f16", 5, 10), ("bf16", 8, 7), ("tf32", 8, 10), ("f32", 8, 23)],
+)
+def test_the_overflow_threshold_is_half_an_ulp_past_the_largest_float(
+    name: str, exponent_bits: int, fraction_bits: int
+) -> None:
+    """Where a literal starts rounding to infinity (the front end's `overflowing_literals`)."""
+    largest_exponent = 2 ** (exponent_bits - 1) - 1
+    expected = (2 - 2.0 ** -(fraction_bits + 1)) * 2.0**largest_exponent
+    element = ELEMENT_BY_NAME[name]
+    assert element.overflow_threshold == expected
+    assert element.float_max == (2 - 2.0**-fraction_bits) * 2.0**largest_exponent
+
+
+def test_f64_holds_every_finite_python_float_and_integers_have_no_threshold() -> None:
+    assert ELEMENT_BY_NAME["f64"].overflow_threshold == math.inf
+    assert ELEMENT_BY_NAME["i32"].overflow_threshold is None
