@@ -55,6 +55,13 @@ NOT_DECLARED_MUT: Final = Message(
     help=("declare {declaration}",),
 )
 
+# --- element-type conversions (parser.prelude.convert) ---
+CANNOT_CONVERT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` cannot convert `{elem}` to `{target}`: {why}",
+    "`{source}` -> `{converted}`",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"
