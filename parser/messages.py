@@ -62,6 +62,21 @@ CANNOT_CONVERT: Final = Message(
     "`{source}` -> `{converted}`",
 )
 
+# --- comparisons and selection (parser.prelude.compare) ---
+SELECT_CONDITION_NOT_BOOL: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the condition of `select` must be `Tile<bool, ..>`, found `{found}`",
+    "expected a `bool` tile",
+    help=("compare first: `lt_tile(a, b)`, `eq_tile(a, b)`, ...",),
+)
+SELECT_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `select` needs the condition and the values to have one shape, "
+    "found {condition} and {values}",
+    "expected shape {condition}",
+    notes=("cuTile has no implicit broadcasting",),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -21,6 +21,7 @@ MIGRATED = (
     "parser/inline_budget.py",
     "parser/statics.py",
     "parser/prelude/convert.py",
+    "parser/prelude/compare.py",
 )
 
 
