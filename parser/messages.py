@@ -77,6 +77,61 @@ SELECT_SHAPES_DIFFER: Final = Message(
     notes=("cuTile has no implicit broadcasting",),
 )
 
+# --- byte packing (parser.prelude.packing) ---
+PACKING_NEEDS_RANK_ONE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` needs a rank-1 tile, found `{source}`",
+    "rank {rank}",
+    help=("flatten it first: `.reshape(const_shape![N])`",),
+)
+PACKING_SIZE_MISMATCH: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` cannot hold {bits} bits in whole `{elem}` elements",
+    "size mismatch",
+)
+PACK_IS_BITCAST: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`pack` of `{elem}` elements is a bitcast",
+    "8-bit elements",
+    help=("use `bitcast` between 8-bit element types",),
+)
+PACK_NOT_TO_BYTES: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`pack` produces bytes, not `{target}`",
+    "not a byte element",
+    help=("annotate a byte element: {byte_elements}",),
+)
+UNPACK_NOT_FROM_BYTES: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`unpack` reads bytes ({byte_elements}), found `{source}`",
+    "not bytes",
+    help=("`pack` it into `u8` bytes first",),
+)
+UNPACK_IS_BITCAST: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`unpack` into `{elem}` elements is a bitcast",
+    "8-bit elements",
+    help=("use `bitcast` between 8-bit element types",),
+)
+NOT_PACKED_STORAGE: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`.{fn}(shape)` is a method of {owners}, found `{source}`",
+    "`{elem}` is not packed storage",
+    help=("the free function `{fn}(t)` reinterprets rank-1 tiles",),
+)
+NOT_PACKABLE: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`.{fn}(shape)` is a method of {owners}, found `{source}`",
+    "not packable",
+    help=("the free function `{fn}(t)` reinterprets rank-1 tiles",),
+)
+PACKED_VALUE_COUNTS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{source}` holds {values_in} values, but `Tile<{result}, {shape}>` holds {values_out}",
+    "{values_out} values",
+    notes=("one `{storage}` byte holds {per_byte} values",),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -22,6 +22,7 @@ MIGRATED = (
     "parser/statics.py",
     "parser/prelude/convert.py",
     "parser/prelude/compare.py",
+    "parser/prelude/packing.py",
 )
 
 
