@@ -132,6 +132,29 @@ PACKED_VALUE_COUNTS_DIFFER: Final = Message(
     notes=("one `{storage}` byte holds {per_byte} values",),
 )
 
+# --- reductions and scans (parser.prelude.reduce) ---
+IDENTITY_TYPE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the identity of `{fn}` must be `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+IDENTITY_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the identity of `{fn}` must be a compile-time constant",
+    "not known at compile time",
+    help=("write a literal or a constant such as `0.0f32` or `f32::NEG_INFINITY`",),
+)
+COMBINER_NOT_TWO_PARAMETERS: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` combines elements with a closure of two parameters: `|acc, x| ..`",
+    "expected a closure `|acc, x| ..`",
+)
+COMBINER_RESULT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the closure of `{fn}` must return `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

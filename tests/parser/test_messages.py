@@ -23,6 +23,7 @@ MIGRATED = (
     "parser/prelude/convert.py",
     "parser/prelude/compare.py",
     "parser/prelude/packing.py",
+    "parser/prelude/reduce.py",
 )
 
 
