@@ -155,6 +155,34 @@ COMBINER_RESULT_MISMATCH: Final = Message(
     "expected `{expected}`",
 )
 
+# --- atomics and globals (parser.prelude.atomics) ---
+NOT_A_POINTER_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `PointerTile<*mut E, S>`, found `{found}`",
+    "expected a pointer tile",
+)
+REDUCE_INTO_READ_ONLY: Final = Message(
+    codes.MUTATE_SHARED,
+    "`{fn}` writes through a `PartitionMut`, found a read-only `{found}`",
+    "expected `&mut PartitionMut<..>`",
+)
+REDUCED_TILE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs a `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+GLOBAL_VALUE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` of `{glob}` takes a `{expected}`, found `{found}`",
+    "expected `{expected}`",
+    help=("make a rank-0 tile with `constant(v, const_shape![])`",),
+)
+ATOMIC_ADD_ON_BOOL: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`atomic_add` needs a numeric `Global`, found `{found}`",
+    "a `bool` global",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

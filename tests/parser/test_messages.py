@@ -24,6 +24,7 @@ MIGRATED = (
     "parser/prelude/compare.py",
     "parser/prelude/packing.py",
     "parser/prelude/reduce.py",
+    "parser/prelude/atomics.py",
 )
 
 
