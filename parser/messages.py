@@ -183,6 +183,44 @@ ATOMIC_ADD_ON_BOOL: Final = Message(
     "a `bool` global",
 )
 
+# --- assumptions (parser.prelude.assume) ---
+ASSUMED_VALUE_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the generic arguments of `{fn}` after `_` are compile-time integers",
+    "not a compile-time integer",
+    help=("write a literal such as `16` or a const generic",),
+)
+ASSUME_GENERIC_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}` takes {count} generic arguments: `{fn}::<{spelled}>(x)`",
+    "found {found}",
+)
+ASSUMED_ON_WRONG_TYPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` applies to {what}, found `{found}`",
+    "expected {what}",
+)
+DIVISOR_NOT_POSITIVE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the divisor of `{fn}` must be positive, found {found}",
+    "not positive",
+)
+EMPTY_ASSUMED_RANGE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}`: the lower bound {lower} exceeds the upper bound {upper}",
+    "empty range",
+)
+SAME_ELEMENTS_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` applies to a rank-{rank} tile, found `{found}`",
+    "expected a rank-{rank} tile",
+)
+GROUP_NOT_DIVISOR: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}`: the group size {group} on axis {axis} does not divide the tile's extent {extent}",
+    "not a positive divisor",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

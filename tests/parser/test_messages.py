@@ -25,6 +25,7 @@ MIGRATED = (
     "parser/prelude/packing.py",
     "parser/prelude/reduce.py",
     "parser/prelude/atomics.py",
+    "parser/prelude/assume.py",
 )
 
 
