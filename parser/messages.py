@@ -221,6 +221,44 @@ GROUP_NOT_DIVISOR: Final = Message(
     "not a positive divisor",
 )
 
+# --- dimensions and bounded partitions (parser.prelude.dims) ---
+DIM_SIZE_NOT_I32: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects `i32`, found `{found}`",
+    "expected `i32`",
+)
+NO_INTO_DIM: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "the method `into_dim` exists for `i32` and `Dim`, not for `{found}`",
+    "`IntoDim` is not implemented for this type",
+)
+COORD_NOT_I32_TUPLE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`coord` takes a tuple of two or three `i32`, found `{found}`",
+    "expected `(i32, i32)` or `(i32, i32, i32)`",
+)
+NO_WITH_BOUNDS: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "no method named `with_bounds` found for `{found}`",
+    "`with_bounds` is defined for rank-2 and rank-3 partitions",
+)
+BOUNDS_NOT_TILE_COUNTS: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`with_bounds` on a rank-{rank} partition takes a tuple of {rank} tile counts "
+    "(`Dim` or `i32`), found `{found}`",
+    "expected {rank} bounds",
+)
+BOUNDED_INDEX_NOT_COORD: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "index a bounded partition with `coord(({placeholders}))`",
+)
+BOUNDED_STORE_TILE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "the partition's tile is `{expected}`",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

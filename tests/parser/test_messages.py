@@ -26,6 +26,7 @@ MIGRATED = (
     "parser/prelude/reduce.py",
     "parser/prelude/atomics.py",
     "parser/prelude/assume.py",
+    "parser/prelude/dims.py",
 )
 
 
