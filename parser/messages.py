@@ -259,6 +259,44 @@ BOUNDED_STORE_TILE_MISMATCH: Final = Message(
     "the partition's tile is `{expected}`",
 )
 
+# --- options, tokens and printing (parser.prelude.tokens) ---
+NOT_AN_OPTION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the {what} of `{fn}` is an `{expected}`, found `{found}`",
+    "expected `None` or `Some({what})`",
+)
+OPTION_OF_WRONG_TYPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the {what} of `{fn}` must be `{expected}`, found `{found}`",
+    "expected `Option<{expected}>`",
+)
+NOT_A_TOKEN: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `Token`, found `{found}`",
+    "expected `Token`",
+)
+JOIN_NOT_TOKEN_SLICE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `join_tokens` expects `&[Token]`, found `{found}`",
+    "expected a slice of tokens: `&[a, b]`",
+)
+TENSOR_TOKEN_NOT_OF_TENSOR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `get_tensor_token` expects a `&Tensor<..>`, found `{found}`",
+    "expected a tensor",
+)
+PRINT_FORMAT_NOT_ONE_CONVERSION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the format of `{fn}` must be a string literal with one `%` conversion",
+    'expected a format such as "value: %f\\n"',
+    notes=("`print_tko` prints one tile, printf-style",),
+)
+PRINTED_NOT_A_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` prints a `Tile<..>`, found `{found}`",
+    "expected a tile",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -27,6 +27,7 @@ MIGRATED = (
     "parser/prelude/atomics.py",
     "parser/prelude/assume.py",
     "parser/prelude/dims.py",
+    "parser/prelude/tokens.py",
 )
 
 
