@@ -297,6 +297,47 @@ PRINTED_NOT_A_TILE: Final = Message(
     "expected a tile",
 )
 
+# --- raw tensor and partition views (parser.prelude.raw_views) ---
+NOT_A_TENSOR_REFERENCE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `&Tensor<..>`, found `{found}`",
+    "expected a tensor",
+)
+VIEW_BASE_NOT_ONE_POINTER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` takes a `PointerTile<*mut E, {{[]}}>` base, found `{found}`",
+    "expected one pointer",
+    help=("make one with `pointer_to_tile(p)`",),
+)
+STRIDES_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}`: the shape has rank {shape_rank}, the strides {strides}",
+    "one stride per dimension",
+)
+VIEW_ARGUMENT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects {what}, found `{found}`",
+    "expected {what}",
+)
+VIEW_OF_OUTPUT_UNORDERED: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "`{fn}` of an output reads tiles other blocks may be writing",
+    "unordered read of an output",
+    help=("read an output through `unsafe {{ make_partition_view_mut(..) }}`",),
+)
+NOT_A_PARTITION_MUT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `&PartitionMut<..>`, found `{found}`",
+    "expected a `PartitionMut`",
+    help=("read a `Partition` with `load_view_tko`",),
+)
+VIEW_TYPE_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `{fn}`: the view's layout is in its type",
+    "cannot infer the view type",
+    help=("annotate the binding: `let v: {view}<..> = {fn}(..);`",),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

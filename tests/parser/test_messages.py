@@ -28,6 +28,7 @@ MIGRATED = (
     "parser/prelude/assume.py",
     "parser/prelude/dims.py",
     "parser/prelude/tokens.py",
+    "parser/prelude/raw_views.py",
 )
 
 
