@@ -338,6 +338,60 @@ VIEW_TYPE_NOT_ANNOTATED: Final = Message(
     help=("annotate the binding: `let v: {view}<..> = {fn}(..);`",),
 )
 
+# --- partition views and latency hints (parser.prelude.views) ---
+NOT_A_PARTITION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `&Partition<..>`, found `{found}`",
+    "expected a partition",
+    help=("make one with `x.partition(const_shape![..])`",),
+)
+VIEW_LOAD_OF_OUTPUT_RACES: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "`{fn}` on a `PartitionMut` may race with other tile blocks",
+    "unordered read of an output",
+    help=("keep the value you stored in a local instead",),
+)
+LATENCY_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency of `{fn}` must be a compile-time integer",
+    "not a compile-time integer",
+    help=("write a literal such as `3` or a const generic",),
+)
+LATENCY_NOT_AN_INTEGER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency of `{fn}` must be a compile-time integer",
+    "found `{found}`",
+    help=("write a literal such as `3` or a const generic",),
+)
+LATENCY_OUT_OF_RANGE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency of `{fn}` must be in 1..=10, found {found}",
+    "out of range",
+    notes=("tileiras rejects latency hints outside 1..=10",),
+    help=("{no_hint}",),
+)
+LATENCY_NOT_AN_OPTION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the latency of `{fn}` is an `Option<i32>`",
+    "expected `None` or `Some(latency)`",
+)
+LATENCY_GENERIC_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}` takes one generic argument, the latency: `{fn}::<3>(..)`",
+    "found {found}",
+)
+NOT_A_SHAPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `get_shape_dim` expects a shape, found `{found}`",
+    "expected `Shape<{{[..]}}>`",
+    help=("use `x.shape()`",),
+)
+SHAPE_DIM_OUT_OF_RANGE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "dimension {axis} is out of range for `{shape}` (rank {rank})",
+    "out of range",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

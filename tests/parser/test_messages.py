@@ -29,6 +29,7 @@ MIGRATED = (
     "parser/prelude/dims.py",
     "parser/prelude/tokens.py",
     "parser/prelude/raw_views.py",
+    "parser/prelude/views.py",
 )
 
 
