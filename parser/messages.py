@@ -392,6 +392,97 @@ SHAPE_DIM_OUT_OF_RANGE: Final = Message(
     "out of range",
 )
 
+# --- shapes: constant, reshape, permute, extract, cat, iota (parser.prelude.shape) ---
+CONSTANT_NOT_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `constant` fills a tile with one scalar value, found `{found}`",
+    "expected a scalar",
+    help=("to reshape or broadcast a tile use `.reshape(..)` / `.broadcast(..)`",),
+)
+CONSTANT_NOT_KNOWN: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the value of `constant` must be a compile-time constant",
+    "not known at compile time",
+    notes=("`constant` becomes a dense constant in the kernel's code",),
+    help=("fill a tile with a run-time value: `{value}.broadcast({shape})`",),
+)
+RESHAPE_COUNT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot reshape `{source}` ({have} elements) to shape {shape} ({want} elements)",
+    "{want} elements",
+    notes=("`reshape` keeps the number of elements",),
+)
+PERMUTATION_NOT_AN_ARRAY: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the permutation of `{fn}` must be a compile-time array",
+    "found `{found}`",
+    help=("write it inline: `const_array![1, 0]`",),
+)
+PERMUTATION_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the permutation of `{fn}` must be a compile-time array",
+    "not known at compile time",
+    help=("write it inline: `const_array![1, 0]`",),
+)
+NOT_A_PERMUTATION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{value}` is not a permutation of the {rank} dimensions of the tile",
+    "expected each of 0..{last} exactly once",
+)
+TRANSPOSE_NEEDS_RANK_TWO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`transpose` needs a rank-2 tile, found `{found}`",
+    "rank {rank}",
+    help=("reorder other ranks with `permute(t, const_array![..])`",),
+)
+EXTRACT_INDICES_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `[Tile<i32, {{[]}}>; {rank}]` (one slice index per dimension), "
+    "found `{found}`",
+    "expected {rank} rank-0 `i32` tiles",
+    help=("make a rank-0 tile with `scalar_to_tile(0i32)`",),
+)
+EXTRACT_SHAPE_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed: cannot infer the shape `extract` returns",
+    "cannot infer the result shape",
+    help=("annotate the binding: `let part: Tile<E, {{[..]}}> = extract(..);`",),
+)
+EXTRACT_NOT_DIVIDING: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot extract `{wanted}` from `{source}`: each dimension must divide the source's",
+    "expected `{expected}`",
+)
+CAT_DIM_OUT_OF_RANGE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot concatenate: dimension {dim} is out of range for rank {rank}",
+    "here",
+    notes=("`cat` joins two tiles of one element type along `dim`",),
+)
+CAT_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot concatenate: `{lhs}` and `{rhs}` differ outside dimension {dim}",
+    "here",
+    notes=("`cat` joins two tiles of one element type along `dim`",),
+)
+IOTA_UNSUPPORTED_RESULT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`iota` makes a rank-1 integer tile; cannot make `{result}`",
+    "unsupported result",
+    help=("e.g. `let i: Tile<i32, {{[128]}}> = iota(const_shape![128]);`",),
+)
+NOT_RANK_ZERO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `Tile<{elem}, {{[]}}>`, found `{found}`",
+    "expected a rank-0 tile",
+    help=("reshape it first: `{text}.reshape(const_shape![])`",),
+)
+NOT_AN_INDEX_ARRAY: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `permute_array` expects an `[i32; N]`, found `{found}`",
+    "expected an index array",
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -30,6 +30,7 @@ MIGRATED = (
     "parser/prelude/tokens.py",
     "parser/prelude/raw_views.py",
     "parser/prelude/views.py",
+    "parser/prelude/shape.py",
 )
 
 
