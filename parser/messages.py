@@ -483,6 +483,116 @@ NOT_AN_INDEX_ARRAY: Final = Message(
     "expected an index array",
 )
 
+# --- the prelude's shared argument rules (parser.prelude.common) ---
+NOT_A_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `Tile<..>`, found `{found}`",
+    "expected a tile",
+)
+SCALAR_NOT_A_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `Tile<..>`, found `{found}`",
+    "expected a tile",
+    help=("make it a rank-0 tile: `scalar_to_tile({text})`",),
+)
+NOT_A_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a scalar, found `{found}`",
+    "expected a scalar",
+)
+RANK_ZERO_TILE_NOT_A_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a scalar, found `{found}`",
+    "expected a scalar",
+    help=("use `tile_to_scalar(t)` on a rank-0 tile",),
+)
+TILE_NOT_A_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a scalar, found `{found}`",
+    "expected a scalar",
+    help=("for tiles use `{fn}_tile`",),
+)
+OPERAND_TYPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs operands of the same type, found `{expected}` and `{found}`",
+    "expected `{expected}`, found `{found}`",
+    notes=("cuTile has no implicit broadcasting or conversion",),
+    help=("broadcast with `.broadcast(shape)` or convert with `convert_tile`",),
+)
+OPERAND_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs operands of the same type, "
+    "shapes differ: {expected_shape} and {found_shape}",
+    "expected `{expected}`, found `{found}`",
+    notes=("cuTile has no implicit broadcasting or conversion",),
+    help=("broadcast with `.broadcast(shape)` or convert with `convert_tile`",),
+)
+WRONG_ELEMENT_KIND: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` needs {noun} elements, found `{found}`",
+    "`{elem}` is not {article} {noun} type",
+)
+NOT_A_MARKER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `{kind}::Mode` marker, found `{found}`",
+    "expected a `{kind}` marker",
+    help=("one of {markers}",),
+)
+UNSUPPORTED_MARKER: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` does not support `{found}`{why}",
+    "unsupported mode",
+    help=("use one of {markers}",),
+)
+FTZ_NEEDS_F32: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`ftz::Enabled` is only supported for `f32`, found `{elem}` elements",
+    "flush-to-zero needs f32",
+    help=("use `ftz::Disabled`",),
+)
+ARGUMENT_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the {what} of `{fn}` must be a compile-time integer",
+    "not a compile-time integer",
+    help=("write an integer literal such as `1i32`",),
+)
+ARGUMENT_NOT_AN_INTEGER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the {what} of `{fn}` must be a compile-time integer",
+    "found `{found}`",
+    help=("write an integer literal such as `1i32`",),
+)
+DIM_OUT_OF_RANGE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "dimension {dim} is out of range for `{source}` (rank {rank})",
+    "out of range",
+    notes=("valid dimensions are 0..{last}",),
+)
+DIM_OF_RANK_ZERO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "dimension {dim} is out of range for `{source}` (rank {rank})",
+    "out of range",
+    notes=("a rank-0 tile has no dimension to reduce",),
+)
+SHAPE_ARGUMENT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a shape, found `{found}`",
+    "expected `Shape<{{[..]}}>`",
+    help=("use `const_shape![..]` or `t.shape()`",),
+)
+TILE_DIM_NOT_POWER_OF_TWO: Final = Message(
+    codes.TILE_NOT_POWER_OF_TWO,
+    "tile dimension {dim} of {what} is not a positive power of two",
+    "tile shape {shape}",
+    notes=("Tile IR tiles have power-of-two extents",),
+)
+RESULT_ELEMENT_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `{fn}`: cannot infer {what}",
+    "cannot infer the result type",
+    help=("annotate the binding: `let y: Tile<f16, {{[..]}}> = {fn}(..);`",),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

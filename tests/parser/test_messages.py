@@ -31,6 +31,7 @@ MIGRATED = (
     "parser/prelude/raw_views.py",
     "parser/prelude/views.py",
     "parser/prelude/shape.py",
+    "parser/prelude/common.py",
 )
 
 
