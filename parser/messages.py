@@ -593,6 +593,101 @@ RESULT_ELEMENT_NOT_ANNOTATED: Final = Message(
     help=("annotate the binding: `let y: Tile<f16, {{[..]}}> = {fn}(..);`",),
 )
 
+# --- matrix multiply-accumulate (parser.prelude.mma) ---
+_MMA_SHAPES = "`mma` computes `lhs x rhs + acc` with lhs `[M, K]`, rhs `[K, N]`, acc `[M, N]`"
+_MMA_ELEMENTS = (
+    "Tile IR mma: f16, f8e4m3fn, f8e5m2 -> f16/f32; bf16/tf32/f32 -> f32; f64 -> f64; "
+    "i8/u8 -> i32 (block-scaled fp8/fp4: `mmaf_scaled`)"
+)
+_SCALED_ELEMENTS = (
+    "Tile IR mmaf_scaled: f8e4m3fn/f8e5m2 with f8e8m0fnu scales per 32 K elements; f4e2m1fn "
+    "with f8e8m0fnu scales per 16 or 32, or f8e4m3fn scales per 16; an f32 accumulator"
+)
+MMA_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` needs operands of rank 2 (`[M, K] x [K, N] + [M, N]`) or 3 (batched), "
+    "found ranks {lhs}, {rhs} and {acc}",
+    "rank mismatch",
+    notes=(_MMA_SHAPES,),
+)
+MMA_BATCH_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` needs one batch size, found {lhs}, {rhs} and {acc}",
+    "batch sizes differ",
+    notes=(_MMA_SHAPES,),
+)
+MMA_INNER_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched inner dimensions in `{fn}`: lhs {lhs} has K = {k} but rhs {rhs} has K = {k2}",
+    "K = {k2}",
+    notes=(_MMA_SHAPES,),
+)
+MMA_ACCUMULATOR_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched accumulator in `{fn}`: {lhs} x {rhs} needs an accumulator of shape {want}, "
+    "found {found}",
+    "expected shape {want}",
+    notes=(_MMA_SHAPES,),
+)
+MMA_OPERAND_ELEMENTS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs lhs and rhs of one element type, found `{lhs}` and `{rhs}`",
+    "expected `{lhs}` elements",
+    help=("convert one side with `convert_tile`",),
+)
+MMA_ACCUMULATOR_ELEMENT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` with `{elem}` operands needs a {want} accumulator, found `{found}`",
+    "unsupported element types",
+    notes=(_MMA_ELEMENTS,),
+)
+MMA_OPERAND_ELEMENT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` does not support `{elem}` operands",
+    "unsupported element types",
+    notes=(_MMA_ELEMENTS,),
+)
+SCALED_OPERANDS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `mmaf_scaled` needs one element type for both operands, "
+    "found `{expected}` and `{found}`",
+    "expected `{expected}`",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `mmaf_scaled` needs one element type for both scales, "
+    "found `{expected}` and `{found}`",
+    "expected `{expected}`",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALED_ACCUMULATOR_NOT_F32: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`mmaf_scaled` accumulates in `f32`, found `{found}`",
+    "expected `f32`",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALED_ELEMENTS_UNSUPPORTED: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`mmaf_scaled` does not scale `{elem}` operands by `{scale}`",
+    "unsupported element types",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALE_SHAPES_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched scales in `mmaf_scaled`: operands {lhs} x {rhs} with {groups} scale groups "
+    "along K need scales {want_lhs} and {want_rhs}, found {found}",
+    "expected shape {want}",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALE_GROUPS_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`mmaf_scaled` scales `{elem}` in blocks of {sizes} K elements, but K = {k} "
+    "with {groups} scale groups",
+    "K / {sizes} scale groups expected",
+    notes=(_SCALED_ELEMENTS,),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -32,6 +32,7 @@ MIGRATED = (
     "parser/prelude/views.py",
     "parser/prelude/shape.py",
     "parser/prelude/common.py",
+    "parser/prelude/mma.py",
 )
 
 
