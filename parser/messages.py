@@ -688,6 +688,101 @@ SCALE_GROUPS_MISMATCH: Final = Message(
     notes=(_SCALED_ELEMENTS,),
 )
 
+# --- pointer tiles: casts, offsets, loads and stores (parser.prelude.pointers) ---
+RAW_POINTER_NOT_A_POINTER_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `PointerTile<*mut E, S>`, found `{found}`",
+    "expected a pointer tile",
+    help=("make one with `pointer_to_tile(p)`",),
+)
+NOT_A_RAW_POINTER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `pointer_to_tile` expects a raw pointer, found `{found}`",
+    "expected `*mut E`",
+)
+POINTER_TILE_NOT_RANK_ZERO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`tile_to_pointer` needs a rank-0 pointer tile, found `{found}`",
+    "not rank 0",
+)
+POINTER_OFFSET_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}`: the pointer tile has shape {pointers}, the offsets {offsets}",
+    "shapes differ",
+    notes=("a rank-0 pointer tile is broadcast to the offsets' shape",),
+)
+OFFSETS_NOT_I32_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `offset_tile` expects a `Tile<i32, S>`, found `{found}`",
+    "expected i32 element offsets",
+)
+OFFSET_NOT_I32: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `offset` expects an `i32` element offset, found `{found}`",
+    "expected `i32`",
+    help=("offset by a tile with `offset_tile`",),
+)
+POINTER_BROADCAST_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot broadcast `{pointers}` to shape {shape}",
+    "incompatible shapes",
+    notes=("broadcast keeps the rank and expands dimensions of size 1",),
+)
+POINTER_RESHAPE_COUNT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot reshape `{pointers}` ({have} elements) to shape {shape} ({want} elements)",
+    "{want} elements",
+    notes=("`reshape` keeps the number of elements",),
+)
+POINTEE_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `{fn}`: cannot infer the pointee type",
+    "cannot infer the pointer type",
+    help=("annotate the binding: `let p: PointerTile<*mut f32, S> = {fn}(..);`",),
+)
+ADDRESSES_NOT_I64: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` converts `i64` addresses, found `{found}`",
+    "expected a `Tile<i64, S>`",
+    help=("widen the addresses with `exti` first",),
+)
+SCOPE_NOT_AN_OPTION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the scope of `{fn}` is an `Option<scope::Mode>`, found `{found}`",
+    "expected `Some(scope::Device)` or `None`",
+)
+ORDERING_NEEDS_SCOPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` with `ordering::{ordering}` needs a memory scope",
+    "no scope",
+    notes=("only a weak access leaves the scope out",),
+    help=("pass `Some(scope::Device)` (or `TileBlock`, `System`)",),
+)
+NOT_A_LATENCY: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the latency of `{fn}` is a `Latency::<N>`, found `{found}`",
+    "expected `Latency::<N>`",
+    help=("`Latency::<0>` gives no hint",),
+)
+WRITE_THROUGH_CONST: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot write through `{pointers}` with `{fn}`: it points to `const` data",
+    "pointers to `const` data are read-only",
+    help=("declare the entry parameter `*mut`",),
+)
+STORED_VALUES_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs a `{expected}` for `{pointers}`, found `{found}`",
+    "expected `{expected}`",
+)
+PADDING_WITHOUT_MASK: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}`: a padding value needs a mask",
+    "padding without a mask",
+    notes=("the padding is what masked-off lanes read",),
+    help=("pass `None` as the padding, or a mask with `Some(mask)`",),
+)
+
 # --- shared by the type checker's rule families (parser.check_messages) ---
 UNSUPPORTED: Final = Message(
     codes.UNSUPPORTED_SYNTAX, "{what} is not supported yet", "not supported here"

@@ -33,6 +33,7 @@ MIGRATED = (
     "parser/prelude/shape.py",
     "parser/prelude/common.py",
     "parser/prelude/mma.py",
+    "parser/prelude/pointers.py",
 )
 
 
