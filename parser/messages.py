@@ -253,7 +253,7 @@ BOUNDED_INDEX_NOT_COORD: Final = Message(
     "mismatched types: expected `{expected}`, found `{found}`",
     "index a bounded partition with `coord(({placeholders}))`",
 )
-BOUNDED_STORE_TILE_MISMATCH: Final = Message(
+PARTITION_TILE_MISMATCH: Final = Message(
     codes.MISMATCHED_TYPES,
     "mismatched types: expected `{expected}`, found `{found}`",
     "the partition's tile is `{expected}`",
@@ -781,6 +781,136 @@ PADDING_WITHOUT_MASK: Final = Message(
     "padding without a mask",
     notes=("the padding is what masked-off lanes read",),
     help=("pass `None` as the padding, or a mask with `Some(mask)`",),
+)
+
+# --- tensors, partitions and tile stores (parser.prelude.tensors) ---
+NOT_A_TENSOR_FOR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "expected a tensor for {what}, found `{found}`",
+    "expected `&Tensor<..>`",
+)
+WRITE_THROUGH_SHARED_TENSOR: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot {action} `{name}`, as it is behind a `&` reference",
+    "`{name}` is a `&` reference, so it cannot be written",
+    notes=(
+        "shared `&Tensor` inputs are read-only; only partitioned `&mut Tensor` outputs are "
+        "written, one disjoint tile per block",
+    ),
+    help=("declare `{name}` as `&mut Tensor<{elem}, {{[..]}}>` to make it a partitioned output",),
+)
+OUTPUT_TILE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "the output's tile is `{expected}`",
+)
+TILE_ID_NOT_I32: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "a tile id or a tile count",
+)
+LOAD_LIKE_RANKS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`load_tile_like` needs tensors of the same rank, found rank {source} and rank {like}",
+    "rank mismatch",
+)
+LOAD_LIKE_NOT_OUTPUT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the second argument of `load_tile_like` must be a partitioned `&mut Tensor` output",
+    "found `{found}`",
+    notes=("its tile shape is the shape loaded",),
+)
+OUTPUT_TILE_DYNAMIC: Final = Message(
+    codes.OUTPUT_SHAPE_DYNAMIC,
+    "the tile shape of output `{name}` is only known at launch",
+    "tile shape [{shape}]",
+    notes=("a tile has a static shape: write this output through `partition_mut`",),
+)
+TILE_BROADCAST_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot broadcast `{source}` to shape {shape}",
+    "incompatible shapes",
+    notes=("broadcast keeps the rank and expands dimensions of size 1",),
+)
+CANNOT_BROADCAST_VALUE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot broadcast a value of type `{found}`",
+    "expected a scalar or a tile",
+)
+PARTITION_OF_OUTPUT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`partition` of a `&mut Tensor` output is not supported yet",
+    "an output",
+    help=("write the output through `partition_mut`",),
+)
+DIM_MAP_NOT_PERMUTATION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the dim map must be a compile-time permutation of 0..{rank}, found `{found}`",
+    "expected `const_array![..]` of {rank} distinct axes",
+)
+TILE_SHAPE_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "a rank-{rank} tensor needs a rank-{rank} tile shape, found rank {got}",
+    "rank {got}",
+)
+EXPECTED_PARTITION: Final = Message(
+    codes.MISMATCHED_TYPES, "expected a partition, found `{found}`", "expected a `Partition`"
+)
+TILE_INDEX_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected a tile index `{expected}`, found `{found}`",
+    "expected {rank} i32 coordinates",
+)
+STORE_THROUGH_READ_ONLY: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot store through a read-only `Partition`",
+    "created by `partition`",
+    help=("outputs are written through `partition_mut`",),
+)
+SLAB_INDEX_NEGATIVE: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "index {index} on axis {axis} is outside this block's its tiles",
+    "a negative index",
+    notes=("a block may only write the tiles of its own output slab",),
+)
+SLAB_INDEX_OUTSIDE: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "index {index} on axis {axis} is outside this block's {limit} tiles",
+    "valid indices are 0..{limit}",
+    notes=("a block may only write the tiles of its own output slab",),
+)
+MAPPED_STORE_INDEX_FOREIGN: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "`MappedPartitionMut::store` index was produced by a different mapped partition",
+    "not minted by this partition",
+    notes=("minted indices are disjoint across tile blocks, which makes the store race-free",),
+    help=("mint indices valid for both with `z.iter_indices_with(&w)`",),
+)
+MAPPED_STORE_INDEX_NOT_MINTED: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "`MappedPartitionMut::store` requires an index produced by this partition's "
+    "`iter_indices()` iterator or built with `coord(..)`",
+    "not minted by this partition",
+    notes=("minted indices are disjoint across tile blocks, which makes the store race-free",),
+)
+NO_INDEX_METHOD: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "no method named `index` found for `{found}`",
+    "defined for rank-2 mapped partitions",
+)
+SWIZZLE_GENERICS: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`swizzle_partition_index_2d` takes the tile shape and a rank-2 map of group sizes: "
+    "`::<{{ [BM, BN] }}, MAP>`",
+    "expected two generic arguments",
+)
+ITER_INDICES_OUTSIDE_FOR: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`{name}()` is only supported as the iterator of a `for` loop",
+    "use `for idx in z.{name}(..) {{ .. }}`",
+)
+AXIS_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT, "the axis must be a constant in 0..{rank}", "not a valid axis"
 )
 
 # --- shared by the type checker's rule families (parser.check_messages) ---

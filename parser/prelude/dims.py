@@ -126,9 +126,7 @@ def _bounded_store(call: CallTyper) -> SemType | None:
         return None
     if tile != expected:
         call.report(
-            messages.BOUNDED_STORE_TILE_MISMATCH.at(
-                call.args[1].span, expected=expected, found=tile
-            )
+            messages.PARTITION_TILE_MISMATCH.at(call.args[1].span, expected=expected, found=tile)
         )
         return None
     return UNIT

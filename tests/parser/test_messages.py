@@ -34,6 +34,7 @@ MIGRATED = (
     "parser/prelude/common.py",
     "parser/prelude/mma.py",
     "parser/prelude/pointers.py",
+    "parser/prelude/tensors.py",
 )
 
 
