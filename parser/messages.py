@@ -5,7 +5,7 @@ A `Message` holds the code and the message, label, notes and help as `str.format
 Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
 logic that decides to report it. Sections follow the packages that report them; entries
 move here package by package (lowering/ first, then the parser's shared checker messages,
-entry options and arch checks).
+entry options and arch checks, then the prelude's intrinsics, one module at a time).
 """
 
 from __future__ import annotations

@@ -20,21 +20,7 @@ MIGRATED = (
     "parser/bracket_scan.py",
     "parser/inline_budget.py",
     "parser/statics.py",
-    "parser/prelude/convert.py",
-    "parser/prelude/compare.py",
-    "parser/prelude/packing.py",
-    "parser/prelude/reduce.py",
-    "parser/prelude/atomics.py",
-    "parser/prelude/assume.py",
-    "parser/prelude/dims.py",
-    "parser/prelude/tokens.py",
-    "parser/prelude/raw_views.py",
-    "parser/prelude/views.py",
-    "parser/prelude/shape.py",
-    "parser/prelude/common.py",
-    "parser/prelude/mma.py",
-    "parser/prelude/pointers.py",
-    "parser/prelude/tensors.py",
+    "parser/prelude",
 )
 
 
