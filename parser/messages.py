@@ -5,7 +5,7 @@ A `Message` holds the code and the message, label, notes and help as `str.format
 Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
 logic that decides to report it. Sections follow the packages that report them; entries
 move here package by package (lowering/ first, then the parser's shared checker messages,
-entry options and arch checks).
+entry options and arch checks, then the prelude's intrinsics, one module at a time).
 """
 
 from __future__ import annotations
@@ -53,6 +53,864 @@ NOT_DECLARED_MUT: Final = Message(
     "cannot borrow `{name}` as mutable, as it is not declared as mutable",
     "cannot borrow as mutable",
     help=("declare {declaration}",),
+)
+
+# --- element-type conversions (parser.prelude.convert) ---
+CANNOT_CONVERT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` cannot convert `{elem}` to `{target}`: {why}",
+    "`{source}` -> `{converted}`",
+)
+
+# --- comparisons and selection (parser.prelude.compare) ---
+SELECT_CONDITION_NOT_BOOL: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the condition of `select` must be `Tile<bool, ..>`, found `{found}`",
+    "expected a `bool` tile",
+    help=("compare first: `lt_tile(a, b)`, `eq_tile(a, b)`, ...",),
+)
+SELECT_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `select` needs the condition and the values to have one shape, "
+    "found {condition} and {values}",
+    "expected shape {condition}",
+    notes=("cuTile has no implicit broadcasting",),
+)
+
+# --- byte packing (parser.prelude.packing) ---
+PACKING_NEEDS_RANK_ONE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` needs a rank-1 tile, found `{source}`",
+    "rank {rank}",
+    help=("flatten it first: `.reshape(const_shape![N])`",),
+)
+PACKING_SIZE_MISMATCH: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` cannot hold {bits} bits in whole `{elem}` elements",
+    "size mismatch",
+)
+PACK_IS_BITCAST: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`pack` of `{elem}` elements is a bitcast",
+    "8-bit elements",
+    help=("use `bitcast` between 8-bit element types",),
+)
+PACK_NOT_TO_BYTES: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`pack` produces bytes, not `{target}`",
+    "not a byte element",
+    help=("annotate a byte element: {byte_elements}",),
+)
+UNPACK_NOT_FROM_BYTES: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`unpack` reads bytes ({byte_elements}), found `{source}`",
+    "not bytes",
+    help=("`pack` it into `u8` bytes first",),
+)
+UNPACK_IS_BITCAST: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`unpack` into `{elem}` elements is a bitcast",
+    "8-bit elements",
+    help=("use `bitcast` between 8-bit element types",),
+)
+NOT_PACKED_STORAGE: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`.{fn}(shape)` is a method of {owners}, found `{source}`",
+    "`{elem}` is not packed storage",
+    help=("the free function `{fn}(t)` reinterprets rank-1 tiles",),
+)
+NOT_PACKABLE: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`.{fn}(shape)` is a method of {owners}, found `{source}`",
+    "not packable",
+    help=("the free function `{fn}(t)` reinterprets rank-1 tiles",),
+)
+PACKED_VALUE_COUNTS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{source}` holds {values_in} values, but `Tile<{result}, {shape}>` holds {values_out}",
+    "{values_out} values",
+    notes=("one `{storage}` byte holds {per_byte} values",),
+)
+
+# --- reductions and scans (parser.prelude.reduce) ---
+IDENTITY_TYPE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the identity of `{fn}` must be `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+IDENTITY_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the identity of `{fn}` must be a compile-time constant",
+    "not known at compile time",
+    help=("write a literal or a constant such as `0.0f32` or `f32::NEG_INFINITY`",),
+)
+COMBINER_NOT_TWO_PARAMETERS: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` combines elements with a closure of two parameters: `|acc, x| ..`",
+    "expected a closure `|acc, x| ..`",
+)
+COMBINER_RESULT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the closure of `{fn}` must return `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+
+# --- atomics and globals (parser.prelude.atomics) ---
+NOT_A_POINTER_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `PointerTile<*mut E, S>`, found `{found}`",
+    "expected a pointer tile",
+)
+REDUCE_INTO_READ_ONLY: Final = Message(
+    codes.MUTATE_SHARED,
+    "`{fn}` writes through a `PartitionMut`, found a read-only `{found}`",
+    "expected `&mut PartitionMut<..>`",
+)
+REDUCED_TILE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs a `{expected}`, found `{found}`",
+    "expected `{expected}`",
+)
+GLOBAL_VALUE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` of `{glob}` takes a `{expected}`, found `{found}`",
+    "expected `{expected}`",
+    help=("make a rank-0 tile with `constant(v, const_shape![])`",),
+)
+ATOMIC_ADD_ON_BOOL: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`atomic_add` needs a numeric `Global`, found `{found}`",
+    "a `bool` global",
+)
+
+# --- assumptions (parser.prelude.assume) ---
+ASSUMED_VALUE_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the generic arguments of `{fn}` after `_` are compile-time integers",
+    "not a compile-time integer",
+    help=("write a literal such as `16` or a const generic",),
+)
+ASSUME_GENERIC_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}` takes {count} generic arguments: `{fn}::<{spelled}>(x)`",
+    "found {found}",
+)
+ASSUMED_ON_WRONG_TYPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` applies to {what}, found `{found}`",
+    "expected {what}",
+)
+DIVISOR_NOT_POSITIVE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the divisor of `{fn}` must be positive, found {found}",
+    "not positive",
+)
+EMPTY_ASSUMED_RANGE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}`: the lower bound {lower} exceeds the upper bound {upper}",
+    "empty range",
+)
+SAME_ELEMENTS_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` applies to a rank-{rank} tile, found `{found}`",
+    "expected a rank-{rank} tile",
+)
+GROUP_NOT_DIVISOR: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}`: the group size {group} on axis {axis} does not divide the tile's extent {extent}",
+    "not a positive divisor",
+)
+
+# --- dimensions and bounded partitions (parser.prelude.dims) ---
+DIM_SIZE_NOT_I32: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects `i32`, found `{found}`",
+    "expected `i32`",
+)
+NO_INTO_DIM: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "the method `into_dim` exists for `i32` and `Dim`, not for `{found}`",
+    "`IntoDim` is not implemented for this type",
+)
+COORD_NOT_I32_TUPLE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`coord` takes a tuple of two or three `i32`, found `{found}`",
+    "expected `(i32, i32)` or `(i32, i32, i32)`",
+)
+NO_WITH_BOUNDS: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "no method named `with_bounds` found for `{found}`",
+    "`with_bounds` is defined for rank-2 and rank-3 partitions",
+)
+BOUNDS_NOT_TILE_COUNTS: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`with_bounds` on a rank-{rank} partition takes a tuple of {rank} tile counts "
+    "(`Dim` or `i32`), found `{found}`",
+    "expected {rank} bounds",
+)
+BOUNDED_INDEX_NOT_COORD: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "index a bounded partition with `coord(({placeholders}))`",
+)
+PARTITION_TILE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "the partition's tile is `{expected}`",
+)
+
+# --- options, tokens and printing (parser.prelude.tokens) ---
+NOT_AN_OPTION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the {what} of `{fn}` is an `{expected}`, found `{found}`",
+    "expected `None` or `Some({what})`",
+)
+OPTION_OF_WRONG_TYPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the {what} of `{fn}` must be `{expected}`, found `{found}`",
+    "expected `Option<{expected}>`",
+)
+NOT_A_TOKEN: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `Token`, found `{found}`",
+    "expected `Token`",
+)
+JOIN_NOT_TOKEN_SLICE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `join_tokens` expects `&[Token]`, found `{found}`",
+    "expected a slice of tokens: `&[a, b]`",
+)
+TENSOR_TOKEN_NOT_OF_TENSOR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `get_tensor_token` expects a `&Tensor<..>`, found `{found}`",
+    "expected a tensor",
+)
+PRINT_FORMAT_NOT_ONE_CONVERSION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the format of `{fn}` must be a string literal with one `%` conversion",
+    'expected a format such as "value: %f\\n"',
+    notes=("`print_tko` prints one tile, printf-style",),
+)
+PRINTED_NOT_A_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` prints a `Tile<..>`, found `{found}`",
+    "expected a tile",
+)
+
+# --- raw tensor and partition views (parser.prelude.raw_views) ---
+NOT_A_TENSOR_REFERENCE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `&Tensor<..>`, found `{found}`",
+    "expected a tensor",
+)
+VIEW_BASE_NOT_ONE_POINTER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` takes a `PointerTile<*mut E, {{[]}}>` base, found `{found}`",
+    "expected one pointer",
+    help=("make one with `pointer_to_tile(p)`",),
+)
+STRIDES_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}`: the shape has rank {shape_rank}, the strides {strides}",
+    "one stride per dimension",
+)
+VIEW_ARGUMENT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects {what}, found `{found}`",
+    "expected {what}",
+)
+VIEW_OF_OUTPUT_UNORDERED: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "`{fn}` of an output reads tiles other blocks may be writing",
+    "unordered read of an output",
+    help=("read an output through `unsafe {{ make_partition_view_mut(..) }}`",),
+)
+NOT_A_PARTITION_MUT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `&PartitionMut<..>`, found `{found}`",
+    "expected a `PartitionMut`",
+    help=("read a `Partition` with `load_view_tko`",),
+)
+VIEW_TYPE_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `{fn}`: the view's layout is in its type",
+    "cannot infer the view type",
+    help=("annotate the binding: `let v: {view}<..> = {fn}(..);`",),
+)
+
+# --- partition views and latency hints (parser.prelude.views) ---
+NOT_A_PARTITION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `&Partition<..>`, found `{found}`",
+    "expected a partition",
+    help=("make one with `x.partition(const_shape![..])`",),
+)
+VIEW_LOAD_OF_OUTPUT_RACES: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "`{fn}` on a `PartitionMut` may race with other tile blocks",
+    "unordered read of an output",
+    help=("keep the value you stored in a local instead",),
+)
+LATENCY_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency of `{fn}` must be a compile-time integer",
+    "not a compile-time integer",
+    help=("write a literal such as `3` or a const generic",),
+)
+LATENCY_NOT_AN_INTEGER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency of `{fn}` must be a compile-time integer",
+    "found `{found}`",
+    help=("write a literal such as `3` or a const generic",),
+)
+LATENCY_OUT_OF_RANGE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency of `{fn}` must be in 1..=10, found {found}",
+    "out of range",
+    notes=("tileiras rejects latency hints outside 1..=10",),
+    help=("{no_hint}",),
+)
+LATENCY_NOT_AN_OPTION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the latency of `{fn}` is an `Option<i32>`",
+    "expected `None` or `Some(latency)`",
+)
+LATENCY_GENERIC_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{fn}` takes one generic argument, the latency: `{fn}::<3>(..)`",
+    "found {found}",
+)
+NOT_A_SHAPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `get_shape_dim` expects a shape, found `{found}`",
+    "expected `Shape<{{[..]}}>`",
+    help=("use `x.shape()`",),
+)
+SHAPE_DIM_OUT_OF_RANGE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "dimension {axis} is out of range for `{shape}` (rank {rank})",
+    "out of range",
+)
+
+# --- shapes: constant, reshape, permute, extract, cat, iota (parser.prelude.shape) ---
+CONSTANT_NOT_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `constant` fills a tile with one scalar value, found `{found}`",
+    "expected a scalar",
+    help=("to reshape or broadcast a tile use `.reshape(..)` / `.broadcast(..)`",),
+)
+CONSTANT_NOT_KNOWN: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the value of `constant` must be a compile-time constant",
+    "not known at compile time",
+    notes=("`constant` becomes a dense constant in the kernel's code",),
+    help=("fill a tile with a run-time value: `{value}.broadcast({shape})`",),
+)
+RESHAPE_COUNT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot reshape `{source}` ({have} elements) to shape {shape} ({want} elements)",
+    "{want} elements",
+    notes=("`reshape` keeps the number of elements",),
+)
+PERMUTATION_NOT_AN_ARRAY: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the permutation of `{fn}` must be a compile-time array",
+    "found `{found}`",
+    help=("write it inline: `const_array![1, 0]`",),
+)
+PERMUTATION_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the permutation of `{fn}` must be a compile-time array",
+    "not known at compile time",
+    help=("write it inline: `const_array![1, 0]`",),
+)
+NOT_A_PERMUTATION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{value}` is not a permutation of the {rank} dimensions of the tile",
+    "expected each of 0..{last} exactly once",
+)
+TRANSPOSE_NEEDS_RANK_TWO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`transpose` needs a rank-2 tile, found `{found}`",
+    "rank {rank}",
+    help=("reorder other ranks with `permute(t, const_array![..])`",),
+)
+EXTRACT_INDICES_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `[Tile<i32, {{[]}}>; {rank}]` (one slice index per dimension), "
+    "found `{found}`",
+    "expected {rank} rank-0 `i32` tiles",
+    help=("make a rank-0 tile with `scalar_to_tile(0i32)`",),
+)
+EXTRACT_SHAPE_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed: cannot infer the shape `extract` returns",
+    "cannot infer the result shape",
+    help=("annotate the binding: `let part: Tile<E, {{[..]}}> = extract(..);`",),
+)
+EXTRACT_NOT_DIVIDING: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot extract `{wanted}` from `{source}`: each dimension must divide the source's",
+    "expected `{expected}`",
+)
+CAT_DIM_OUT_OF_RANGE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot concatenate: dimension {dim} is out of range for rank {rank}",
+    "here",
+    notes=("`cat` joins two tiles of one element type along `dim`",),
+)
+CAT_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot concatenate: `{lhs}` and `{rhs}` differ outside dimension {dim}",
+    "here",
+    notes=("`cat` joins two tiles of one element type along `dim`",),
+)
+IOTA_UNSUPPORTED_RESULT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`iota` makes a rank-1 integer tile; cannot make `{result}`",
+    "unsupported result",
+    help=("e.g. `let i: Tile<i32, {{[128]}}> = iota(const_shape![128]);`",),
+)
+NOT_RANK_ZERO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `Tile<{elem}, {{[]}}>`, found `{found}`",
+    "expected a rank-0 tile",
+    help=("reshape it first: `{text}.reshape(const_shape![])`",),
+)
+NOT_AN_INDEX_ARRAY: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `permute_array` expects an `[i32; N]`, found `{found}`",
+    "expected an index array",
+)
+
+# --- the prelude's shared argument rules (parser.prelude.common) ---
+NOT_A_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `Tile<..>`, found `{found}`",
+    "expected a tile",
+)
+SCALAR_NOT_A_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `Tile<..>`, found `{found}`",
+    "expected a tile",
+    help=("make it a rank-0 tile: `scalar_to_tile({text})`",),
+)
+NOT_A_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a scalar, found `{found}`",
+    "expected a scalar",
+)
+RANK_ZERO_TILE_NOT_A_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a scalar, found `{found}`",
+    "expected a scalar",
+    help=("use `tile_to_scalar(t)` on a rank-0 tile",),
+)
+TILE_NOT_A_SCALAR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a scalar, found `{found}`",
+    "expected a scalar",
+    help=("for tiles use `{fn}_tile`",),
+)
+OPERAND_TYPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs operands of the same type, found `{expected}` and `{found}`",
+    "expected `{expected}`, found `{found}`",
+    notes=("cuTile has no implicit broadcasting or conversion",),
+    help=("broadcast with `.broadcast(shape)` or convert with `convert_tile`",),
+)
+OPERAND_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs operands of the same type, "
+    "shapes differ: {expected_shape} and {found_shape}",
+    "expected `{expected}`, found `{found}`",
+    notes=("cuTile has no implicit broadcasting or conversion",),
+    help=("broadcast with `.broadcast(shape)` or convert with `convert_tile`",),
+)
+WRONG_ELEMENT_KIND: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` needs {noun} elements, found `{found}`",
+    "`{elem}` is not {article} {noun} type",
+)
+NOT_A_MARKER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `{kind}::Mode` marker, found `{found}`",
+    "expected a `{kind}` marker",
+    help=("one of {markers}",),
+)
+UNSUPPORTED_MARKER: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` does not support `{found}`{why}",
+    "unsupported mode",
+    help=("use one of {markers}",),
+)
+FTZ_NEEDS_F32: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`ftz::Enabled` is only supported for `f32`, found `{elem}` elements",
+    "flush-to-zero needs f32",
+    help=("use `ftz::Disabled`",),
+)
+ARGUMENT_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the {what} of `{fn}` must be a compile-time integer",
+    "not a compile-time integer",
+    help=("write an integer literal such as `1i32`",),
+)
+ARGUMENT_NOT_AN_INTEGER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the {what} of `{fn}` must be a compile-time integer",
+    "found `{found}`",
+    help=("write an integer literal such as `1i32`",),
+)
+DIM_OUT_OF_RANGE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "dimension {dim} is out of range for `{source}` (rank {rank})",
+    "out of range",
+    notes=("valid dimensions are 0..{last}",),
+)
+DIM_OF_RANK_ZERO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "dimension {dim} is out of range for `{source}` (rank {rank})",
+    "out of range",
+    notes=("a rank-0 tile has no dimension to reduce",),
+)
+SHAPE_ARGUMENT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a shape, found `{found}`",
+    "expected `Shape<{{[..]}}>`",
+    help=("use `const_shape![..]` or `t.shape()`",),
+)
+TILE_DIM_NOT_POWER_OF_TWO: Final = Message(
+    codes.TILE_NOT_POWER_OF_TWO,
+    "tile dimension {dim} of {what} is not a positive power of two",
+    "tile shape {shape}",
+    notes=("Tile IR tiles have power-of-two extents",),
+)
+RESULT_ELEMENT_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `{fn}`: cannot infer {what}",
+    "cannot infer the result type",
+    help=("annotate the binding: `let y: Tile<f16, {{[..]}}> = {fn}(..);`",),
+)
+
+# --- matrix multiply-accumulate (parser.prelude.mma) ---
+_MMA_SHAPES = "`mma` computes `lhs x rhs + acc` with lhs `[M, K]`, rhs `[K, N]`, acc `[M, N]`"
+_MMA_ELEMENTS = (
+    "Tile IR mma: f16, f8e4m3fn, f8e5m2 -> f16/f32; bf16/tf32/f32 -> f32; f64 -> f64; "
+    "i8/u8 -> i32 (block-scaled fp8/fp4: `mmaf_scaled`)"
+)
+_SCALED_ELEMENTS = (
+    "Tile IR mmaf_scaled: f8e4m3fn/f8e5m2 with f8e8m0fnu scales per 32 K elements; f4e2m1fn "
+    "with f8e8m0fnu scales per 16 or 32, or f8e4m3fn scales per 16; an f32 accumulator"
+)
+MMA_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` needs operands of rank 2 (`[M, K] x [K, N] + [M, N]`) or 3 (batched), "
+    "found ranks {lhs}, {rhs} and {acc}",
+    "rank mismatch",
+    notes=(_MMA_SHAPES,),
+)
+MMA_BATCH_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` needs one batch size, found {lhs}, {rhs} and {acc}",
+    "batch sizes differ",
+    notes=(_MMA_SHAPES,),
+)
+MMA_INNER_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched inner dimensions in `{fn}`: lhs {lhs} has K = {k} but rhs {rhs} has K = {k2}",
+    "K = {k2}",
+    notes=(_MMA_SHAPES,),
+)
+MMA_ACCUMULATOR_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched accumulator in `{fn}`: {lhs} x {rhs} needs an accumulator of shape {want}, "
+    "found {found}",
+    "expected shape {want}",
+    notes=(_MMA_SHAPES,),
+)
+MMA_OPERAND_ELEMENTS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs lhs and rhs of one element type, found `{lhs}` and `{rhs}`",
+    "expected `{lhs}` elements",
+    help=("convert one side with `convert_tile`",),
+)
+MMA_ACCUMULATOR_ELEMENT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` with `{elem}` operands needs a {want} accumulator, found `{found}`",
+    "unsupported element types",
+    notes=(_MMA_ELEMENTS,),
+)
+MMA_OPERAND_ELEMENT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`{fn}` does not support `{elem}` operands",
+    "unsupported element types",
+    notes=(_MMA_ELEMENTS,),
+)
+SCALED_OPERANDS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `mmaf_scaled` needs one element type for both operands, "
+    "found `{expected}` and `{found}`",
+    "expected `{expected}`",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `mmaf_scaled` needs one element type for both scales, "
+    "found `{expected}` and `{found}`",
+    "expected `{expected}`",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALED_ACCUMULATOR_NOT_F32: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`mmaf_scaled` accumulates in `f32`, found `{found}`",
+    "expected `f32`",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALED_ELEMENTS_UNSUPPORTED: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "`mmaf_scaled` does not scale `{elem}` operands by `{scale}`",
+    "unsupported element types",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALE_SHAPES_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched scales in `mmaf_scaled`: operands {lhs} x {rhs} with {groups} scale groups "
+    "along K need scales {want_lhs} and {want_rhs}, found {found}",
+    "expected shape {want}",
+    notes=(_SCALED_ELEMENTS,),
+)
+SCALE_GROUPS_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`mmaf_scaled` scales `{elem}` in blocks of {sizes} K elements, but K = {k} "
+    "with {groups} scale groups",
+    "K / {sizes} scale groups expected",
+    notes=(_SCALED_ELEMENTS,),
+)
+
+# --- pointer tiles: casts, offsets, loads and stores (parser.prelude.pointers) ---
+RAW_POINTER_NOT_A_POINTER_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` expects a `PointerTile<*mut E, S>`, found `{found}`",
+    "expected a pointer tile",
+    help=("make one with `pointer_to_tile(p)`",),
+)
+NOT_A_RAW_POINTER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `pointer_to_tile` expects a raw pointer, found `{found}`",
+    "expected `*mut E`",
+)
+POINTER_TILE_NOT_RANK_ZERO: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`tile_to_pointer` needs a rank-0 pointer tile, found `{found}`",
+    "not rank 0",
+)
+POINTER_OFFSET_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}`: the pointer tile has shape {pointers}, the offsets {offsets}",
+    "shapes differ",
+    notes=("a rank-0 pointer tile is broadcast to the offsets' shape",),
+)
+OFFSETS_NOT_I32_TILE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `offset_tile` expects a `Tile<i32, S>`, found `{found}`",
+    "expected i32 element offsets",
+)
+OFFSET_NOT_I32: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `offset` expects an `i32` element offset, found `{found}`",
+    "expected `i32`",
+    help=("offset by a tile with `offset_tile`",),
+)
+POINTER_BROADCAST_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot broadcast `{pointers}` to shape {shape}",
+    "incompatible shapes",
+    notes=("broadcast keeps the rank and expands dimensions of size 1",),
+)
+POINTER_RESHAPE_COUNT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot reshape `{pointers}` ({have} elements) to shape {shape} ({want} elements)",
+    "{want} elements",
+    notes=("`reshape` keeps the number of elements",),
+)
+POINTEE_NOT_ANNOTATED: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `{fn}`: cannot infer the pointee type",
+    "cannot infer the pointer type",
+    help=("annotate the binding: `let p: PointerTile<*mut f32, S> = {fn}(..);`",),
+)
+ADDRESSES_NOT_I64: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` converts `i64` addresses, found `{found}`",
+    "expected a `Tile<i64, S>`",
+    help=("widen the addresses with `exti` first",),
+)
+SCOPE_NOT_AN_OPTION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the scope of `{fn}` is an `Option<scope::Mode>`, found `{found}`",
+    "expected `Some(scope::Device)` or `None`",
+)
+ORDERING_NEEDS_SCOPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}` with `ordering::{ordering}` needs a memory scope",
+    "no scope",
+    notes=("only a weak access leaves the scope out",),
+    help=("pass `Some(scope::Device)` (or `TileBlock`, `System`)",),
+)
+NOT_A_LATENCY: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the latency of `{fn}` is a `Latency::<N>`, found `{found}`",
+    "expected `Latency::<N>`",
+    help=("`Latency::<0>` gives no hint",),
+)
+WRITE_THROUGH_CONST: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot write through `{pointers}` with `{fn}`: it points to `const` data",
+    "pointers to `const` data are read-only",
+    help=("declare the entry parameter `*mut`",),
+)
+STORED_VALUES_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{fn}` needs a `{expected}` for `{pointers}`, found `{found}`",
+    "expected `{expected}`",
+)
+PADDING_WITHOUT_MASK: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{fn}`: a padding value needs a mask",
+    "padding without a mask",
+    notes=("the padding is what masked-off lanes read",),
+    help=("pass `None` as the padding, or a mask with `Some(mask)`",),
+)
+
+# --- tensors, partitions and tile stores (parser.prelude.tensors) ---
+NOT_A_TENSOR_FOR: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "expected a tensor for {what}, found `{found}`",
+    "expected `&Tensor<..>`",
+)
+WRITE_THROUGH_SHARED_TENSOR: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot {action} `{name}`, as it is behind a `&` reference",
+    "`{name}` is a `&` reference, so it cannot be written",
+    notes=(
+        "shared `&Tensor` inputs are read-only; only partitioned `&mut Tensor` outputs are "
+        "written, one disjoint tile per block",
+    ),
+    help=("declare `{name}` as `&mut Tensor<{elem}, {{[..]}}>` to make it a partitioned output",),
+)
+OUTPUT_TILE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "the output's tile is `{expected}`",
+)
+TILE_ID_NOT_I32: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected `{expected}`, found `{found}`",
+    "a tile id or a tile count",
+)
+LOAD_LIKE_RANKS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`load_tile_like` needs tensors of the same rank, found rank {source} and rank {like}",
+    "rank mismatch",
+)
+LOAD_LIKE_NOT_OUTPUT: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the second argument of `load_tile_like` must be a partitioned `&mut Tensor` output",
+    "found `{found}`",
+    notes=("its tile shape is the shape loaded",),
+)
+OUTPUT_TILE_DYNAMIC: Final = Message(
+    codes.OUTPUT_SHAPE_DYNAMIC,
+    "the tile shape of output `{name}` is only known at launch",
+    "tile shape [{shape}]",
+    notes=("a tile has a static shape: write this output through `partition_mut`",),
+)
+TILE_BROADCAST_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot broadcast `{source}` to shape {shape}",
+    "incompatible shapes",
+    notes=("broadcast keeps the rank and expands dimensions of size 1",),
+)
+CANNOT_BROADCAST_VALUE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "cannot broadcast a value of type `{found}`",
+    "expected a scalar or a tile",
+)
+PARTITION_OF_OUTPUT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`partition` of a `&mut Tensor` output is not supported yet",
+    "an output",
+    help=("write the output through `partition_mut`",),
+)
+DIM_MAP_NOT_PERMUTATION: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "the dim map must be a compile-time permutation of 0..{rank}, found `{found}`",
+    "expected `const_array![..]` of {rank} distinct axes",
+)
+TILE_SHAPE_RANK_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "a rank-{rank} tensor needs a rank-{rank} tile shape, found rank {got}",
+    "rank {got}",
+)
+EXPECTED_PARTITION: Final = Message(
+    codes.MISMATCHED_TYPES, "expected a partition, found `{found}`", "expected a `Partition`"
+)
+TILE_INDEX_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: expected a tile index `{expected}`, found `{found}`",
+    "expected {rank} i32 coordinates",
+)
+STORE_THROUGH_READ_ONLY: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot store through a read-only `Partition`",
+    "created by `partition`",
+    help=("outputs are written through `partition_mut`",),
+)
+SLAB_INDEX_NEGATIVE: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "index {index} on axis {axis} is outside this block's its tiles",
+    "a negative index",
+    notes=("a block may only write the tiles of its own output slab",),
+)
+SLAB_INDEX_OUTSIDE: Final = Message(
+    codes.PARTITION_OUT_OF_BOUNDS,
+    "index {index} on axis {axis} is outside this block's {limit} tiles",
+    "valid indices are 0..{limit}",
+    notes=("a block may only write the tiles of its own output slab",),
+)
+MAPPED_STORE_INDEX_FOREIGN: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "`MappedPartitionMut::store` index was produced by a different mapped partition",
+    "not minted by this partition",
+    notes=("minted indices are disjoint across tile blocks, which makes the store race-free",),
+    help=("mint indices valid for both with `z.iter_indices_with(&w)`",),
+)
+MAPPED_STORE_INDEX_NOT_MINTED: Final = Message(
+    codes.PARTITION_INDEX_PROVENANCE,
+    "`MappedPartitionMut::store` requires an index produced by this partition's "
+    "`iter_indices()` iterator or built with `coord(..)`",
+    "not minted by this partition",
+    notes=("minted indices are disjoint across tile blocks, which makes the store race-free",),
+)
+NO_INDEX_METHOD: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "no method named `index` found for `{found}`",
+    "defined for rank-2 mapped partitions",
+)
+SWIZZLE_GENERICS: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`swizzle_partition_index_2d` takes the tile shape and a rank-2 map of group sizes: "
+    "`::<{{ [BM, BN] }}, MAP>`",
+    "expected two generic arguments",
+)
+ITER_INDICES_OUTSIDE_FOR: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`{name}()` is only supported as the iterator of a `for` loop",
+    "use `for idx in z.{name}(..) {{ .. }}`",
+)
+AXIS_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT, "the axis must be a constant in 0..{rank}", "not a valid axis"
 )
 
 # --- shared by the type checker's rule families (parser.check_messages) ---

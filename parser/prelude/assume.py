@@ -16,8 +16,7 @@ for lowering.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import generic_args
 from parser.prelude.spec import CallTyper, Intrinsic, TypingRule
 from parser.types import PointerTileTy, PointerTy, ScalarTy, SemType, TileTy
@@ -47,15 +46,7 @@ def _generic_value(call: CallTyper, arg: A.GenericArg, fn: str) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         checker.facts.consts[arg] = value  # keyed by the generic argument
         return value
-    call.report(
-        error(
-            codes.GENERIC_ARGUMENT,
-            f"the generic arguments of `{fn}` after `_` are compile-time integers",
-            arg.span,
-            "not a compile-time integer",
-            help=("write a literal such as `16` or a const generic",),
-        )
-    )
+    call.report(messages.ASSUMED_VALUE_NOT_CONSTANT.at(arg.span, fn=fn))
     return None
 
 
@@ -67,11 +58,12 @@ def _assume_rule(fn: str) -> TypingRule:
         written = generic_args(call)
         if len(written) != len(names) + 1:
             call.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"`{fn}` takes {len(names) + 1} generic arguments: `{fn}::<{spelled}>(x)`",
+                messages.ASSUME_GENERIC_COUNT.at(
                     call.span,
-                    f"found {len(written)}",
+                    fn=fn,
+                    count=len(names) + 1,
+                    spelled=spelled,
+                    found=len(written),
                 )
             )
             return None
@@ -86,32 +78,15 @@ def _assume_rule(fn: str) -> TypingRule:
         if not (integer or (pointer and fn == "assume_div_by")):
             what = "an integer or a pointer" if fn == "assume_div_by" else "an integer"
             call.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"mismatched types: `{fn}` applies to {what}, found `{ty}`",
-                    call.args[0].span,
-                    f"expected {what}",
-                )
+                messages.ASSUMED_ON_WRONG_TYPE.at(call.args[0].span, fn=fn, what=what, found=ty)
             )
             return None
         if fn == "assume_div_by" and values[0] is not None and values[0] <= 0:
-            call.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"the divisor of `{fn}` must be positive, found {values[0]}",
-                    written[1].span,
-                    "not positive",
-                )
-            )
+            call.report(messages.DIVISOR_NOT_POSITIVE.at(written[1].span, fn=fn, found=values[0]))
             return None
         if fn == "assume_bounds" and values[0] > values[1]:  # type: ignore[operator]
             call.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"`{fn}`: the lower bound {values[0]} exceeds the upper bound {values[1]}",
-                    call.span,
-                    "empty range",
-                )
+                messages.EMPTY_ASSUMED_RANGE.at(call.span, fn=fn, lower=values[0], upper=values[1])
             )
             return None
         return ty
@@ -125,23 +100,20 @@ def _same_elements(call: CallTyper, fn: str, ty: SemType, groups: list[int]) -> 
     shape = ty.shape if isinstance(ty, (TileTy, PointerTileTy)) else None
     if shape is None or len(shape) != len(groups):
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` applies to a rank-{len(groups)} tile, found `{ty}`",
-                call.args[0].span,
-                f"expected a rank-{len(groups)} tile",
+            messages.SAME_ELEMENTS_RANK_MISMATCH.at(
+                call.args[0].span, fn=fn, rank=len(groups), found=ty
             )
         )
         return None
     for axis, (group, extent) in enumerate(zip(groups, shape, strict=True)):
         if group <= 0 or extent % group:
             call.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"`{fn}`: the group size {group} on axis {axis} does not divide the "
-                    f"tile's extent {extent}",
+                messages.GROUP_NOT_DIVISOR.at(
                     generic_args(call)[axis + 1].span,
-                    "not a positive divisor",
+                    fn=fn,
+                    group=group,
+                    axis=axis,
+                    extent=extent,
                 )
             )
             return None

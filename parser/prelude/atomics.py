@@ -13,8 +13,7 @@ safe: the global is one scalar, always in bounds, and its ordered accesses do no
 
 from __future__ import annotations
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import marker_arg
 from parser.prelude.pointers import LOAD_ORDERINGS, STORE_ORDERINGS, values_arg, writable
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
@@ -41,14 +40,7 @@ def _pointers(call: CallTyper, fn: str) -> PointerTileTy | None:
     ty = call.arg(0)
     if ty is None or isinstance(ty, PointerTileTy):
         return ty
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a `PointerTile<*mut E, S>`, found `{ty}`",
-            call.args[0].span,
-            "expected a pointer tile",
-        )
-    )
+    call.report(messages.NOT_A_POINTER_TILE.at(call.args[0].span, fn=fn, found=ty))
     return None
 
 
@@ -103,24 +95,14 @@ def _atomic_red_view_tko(call: CallTyper) -> SemType | None:
     if part is None:
         return None
     if not part.mutable:
-        call.report(
-            error(
-                codes.MUTATE_SHARED,
-                f"`{fn}` writes through a `PartitionMut`, found a read-only `{part}`",
-                call.args[0].span,
-                "expected `&mut PartitionMut<..>`",
-            )
-        )
+        call.report(messages.REDUCE_INTO_READ_ONLY.at(call.args[0].span, fn=fn, found=part))
         return None
     expected = TileTy(part.elem, part.tile)
     tile = call.arg(1, expected)
     if tile is not None and tile != expected:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` needs a `{expected}`, found `{tile}`",
-                call.args[1].span,
-                f"expected `{expected}`",
+            messages.REDUCED_TILE_MISMATCH.at(
+                call.args[1].span, fn=fn, expected=expected, found=tile
             )
         )
         return None
@@ -148,12 +130,8 @@ def _scalar_value(call: CallTyper, index: int, glob: GlobalTy, fn: str) -> bool:
     if ty is None or ty == expected:
         return ty is not None
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` of `{glob}` takes a `{expected}`, found `{ty}`",
-            call.args[index].span,
-            f"expected `{expected}`",
-            help=("make a rank-0 tile with `constant(v, const_shape![])`",),
+        messages.GLOBAL_VALUE_MISMATCH.at(
+            call.args[index].span, fn=fn, glob=glob, expected=expected, found=ty
         )
     )
     return False
@@ -182,14 +160,7 @@ def _global_store(call: CallTyper) -> SemType | None:
 def _global_atomic_add(call: CallTyper) -> SemType | None:
     glob = _global(call)
     if glob.elem is Elem.BOOL:
-        call.report(
-            error(
-                codes.UNSUPPORTED_TYPE,
-                f"`atomic_add` needs a numeric `Global`, found `{glob}`",
-                call.args[0].span,
-                "a `bool` global",
-            )
-        )
+        call.report(messages.ATOMIC_ADD_ON_BOOL.at(call.args[0].span, found=glob))
         return None
     if not _scalar_value(call, 1, glob, "atomic_add") or not _ordering_and_scope(
         call, 2, "atomic_add"

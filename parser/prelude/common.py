@@ -15,9 +15,8 @@ import math
 from collections.abc import Sequence
 
 from parser import ast_nodes as A
-from parser import codes, messages
+from parser import messages
 from parser.check_messages import storage_only
-from parser.diagnostics import error
 from parser.prelude.spec import CallTyper
 from parser.types import (
     MARKER_KINDS,
@@ -52,20 +51,9 @@ def tile_arg(call: CallTyper, index: int, fn: str, hint: SemType | None = None) 
     ty = call.arg(index, hint)
     if ty is None or isinstance(ty, TileTy):
         return ty
-    help_ = (
-        (f"make it a rank-0 tile: `scalar_to_tile({call.args[index].span.text})`",)
-        if isinstance(ty, ScalarTy)
-        else ()
-    )
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a `Tile<..>`, found `{ty}`",
-            call.args[index].span,
-            "expected a tile",
-            help=help_,
-        )
-    )
+    entry = messages.SCALAR_NOT_A_TILE if isinstance(ty, ScalarTy) else messages.NOT_A_TILE
+    span = call.args[index].span
+    call.report(entry.at(span, fn=fn, found=ty, text=span.text))
     return None
 
 
@@ -75,24 +63,12 @@ def scalar_arg(
     ty = call.arg(index, hint)
     if ty is None or isinstance(ty, ScalarTy):
         return ty
-    help_ = ()
-    if isinstance(ty, TileTy):
-        help_ = (
-            ("use `tile_to_scalar(t)` on a rank-0 tile",)
-            if not ty.shape
-            else (f"for tiles use `{fn}_tile`",)
-            if fn in ("min", "max")
-            else ()
-        )
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a scalar, found `{ty}`",
-            call.args[index].span,
-            "expected a scalar",
-            help=help_,
-        )
-    )
+    entry = messages.NOT_A_SCALAR
+    if isinstance(ty, TileTy) and not ty.shape:
+        entry = messages.RANK_ZERO_TILE_NOT_A_SCALAR
+    elif isinstance(ty, TileTy) and fn in ("min", "max"):
+        entry = messages.TILE_NOT_A_SCALAR
+    call.report(entry.at(call.args[index].span, fn=fn, found=ty))
     return None
 
 
@@ -103,19 +79,19 @@ def same_type_arg(
     ty = call.arg(index, first)
     if ty is None or ty == first:
         return ty
+    entry, shapes = messages.OPERAND_TYPES_DIFFER, ("", "")
     if isinstance(ty, TileTy) and isinstance(first, TileTy) and ty.elem == first.elem:
-        what = f"shapes differ: {shape_text(first.shape)} and {shape_text(ty.shape)}"
-    else:
-        what = f"found `{first}` and `{ty}`"
+        entry = messages.OPERAND_SHAPES_DIFFER
+        shapes = (shape_text(first.shape), shape_text(ty.shape))
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` needs operands of the same type, {what}",
+        entry.at(
             call.args[index].span,
-            f"expected `{first}`, found `{ty}`",
-            secondary=((call.args[first_index].span, f"this is `{first}`"),),
-            notes=("cuTile has no implicit broadcasting or conversion",),
-            help=("broadcast with `.broadcast(shape)` or convert with `convert_tile`",),
+            ((call.args[first_index].span, f"this is `{first}`"),),
+            fn=fn,
+            expected=first,
+            found=ty,
+            expected_shape=shapes[0],
+            found_shape=shapes[1],
         )
     )
     return None
@@ -136,12 +112,10 @@ def elem_kind_ok(call: CallTyper, index: int, ty: Value, fn: str, kind: str) -> 
     }[kind]
     if not ok:
         noun = _KIND_NOUNS[kind]
+        article = "an" if noun[0] in "aeiou" else "a"
         call.report(
-            error(
-                codes.UNSUPPORTED_TYPE,
-                f"`{fn}` needs {noun} elements, found `{ty}`",
-                call.args[index].span,
-                f"`{elem}` is not {'an' if noun[0] in 'aeiou' else 'a'} {noun} type",
+            messages.WRONG_ELEMENT_KIND.at(
+                call.args[index].span, fn=fn, noun=noun, found=ty, elem=elem, article=article
             )
         )
     return ok
@@ -170,23 +144,19 @@ def marker_arg(
         return None
     if not isinstance(ty, MarkerTy) or ty.kind != kind:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` expects a `{kind}::Mode` marker, found `{ty}`",
-                call.args[index].span,
-                f"expected a `{kind}` marker",
-                help=(f"one of {markers_of(kind)}",),
+            messages.NOT_A_MARKER.at(
+                call.args[index].span, fn=fn, kind=kind, found=ty, markers=markers_of(kind)
             )
         )
         return None
     if allowed is not None and ty.variant not in allowed:
         call.report(
-            error(
-                codes.UNSUPPORTED_TYPE,
-                f"`{fn}` does not support `{ty}`{why}",
+            messages.UNSUPPORTED_MARKER.at(
                 call.args[index].span,
-                "unsupported mode",
-                help=(f"use one of {markers_of(kind, allowed)}",),
+                fn=fn,
+                found=ty,
+                why=why,
+                markers=markers_of(kind, allowed),
             )
         )
         return None
@@ -197,15 +167,7 @@ def ftz_arg(call: CallTyper, index: int, elem: Elem, fn: str) -> str | None:
     """`ftz::Enabled` / `ftz::Disabled`; flushing subnormals exists for f32 only."""
     variant = marker_arg(call, index, "ftz", fn)
     if variant == "Enabled" and elem is not Elem.F32:
-        call.report(
-            error(
-                codes.UNSUPPORTED_TYPE,
-                f"`ftz::Enabled` is only supported for `f32`, found `{elem}` elements",
-                call.args[index].span,
-                "flush-to-zero needs f32",
-                help=("use `ftz::Disabled`",),
-            )
-        )
+        call.report(messages.FTZ_NEEDS_F32.at(call.args[index].span, elem=elem))
         return None
     return variant
 
@@ -232,15 +194,12 @@ def const_int_arg(call: CallTyper, index: int, what: str, fn: str) -> int | None
     value = constant_arg(call, index)
     if isinstance(ty, ScalarTy) and isinstance(value, int) and not isinstance(value, bool):
         return value
-    call.report(
-        error(
-            codes.GENERIC_ARGUMENT,
-            f"the {what} of `{fn}` must be a compile-time integer",
-            call.args[index].span,
-            "not a compile-time integer" if isinstance(ty, ScalarTy) else f"found `{ty}`",
-            help=("write an integer literal such as `1i32`",),
-        )
+    entry = (
+        messages.ARGUMENT_NOT_CONSTANT
+        if isinstance(ty, ScalarTy)
+        else messages.ARGUMENT_NOT_AN_INTEGER
     )
+    call.report(entry.at(call.args[index].span, what=what, fn=fn, found=ty))
     return None
 
 
@@ -250,16 +209,10 @@ def dim_arg(call: CallTyper, index: int, source: TileTy, fn: str) -> int | None:
     if dim is None:
         return None
     if not 0 <= dim < len(source.shape):
+        entry = messages.DIM_OUT_OF_RANGE if source.shape else messages.DIM_OF_RANK_ZERO
+        rank = len(source.shape)
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"dimension {dim} is out of range for `{source}` (rank {len(source.shape)})",
-                call.args[index].span,
-                "out of range",
-                notes=(f"valid dimensions are 0..{len(source.shape) - 1}",)
-                if source.shape
-                else ("a rank-0 tile has no dimension to reduce",),
-            )
+            entry.at(call.args[index].span, dim=dim, source=source, rank=rank, last=rank - 1)
         )
         return None
     return dim
@@ -271,15 +224,7 @@ def shape_arg(call: CallTyper, index: int, fn: str) -> tuple[int, ...] | None:
     if ty is None:
         return None
     if not isinstance(ty, ShapeTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` expects a shape, found `{ty}`",
-                call.args[index].span,
-                "expected `Shape<{[..]}>`",
-                help=("use `const_shape![..]` or `t.shape()`",),
-            )
-        )
+        call.report(messages.SHAPE_ARGUMENT_MISMATCH.at(call.args[index].span, fn=fn, found=ty))
         return None
     if not check_tile_dims(call, ty.dims, call.args[index].span, f"the shape of `{fn}`"):
         return None
@@ -290,12 +235,8 @@ def check_tile_dims(call: CallTyper, dims: Sequence[int], span: A.Span, what: st
     bad = [d for d in dims if not is_power_of_two(d)]
     if bad:
         call.report(
-            error(
-                codes.TILE_NOT_POWER_OF_TWO,
-                f"tile dimension {bad[0]} of {what} is not a positive power of two",
-                span,
-                f"tile shape {shape_text(dims)}",
-                notes=("Tile IR tiles have power-of-two extents",),
+            messages.TILE_DIM_NOT_POWER_OF_TWO.at(
+                span, dim=bad[0], what=what, shape=shape_text(dims)
             )
         )
         return False
@@ -375,15 +316,7 @@ def target_elem(call: CallTyper, fn: str, position: int, what: str) -> Elem | No
     expected = expected_type(call)
     if isinstance(expected, (ScalarTy, TileTy)):
         return expected.elem
-    call.report(
-        error(
-            codes.TYPE_ANNOTATION_NEEDED,
-            f"type annotations needed for `{fn}`: cannot infer {what}",
-            call.span,
-            "cannot infer the result type",
-            help=(f"annotate the binding: `let y: Tile<f16, {{[..]}}> = {fn}(..);`",),
-        )
-    )
+    call.report(messages.RESULT_ELEMENT_NOT_ANNOTATED.at(call.span, fn=fn, what=what))
     return None
 
 

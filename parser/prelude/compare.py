@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import (
     elem_kind_ok,
     marker_arg,
@@ -42,30 +41,18 @@ def _select(call: CallTyper) -> SemType | None:
     if cond is None:
         return None
     if cond.elem is not Elem.BOOL:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: the condition of `select` must be `Tile<bool, ..>`, "
-                f"found `{cond}`",
-                call.args[0].span,
-                "expected a `bool` tile",
-                help=("compare first: `lt_tile(a, b)`, `eq_tile(a, b)`, ...",),
-            )
-        )
+        call.report(messages.SELECT_CONDITION_NOT_BOOL.at(call.args[0].span, found=cond))
         return None
     if_true = tile_arg(call, 1, "select")
     if if_true is None or same_type_arg(call, 2, if_true, "select", 1) is None:
         return None
     if if_true.shape != cond.shape:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `select` needs the condition and the values to have one "
-                f"shape, found {shape_text(cond.shape)} and {shape_text(if_true.shape)}",
+            messages.SELECT_SHAPES_DIFFER.at(
                 call.args[1].span,
-                f"expected shape {shape_text(cond.shape)}",
-                secondary=((call.args[0].span, f"this is `{cond}`"),),
-                notes=("cuTile has no implicit broadcasting",),
+                ((call.args[0].span, f"this is `{cond}`"),),
+                condition=shape_text(cond.shape),
+                values=shape_text(if_true.shape),
             )
         )
         return None

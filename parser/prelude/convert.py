@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import (
     marker_arg,
     scalar_arg,
@@ -35,13 +34,17 @@ def _with_elem(ty: Value, elem: Elem) -> Value:
 
 
 def _report(call: CallTyper, fn: str, source: Value, target: Elem, why: str, help_: str) -> None:
+    converted = _with_elem(source, target)
     call.report(
-        error(
-            codes.UNSUPPORTED_TYPE,
-            f"`{fn}` cannot convert `{source.elem}` to `{target}`: {why}",
+        messages.CANNOT_CONVERT.at(
             call.span,
-            f"`{source}` -> `{_with_elem(source, target)}`",
-            help=(help_,) if help_ else (),
+            suggestions=(help_,) if help_ else (),
+            fn=fn,
+            elem=source.elem,
+            target=target,
+            why=why,
+            source=source,
+            converted=converted,
         )
     )
 

@@ -10,8 +10,7 @@ tile count, are facts about values that lowering tracks and checks
 
 from __future__ import annotations
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import I32, mutable_binding
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.prelude.views import pipelined_latency
@@ -26,14 +25,7 @@ def _i32_arg(call: CallTyper, index: int, fn: str) -> bool:
     if ty is None:
         return False
     if ty != I32:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` expects `i32`, found `{ty}`",
-                call.args[index].span,
-                "expected `i32`",
-            )
-        )
+        call.report(messages.DIM_SIZE_NOT_I32.at(call.args[index].span, fn=fn, found=ty))
         return False
     return True
 
@@ -47,14 +39,7 @@ def _into_dim(call: CallTyper) -> SemType | None:
     if ty is None:
         return None
     if ty not in (I32, DIM):
-        call.report(
-            error(
-                codes.UNKNOWN_METHOD,
-                f"the method `into_dim` exists for `i32` and `Dim`, not for `{ty}`",
-                call.span,
-                "`IntoDim` is not implemented for this type",
-            )
-        )
+        call.report(messages.NO_INTO_DIM.at(call.span, found=ty))
         return None
     return DIM
 
@@ -73,14 +58,7 @@ def _coord(call: CallTyper) -> SemType | None:
         and all(e == I32 for e in ty.elements)
     ):
         return CoordTy(len(ty.elements))
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"`coord` takes a tuple of two or three `i32`, found `{ty}`",
-            call.args[0].span,
-            "expected `(i32, i32)` or `(i32, i32, i32)`",
-        )
-    )
+    call.report(messages.COORD_NOT_I32_TUPLE.at(call.args[0].span, found=ty))
     return None
 
 
@@ -90,14 +68,7 @@ def _with_bounds(call: CallTyper) -> SemType | None:
     if not isinstance(part, PartitionTy):
         return None
     if part.full or part.rank not in BOUNDED_RANKS:
-        call.report(
-            error(
-                codes.UNKNOWN_METHOD,
-                f"no method named `with_bounds` found for `{part}`",
-                call.span,
-                "`with_bounds` is defined for rank-2 and rank-3 partitions",
-            )
-        )
+        call.report(messages.NO_WITH_BOUNDS.at(call.span, found=part))
         return None
     bounds = call.arg(1, TupleTy((DIM,) * part.rank))
     if bounds is None:
@@ -108,13 +79,7 @@ def _with_bounds(call: CallTyper) -> SemType | None:
         and all(b in (I32, DIM) for b in bounds.elements)
     ):
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`with_bounds` on a rank-{part.rank} partition takes a tuple of {part.rank} "
-                f"tile counts (`Dim` or `i32`), found `{bounds}`",
-                call.args[1].span,
-                f"expected {part.rank} bounds",
-            )
+            messages.BOUNDS_NOT_TILE_COUNTS.at(call.args[1].span, rank=part.rank, found=bounds)
         )
         return None
     return PartitionTy(part.elem, part.tile, part.mutable, part.slab, bounded=True)
@@ -126,12 +91,10 @@ def _coord_arg(call: CallTyper, index: int, part: PartitionTy) -> bool:
     if ty is None:
         return False
     if ty != expected:
+        placeholders = ", ".join("_" * part.rank)
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: expected `{expected}`, found `{ty}`",
-                call.args[index].span,
-                f"index a bounded partition with `coord(({', '.join('_' * part.rank)}))`",
+            messages.BOUNDED_INDEX_NOT_COORD.at(
+                call.args[index].span, expected=expected, found=ty, placeholders=placeholders
             )
         )
         return False
@@ -163,12 +126,7 @@ def _bounded_store(call: CallTyper) -> SemType | None:
         return None
     if tile != expected:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: expected `{expected}`, found `{tile}`",
-                call.args[1].span,
-                f"the partition's tile is `{expected}`",
-            )
+            messages.PARTITION_TILE_MISMATCH.at(call.args[1].span, expected=expected, found=tile)
         )
         return None
     return UNIT

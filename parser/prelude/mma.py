@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import marker_arg, shape_text, tile_arg
 from parser.prelude.spec import CallTyper, Intrinsic
 from parser.types import Elem, SemType, TileTy
@@ -35,81 +34,58 @@ MMA_ACCUMULATORS: dict[Elem, tuple[Elem, ...]] = {
 def _shapes_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str) -> bool:
     ranks = {len(lhs.shape), len(rhs.shape), len(acc.shape)}
     if len(ranks) != 1 or ranks.pop() not in (2, 3):
-        return _shape_error(
-            call,
-            fn,
-            f"`{fn}` needs operands of rank 2 (`[M, K] x [K, N] + [M, N]`) or 3 (batched), "
-            f"found ranks {len(lhs.shape)}, {len(rhs.shape)} and {len(acc.shape)}",
-            call.span,
-            "rank mismatch",
+        call.report(
+            messages.MMA_RANK_MISMATCH.at(
+                call.span, fn=fn, lhs=len(lhs.shape), rhs=len(rhs.shape), acc=len(acc.shape)
+            )
         )
+        return False
     if len(lhs.shape) == 3 and not lhs.shape[0] == rhs.shape[0] == acc.shape[0]:
-        return _shape_error(
-            call,
-            fn,
-            f"`{fn}` needs one batch size, found {lhs.shape[0]}, {rhs.shape[0]} and {acc.shape[0]}",
-            call.span,
-            "batch sizes differ",
+        call.report(
+            messages.MMA_BATCH_MISMATCH.at(
+                call.span, fn=fn, lhs=lhs.shape[0], rhs=rhs.shape[0], acc=acc.shape[0]
+            )
         )
+        return False
     (m, k), (k2, n) = lhs.shape[-2:], rhs.shape[-2:]
     if k != k2:
-        return _shape_error(
-            call,
-            fn,
-            f"mismatched inner dimensions in `{fn}`: lhs {shape_text(lhs.shape)} has K = {k} "
-            f"but rhs {shape_text(rhs.shape)} has K = {k2}",
-            call.args[1].span,
-            f"K = {k2}",
-            secondary=((call.args[0].span, f"K = {k}"),),
+        call.report(
+            messages.MMA_INNER_MISMATCH.at(
+                call.args[1].span,
+                ((call.args[0].span, f"K = {k}"),),
+                fn=fn,
+                lhs=shape_text(lhs.shape),
+                k=k,
+                rhs=shape_text(rhs.shape),
+                k2=k2,
+            )
         )
+        return False
     if acc.shape[-2:] != (m, n):
         want = (*lhs.shape[:-2], m, n)
-        return _shape_error(
-            call,
-            fn,
-            f"mismatched accumulator in `{fn}`: {shape_text(lhs.shape)} x "
-            f"{shape_text(rhs.shape)} needs an accumulator of shape {shape_text(want)}, "
-            f"found {shape_text(acc.shape)}",
-            call.args[2].span,
-            f"expected shape {shape_text(want)}",
+        call.report(
+            messages.MMA_ACCUMULATOR_MISMATCH.at(
+                call.args[2].span,
+                fn=fn,
+                lhs=shape_text(lhs.shape),
+                rhs=shape_text(rhs.shape),
+                want=shape_text(want),
+                found=shape_text(acc.shape),
+            )
         )
+        return False
     return True
-
-
-def _shape_error(
-    call: CallTyper,
-    fn: str,
-    message: str,
-    span: object,
-    label: str,
-    secondary: tuple = (),
-) -> bool:
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            message,
-            span,  # type: ignore[arg-type]
-            label,
-            secondary=secondary,
-            notes=(
-                "`mma` computes `lhs x rhs + acc` with lhs `[M, K]`, rhs `[K, N]`, acc `[M, N]`",
-            ),
-        )
-    )
-    return False
 
 
 def _elements_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str) -> bool:
     if rhs.elem != lhs.elem:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` needs lhs and rhs of one element type, found "
-                f"`{lhs.elem}` and `{rhs.elem}`",
+            messages.MMA_OPERAND_ELEMENTS_DIFFER.at(
                 call.args[1].span,
-                f"expected `{lhs.elem}` elements",
-                secondary=((call.args[0].span, f"this is `{lhs}`"),),
-                help=("convert one side with `convert_tile`",),
+                ((call.args[0].span, f"this is `{lhs}`"),),
+                fn=fn,
+                lhs=lhs.elem,
+                rhs=rhs.elem,
             )
         )
         return False
@@ -118,27 +94,14 @@ def _elements_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str
         return True
     if allowed:
         want = " or ".join(f"`{e}`" for e in allowed)
-        message = (
-            f"`{fn}` with `{lhs.elem}` operands needs a {want} accumulator, found `{acc.elem}`"
+        call.report(
+            messages.MMA_ACCUMULATOR_ELEMENT.at(
+                call.args[2].span, fn=fn, elem=lhs.elem, want=want, found=acc.elem
+            )
         )
     else:
-        message = f"`{fn}` does not support `{lhs.elem}` operands"
-    call.report(
-        error(
-            codes.UNSUPPORTED_TYPE,
-            message,
-            call.args[2].span if allowed else call.args[0].span,
-            "unsupported element types",
-            notes=(_RULES,),
-        )
-    )
+        call.report(messages.MMA_OPERAND_ELEMENT.at(call.args[0].span, fn=fn, elem=lhs.elem))
     return False
-
-
-_RULES = (
-    "Tile IR mma: f16, f8e4m3fn, f8e5m2 -> f16/f32; bf16/tf32/f32 -> f32; f64 -> f64; "
-    "i8/u8 -> i32 (block-scaled fp8/fp4: `mmaf_scaled`)"
-)
 
 
 def _allowed(fn: str, elem: Elem) -> tuple[Elem, ...]:
@@ -172,47 +135,27 @@ SCALED_BLOCKS: dict[Elem, dict[Elem, tuple[int, ...]]] = {
     Elem.F8E8M0FNU: {Elem.F8E4M3FN: (32,), Elem.F8E5M2: (32,), Elem.F4E2M1FN: (16, 32)},
     Elem.F8E4M3FN: {Elem.F4E2M1FN: (16,)},
 }
-_SCALED_RULES = (
-    "Tile IR mmaf_scaled: f8e4m3fn/f8e5m2 with f8e8m0fnu scales per 32 K elements; f4e2m1fn "
-    "with f8e8m0fnu scales per 16 or 32, or f8e4m3fn scales per 16; an f32 accumulator"
-)
-
-
-def _scaled_error(
-    call: CallTyper, index: int, message: str, label: str, code: codes.DiagnosticCode
-) -> None:
-    call.report(
-        error(
-            code,
-            message,
-            call.args[index].span,
-            label,
-            notes=(_SCALED_RULES,),
-        )
-    )
 
 
 def _scaled_elements(call: CallTyper, tiles: list[TileTy]) -> tuple[int, ...] | None:
     """The block sizes the operand and scale elements allow."""
     lhs, rhs, acc, lhs_scale, rhs_scale = tiles
     if rhs.elem != lhs.elem or rhs_scale.elem != lhs_scale.elem:
-        index = 1 if rhs.elem != lhs.elem else 4
-        other = lhs if index == 1 else lhs_scale
-        message = (
-            f"mismatched types: `mmaf_scaled` needs one element type for both "
-            f"{'operands' if index == 1 else 'scales'}, found `{other.elem}` and "
-            f"`{tiles[index].elem}`"
-        )
-        _scaled_error(call, index, message, f"expected `{other.elem}`", codes.MISMATCHED_TYPES)
+        operands = rhs.elem != lhs.elem
+        index, first = (1, lhs) if operands else (4, lhs_scale)
+        entry = messages.SCALED_OPERANDS_DIFFER if operands else messages.SCALES_DIFFER
+        call.report(entry.at(call.args[index].span, expected=first.elem, found=tiles[index].elem))
         return None
     if acc.elem is not Elem.F32:
-        message = f"`mmaf_scaled` accumulates in `f32`, found `{acc}`"
-        _scaled_error(call, 2, message, "expected `f32`", codes.UNSUPPORTED_TYPE)
+        call.report(messages.SCALED_ACCUMULATOR_NOT_F32.at(call.args[2].span, found=acc))
         return None
     blocks = SCALED_BLOCKS.get(lhs_scale.elem, {}).get(lhs.elem)
     if blocks is None:
-        message = f"`mmaf_scaled` does not scale `{lhs.elem}` operands by `{lhs_scale.elem}`"
-        _scaled_error(call, 3, message, "unsupported element types", codes.UNSUPPORTED_TYPE)
+        call.report(
+            messages.SCALED_ELEMENTS_UNSUPPORTED.at(
+                call.args[3].span, elem=lhs.elem, scale=lhs_scale.elem
+            )
+        )
     return blocks
 
 
@@ -224,23 +167,27 @@ def _scaled_shapes(call: CallTyper, tiles: list[TileTy], blocks: tuple[int, ...]
     if lhs_scale.shape != want_lhs or rhs_scale.shape != want_rhs:
         index = 3 if lhs_scale.shape != want_lhs else 4
         want = want_lhs if index == 3 else want_rhs
-        message = (
-            f"mismatched scales in `mmaf_scaled`: operands {shape_text(lhs.shape)} x "
-            f"{shape_text(rhs.shape)} with {groups} scale groups along K need scales "
-            f"{shape_text(want_lhs)} and {shape_text(want_rhs)}, found "
-            f"{shape_text(tiles[index].shape)}"
+        call.report(
+            messages.SCALE_SHAPES_MISMATCH.at(
+                call.args[index].span,
+                lhs=shape_text(lhs.shape),
+                rhs=shape_text(rhs.shape),
+                groups=groups,
+                want_lhs=shape_text(want_lhs),
+                want_rhs=shape_text(want_rhs),
+                found=shape_text(tiles[index].shape),
+                want=shape_text(want),
+            )
         )
-        label = f"expected shape {shape_text(want)}"
-        _scaled_error(call, index, message, label, codes.MISMATCHED_TYPES)
         return False
     if groups and k % groups == 0 and k // groups in blocks:
         return True
     sizes = " or ".join(str(b) for b in blocks)
-    message = (
-        f"`mmaf_scaled` scales `{lhs.elem}` in blocks of {sizes} K elements, but K = {k} "
-        f"with {groups} scale groups"
+    call.report(
+        messages.SCALE_GROUPS_MISMATCH.at(
+            call.args[3].span, elem=lhs.elem, sizes=sizes, k=k, groups=groups
+        )
     )
-    _scaled_error(call, 3, message, f"K / {sizes} scale groups expected", codes.MISMATCHED_TYPES)
     return False
 
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from client_stubs.element_table import ELEMENTS
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import (
     check_tile_dims,
     element_count,
@@ -34,28 +33,12 @@ PACKED_AS: dict[Elem, Elem] = {inner: packed for packed, (inner, _) in PACKED.it
 _BYTE_ELEMENTS = ", ".join(f"`{e.name}`" for e in ELEMENTS if e.is_byte)
 
 
-def _report(call: CallTyper, fn: str, message: str, label: str, help_: str = "") -> None:
-    call.report(
-        error(
-            codes.UNSUPPORTED_TYPE,
-            f"`{fn}` {message}",
-            call.span,
-            label,
-            help=(help_,) if help_ else (),
-        )
-    )
-
-
 def _rank_one(call: CallTyper, fn: str, source: TileTy) -> bool:
     if len(source.shape) == 1:
         return True
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"`{fn}` needs a rank-1 tile, found `{source}`",
-            call.args[0].span,
-            f"rank {len(source.shape)}",
-            help=("flatten it first: `.reshape(const_shape![N])`",),
+        messages.PACKING_NEEDS_RANK_ONE.at(
+            call.args[0].span, fn=fn, source=source, rank=len(source.shape)
         )
     )
     return False
@@ -64,7 +47,7 @@ def _rank_one(call: CallTyper, fn: str, source: TileTy) -> bool:
 def _sized(call: CallTyper, fn: str, bits: int, elem: Elem) -> int | None:
     """The extent of `bits` bits as `elem` elements (whole elements, a tile extent)."""
     if bits % elem.bits:
-        _report(call, fn, f"cannot hold {bits} bits in whole `{elem}` elements", "size mismatch")
+        call.report(messages.PACKING_SIZE_MISMATCH.at(call.span, fn=fn, bits=bits, elem=elem))
         return None
     extent = bits // elem.bits
     if not check_tile_dims(call, (extent,), call.span, f"the result of `{fn}`"):
@@ -77,24 +60,14 @@ def _pack(call: CallTyper) -> SemType | None:
     if source is None or not _rank_one(call, "pack", source):
         return None
     if source.elem.bits == 8 or source.elem in PACKED:
-        _report(
-            call,
-            "pack",
-            f"of `{source.elem}` elements is a bitcast",
-            "8-bit elements",
-            "use `bitcast` between 8-bit element types",
-        )
+        call.report(messages.PACK_IS_BITCAST.at(call.span, elem=source.elem))
         return None
     target = target_elem(call, "pack", 1, "the byte element type")
     if target is None:
         return None
     if not target.spec.is_byte:
-        _report(
-            call,
-            "pack",
-            f"produces bytes, not `{target}`",
-            "not a byte element",
-            f"annotate a byte element: {_BYTE_ELEMENTS}",
+        call.report(
+            messages.PACK_NOT_TO_BYTES.at(call.span, target=target, byte_elements=_BYTE_ELEMENTS)
         )
         return None
     extent = _sized(call, "pack", source.elem.bits * source.shape[0], target)
@@ -106,25 +79,17 @@ def _unpack(call: CallTyper) -> SemType | None:
     if source is None or not _rank_one(call, "unpack", source):
         return None
     if not source.elem.spec.is_byte:
-        _report(
-            call,
-            "unpack",
-            f"reads bytes ({_BYTE_ELEMENTS}), found `{source}`",
-            "not bytes",
-            "`pack` it into `u8` bytes first",
+        call.report(
+            messages.UNPACK_NOT_FROM_BYTES.at(
+                call.span, byte_elements=_BYTE_ELEMENTS, source=source
+            )
         )
         return None
     target = target_elem(call, "unpack", 0, "the element type to unpack into")
     if target is None:
         return None
     if target.bits == 8 or target in PACKED:
-        _report(
-            call,
-            "unpack",
-            f"into `{target}` elements is a bitcast",
-            "8-bit elements",
-            "use `bitcast` between 8-bit element types",
-        )
+        call.report(messages.UNPACK_IS_BITCAST.at(call.span, elem=target))
         return None
     extent = _sized(call, "unpack", 8 * source.shape[0], target)
     return None if extent is None else TileTy(target, (extent,))
@@ -138,18 +103,10 @@ def _packed_pair(call: CallTyper, fn: str, source: TileTy) -> tuple[Elem, Elem, 
     if fn == "pack" and source.elem in PACKED_AS:
         storage = PACKED_AS[source.elem]
         return storage, storage, PACKED[storage][1]
-    owners = PACKED if fn == "unpack" else PACKED_AS
-    call.report(
-        error(
-            codes.UNSUPPORTED_TYPE,
-            f"`.{fn}(shape)` is a method of "
-            + " or ".join(f"`Tile<{e}, _>`" for e in owners)
-            + f", found `{source}`",
-            call.args[0].span,
-            f"`{source.elem}` is not packed storage" if fn == "unpack" else "not packable",
-            help=(f"the free function `{fn}(t)` reinterprets rank-1 tiles",),
-        )
-    )
+    unpack = fn == "unpack"
+    owners = " or ".join(f"`Tile<{e}, _>`" for e in (PACKED if unpack else PACKED_AS))
+    entry = messages.NOT_PACKED_STORAGE if unpack else messages.NOT_PACKABLE
+    call.report(entry.at(call.args[0].span, fn=fn, owners=owners, source=source, elem=source.elem))
     return None
 
 
@@ -168,13 +125,15 @@ def _shaped(fn: str) -> Callable[[CallTyper], SemType | None]:
         if values_in == values_out:
             return TileTy(result, dims)
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{source}` holds {values_in} values, but `Tile<{result}, "
-                f"{shape_text(dims)}>` holds {values_out}",
+            messages.PACKED_VALUE_COUNTS_DIFFER.at(
                 call.args[1].span,
-                f"{values_out} values",
-                notes=(f"one `{storage}` byte holds {per_byte} values",),
+                source=source,
+                values_in=values_in,
+                result=result,
+                shape=shape_text(dims),
+                values_out=values_out,
+                storage=storage,
+                per_byte=per_byte,
             )
         )
         return None

@@ -16,8 +16,7 @@ pointers may alias); a token the kernel passes (`Some(tok)`) orders it after tha
 
 from __future__ import annotations
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import (
     I32,
     element_count,
@@ -53,16 +52,9 @@ def _pointer_tile_arg(call: CallTyper, index: int, fn: str) -> PointerTileTy | N
     ty = call.arg(index)
     if ty is None or isinstance(ty, PointerTileTy):
         return ty
-    help_ = ("make one with `pointer_to_tile(p)`",) if isinstance(ty, PointerTy) else ()
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a `PointerTile<*mut E, S>`, found `{ty}`",
-            call.args[index].span,
-            "expected a pointer tile",
-            help=help_,
-        )
-    )
+    raw = isinstance(ty, PointerTy)
+    entry = messages.RAW_POINTER_NOT_A_POINTER_TILE if raw else messages.NOT_A_POINTER_TILE
+    call.report(entry.at(call.args[index].span, fn=fn, found=ty))
     return None
 
 
@@ -71,14 +63,7 @@ def _pointer_to_tile(call: CallTyper) -> SemType | None:
     if ty is None:
         return None
     if not isinstance(ty, PointerTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `pointer_to_tile` expects a raw pointer, found `{ty}`",
-                call.args[0].span,
-                "expected `*mut E`",
-            )
-        )
+        call.report(messages.NOT_A_RAW_POINTER.at(call.args[0].span, found=ty))
         return None
     return PointerTileTy(ty.elem, (), ty.mutable)
 
@@ -88,14 +73,7 @@ def _tile_to_pointer(call: CallTyper) -> SemType | None:
     if tile is None:
         return None
     if tile.shape:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`tile_to_pointer` needs a rank-0 pointer tile, found `{tile}`",
-                call.args[0].span,
-                "not rank 0",
-            )
-        )
+        call.report(messages.POINTER_TILE_NOT_RANK_ZERO.at(call.args[0].span, found=tile))
         return None
     return PointerTy(tile.elem, tile.mutable)
 
@@ -105,13 +83,8 @@ def _shape_fits(call: CallTyper, ptrs: PointerTileTy, shape: tuple[int, ...], fn
     if not ptrs.shape or ptrs.shape == shape:
         return True
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"`{fn}`: the pointer tile has shape {shape_text(ptrs.shape)}, "
-            f"the offsets {shape_text(shape)}",
-            call.span,
-            "shapes differ",
-            notes=("a rank-0 pointer tile is broadcast to the offsets' shape",),
+        messages.POINTER_OFFSET_SHAPES_DIFFER.at(
+            call.span, fn=fn, pointers=shape_text(ptrs.shape), offsets=shape_text(shape)
         )
     )
     return False
@@ -123,14 +96,7 @@ def _offset_tile(call: CallTyper) -> SemType | None:
     if ptrs is None or offsets is None:
         return None
     if not (isinstance(offsets, TileTy) and offsets.elem is Elem.I32):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `offset_tile` expects a `Tile<i32, S>`, found `{offsets}`",
-                call.args[1].span,
-                "expected i32 element offsets",
-            )
-        )
+        call.report(messages.OFFSETS_NOT_I32_TILE.at(call.args[1].span, found=offsets))
         return None
     if not _shape_fits(call, ptrs, offsets.shape, "offset_tile"):
         return None
@@ -143,15 +109,7 @@ def _offset(call: CallTyper) -> SemType | None:
     if ptrs is None or offset is None:
         return None
     if offset != I32:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `offset` expects an `i32` element offset, found `{offset}`",
-                call.args[1].span,
-                "expected `i32`",
-                help=("offset by a tile with `offset_tile`",),
-            )
-        )
+        call.report(messages.OFFSET_NOT_I32.at(call.args[1].span, found=offset))
         return None
     return ptrs
 
@@ -167,12 +125,8 @@ def _broadcast(call: CallTyper) -> SemType | None:
     expands = same_rank and all(s in (1, d) for s, d in zip(ptrs.shape, shape, strict=False))
     if ptrs.shape and not expands:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"cannot broadcast `{ptrs}` to shape {shape_text(shape)}",
-                call.span,
-                "incompatible shapes",
-                notes=("broadcast keeps the rank and expands dimensions of size 1",),
+            messages.POINTER_BROADCAST_MISMATCH.at(
+                call.span, pointers=ptrs, shape=shape_text(shape)
             )
         )
         return None
@@ -187,13 +141,8 @@ def _reshape(call: CallTyper) -> SemType | None:
     have, want = element_count(ptrs.shape), element_count(dims)
     if have != want:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"cannot reshape `{ptrs}` ({have} elements) to shape {shape_text(dims)} "
-                f"({want} elements)",
-                call.args[1].span,
-                f"{want} elements",
-                notes=("`reshape` keeps the number of elements",),
+            messages.POINTER_RESHAPE_COUNT_MISMATCH.at(
+                call.args[1].span, pointers=ptrs, have=have, shape=shape_text(dims), want=want
             )
         )
         return None
@@ -209,15 +158,7 @@ def _pointee(call: CallTyper, fn: str, position: int) -> Elem | None:
     expected = getattr(call, "expected", None)
     if isinstance(expected, PointerTileTy):
         return expected.elem
-    call.report(
-        error(
-            codes.TYPE_ANNOTATION_NEEDED,
-            f"type annotations needed for `{fn}`: cannot infer the pointee type",
-            call.span,
-            "cannot infer the pointer type",
-            help=(f"annotate the binding: `let p: PointerTile<*mut f32, S> = {fn}(..);`",),
-        )
-    )
+    call.report(messages.POINTEE_NOT_ANNOTATED.at(call.span, fn=fn))
     return None
 
 
@@ -227,15 +168,7 @@ def _int_to_ptr(call: CallTyper) -> SemType | None:
     if source is None:
         return None
     if source.elem is not Elem.I64:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` converts `i64` addresses, found `{source}`",
-                call.args[0].span,
-                "expected a `Tile<i64, S>`",
-                help=("widen the addresses with `exti` first",),
-            )
-        )
+        call.report(messages.ADDRESSES_NOT_I64.at(call.args[0].span, fn=fn, found=source))
         return None
     elem = _pointee(call, fn, 1)
     return None if elem is None else PointerTileTy(elem, source.shape)
@@ -262,26 +195,11 @@ def scope_option(call: CallTyper, index: int, fn: str, ordering: str) -> bool:
         return False
     inner = option.inner
     if inner is not None and not (isinstance(inner, MarkerTy) and inner.kind == "scope"):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: the scope of `{fn}` is an `Option<scope::Mode>`, "
-                f"found `{option}`",
-                call.args[index].span,
-                "expected `Some(scope::Device)` or `None`",
-            )
-        )
+        call.report(messages.SCOPE_NOT_AN_OPTION.at(call.args[index].span, fn=fn, found=option))
         return False
     if ordering != "Weak" and not option.some:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{fn}` with `ordering::{ordering}` needs a memory scope",
-                call.args[index].span,
-                "no scope",
-                notes=("only a weak access leaves the scope out",),
-                help=("pass `Some(scope::Device)` (or `TileBlock`, `System`)",),
-            )
+            messages.ORDERING_NEEDS_SCOPE.at(call.args[index].span, fn=fn, ordering=ordering)
         )
         return False
     return True
@@ -291,30 +209,14 @@ def latency_arg(call: CallTyper, index: int, fn: str) -> bool:
     ty = call.arg(index)
     if ty is None or isinstance(ty, LatencyTy):
         return ty is not None
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: the latency of `{fn}` is a `Latency::<N>`, found `{ty}`",
-            call.args[index].span,
-            "expected `Latency::<N>`",
-            help=("`Latency::<0>` gives no hint",),
-        )
-    )
+    call.report(messages.NOT_A_LATENCY.at(call.args[index].span, fn=fn, found=ty))
     return False
 
 
 def writable(call: CallTyper, ptrs: PointerTileTy, fn: str) -> bool:
     if ptrs.mutable:
         return True
-    call.report(
-        error(
-            codes.MUTATE_SHARED,
-            f"cannot write through `{ptrs}` with `{fn}`: it points to `const` data",
-            call.args[0].span,
-            "pointers to `const` data are read-only",
-            help=("declare the entry parameter `*mut`",),
-        )
-    )
+    call.report(messages.WRITE_THROUGH_CONST.at(call.args[0].span, pointers=ptrs, fn=fn))
     return False
 
 
@@ -325,11 +227,8 @@ def values_arg(call: CallTyper, index: int, ptrs: PointerTileTy, fn: str) -> boo
     if values is None or values == expected:
         return values is not None
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` needs a `{expected}` for `{ptrs}`, found `{values}`",
-            call.args[index].span,
-            f"expected `{expected}`",
+        messages.STORED_VALUES_MISMATCH.at(
+            call.args[index].span, fn=fn, expected=expected, pointers=ptrs, found=values
         )
     )
     return False
@@ -347,16 +246,7 @@ def _load_ptr_tko(call: CallTyper) -> SemType | None:
     if mask is None or padding is None or token is None or not latency_arg(call, 6, fn):
         return None
     if padding.some and not mask.some:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{fn}`: a padding value needs a mask",
-                call.args[4].span,
-                "padding without a mask",
-                notes=("the padding is what masked-off lanes read",),
-                help=("pass `None` as the padding, or a mask with `Some(mask)`",),
-            )
-        )
+        call.report(messages.PADDING_WITHOUT_MASK.at(call.args[4].span, fn=fn))
         return None
     return TupleTy((TileTy(ptrs.elem, ptrs.shape), TOKEN))
 

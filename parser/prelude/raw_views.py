@@ -17,8 +17,8 @@ through a written tensor stay on that tensor's own token chain.
 
 from __future__ import annotations
 
-from parser import codes
-from parser.diagnostics import Diagnostic, error
+from parser import messages
+from parser.diagnostics import Diagnostic
 from parser.prelude.common import marker_arg, shape_arg
 from parser.prelude.pointers import STORE_ORDERINGS
 from parser.prelude.shape import _permutation
@@ -55,14 +55,7 @@ def tensor_like(call: CallTyper, index: int, fn: str) -> tuple[TensorTy, str] | 
         return ty, "local"
     if isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy):
         return ty.inner, "output" if ty.mutable else "input"
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a `&Tensor<..>`, found `{ty}`",
-            call.args[index].span,
-            "expected a tensor",
-        )
-    )
+    call.report(messages.NOT_A_TENSOR_REFERENCE.at(call.args[index].span, fn=fn, found=ty))
     return None
 
 
@@ -74,16 +67,7 @@ def _make_tensor_view(call: CallTyper) -> SemType | None:
     if base is None or shape is None or strides is None or not token_arg(call, 3, fn):
         return None
     if not isinstance(base, PointerTileTy) or base.shape:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` takes a `PointerTile<*mut E, {{[]}}>` base, "
-                f"found `{base}`",
-                call.args[0].span,
-                "expected one pointer",
-                help=("make one with `pointer_to_tile(p)`",),
-            )
-        )
+        call.report(messages.VIEW_BASE_NOT_ONE_POINTER.at(call.args[0].span, fn=fn, found=base))
         return None
     if not isinstance(shape, ShapeTy):
         call.report(_expected(call, 1, fn, "a `Shape<{[..]}>`", shape))
@@ -93,11 +77,8 @@ def _make_tensor_view(call: CallTyper) -> SemType | None:
         return None
     if len(strides.dims) != len(shape.dims):
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{fn}`: the shape has rank {len(shape.dims)}, the strides {len(strides.dims)}",
-                call.args[2].span,
-                "one stride per dimension",
+            messages.STRIDES_RANK_MISMATCH.at(
+                call.args[2].span, fn=fn, shape_rank=len(shape.dims), strides=len(strides.dims)
             )
         )
         return None
@@ -105,12 +86,7 @@ def _make_tensor_view(call: CallTyper) -> SemType | None:
 
 
 def _expected(call: CallTyper, index: int, fn: str, what: str, found: SemType) -> Diagnostic:
-    return error(
-        codes.MISMATCHED_TYPES,
-        f"mismatched types: `{fn}` expects {what}, found `{found}`",
-        call.args[index].span,
-        f"expected {what}",
-    )
+    return messages.VIEW_ARGUMENT_MISMATCH.at(call.args[index].span, fn=fn, what=what, found=found)
 
 
 def _view_of(call: CallTyper, fn: str) -> tuple[TensorTy, str, tuple[int, ...]] | None:
@@ -143,15 +119,7 @@ def _make_partition_view(call: CallTyper) -> SemType | None:
     if not token_arg(call, 4, fn):
         return None
     if kind == "output":
-        call.report(
-            error(
-                codes.UNSAFE_REQUIRED,
-                f"`{fn}` of an output reads tiles other blocks may be writing",
-                call.args[0].span,
-                "unordered read of an output",
-                help=("read an output through `unsafe { make_partition_view_mut(..) }`",),
-            )
-        )
+        call.report(messages.VIEW_OF_OUTPUT_UNORDERED.at(call.args[0].span, fn=fn))
         return None
     return PartitionTy(tensor.elem, tile, mutable=False)
 
@@ -169,15 +137,7 @@ def _mutable_view(call: CallTyper, fn: str) -> PartitionTy | None:
     part = partition_arg(call, 0)
     if part is None or part.mutable:
         return part
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a `&PartitionMut<..>`, found `{part}`",
-            call.args[0].span,
-            "expected a `PartitionMut`",
-            help=("read a `Partition` with `load_view_tko`",),
-        )
-    )
+    call.report(messages.NOT_A_PARTITION_MUT.at(call.args[0].span, fn=fn, found=part))
     return None
 
 
@@ -230,15 +190,8 @@ def _annotated_view(call: CallTyper, fn: str, kind: type) -> SemType | None:
     tensor = found[0]
     expected = getattr(call, "expected", None)
     if not isinstance(expected, kind):
-        call.report(
-            error(
-                codes.TYPE_ANNOTATION_NEEDED,
-                f"type annotations needed for `{fn}`: the view's layout is in its type",
-                call.span,
-                "cannot infer the view type",
-                help=(f"annotate the binding: `let v: {kind.__name__[:-2]}<..> = {fn}(..);`",),
-            )
-        )
+        view = kind.__name__[:-2]
+        call.report(messages.VIEW_TYPE_NOT_ANNOTATED.at(call.span, fn=fn, view=view))
         return None
     if (expected.elem, expected.tile) != (tensor.elem, tile) or len(tile) != tensor.rank:  # type: ignore[attr-defined]
         call.report(_expected(call, 1, fn, f"a view of `{tensor}` in tiles {list(tile)}", expected))

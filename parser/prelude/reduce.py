@@ -12,9 +12,8 @@ other annotation is a type mismatch, reported by the `let`.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import unsupported
-from parser.diagnostics import error
 from parser.prelude.common import (
     check_tile_dims,
     dim_arg,
@@ -70,25 +69,17 @@ def _identity(call: CallTyper, index: int, source: TileTy, fn: str) -> bool:
         return False
     if ty != scalar:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: the identity of `{fn}` must be `{scalar}`, found `{ty}`",
+            messages.IDENTITY_TYPE_MISMATCH.at(
                 call.args[index].span,
-                f"expected `{scalar}`",
-                secondary=((call.args[0].span, f"this is `{source}`"),),
+                ((call.args[0].span, f"this is `{source}`"),),
+                fn=fn,
+                expected=scalar,
+                found=ty,
             )
         )
         return False
     if static_value(call, index) is None:
-        call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"the identity of `{fn}` must be a compile-time constant",
-                call.args[index].span,
-                "not known at compile time",
-                help=("write a literal or a constant such as `0.0f32` or `f32::NEG_INFINITY`",),
-            )
-        )
+        call.report(messages.IDENTITY_NOT_CONSTANT.at(call.args[index].span, fn=fn))
         return False
     return True
 
@@ -105,14 +96,7 @@ def _combiner(call: CallTyper, index: int, source: TileTy, fn: str) -> bool:
     closure = call.args[index]
     params = closure_params(closure) if isinstance(closure, A.Closure) else None
     if params is None:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{fn}` combines elements with a closure of two parameters: `|acc, x| ..`",
-                closure.span,
-                "expected a closure `|acc, x| ..`",
-            )
-        )
+        call.report(messages.COMBINER_NOT_TWO_PARAMETERS.at(closure.span, fn=fn))
         return False
     checker = getattr(call, "checker", None)
     if checker is None:
@@ -130,11 +114,8 @@ def _combiner(call: CallTyper, index: int, source: TileTy, fn: str) -> bool:
         checker.scopes.pop()
     if body is not None and body != scalar:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: the closure of `{fn}` must return `{scalar}`, found `{body}`",
-                closure.body.span,
-                f"expected `{scalar}`",
+            messages.COMBINER_RESULT_MISMATCH.at(
+                closure.body.span, fn=fn, expected=scalar, found=body
             )
         )
         return False

@@ -9,8 +9,7 @@ result shape comes only from the context, as in cuTile.
 
 from __future__ import annotations
 
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import (
     check_tile_dims,
     const_int_arg,
@@ -37,31 +36,15 @@ def _constant(call: CallTyper) -> SemType | None:
     if value is None:
         return None
     if not isinstance(value, ScalarTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `constant` fills a tile with one scalar value, found `{value}`",
-                call.args[0].span,
-                "expected a scalar",
-                help=("to reshape or broadcast a tile use `.reshape(..)` / `.broadcast(..)`",),
-            )
-        )
+        call.report(messages.CONSTANT_NOT_SCALAR.at(call.args[0].span, found=value))
         return None
     dims = shape_arg(call, 1, "constant")
     if dims is None:
         return None
     if static_value(call, 0) is None:
         call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                "the value of `constant` must be a compile-time constant",
-                call.args[0].span,
-                "not known at compile time",
-                notes=("`constant` becomes a dense constant in the kernel's code",),
-                help=(
-                    f"fill a tile with a run-time value: "
-                    f"`{call.args[0].span.text}.broadcast({call.args[1].span.text})`",
-                ),
+            messages.CONSTANT_NOT_KNOWN.at(
+                call.args[0].span, value=call.args[0].span.text, shape=call.args[1].span.text
             )
         )
         return None
@@ -76,14 +59,13 @@ def _reshape(call: CallTyper) -> SemType | None:
     have, want = element_count(source.shape), element_count(dims)
     if have != want:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"cannot reshape `{source}` ({have} elements) to shape {shape_text(dims)} "
-                f"({want} elements)",
+            messages.RESHAPE_COUNT_MISMATCH.at(
                 call.args[1].span,
-                f"{want} elements",
-                secondary=((call.args[0].span, f"{have} elements"),),
-                notes=("`reshape` keeps the number of elements",),
+                ((call.args[0].span, f"{have} elements"),),
+                source=source,
+                have=have,
+                shape=shape_text(dims),
+                want=want,
             )
         )
         return None
@@ -99,23 +81,17 @@ def _permutation(call: CallTyper, index: int, rank: int, fn: str) -> tuple[int, 
     if isinstance(dims, tuple) and not isinstance(ty, ShapeTy):
         value = dims
     if (not isinstance(ty, ArrayTy) and dims is None) or not isinstance(value, tuple):
-        call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"the permutation of `{fn}` must be a compile-time array",
-                call.args[index].span,
-                f"found `{ty}`" if not isinstance(ty, ArrayTy) else "not known at compile time",
-                help=("write it inline: `const_array![1, 0]`",),
-            )
+        entry = (
+            messages.PERMUTATION_NOT_CONSTANT
+            if isinstance(ty, ArrayTy)
+            else messages.PERMUTATION_NOT_AN_ARRAY
         )
+        call.report(entry.at(call.args[index].span, fn=fn, found=ty))
         return None
     if sorted(value) != list(range(rank)):
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{list(value)}` is not a permutation of the {rank} dimensions of the tile",
-                call.args[index].span,
-                f"expected each of 0..{rank - 1} exactly once",
+            messages.NOT_A_PERMUTATION.at(
+                call.args[index].span, value=list(value), rank=rank, last=rank - 1
             )
         )
         return None
@@ -138,13 +114,7 @@ def _transpose(call: CallTyper) -> SemType | None:
         return None
     if len(source.shape) != 2:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`transpose` needs a rank-2 tile, found `{source}`",
-                call.span,
-                f"rank {len(source.shape)}",
-                help=("reorder other ranks with `permute(t, const_array![..])`",),
-            )
+            messages.TRANSPOSE_NEEDS_RANK_TWO.at(call.span, found=source, rank=len(source.shape))
         )
         return None
     rows, cols = source.shape
@@ -161,14 +131,7 @@ def _extract(call: CallTyper) -> SemType | None:
         return None
     if indices != ArrayTy(RANK0_I32, rank):
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: expected `[Tile<i32, {{[]}}>; {rank}]` (one slice index per "
-                f"dimension), found `{indices}`",
-                call.args[1].span,
-                f"expected {rank} rank-0 `i32` tiles",
-                help=("make a rank-0 tile with `scalar_to_tile(0i32)`",),
-            )
+            messages.EXTRACT_INDICES_MISMATCH.at(call.args[1].span, rank=rank, found=indices)
         )
         return None
     return _extract_result(call, source)
@@ -177,15 +140,7 @@ def _extract(call: CallTyper) -> SemType | None:
 def _extract_result(call: CallTyper, source: TileTy) -> SemType | None:
     expected = expected_type(call)
     if not isinstance(expected, TileTy):
-        call.report(
-            error(
-                codes.TYPE_ANNOTATION_NEEDED,
-                "type annotations needed: cannot infer the shape `extract` returns",
-                call.span,
-                "cannot infer the result shape",
-                help=("annotate the binding: `let part: Tile<E, {[..]}> = extract(..);`",),
-            )
-        )
+        call.report(messages.EXTRACT_SHAPE_NOT_ANNOTATED.at(call.span))
         return None
     wanted = TileTy(source.elem, expected.shape)
     ok = len(expected.shape) == len(source.shape) and all(
@@ -193,12 +148,8 @@ def _extract_result(call: CallTyper, source: TileTy) -> SemType | None:
     )
     if not ok:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"cannot extract `{wanted}` from `{source}`: each dimension must divide the "
-                "source's",
-                call.span,
-                f"expected `{expected}`",
+            messages.EXTRACT_NOT_DIVIDING.at(
+                call.span, wanted=wanted, source=source, expected=expected
             )
         )
         return None
@@ -224,18 +175,9 @@ def _cat(call: CallTyper) -> SemType | None:
             return None
         return TileTy(lhs.elem, dims)
     if not 0 <= dim < rank:
-        why, at = f"dimension {dim} is out of range for rank {rank}", call.args[2].span
+        call.report(messages.CAT_DIM_OUT_OF_RANGE.at(call.args[2].span, dim=dim, rank=rank))
     else:
-        why, at = f"`{lhs}` and `{rhs}` differ outside dimension {dim}", call.args[1].span
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"cannot concatenate: {why}",
-            at,
-            "here",
-            notes=("`cat` joins two tiles of one element type along `dim`",),
-        )
-    )
+        call.report(messages.CAT_SHAPES_DIFFER.at(call.args[1].span, lhs=lhs, rhs=rhs, dim=dim))
     return None
 
 
@@ -247,15 +189,7 @@ def _iota(call: CallTyper) -> SemType | None:
     if elem is None:
         return None
     if len(dims) != 1 or not elem.is_integer or (elem.bits < 64 and dims[0] > 1 << elem.bits):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`iota` makes a rank-1 integer tile; cannot make `{TileTy(elem, dims)}`",
-                call.span,
-                "unsupported result",
-                help=("e.g. `let i: Tile<i32, {[128]}> = iota(const_shape![128]);`",),
-            )
-        )
+        call.report(messages.IOTA_UNSUPPORTED_RESULT.at(call.span, result=TileTy(elem, dims)))
         return None
     return TileTy(elem, dims)
 
@@ -271,12 +205,8 @@ def _tile_to_scalar(call: CallTyper) -> SemType | None:
         return None
     if tile.shape:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: expected `Tile<{tile.elem}, {{[]}}>`, found `{tile}`",
-                call.args[0].span,
-                "expected a rank-0 tile",
-                help=(f"reshape it first: `{call.args[0].span.text}.reshape(const_shape![])`",),
+            messages.NOT_RANK_ZERO.at(
+                call.args[0].span, elem=tile.elem, found=tile, text=call.args[0].span.text
             )
         )
         return None
@@ -289,14 +219,7 @@ def _permute_array(call: CallTyper) -> SemType | None:
     if source is None:
         return None
     if not (isinstance(source, ArrayTy) and source.element == ScalarTy(Elem.I32)):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `permute_array` expects an `[i32; N]`, found `{source}`",
-                call.args[0].span,
-                "expected an index array",
-            )
-        )
+        call.report(messages.NOT_AN_INDEX_ARRAY.at(call.args[0].span, found=source))
         return None
     if _permutation(call, 1, source.length, "permute_array") is None:
         return None

@@ -4,8 +4,8 @@ partitions."""
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import Diagnostic, error
+from parser import messages
+from parser.diagnostics import Diagnostic
 from parser.prelude.common import check_tile_dims, mutable_binding, shape_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.types import (
@@ -37,14 +37,7 @@ def _tensor_arg(call: CallTyper, index: int, what: str) -> RefTy | None:
         return ty
     if isinstance(ty, TensorTy):  # made in the kernel (`make_tensor_view`), used by `&self`
         return RefTy(ty, mutable=False)
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"expected a tensor for {what}, found `{ty}`",
-            call.args[index].span,
-            "expected `&Tensor<..>`",
-        )
-    )
+    call.report(messages.NOT_A_TENSOR_FOR.at(call.args[index].span, what=what, found=ty))
     return None
 
 
@@ -56,34 +49,12 @@ def mutable_tensor_arg(call: CallTyper, index: int, action: str) -> TensorTy | N
     if not ref.mutable:
         name = call.args[index].span.text
         call.report(
-            error(
-                codes.MUTATE_SHARED,
-                f"cannot {action} `{name}`, as it is behind a `&` reference",
-                call.args[index].span,
-                f"`{name}` is a `&` reference, so it cannot be written",
-                notes=(
-                    "shared `&Tensor` inputs are read-only; only partitioned `&mut Tensor` "
-                    "outputs are written, one disjoint tile per block",
-                ),
-                help=(
-                    f"declare `{name}` as `&mut Tensor<{ref.inner.elem}, {{[..]}}>` to make it "
-                    "a partitioned output",
-                ),
+            messages.WRITE_THROUGH_SHARED_TENSOR.at(
+                call.args[index].span, action=action, name=name, elem=ref.inner.elem
             )
         )
         return None
     return ref.inner
-
-
-def _mismatch(call: CallTyper, index: int, expected: SemType, found: SemType, why: str) -> None:
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: expected `{expected}`, found `{found}`",
-            call.args[index].span,
-            why,
-        )
-    )
 
 
 # ----------------------------------------------------------------------------- rules
@@ -97,30 +68,16 @@ def _load_tile_like(call: CallTyper) -> SemType | None:
     assert isinstance(source.inner, TensorTy) and isinstance(like.inner, TensorTy)
     if source.inner.rank != like.inner.rank:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`load_tile_like` needs tensors of the same rank, found rank {source.inner.rank} "
-                f"and rank {like.inner.rank}",
+            messages.LOAD_LIKE_RANKS_DIFFER.at(
                 call.span,
-                "rank mismatch",
-                secondary=(
-                    (call.args[0].span, f"`{source.inner}`"),
-                    (call.args[1].span, f"`{like.inner}`"),
-                ),
+                ((call.args[0].span, f"`{source.inner}`"), (call.args[1].span, f"`{like.inner}`")),
+                source=source.inner.rank,
+                like=like.inner.rank,
             )
         )
         return None
     if not like.mutable or any(d == DYNAMIC for d in like.inner.shape):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                "the second argument of `load_tile_like` must be a partitioned "
-                "`&mut Tensor` output",
-                call.args[1].span,
-                f"found `{like}`",
-                notes=("its tile shape is the shape loaded",),
-            )
-        )
+        call.report(messages.LOAD_LIKE_NOT_OUTPUT.at(call.args[1].span, found=like))
         return None
     if _whole_tile(call, 1, like.inner) is None:
         return None
@@ -134,15 +91,8 @@ def _whole_tile(call: CallTyper, index: int, out: TensorTy | None) -> TensorTy |
         return None
     name = call.args[index].span.text
     if DYNAMIC in out.shape:
-        call.report(
-            error(
-                codes.OUTPUT_SHAPE_DYNAMIC,
-                f"the tile shape of output `{name}` is only known at launch",
-                call.args[index].span,
-                f"tile shape [{', '.join(map(str, out.shape))}]",
-                notes=("a tile has a static shape: write this output through `partition_mut`",),
-            )
-        )
+        shape = ", ".join(map(str, out.shape))
+        call.report(messages.OUTPUT_TILE_DYNAMIC.at(call.args[index].span, name=name, shape=shape))
         return None
     if check_tile_dims(call, out.shape, call.args[index].span, f"output `{name}`"):
         return out
@@ -156,7 +106,8 @@ def _store(call: CallTyper) -> SemType | None:
         return None
     expected = TileTy(out.elem, out.shape)
     if tile_ty != expected:
-        _mismatch(call, 1, expected, tile_ty, f"the output's tile is `{expected}`")
+        span = call.args[1].span
+        call.report(messages.OUTPUT_TILE_MISMATCH.at(span, expected=expected, found=tile_ty))
         return None
     return UNIT
 
@@ -189,24 +140,9 @@ def _broadcast(call: CallTyper) -> SemType | None:
             s in (1, d) for s, d in zip(source.shape, dims, strict=False)
         ):
             return TileTy(source.elem, dims)
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"cannot broadcast `{source}` to shape {list(dims)}",
-                call.span,
-                "incompatible shapes",
-                notes=("broadcast keeps the rank and expands dimensions of size 1",),
-            )
-        )
+        call.report(messages.TILE_BROADCAST_MISMATCH.at(call.span, source=source, shape=list(dims)))
         return None
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"cannot broadcast a value of type `{source}`",
-            call.args[0].span,
-            "expected a scalar or a tile",
-        )
-    )
+    call.report(messages.CANNOT_BROADCAST_VALUE.at(call.args[0].span, found=source))
     return None
 
 
@@ -219,15 +155,7 @@ def _partition(call: CallTyper) -> SemType | None:
     tensor = source.inner
     assert isinstance(tensor, TensorTy)
     if source.mutable:
-        call.report(
-            error(
-                codes.UNSUPPORTED_SYNTAX,
-                "`partition` of a `&mut Tensor` output is not supported yet",
-                call.args[0].span,
-                "an output",
-                help=("write the output through `partition_mut`",),
-            )
-        )
+        call.report(messages.PARTITION_OF_OUTPUT.at(call.args[0].span))
         return None
     if len(tile) != tensor.rank:
         call.report(rank_mismatch(call, tensor.rank, len(tile)))
@@ -253,14 +181,7 @@ def permutation_arg(call: CallTyper, index: int, rank: int) -> tuple[int, ...] |
     dims = ty.dims if isinstance(ty, ArrayTy) else None
     if dims is not None and sorted(dims) == list(range(rank)):
         return dims
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"the dim map must be a compile-time permutation of 0..{rank}, found `{ty}`",
-            call.args[index].span,
-            f"expected `const_array![..]` of {rank} distinct axes",
-        )
-    )
+    call.report(messages.DIM_MAP_NOT_PERMUTATION.at(call.args[index].span, rank=rank, found=ty))
     return None
 
 
@@ -294,12 +215,7 @@ def _mutable_partition(call: CallTyper) -> SemType | None:
 
 
 def rank_mismatch(call: CallTyper, rank: int, got: int) -> Diagnostic:
-    return error(
-        codes.MISMATCHED_TYPES,
-        f"a rank-{rank} tensor needs a rank-{rank} tile shape, found rank {got}",
-        call.args[1].span,
-        f"rank {got}",
-    )
+    return messages.TILE_SHAPE_RANK_MISMATCH.at(call.args[1].span, rank=rank, got=got)
 
 
 def partition_arg(call: CallTyper, index: int) -> PartitionTy | None:
@@ -307,14 +223,7 @@ def partition_arg(call: CallTyper, index: int) -> PartitionTy | None:
     if isinstance(ty, PartitionTy):
         return ty
     if ty is not None:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"expected a partition, found `{ty}`",
-                call.args[index].span,
-                "expected a `Partition`",
-            )
-        )
+        call.report(messages.EXPECTED_PARTITION.at(call.args[index].span, found=ty))
     return None
 
 
@@ -325,11 +234,8 @@ def index_arg(call: CallTyper, index: int, rank: int) -> bool:
         return True
     if ty is not None:
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: expected a tile index `{expected}`, found `{ty}`",
-                call.args[index].span,
-                f"expected {rank} i32 coordinates",
+            messages.TILE_INDEX_MISMATCH.at(
+                call.args[index].span, expected=expected, found=ty, rank=rank
             )
         )
     return False
@@ -355,22 +261,15 @@ def partition_store_type(call: CallTyper, checked: bool) -> SemType | None:
     expected = TileTy(part.elem, part.tile)
     tile = call.arg(1, expected)
     if not part.mutable:
-        call.report(
-            error(
-                codes.MUTATE_SHARED,
-                "cannot store through a read-only `Partition`",
-                call.args[0].span,
-                "created by `partition`",
-                help=("outputs are written through `partition_mut`",),
-            )
-        )
+        call.report(messages.STORE_THROUGH_READ_ONLY.at(call.args[0].span))
         return None
     if not mutable_binding(call):
         return None
     if tile is None or not index_arg(call, 2, part.rank):
         return None
     if tile != expected:
-        _mismatch(call, 1, expected, tile, f"the partition's tile is `{expected}`")
+        span = call.args[1].span
+        call.report(messages.PARTITION_TILE_MISMATCH.at(span, expected=expected, found=tile))
         return None
     if checked and not part.full:
         _check_constant_index(call, 2, part)
@@ -385,16 +284,8 @@ def _check_constant_index(call: CallTyper, index: int, part: PartitionTy) -> Non
     for axis, (i, limit) in enumerate(zip(value, part.grid, strict=True)):
         if i >= 0 and (limit == DYNAMIC or i < limit):
             continue  # a slab tile count known only at launch is checked there
-        tiles = "its tiles" if limit == DYNAMIC else f"{limit} tiles"
-        call.report(
-            error(
-                codes.PARTITION_OUT_OF_BOUNDS,
-                f"index {i} on axis {axis} is outside this block's {tiles}",
-                call.args[index].span,
-                "a negative index" if limit == DYNAMIC else f"valid indices are 0..{limit}",
-                notes=("a block may only write the tiles of its own output slab",),
-            )
-        )
+        entry = messages.SLAB_INDEX_NEGATIVE if limit == DYNAMIC else messages.SLAB_INDEX_OUTSIDE
+        call.report(entry.at(call.args[index].span, index=i, axis=axis, limit=limit))
         return
 
 
@@ -410,7 +301,8 @@ def _mapped_store(call: CallTyper) -> SemType | None:
     if tile is None or index is None:
         return None
     if tile != expected:
-        _mismatch(call, 1, expected, tile, f"the partition's tile is `{expected}`")
+        span = call.args[1].span
+        call.report(messages.PARTITION_TILE_MISMATCH.at(span, expected=expected, found=tile))
         return None
     if index == CoordTy(mapped.rank):
         return UNIT  # a composite index: its components' provenance is checked in lowering
@@ -418,21 +310,10 @@ def _mapped_store(call: CallTyper) -> SemType | None:
     if isinstance(index, PartitionIndexTy) and owner in (index.brand, *index.shared):
         return UNIT
     foreign = isinstance(index, PartitionIndexTy) and index.brand >= 0
-    call.report(
-        error(
-            codes.PARTITION_INDEX_PROVENANCE,
-            "`MappedPartitionMut::store` index was produced by a different mapped partition"
-            if foreign
-            else "`MappedPartitionMut::store` requires an index produced by this partition's "
-            "`iter_indices()` iterator or built with `coord(..)`",
-            call.args[2].span,
-            "not minted by this partition",
-            notes=(
-                "minted indices are disjoint across tile blocks, which makes the store race-free",
-            ),
-            help=("mint indices valid for both with `z.iter_indices_with(&w)`",) if foreign else (),
-        )
+    entry = (
+        messages.MAPPED_STORE_INDEX_FOREIGN if foreign else messages.MAPPED_STORE_INDEX_NOT_MINTED
     )
+    call.report(entry.at(call.args[2].span))
     return None
 
 
@@ -443,14 +324,7 @@ def _swizzled_index(call: CallTyper) -> SemType | None:
     receiver = call.arg(0)
     first = 1 if isinstance(receiver, MappedTy) else 0
     if isinstance(receiver, MappedTy) and receiver.rank != 2:
-        call.report(
-            error(
-                codes.UNKNOWN_METHOD,
-                f"no method named `index` found for `{receiver}`",
-                call.span,
-                "defined for rank-2 mapped partitions",
-            )
-        )
+        call.report(messages.NO_INDEX_METHOD.at(call.span, found=receiver))
         return None
     if first == 0 and _turbofish_map(call) is None:
         return None
@@ -459,7 +333,8 @@ def _swizzled_index(call: CallTyper) -> SemType | None:
         if ty is None:
             return None
         if ty != ScalarTy(Elem.I32):
-            _mismatch(call, index, ScalarTy(Elem.I32), ty, "a tile id or a tile count")
+            span = call.args[index].span
+            call.report(messages.TILE_ID_NOT_I32.at(span, expected=ScalarTy(Elem.I32), found=ty))
             return None
     return PartitionIndexTy(2, brand=-1)
 
@@ -474,15 +349,7 @@ def _turbofish_map(call: CallTyper) -> tuple[int, ...] | None:
         expr = arg.value if hasattr(arg, "value") else A.PathExpr(arg.span, arg.type.segments)
         value = checker.fold(expr)
     if not (isinstance(value, tuple) and len(value) == 2 and all(g >= 1 for g in value)):
-        call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                "`swizzle_partition_index_2d` takes the tile shape and a rank-2 map of group "
-                "sizes: `::<{ [BM, BN] }, MAP>`",
-                call.span,
-                "expected two generic arguments",
-            )
-        )
+        call.report(messages.SWIZZLE_GENERICS.at(call.span))
         return None
     checker.facts.consts[written[1]] = value  # type: ignore[union-attr]
     return value
@@ -502,14 +369,7 @@ def _index_coords(call: CallTyper) -> SemType | None:
 
 def _iter_indices(call: CallTyper) -> SemType | None:
     name = call.span.text.split("(")[0].rsplit(".", 1)[-1]
-    call.report(
-        error(
-            codes.UNSUPPORTED_SYNTAX,
-            f"`{name}()` is only supported as the iterator of a `for` loop",
-            call.span,
-            f"use `for idx in z.{name}(..) {{ .. }}`",
-        )
-    )
+    call.report(messages.ITER_INDICES_OUTSIDE_FOR.at(call.span, name=name))
     return None
 
 
@@ -523,14 +383,7 @@ def _num_tiles(call: CallTyper) -> SemType | None:
     if part is None:
         return None
     if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < part.rank:
-        call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"the axis must be a constant in 0..{part.rank}",
-                call.args[1].span,
-                "not a valid axis",
-            )
-        )
+        call.report(messages.AXIS_NOT_CONSTANT.at(call.args[1].span, rank=part.rank))
         return None
     return ScalarTy(Elem.I32)
 

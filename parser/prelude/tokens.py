@@ -14,8 +14,7 @@ or `None` at compile time: `OptionTy.some` carries that through `let` bindings.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.spec import CallTyper, Intrinsic
 from parser.types import TOKEN, ArrayTy, OptionTy, RefTy, SemType, TensorTy, TileTy
 
@@ -33,11 +32,8 @@ def option_arg(
         return ty
     expected = f"Option<{hint}>" if hint is not None else "an `Option`"
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: the {what} of `{fn}` is an `{expected}`, found `{ty}`",
-            call.args[index].span,
-            f"expected `None` or `Some({what})`",
+        messages.NOT_AN_OPTION.at(
+            call.args[index].span, what=what, fn=fn, expected=expected, found=ty
         )
     )
     return None
@@ -51,11 +47,8 @@ def option_of(
     if ty is None or ty.inner in (None, expected):
         return ty
     call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: the {what} of `{fn}` must be `{expected}`, found `{ty.inner}`",
-            call.args[index].span,
-            f"expected `Option<{expected}>`",
+        messages.OPTION_OF_WRONG_TYPE.at(
+            call.args[index].span, what=what, fn=fn, expected=expected, found=ty.inner
         )
     )
     return None
@@ -65,14 +58,7 @@ def token_arg(call: CallTyper, index: int, fn: str) -> bool:
     ty = call.arg(index, TOKEN)
     if ty is None or ty == TOKEN:
         return ty is not None
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `{fn}` expects a `Token`, found `{ty}`",
-            call.args[index].span,
-            "expected `Token`",
-        )
-    )
+    call.report(messages.NOT_A_TOKEN.at(call.args[index].span, fn=fn, found=ty))
     return False
 
 
@@ -93,14 +79,7 @@ def _join_tokens(call: CallTyper) -> SemType | None:
         return None
     if isinstance(ty, ArrayTy) and ty.element == TOKEN:
         return TOKEN
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `join_tokens` expects `&[Token]`, found `{ty}`",
-            call.args[0].span,
-            "expected a slice of tokens: `&[a, b]`",
-        )
-    )
+    call.report(messages.JOIN_NOT_TOKEN_SLICE.at(call.args[0].span, found=ty))
     return None
 
 
@@ -110,14 +89,7 @@ def _get_tensor_token(call: CallTyper) -> SemType | None:
         return None
     if isinstance(ty, TensorTy) or (isinstance(ty, RefTy) and isinstance(ty.inner, TensorTy)):
         return TOKEN
-    call.report(
-        error(
-            codes.MISMATCHED_TYPES,
-            f"mismatched types: `get_tensor_token` expects a `&Tensor<..>`, found `{ty}`",
-            call.args[0].span,
-            "expected a tensor",
-        )
-    )
+    call.report(messages.TENSOR_TOKEN_NOT_OF_TENSOR.at(call.args[0].span, found=ty))
     return None
 
 
@@ -140,26 +112,11 @@ def _print_tko(call: CallTyper) -> SemType | None:
     fn = "print_tko"
     fmt = call.args[0]
     if not isinstance(fmt, A.StrLit) or conversion_count(fmt.value) != 1:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"the format of `{fn}` must be a string literal with one `%` conversion",
-                fmt.span,
-                'expected a format such as "value: %f\\n"',
-                notes=("`print_tko` prints one tile, printf-style",),
-            )
-        )
+        call.report(messages.PRINT_FORMAT_NOT_ONE_CONVERSION.at(fmt.span, fn=fn))
         return None
     tile = call.arg(1)
     if tile is not None and not isinstance(tile, TileTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` prints a `Tile<..>`, found `{tile}`",
-                call.args[1].span,
-                "expected a tile",
-            )
-        )
+        call.report(messages.PRINTED_NOT_A_TILE.at(call.args[1].span, fn=fn, found=tile))
         return None
     token = option_of(call, 2, fn, "token", TOKEN)
     return None if tile is None or token is None else TOKEN

@@ -10,8 +10,7 @@ turbofish `L` under its generic argument.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import error
+from parser import messages
 from parser.prelude.common import I32, const_int_arg, generic_args, marker_arg
 from parser.prelude.spec import CallTyper, Intrinsic, Receiver
 from parser.prelude.tensors import index_arg
@@ -33,26 +32,10 @@ def _read_partition(call: CallTyper, fn: str) -> PartitionTy | None:
     if ty is None:
         return None
     if not isinstance(ty, PartitionTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{fn}` expects a `&Partition<..>`, found `{ty}`",
-                call.args[0].span,
-                "expected a partition",
-                help=("make one with `x.partition(const_shape![..])`",),
-            )
-        )
+        call.report(messages.NOT_A_PARTITION.at(call.args[0].span, fn=fn, found=ty))
         return None
     if ty.mutable:
-        call.report(
-            error(
-                codes.UNSAFE_REQUIRED,
-                f"`{fn}` on a `PartitionMut` may race with other tile blocks",
-                call.args[0].span,
-                "unordered read of an output",
-                help=("keep the value you stored in a local instead",),
-            )
-        )
+        call.report(messages.VIEW_LOAD_OF_OUTPUT_RACES.at(call.args[0].span, fn=fn))
         return None
     return ty
 
@@ -66,26 +49,16 @@ def _latency_value(call: CallTyper, expr: A.Expr, fn: str) -> int | None:
     if ty is None:
         return None
     if not isinstance(ty, ScalarTy) or not isinstance(value, int) or isinstance(value, bool):
-        call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"the latency of `{fn}` must be a compile-time integer",
-                expr.span,
-                "not a compile-time integer" if isinstance(ty, ScalarTy) else f"found `{ty}`",
-                help=("write a literal such as `3` or a const generic",),
-            )
+        entry = (
+            messages.LATENCY_NOT_CONSTANT
+            if isinstance(ty, ScalarTy)
+            else messages.LATENCY_NOT_AN_INTEGER
         )
+        call.report(entry.at(expr.span, fn=fn, found=ty))
         return None
     if value not in LATENCY_RANGE:
         call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"the latency of `{fn}` must be in 1..=10, found {value}",
-                expr.span,
-                "out of range",
-                notes=("tileiras rejects latency hints outside 1..=10",),
-                help=(_NO_HINT[fn],),
-            )
+            messages.LATENCY_OUT_OF_RANGE.at(expr.span, fn=fn, found=value, no_hint=_NO_HINT[fn])
         )
         return None
     return value
@@ -103,14 +76,7 @@ def latency_option(call: CallTyper, index: int, fn: str) -> bool:
         and len(expr.args) == 1
     )
     if not is_some:
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: the latency of `{fn}` is an `Option<i32>`",
-                expr.span,
-                "expected `None` or `Some(latency)`",
-            )
-        )
+        call.report(messages.LATENCY_NOT_AN_OPTION.at(expr.span, fn=fn))
         return False
     assert isinstance(expr, A.Call)
     value = _latency_value(call, expr.args[0], fn)
@@ -148,14 +114,7 @@ def pipelined_latency(call: CallTyper, fn: str) -> bool:
     by the generic argument); False after reporting a bad one."""
     written = generic_args(call)
     if len(written) != 1:
-        call.report(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"`{fn}` takes one generic argument, the latency: `{fn}::<3>(..)`",
-                call.span,
-                f"found {len(written)}",
-            )
-        )
+        call.report(messages.LATENCY_GENERIC_COUNT.at(call.span, fn=fn, found=len(written)))
         return False
     arg = written[0]
     expr = (
@@ -175,26 +134,15 @@ def pipelined_latency(call: CallTyper, fn: str) -> bool:
 def _get_shape_dim(call: CallTyper) -> SemType | None:
     shape = call.arg(0)
     if shape is not None and not isinstance(shape, ShapeTy):
-        call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `get_shape_dim` expects a shape, found `{shape}`",
-                call.args[0].span,
-                "expected `Shape<{[..]}>`",
-                help=("use `x.shape()`",),
-            )
-        )
+        call.report(messages.NOT_A_SHAPE.at(call.args[0].span, found=shape))
         return None
     axis = const_int_arg(call, 1, "dimension", "get_shape_dim")
     if shape is None or axis is None:
         return None
     if not 0 <= axis < len(shape.dims):
         call.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"dimension {axis} is out of range for `{shape}` (rank {len(shape.dims)})",
-                call.args[1].span,
-                "out of range",
+            messages.SHAPE_DIM_OUT_OF_RANGE.at(
+                call.args[1].span, axis=axis, shape=shape, rank=len(shape.dims)
             )
         )
         return None
