@@ -869,7 +869,7 @@ STORE_THROUGH_READ_ONLY: Final = Message(
 )
 SLAB_INDEX_NEGATIVE: Final = Message(
     codes.PARTITION_OUT_OF_BOUNDS,
-    "index {index} on axis {axis} is outside this block's its tiles",
+    "index {index} on axis {axis} is outside this block's tiles",
     "a negative index",
     notes=("a block may only write the tiles of its own output slab",),
 )

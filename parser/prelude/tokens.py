@@ -30,7 +30,7 @@ def option_arg(
         return None
     if isinstance(ty, OptionTy) and ty.some is not None:
         return ty
-    expected = f"Option<{hint}>" if hint is not None else "an `Option`"
+    expected = f"Option<{hint}>" if hint is not None else "Option"
     call.report(
         messages.NOT_AN_OPTION.at(
             call.args[index].span, what=what, fn=fn, expected=expected, found=ty
