@@ -11,8 +11,10 @@ trampoline (optionally from another thread, as the driver does). A stream is idl
 from __future__ import annotations
 
 import ctypes
+import gc
 import itertools
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -131,9 +133,13 @@ class FakeDriver:
 
 
 @pytest.fixture
-def fake_driver(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
-    """The fake driver, with an empty pending-work registry."""
+def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
+    """The fake driver, with an empty pending-work registry. Garbage is collected before it
+    comes and before it goes, so tensors of other tests (allocated on another fake driver)
+    never free themselves into this test's record."""
+    gc.collect()
     monkeypatch.setattr(PENDING, "_streams", {})
     monkeypatch.setattr(PENDING, "_pins", [])
     monkeypatch.setattr(PENDING, "_events", [])
-    return FakeDriver(monkeypatch)
+    yield FakeDriver(monkeypatch)
+    gc.collect()

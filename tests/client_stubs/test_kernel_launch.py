@@ -84,7 +84,7 @@ def test_rejected_launch_reaches_nothing(add, fake_driver):
     bad[1] = DeviceTensor(0x2000_0000, N, dtype="f16")
     with pytest.raises(DTypeMismatchError):
         Kernel(CUBIN, add)(*bad)
-    assert fake_driver.calls == []
+    assert fake_driver.calls == [], fake_driver.calls
 
 
 def test_wrong_gpu_target_rejected_before_loading(add, fake_driver):
