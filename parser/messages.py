@@ -964,6 +964,18 @@ AMBIGUOUS_ENTRY: Final = Message(
     "also defined here",
     help=("qualify the entry with its module: `module::name`",),
 )
+UNKNOWN_ENTRY: Final = Message(
+    codes.UNKNOWN_ENTRY,
+    "no entry function named `{requested}`",
+    notes=("entries in this request: {available}",),
+)
+DEVICE_FUNCTION_NOT_ENTRY: Final = Message(
+    codes.UNKNOWN_ENTRY,
+    "no entry function named `{requested}`",
+    "not an entry",
+    notes=("`{device}` is a device function, not an entry", "entries in this request: {available}"),
+    help=("mark the function with `#[cutile::entry()]`",),
+)
 CALLS_NEST_TOO_DEEP: Final = Message(
     codes.INLINE_LIMIT,
     "device-function calls nest deeper than {limit} levels",

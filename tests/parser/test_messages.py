@@ -20,6 +20,7 @@ MIGRATED = (
     "parser/bracket_scan.py",
     "parser/inline_budget.py",
     "parser/statics.py",
+    "parser/program.py",
     "parser/prelude",
 )
 
