@@ -1092,6 +1092,25 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- request facts (parser.specialization) ---
+FACTS_NAME_NO_TENSOR: Final = Message(
+    codes.INVALID_SPECIALIZATION, "no tensor parameter `{param}` in `{function}`"
+)
+FACTS_AXIS_COUNT: Final = Message(
+    codes.INVALID_SPECIALIZATION, "facts for `{param}` must give 0 or {rank} axes"
+)
+FACTS_ALIGN_NOT_POWER_OF_TWO: Final = Message(
+    codes.INVALID_SPECIALIZATION,
+    "facts for `{param}`: base alignment {align} is not a power of two up to {max_align}",
+)
+FACTS_ALIGN_BELOW_ELEMENT: Final = Message(
+    codes.INVALID_SPECIALIZATION,
+    "facts for `{param}`: base alignment {align} is below the element size ({element_bytes} bytes)",
+)
+FACTS_NEVER_HOLD: Final = Message(
+    codes.INVALID_SPECIALIZATION, "facts for `{param}` can never hold: {problem}"
+)
+
 # --- the compile pipeline (lowering.pipeline) ---
 INTERNAL_ERROR: Final = Message(
     codes.INTERNAL_ERROR,

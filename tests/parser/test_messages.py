@@ -21,6 +21,7 @@ MIGRATED = (
     "parser/inline_budget.py",
     "parser/statics.py",
     "parser/program.py",
+    "parser/specialization.py",
     "parser/prelude",
 )
 
