@@ -1092,6 +1092,25 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- persistent-loop iterables (parser.persistent_iterables) ---
+ITERABLE_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`{method}` takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+)
+SUB_RANGE_PAIRS_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "sub-range iteration expects {rank} (start_tile, num_tiles) pairs `{expected}`, "
+    "found `{found}`",
+    "expected `{expected}`",
+)
+PARTNER_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{method}` requires both mapped partitions to share tile and map shapes: "
+    "`{mapped}` and `{found}`",
+    "`{found}`",
+)
+
 # --- request facts (parser.specialization) ---
 FACTS_NAME_NO_TENSOR: Final = Message(
     codes.INVALID_SPECIALIZATION, "no tensor parameter `{param}` in `{function}`"

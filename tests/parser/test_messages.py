@@ -22,6 +22,7 @@ MIGRATED = (
     "parser/statics.py",
     "parser/program.py",
     "parser/specialization.py",
+    "parser/persistent_iterables.py",
     "parser/prelude",
 )
 
