@@ -1092,6 +1092,24 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- `None`, `Latency::<N>` and statics (parser.typecheck_memory) ---
+NONE_TYPE_ARG_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT, "`None` takes one type argument", "found {count}"
+)
+EXPECTED_A_TYPE: Final = Message(codes.GENERIC_ARGUMENT, "expected a type", "not a type")
+LATENCY_TYPE_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`Latency` takes one compile-time integer: `Latency::<4>`",
+    "not a compile-time latency",
+    help=("write a literal or a const generic",),
+)
+LATENCY_HINT_OUT_OF_RANGE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency hint must be in 0..={limit}, found {value}",
+    "out of range",
+    notes=("tileiras accepts latencies 1..=10; `Latency::<0>` gives no hint",),
+)
+
 # --- persistent-loop iterables (parser.persistent_iterables) ---
 ITERABLE_ARG_COUNT: Final = Message(
     codes.WRONG_ARG_COUNT,
