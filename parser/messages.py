@@ -1092,6 +1092,33 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- `if`, loops, `break` and assignment (parser.typecheck_control) ---
+IF_ELSE_TYPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`if` and `else` have incompatible types: `{then_ty}` and `{else_ty}`",
+    "branches differ",
+)
+ITER_INDICES_NEEDS_NAME: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`iter_indices` loops must bind a simple index variable",
+    "expected a name",
+)
+OUTSIDE_LOOP: Final = Message(
+    codes.BREAK_OUTSIDE_LOOP, "`{word}` outside of a loop", "cannot `{word}` outside of a loop"
+)
+BREAK_OUT_OF_FOR: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`break` out of a `for` loop is not supported",
+    "inside a `for` loop",
+    help=("write the loop as `while` (or `loop`) to exit it early",),
+)
+ASSIGN_TWICE: Final = Message(
+    codes.ASSIGN_IMMUTABLE,
+    "cannot assign twice to immutable variable `{name}`",
+    "cannot assign twice to immutable variable",
+    help=("consider making this binding mutable: `mut {name}`",),
+)
+
 # --- `None`, `Latency::<N>` and statics (parser.typecheck_memory) ---
 NONE_TYPE_ARG_COUNT: Final = Message(
     codes.GENERIC_ARGUMENT, "`None` takes one type argument", "found {count}"

@@ -24,6 +24,7 @@ MIGRATED = (
     "parser/specialization.py",
     "parser/persistent_iterables.py",
     "parser/typecheck_memory.py",
+    "parser/typecheck_control.py",
     "parser/prelude",
 )
 
