@@ -1156,6 +1156,46 @@ PARTNER_SHAPES_DIFFER: Final = Message(
     "`{found}`",
 )
 
+# --- an entry's generic arguments (parser.generics) ---
+MISSING_GENERIC_ARGUMENT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "missing generic argument `{name}`",
+    "needs a value",
+    notes=("expected {expected}",),
+)
+NO_SUCH_GENERIC_PARAMETER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{function}` has no generic parameter `{name}`",
+    "declared here",
+    notes=("its generic parameters are: {names}",),
+)
+GENERIC_ARGUMENT_TWICE: Final = Message(
+    codes.GENERIC_ARGUMENT, "generic argument `{name}` is given twice", "declared here"
+)
+GENERIC_ARGUMENT_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{function}` takes {count} generic argument(s) but {given} were given",
+    "declared here",
+    notes=("generic arguments: {expected}",),
+)
+GENERIC_ARGUMENTS_TO_NON_GENERIC: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{function}` takes {count} generic argument(s) but {given} were given",
+    "declared here",
+)
+UNSUPPORTED_CONST_GENERIC_TYPE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "const generic `{name}` has type `{type}`, which cuTile does not support",
+    "unsupported const generic type",
+    notes=("its type must be `i32`, `bool` or `[i32; N]`",),
+)
+INVALID_GENERIC_VALUE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "invalid value `{text}` for generic parameter `{name}`",
+    "declared here",
+    notes=("expected {expected}",),
+)
+
 # --- request facts (parser.specialization) ---
 FACTS_NAME_NO_TENSOR: Final = Message(
     codes.INVALID_SPECIALIZATION, "no tensor parameter `{param}` in `{function}`"

@@ -25,6 +25,7 @@ MIGRATED = (
     "parser/persistent_iterables.py",
     "parser/typecheck_memory.py",
     "parser/typecheck_control.py",
+    "parser/generics.py",
     "parser/prelude",
 )
 
