@@ -1119,6 +1119,50 @@ ASSIGN_TWICE: Final = Message(
     help=("consider making this binding mutable: `mut {name}`",),
 )
 
+# --- literals, operators and casts (parser.typecheck_ops) ---
+INT_LITERAL_OUT_OF_RANGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE, "literal out of range for `{elem}`", "does not fit in `{elem}`"
+)
+FLOAT_LITERAL_OUT_OF_RANGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE,
+    "literal out of range for `{elem}`",
+    "does not fit in `{elem}`",
+    notes=(
+        "the literal `{literal}` does not fit into the type `{elem}` and would become infinity",
+    ),
+)
+BINARY_OPERANDS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{op}` needs operands of the same type, found `{lhs}` and `{rhs}`",
+    "operands differ",
+    notes=("cuTile has no implicit broadcasting and no tile-scalar operators",),
+    help=("broadcast explicitly: `s.broadcast(t.shape())`, or convert with `convert_tile`",),
+)
+INVALID_OPERANDS: Final = Message(
+    codes.INVALID_OPERAND, "cannot apply `{op}` to operands of type `{ty}`", "invalid operands"
+)
+INVALID_COMPARISON_OPERANDS: Final = Message(
+    codes.INVALID_OPERAND,
+    "cannot apply `{op}` to operands of type `{ty}`",
+    "invalid operands",
+    help=("compare tiles with `lt_tile`, `eq_tile`, ...",),
+)
+INVALID_UNARY_OPERAND: Final = Message(
+    codes.INVALID_UNARY_OPERAND,
+    "cannot apply unary operator `{op}` to type `{ty}`",
+    "cannot apply unary operator `{op}`",
+    help=("use `{function}` on a tile",),
+)
+INVALID_OPERAND: Final = Message(
+    codes.INVALID_OPERAND, "cannot {verb} a value of type `{ty}`", "invalid operand"
+)
+UNSUPPORTED_CAST: Final = Message(
+    codes.INVALID_OPERAND,
+    "cannot cast `{source}` as `{target}`",
+    "unsupported cast",
+    notes=("`as` converts between scalar numbers; for tiles use `convert_tile`",),
+)
+
 # --- `None`, `Latency::<N>` and statics (parser.typecheck_memory) ---
 NONE_TYPE_ARG_COUNT: Final = Message(
     codes.GENERIC_ARGUMENT, "`None` takes one type argument", "found {count}"

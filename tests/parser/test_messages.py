@@ -26,6 +26,7 @@ MIGRATED = (
     "parser/typecheck_memory.py",
     "parser/typecheck_control.py",
     "parser/generics.py",
+    "parser/typecheck_ops.py",
     "parser/prelude",
 )
 
