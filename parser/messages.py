@@ -1092,6 +1092,60 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- structs, patterns and impl items (parser.typecheck_items) ---
+STRUCT_HAS_NO_FIELD: Final = Message(
+    codes.UNKNOWN_FIELD,
+    "struct `{struct}` has no field named `{name}`",
+    "unknown field",
+    help=("its fields are: {fields}",),
+)
+FIELD_GIVEN_TWICE: Final = Message(
+    codes.UNKNOWN_FIELD, "field `{name}` specified more than once", "used more than once"
+)
+MISSING_STRUCT_FIELDS: Final = Message(
+    codes.MISSING_FIELD,
+    "missing field{plural} {listed} in initializer of `{struct}`",
+    "missing {listed}",
+)
+STRUCT_FIELD_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`{struct}` has {fields} field(s) but {supplied} were supplied",
+    "wrong number of fields",
+)
+NO_FIELD_ON_TYPE: Final = Message(
+    codes.NO_SUCH_FIELD,
+    "no field `{name}` on type `{struct}`",
+    "unknown field",
+    help=("available fields are: {fields}",),
+)
+PATTERN_FIELD_UNKNOWN: Final = Message(
+    codes.PATTERN_UNKNOWN_FIELD,
+    "struct `{struct}` does not have a field named `{name}`",
+    "struct has no such field",
+)
+PATTERN_FIELDS_MISSING: Final = Message(
+    codes.PATTERN_MISSING_FIELD,
+    "pattern does not mention field{plural} {listed}",
+    "missing {listed}",
+    help=("add the missing fields, or ignore them with `..`",),
+)
+PATTERN_CANNOT_MATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: this pattern cannot match `{ty}`",
+    "expected a pattern for `{ty}`",
+)
+NO_ASSOCIATED_ITEM: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "no function or associated item named `{name}` found for `{owner}`",
+    "function or associated item not found",
+)
+ASSOCIATED_CONST_VALUE: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "associated const values are not supported in kernels: `{path}` of `{owner}`",
+    "associated const of a module `impl`",
+    help=("use a module-level `const` or a const generic instead",),
+)
+
 # --- `if`, loops, `break` and assignment (parser.typecheck_control) ---
 IF_ELSE_TYPES_DIFFER: Final = Message(
     codes.MISMATCHED_TYPES,

@@ -27,6 +27,7 @@ MIGRATED = (
     "parser/typecheck_control.py",
     "parser/generics.py",
     "parser/typecheck_ops.py",
+    "parser/typecheck_items.py",
     "parser/prelude",
 )
 
