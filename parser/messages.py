@@ -1092,6 +1092,59 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- calls: functions, methods, closures and their generics (parser.typecheck_calls) ---
+ENTRY_CALLED: Final = Message(
+    codes.UNRESOLVED_NAME,
+    "`{name}` is a kernel entry and cannot be called from a kernel",
+    "an entry function",
+    help=("move the shared code into a device function",),
+)
+DEFINED_MORE_THAN_ONCE: Final = Message(
+    codes.DUPLICATE_DEFINITION,
+    "`{name}` is defined more than once: {places}",
+    "ambiguous call",
+    help=("rename one of them",),
+)
+NO_SUCH_METHOD: Final = Message(
+    codes.UNKNOWN_METHOD, "no method named `{method}` found for `{receiver}`", "method not found"
+)
+INTRINSIC_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "this function takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+    notes=("signature: `{signature}`",),
+)
+FUNCTION_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`{function}` takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+)
+CLOSURE_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "this closure takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+)
+GENERIC_CONFLICT_AT_CALL: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "generic `{generic}` of `{function}` would need two different values at this call",
+    "conflicting arguments",
+)
+CANNOT_INFER_GENERIC: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "cannot infer generic `{generic}` of `{function}`",
+    "cannot infer",
+    help=("give it explicitly: `{function}::<...>(..)`",),
+)
+TURBOFISH_COUNT: Final = Message(
+    codes.WRONG_GENERIC_COUNT,
+    "function takes {wanted} generic argument{plural} but {given} generic "
+    "argument{given_plural} {verb} supplied",
+    "expected {wanted} generic argument{plural}",
+)
+EXPECTED_A_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT, "expected a compile-time constant", "not a constant"
+)
+
 # --- structs, patterns and impl items (parser.typecheck_items) ---
 STRUCT_HAS_NO_FIELD: Final = Message(
     codes.UNKNOWN_FIELD,

@@ -28,6 +28,7 @@ MIGRATED = (
     "parser/generics.py",
     "parser/typecheck_ops.py",
     "parser/typecheck_items.py",
+    "parser/typecheck_calls.py",
     "parser/prelude",
 )
 
