@@ -1092,6 +1092,51 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- written types: elements, aliases, structs, shapes (parser.type_eval) ---
+NOT_AN_ELEMENT_TYPE: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "expected an element type, found `{found}`",
+    "not an element type",
+    help=("element types are {elements}",),
+)
+ALIAS_REFERS_TO_ITSELF: Final = Message(
+    codes.UNSUPPORTED_TYPE, "the type alias `{name}` refers to itself", "cycle in this alias"
+)
+GENERIC_STRUCT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "generic struct `{name}` is not supported in kernels yet",
+    "generic struct",
+)
+RECURSIVE_STRUCT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "struct `{name}` contains itself (a recursive type has no size)",
+    "recursive without indirection",
+)
+TAKES_TWO_GENERIC_ARGUMENTS: Final = Message(
+    codes.GENERIC_ARGUMENT, "`{name}` takes 2 generic arguments", "found {count}"
+)
+OPTION_TYPE_ARG_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT, "`Option` takes one type argument", "found {count} argument(s)"
+)
+UNSUPPORTED_KERNEL_TYPE: Final = Message(
+    codes.UNSUPPORTED_TYPE, "unsupported type `{ty}` in a kernel", "not supported here"
+)
+INVALID_SHAPE: Final = Message(codes.GENERIC_ARGUMENT, "invalid shape: {what}", "here")
+DIMENSION_OUT_OF_RANGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE,
+    "shape dimension out of range for `i32`",
+    "`{value}` does not fit in `i32`",
+    notes=("shapes are arrays of `i32`",),
+)
+MAPPED_PARTITION_ARG_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT, "`MappedPartitionMut` takes 3 generic arguments", "found {count}"
+)
+POINTER_TILE_NEEDS_POINTER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the first argument of `PointerTile` is a raw pointer type",
+    "expected `*mut E`",
+)
+
 # --- calls: functions, methods, closures and their generics (parser.typecheck_calls) ---
 ENTRY_CALLED: Final = Message(
     codes.UNRESOLVED_NAME,

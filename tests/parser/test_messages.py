@@ -29,6 +29,7 @@ MIGRATED = (
     "parser/typecheck_ops.py",
     "parser/typecheck_items.py",
     "parser/typecheck_calls.py",
+    "parser/type_eval.py",
     "parser/prelude",
 )
 
