@@ -8,10 +8,9 @@ whole (`[64, 32]`) or element by element in the positional form.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import did_you_mean
-from parser.diagnostics import Diagnostic, DiagnosticSink, error
-from parser.spans import Span
+from parser.diagnostics import DiagnosticSink
 from parser.types import ELEM_BY_NAME, GenericValue
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
@@ -32,16 +31,12 @@ def bind_generics(
     for param in params:
         if param.name not in raw:
             sink.add(
-                _generic_error(
-                    function,
-                    f"missing generic argument `{param.name}`",
-                    param.span,
-                    "needs a value",
-                    _expected(param),
+                messages.MISSING_GENERIC_ARGUMENT.at(
+                    param.span, name=param.name, expected=_expected(param)
                 )
             )
             continue
-        value = _parse(param, raw[param.name], function, sink)
+        value = _parse(param, raw[param.name], sink)
         if value is not None:
             bound[param.name] = value
     return bound if len(bound) == len(params) else None
@@ -57,26 +52,17 @@ def _by_name(
         if name not in declared:
             names = ", ".join(f"`{p.name}`" for p in function.generics) or "none"
             sink.add(
-                _generic_error(
-                    function,
-                    f"`{function.name}` has no generic parameter `{name}`",
+                messages.NO_SUCH_GENERIC_PARAMETER.at(
                     function.name_span,
-                    "declared here",
-                    f"its generic parameters are: {names}",
-                    did_you_mean(name, [p.name for p in function.generics]),
+                    suggestions=did_you_mean(name, [p.name for p in function.generics]),
+                    function=function.name,
+                    name=name,
+                    names=names,
                 )
             )
             ok = False
         elif name in raw:
-            sink.add(
-                _generic_error(
-                    function,
-                    f"generic argument `{name}` is given twice",
-                    function.name_span,
-                    "declared here",
-                    "",
-                )
-            )
+            sink.add(messages.GENERIC_ARGUMENT_TWICE.at(function.name_span, name=name))
             ok = False
         raw[name] = value
     return raw if ok else None
@@ -89,14 +75,16 @@ def _by_position(
     values = list(positional)
     flat_count = sum(_array_len(p) or 1 for p in params)
     if len(values) not in (len(params), flat_count):
+        entry = (
+            messages.GENERIC_ARGUMENT_COUNT if params else messages.GENERIC_ARGUMENTS_TO_NON_GENERIC
+        )
         sink.add(
-            _generic_error(
-                function,
-                f"`{function.name}` takes {len(params)} generic argument(s) but "
-                f"{len(values)} were given",
+            entry.at(
                 function.name_span,
-                "declared here",
-                "generic arguments: " + ", ".join(_expected(p) for p in params) if params else "",
+                function=function.name,
+                count=len(params),
+                given=len(values),
+                expected=", ".join(_expected(p) for p in params),
             )
         )
         return None
@@ -112,43 +100,36 @@ def _by_position(
     return raw
 
 
-def _parse(
-    param: A.GenericParam, text: str, function: A.Function, sink: DiagnosticSink
-) -> GenericValue | None:
+def _parse(param: A.GenericParam, text: str, sink: DiagnosticSink) -> GenericValue | None:
     text = text.strip()
     if isinstance(param, A.TypeParam):
         if text in ELEM_BY_NAME:
             return ELEM_BY_NAME[text]
-        return _bad(param, text, function, sink)
+        return _bad(param, text, sink)
     kind = _const_kind(param)
     if kind == "unsupported":
         sink.add(
-            _generic_error(
-                function,
-                f"const generic `{param.name}` has type `{param.type.span.text}`, which cuTile "
-                "does not support",
-                param.span,
-                "unsupported const generic type",
-                "its type must be `i32`, `bool` or `[i32; N]`",
+            messages.UNSUPPORTED_CONST_GENERIC_TYPE.at(
+                param.span, name=param.name, type=param.type.span.text
             )
         )
         return None
     if kind == "i32":
         number = _int(text)
         if number is None or not I32_MIN <= number <= I32_MAX:
-            return _bad(param, text, function, sink)
+            return _bad(param, text, sink)
         return number
     if kind == "bool":
         if text in ("true", "false"):
             return text == "true"
-        return _bad(param, text, function, sink)
+        return _bad(param, text, sink)
     length = _array_len(param)
     items = [_int(t) for t in text.strip("[]").split(",") if t.strip()]
     values = tuple(i for i in items if i is not None)
     if length is None or len(values) != length or len(items) != length:
-        return _bad(param, text, function, sink)
+        return _bad(param, text, sink)
     if not all(I32_MIN <= v <= I32_MAX for v in values):
-        return _bad(param, text, function, sink)
+        return _bad(param, text, sink)
     return values
 
 
@@ -183,30 +164,10 @@ def _expected(param: A.GenericParam) -> str:
     return f"`{param.name}` (an i32 value)" if kind == "i32" else f"`{param.name}` (true or false)"
 
 
-def _bad(param: A.GenericParam, text: str, function: A.Function, sink: DiagnosticSink) -> None:
+def _bad(param: A.GenericParam, text: str, sink: DiagnosticSink) -> None:
     sink.add(
-        _generic_error(
-            function,
-            f"invalid value `{text}` for generic parameter `{param.name}`",
-            param.span,
-            "declared here",
-            _expected(param),
+        messages.INVALID_GENERIC_VALUE.at(
+            param.span, text=text, name=param.name, expected=_expected(param)
         )
     )
     return None
-
-
-def _generic_error(
-    function: A.Function,
-    message: str,
-    span: Span,
-    label: str,
-    note: str,
-    help: tuple[str, ...] = (),
-) -> Diagnostic:
-    """A generic-argument error; `note` is either "its ..." or what was expected."""
-    if not note:
-        return error(codes.GENERIC_ARGUMENT, message, span, label, help=help)
-    prefixes = ("its", "generic arguments")
-    text = note if note.startswith(prefixes) else f"expected {note}"
-    return error(codes.GENERIC_ARGUMENT, message, span, label, notes=(text,), help=help)

@@ -964,6 +964,18 @@ AMBIGUOUS_ENTRY: Final = Message(
     "also defined here",
     help=("qualify the entry with its module: `module::name`",),
 )
+UNKNOWN_ENTRY: Final = Message(
+    codes.UNKNOWN_ENTRY,
+    "no entry function named `{requested}`",
+    notes=("entries in this request: {available}",),
+)
+DEVICE_FUNCTION_NOT_ENTRY: Final = Message(
+    codes.UNKNOWN_ENTRY,
+    "no entry function named `{requested}`",
+    "not an entry",
+    notes=("`{device}` is a device function, not an entry", "entries in this request: {available}"),
+    help=("mark the function with `#[cutile::entry()]`",),
+)
 CALLS_NEST_TOO_DEEP: Final = Message(
     codes.INLINE_LIMIT,
     "device-function calls nest deeper than {limit} levels",
@@ -1078,6 +1090,325 @@ ARCH_LACKS_ELEMENT: Final = Message(
         "sm_100 on",
     ),
     help=("compile for sm_{needed} or newer",),
+)
+
+# --- written types: elements, aliases, structs, shapes (parser.type_eval) ---
+NOT_AN_ELEMENT_TYPE: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "expected an element type, found `{found}`",
+    "not an element type",
+    help=("element types are {elements}",),
+)
+ALIAS_REFERS_TO_ITSELF: Final = Message(
+    codes.UNSUPPORTED_TYPE, "the type alias `{name}` refers to itself", "cycle in this alias"
+)
+GENERIC_STRUCT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "generic struct `{name}` is not supported in kernels yet",
+    "generic struct",
+)
+RECURSIVE_STRUCT: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "struct `{name}` contains itself (a recursive type has no size)",
+    "recursive without indirection",
+)
+TAKES_TWO_GENERIC_ARGUMENTS: Final = Message(
+    codes.GENERIC_ARGUMENT, "`{name}` takes 2 generic arguments", "found {count}"
+)
+OPTION_TYPE_ARG_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT, "`Option` takes one type argument", "found {count} argument(s)"
+)
+UNSUPPORTED_KERNEL_TYPE: Final = Message(
+    codes.UNSUPPORTED_TYPE, "unsupported type `{ty}` in a kernel", "not supported here"
+)
+INVALID_SHAPE: Final = Message(codes.GENERIC_ARGUMENT, "invalid shape: {what}", "here")
+DIMENSION_OUT_OF_RANGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE,
+    "shape dimension out of range for `i32`",
+    "`{value}` does not fit in `i32`",
+    notes=("shapes are arrays of `i32`",),
+)
+MAPPED_PARTITION_ARG_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT, "`MappedPartitionMut` takes 3 generic arguments", "found {count}"
+)
+POINTER_TILE_NEEDS_POINTER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the first argument of `PointerTile` is a raw pointer type",
+    "expected `*mut E`",
+)
+
+# --- calls: functions, methods, closures and their generics (parser.typecheck_calls) ---
+ENTRY_CALLED: Final = Message(
+    codes.UNRESOLVED_NAME,
+    "`{name}` is a kernel entry and cannot be called from a kernel",
+    "an entry function",
+    help=("move the shared code into a device function",),
+)
+DEFINED_MORE_THAN_ONCE: Final = Message(
+    codes.DUPLICATE_DEFINITION,
+    "`{name}` is defined more than once: {places}",
+    "ambiguous call",
+    help=("rename one of them",),
+)
+NO_SUCH_METHOD: Final = Message(
+    codes.UNKNOWN_METHOD, "no method named `{method}` found for `{receiver}`", "method not found"
+)
+INTRINSIC_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "this function takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+    notes=("signature: `{signature}`",),
+)
+FUNCTION_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`{function}` takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+)
+CLOSURE_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "this closure takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+)
+GENERIC_CONFLICT_AT_CALL: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "generic `{generic}` of `{function}` would need two different values at this call",
+    "conflicting arguments",
+)
+CANNOT_INFER_GENERIC: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "cannot infer generic `{generic}` of `{function}`",
+    "cannot infer",
+    help=("give it explicitly: `{function}::<...>(..)`",),
+)
+TURBOFISH_COUNT: Final = Message(
+    codes.WRONG_GENERIC_COUNT,
+    "function takes {wanted} generic argument{plural} but {given} generic "
+    "argument{given_plural} {verb} supplied",
+    "expected {wanted} generic argument{plural}",
+)
+EXPECTED_A_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT, "expected a compile-time constant", "not a constant"
+)
+
+# --- structs, patterns and impl items (parser.typecheck_items) ---
+STRUCT_HAS_NO_FIELD: Final = Message(
+    codes.UNKNOWN_FIELD,
+    "struct `{struct}` has no field named `{name}`",
+    "unknown field",
+    help=("its fields are: {fields}",),
+)
+FIELD_GIVEN_TWICE: Final = Message(
+    codes.UNKNOWN_FIELD, "field `{name}` specified more than once", "used more than once"
+)
+MISSING_STRUCT_FIELDS: Final = Message(
+    codes.MISSING_FIELD,
+    "missing field{plural} {listed} in initializer of `{struct}`",
+    "missing {listed}",
+)
+STRUCT_FIELD_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`{struct}` has {fields} field(s) but {supplied} were supplied",
+    "wrong number of fields",
+)
+NO_FIELD_ON_TYPE: Final = Message(
+    codes.NO_SUCH_FIELD,
+    "no field `{name}` on type `{struct}`",
+    "unknown field",
+    help=("available fields are: {fields}",),
+)
+PATTERN_FIELD_UNKNOWN: Final = Message(
+    codes.PATTERN_UNKNOWN_FIELD,
+    "struct `{struct}` does not have a field named `{name}`",
+    "struct has no such field",
+)
+PATTERN_FIELDS_MISSING: Final = Message(
+    codes.PATTERN_MISSING_FIELD,
+    "pattern does not mention field{plural} {listed}",
+    "missing {listed}",
+    help=("add the missing fields, or ignore them with `..`",),
+)
+PATTERN_CANNOT_MATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: this pattern cannot match `{ty}`",
+    "expected a pattern for `{ty}`",
+)
+NO_ASSOCIATED_ITEM: Final = Message(
+    codes.UNKNOWN_METHOD,
+    "no function or associated item named `{name}` found for `{owner}`",
+    "function or associated item not found",
+)
+ASSOCIATED_CONST_VALUE: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "associated const values are not supported in kernels: `{path}` of `{owner}`",
+    "associated const of a module `impl`",
+    help=("use a module-level `const` or a const generic instead",),
+)
+
+# --- `if`, loops, `break` and assignment (parser.typecheck_control) ---
+IF_ELSE_TYPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`if` and `else` have incompatible types: `{then_ty}` and `{else_ty}`",
+    "branches differ",
+)
+ITER_INDICES_NEEDS_NAME: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`iter_indices` loops must bind a simple index variable",
+    "expected a name",
+)
+OUTSIDE_LOOP: Final = Message(
+    codes.BREAK_OUTSIDE_LOOP, "`{word}` outside of a loop", "cannot `{word}` outside of a loop"
+)
+BREAK_OUT_OF_FOR: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "`break` out of a `for` loop is not supported",
+    "inside a `for` loop",
+    help=("write the loop as `while` (or `loop`) to exit it early",),
+)
+ASSIGN_TWICE: Final = Message(
+    codes.ASSIGN_IMMUTABLE,
+    "cannot assign twice to immutable variable `{name}`",
+    "cannot assign twice to immutable variable",
+    help=("consider making this binding mutable: `mut {name}`",),
+)
+
+# --- literals, operators and casts (parser.typecheck_ops) ---
+INT_LITERAL_OUT_OF_RANGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE, "literal out of range for `{elem}`", "does not fit in `{elem}`"
+)
+FLOAT_LITERAL_OUT_OF_RANGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE,
+    "literal out of range for `{elem}`",
+    "does not fit in `{elem}`",
+    notes=(
+        "the literal `{literal}` does not fit into the type `{elem}` and would become infinity",
+    ),
+)
+BINARY_OPERANDS_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{op}` needs operands of the same type, found `{lhs}` and `{rhs}`",
+    "operands differ",
+    notes=("cuTile has no implicit broadcasting and no tile-scalar operators",),
+    help=("broadcast explicitly: `s.broadcast(t.shape())`, or convert with `convert_tile`",),
+)
+INVALID_OPERANDS: Final = Message(
+    codes.INVALID_OPERAND, "cannot apply `{op}` to operands of type `{ty}`", "invalid operands"
+)
+INVALID_COMPARISON_OPERANDS: Final = Message(
+    codes.INVALID_OPERAND,
+    "cannot apply `{op}` to operands of type `{ty}`",
+    "invalid operands",
+    help=("compare tiles with `lt_tile`, `eq_tile`, ...",),
+)
+INVALID_UNARY_OPERAND: Final = Message(
+    codes.INVALID_UNARY_OPERAND,
+    "cannot apply unary operator `{op}` to type `{ty}`",
+    "cannot apply unary operator `{op}`",
+    help=("use `{function}` on a tile",),
+)
+INVALID_OPERAND: Final = Message(
+    codes.INVALID_OPERAND, "cannot {verb} a value of type `{ty}`", "invalid operand"
+)
+UNSUPPORTED_CAST: Final = Message(
+    codes.INVALID_OPERAND,
+    "cannot cast `{source}` as `{target}`",
+    "unsupported cast",
+    notes=("`as` converts between scalar numbers; for tiles use `convert_tile`",),
+)
+
+# --- `None`, `Latency::<N>` and statics (parser.typecheck_memory) ---
+NONE_TYPE_ARG_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT, "`None` takes one type argument", "found {count}"
+)
+EXPECTED_A_TYPE: Final = Message(codes.GENERIC_ARGUMENT, "expected a type", "not a type")
+LATENCY_TYPE_NOT_CONSTANT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`Latency` takes one compile-time integer: `Latency::<4>`",
+    "not a compile-time latency",
+    help=("write a literal or a const generic",),
+)
+LATENCY_HINT_OUT_OF_RANGE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "the latency hint must be in 0..={limit}, found {value}",
+    "out of range",
+    notes=("tileiras accepts latencies 1..=10; `Latency::<0>` gives no hint",),
+)
+
+# --- persistent-loop iterables (parser.persistent_iterables) ---
+ITERABLE_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`{method}` takes {wanted} argument(s) but {supplied} were supplied",
+    "wrong number of arguments",
+)
+SUB_RANGE_PAIRS_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "sub-range iteration expects {rank} (start_tile, num_tiles) pairs `{expected}`, "
+    "found `{found}`",
+    "expected `{expected}`",
+)
+PARTNER_SHAPES_DIFFER: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`{method}` requires both mapped partitions to share tile and map shapes: "
+    "`{mapped}` and `{found}`",
+    "`{found}`",
+)
+
+# --- an entry's generic arguments (parser.generics) ---
+MISSING_GENERIC_ARGUMENT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "missing generic argument `{name}`",
+    "needs a value",
+    notes=("expected {expected}",),
+)
+NO_SUCH_GENERIC_PARAMETER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{function}` has no generic parameter `{name}`",
+    "declared here",
+    notes=("its generic parameters are: {names}",),
+)
+GENERIC_ARGUMENT_TWICE: Final = Message(
+    codes.GENERIC_ARGUMENT, "generic argument `{name}` is given twice", "declared here"
+)
+GENERIC_ARGUMENT_COUNT: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{function}` takes {count} generic argument(s) but {given} were given",
+    "declared here",
+    notes=("generic arguments: {expected}",),
+)
+GENERIC_ARGUMENTS_TO_NON_GENERIC: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "`{function}` takes {count} generic argument(s) but {given} were given",
+    "declared here",
+)
+UNSUPPORTED_CONST_GENERIC_TYPE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "const generic `{name}` has type `{type}`, which cuTile does not support",
+    "unsupported const generic type",
+    notes=("its type must be `i32`, `bool` or `[i32; N]`",),
+)
+INVALID_GENERIC_VALUE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "invalid value `{text}` for generic parameter `{name}`",
+    "declared here",
+    notes=("expected {expected}",),
+)
+
+# --- request facts (parser.specialization) ---
+FACTS_NAME_NO_TENSOR: Final = Message(
+    codes.INVALID_SPECIALIZATION, "no tensor parameter `{param}` in `{function}`"
+)
+FACTS_AXIS_COUNT: Final = Message(
+    codes.INVALID_SPECIALIZATION, "facts for `{param}` must give 0 or {rank} axes"
+)
+FACTS_ALIGN_NOT_POWER_OF_TWO: Final = Message(
+    codes.INVALID_SPECIALIZATION,
+    "facts for `{param}`: base alignment {align} is not a power of two up to {max_align}",
+)
+FACTS_ALIGN_BELOW_ELEMENT: Final = Message(
+    codes.INVALID_SPECIALIZATION,
+    "facts for `{param}`: base alignment {align} is below the element size ({element_bytes} bytes)",
+)
+FACTS_NEVER_HOLD: Final = Message(
+    codes.INVALID_SPECIALIZATION, "facts for `{param}` can never hold: {problem}"
 )
 
 # --- the compile pipeline (lowering.pipeline) ---

@@ -11,10 +11,9 @@ Typing only; the ranges and the shared grid are checked where they are lowered
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import unsupported
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import error
 from parser.typed_kernel import LocalVar
 from parser.types import ArrayTy, Elem, MappedTy, ScalarTy, TupleTy
 
@@ -36,12 +35,11 @@ def check_iterable_args(
     wanted = sum(p is not None for p in (ranges_at, partner_at))
     if len(iterable.args) != wanted:
         checker.report(
-            error(
-                codes.WRONG_ARG_COUNT,
-                f"`{iterable.method}` takes {wanted} argument(s) but {len(iterable.args)} "
-                "were supplied",
+            messages.ITERABLE_ARG_COUNT.at(
                 iterable.span,
-                "wrong number of arguments",
+                method=iterable.method,
+                wanted=wanted,
+                supplied=len(iterable.args),
             )
         )
         return False, None
@@ -61,12 +59,8 @@ def _ranges(checker: CheckerSurface, expr: A.Expr, mapped: MappedTy) -> bool:
         return False
     if found != expected:
         checker.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"sub-range iteration expects {mapped.rank} (start_tile, num_tiles) pairs "
-                f"`{expected}`, found `{found}`",
-                expr.span,
-                f"expected `{expected}`",
+            messages.SUB_RANGE_PAIRS_MISMATCH.at(
+                expr.span, rank=mapped.rank, expected=expected, found=found
             )
         )
         return False
@@ -86,13 +80,7 @@ def _partner(
         return None
     if (found.tile, found.map_shape) != (mapped.tile, mapped.map_shape):
         checker.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"`{method}` requires both mapped partitions to share tile and map shapes: "
-                f"`{mapped}` and `{found}`",
-                expr.span,
-                f"`{found}`",
-            )
+            messages.PARTNER_SHAPES_DIFFER.at(expr.span, method=method, mapped=mapped, found=found)
         )
         return None
     return var

@@ -10,9 +10,9 @@ import functools
 from dataclasses import dataclass
 
 from parser import ast_nodes as A
-from parser import codes, messages
+from parser import messages
 from parser.check_messages import did_you_mean
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import DiagnosticSink
 from parser.items import ItemIndex
 
 
@@ -76,24 +76,24 @@ def _report_unknown_entry(
 ) -> None:
     available = ", ".join(f"`{f.qualified_name}`" for f in program.entries) or "none"
     device = tuple(f for f in program.functions_named(name) if f.entry is None)
-    notes = [f"entries in this request: {available}"]
-    span = None
     if device:
-        span = device[0].name_span
-        notes.insert(0, f"`{device[0].qualified_name}` is a device function, not an entry")
-    help_text = ("mark the function with `#[cutile::entry()]`",) if device else ()
-    if not device:  # a misspelling: the closest entry, by its name as it was asked for
-        qualified = "::" in requested
-        help_text = did_you_mean(
-            requested, [f.qualified_name if qualified else f.name for f in program.entries]
+        sink.add(
+            messages.DEVICE_FUNCTION_NOT_ENTRY.at(
+                device[0].name_span,
+                requested=requested,
+                device=device[0].qualified_name,
+                available=available,
+            )
         )
+        return
+    # a misspelling: the closest entry, by its name as it was asked for
+    qualified = "::" in requested
+    names = [f.qualified_name if qualified else f.name for f in program.entries]
     sink.add(
-        error(
-            codes.UNKNOWN_ENTRY,
-            f"no entry function named `{requested}`",
-            span,
-            "not an entry" if span else "",
-            notes=tuple(notes),
-            help=help_text,
+        messages.UNKNOWN_ENTRY.at(
+            None,
+            suggestions=did_you_mean(requested, names),
+            requested=requested,
+            available=available,
         )
     )

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser import messages
+from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.entry_signature import static_extents
 from parser.preconditions import (
     ExtentDivisible,
@@ -90,15 +90,19 @@ def specialize(
     for fact in facts:
         param = tensors.get(fact.param)
         if param is None:
-            _reject(sink, f"no tensor parameter `{fact.param}` in `{kernel.function.name}`")
+            sink.add(
+                messages.FACTS_NAME_NO_TENSOR.at(
+                    None, param=fact.param, function=kernel.function.name
+                )
+            )
             continue
         rank = param.tensor.rank
         if any(len(d) not in (0, rank) for d in (fact.dim_divisors, fact.stride_divisors)):
-            _reject(sink, f"facts for `{fact.param}` must give 0 or {rank} axes")
+            sink.add(messages.FACTS_AXIS_COUNT.at(None, param=fact.param, rank=rank))
             continue
         layout_problem = _layout_problem(fact, param.tensor.elem.size_bytes)
         if layout_problem:
-            _reject(sink, f"facts for `{fact.param}`: {layout_problem}")
+            sink.add(layout_problem)
             continue
         text = f"request facts for `{fact.param}`"
         conditions: list[Precondition] = [
@@ -115,7 +119,7 @@ def specialize(
         checked = [c for c in conditions if fact.unit_last_stride or not _on_last_stride(c, rank)]
         problems = [p for p in (contradiction(c, extents) for c in checked) if p]
         if problems:
-            _reject(sink, f"facts for `{fact.param}` can never hold: {problems[0]}")
+            sink.add(messages.FACTS_NEVER_HOLD.at(None, param=fact.param, problem=problems[0]))
             continue
         added += conditions
     options = kernel.signature.options
@@ -123,19 +127,19 @@ def specialize(
     return replace(kernel, signature=replace(kernel.signature, options=options))
 
 
-def _layout_problem(fact: TensorFacts, element_bytes: int) -> str | None:
+def _layout_problem(fact: TensorFacts, element_bytes: int) -> Diagnostic | None:
     align = fact.base_align
     if align < 1 or align > MAX_BASE_ALIGN or align & (align - 1):
-        return f"base alignment {align} is not a power of two up to {MAX_BASE_ALIGN}"
+        return messages.FACTS_ALIGN_NOT_POWER_OF_TWO.at(
+            None, param=fact.param, align=align, max_align=MAX_BASE_ALIGN
+        )
     if align < element_bytes:
-        return f"base alignment {align} is below the element size ({element_bytes} bytes)"
+        return messages.FACTS_ALIGN_BELOW_ELEMENT.at(
+            None, param=fact.param, align=align, element_bytes=element_bytes
+        )
     return None
 
 
 def _on_last_stride(condition: Precondition, rank: int) -> bool:
     """A divisor of the last axis's stride: meaningful only when that stride is not 1."""
     return isinstance(condition, StrideDivisible) and condition.axis == rank - 1
-
-
-def _reject(sink: DiagnosticSink, message: str) -> None:
-    sink.add(error(codes.INVALID_SPECIALIZATION, message, None))

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import Diagnostic, DiagnosticSink, error
+from parser import messages
+from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.types import (
     ELEM_BY_NAME,
     MARKER_KINDS,
@@ -250,12 +250,8 @@ class TypeResolver:
                 finally:
                     self._expanding.discard(name)
         self.sink.add(
-            error(
-                codes.UNSUPPORTED_TYPE,
-                f"expected an element type, found `{ty.span.text}`",
-                ty.span,
-                "not an element type",
-                help=(f"element types are {', '.join(ELEM_BY_NAME)}",),
+            messages.NOT_AN_ELEMENT_TYPE.at(
+                ty.span, found=ty.span.text, elements=", ".join(ELEM_BY_NAME)
             )
         )
         return None
@@ -296,14 +292,7 @@ class TypeResolver:
         alias = self._alias(name)
         if alias is not None and not ty.args:
             if name in self._expanding:
-                self.sink.add(
-                    error(
-                        codes.UNSUPPORTED_TYPE,
-                        f"the type alias `{name}` refers to itself",
-                        alias.span,
-                        "cycle in this alias",
-                    )
-                )
+                self.sink.add(messages.ALIAS_REFERS_TO_ITSELF.at(alias.span, name=name))
                 return None
             self._expanding.add(name)
             try:
@@ -320,23 +309,13 @@ class TypeResolver:
         """The value type of a module struct (its fields, resolved)."""
         if struct.generics or (ty is not None and ty.args):
             self.sink.add(
-                error(
-                    codes.UNSUPPORTED_TYPE,
-                    f"generic struct `{struct.name}` is not supported in kernels yet",
-                    ty.span if ty is not None else struct.span,
-                    "generic struct",
+                messages.GENERIC_STRUCT.at(
+                    ty.span if ty is not None else struct.span, name=struct.name
                 )
             )
             return None
         if struct.name in self._expanding:
-            self.sink.add(
-                error(
-                    codes.UNSUPPORTED_TYPE,
-                    f"struct `{struct.name}` contains itself (a recursive type has no size)",
-                    struct.span,
-                    "recursive without indirection",
-                )
-            )
+            self.sink.add(messages.RECURSIVE_STRUCT.at(struct.span, name=struct.name))
             return None
         self._expanding.add(struct.name)
         try:
@@ -379,12 +358,7 @@ class TypeResolver:
             return None
         if len(ty.args) != 2 and name not in _OWN_ARITY:
             self.sink.add(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"`{name}` takes 2 generic arguments",
-                    ty.span,
-                    f"found {len(ty.args)}",
-                )
+                messages.TAKES_TWO_GENERIC_ARGUMENTS.at(ty.span, name=name, count=len(ty.args))
             )
             return None
         return builder(self, ty)
@@ -393,14 +367,7 @@ class TypeResolver:
         """`Option<T>`."""
         first = ty.args[0] if len(ty.args) == 1 else None
         if not isinstance(first, A.TypeArg):
-            self.sink.add(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    "`Option` takes one type argument",
-                    ty.span,
-                    f"found {len(ty.args)} argument(s)",
-                )
-            )
+            self.sink.add(messages.OPTION_TYPE_ARG_COUNT.at(ty.span, count=len(ty.args)))
             return None
         inner = self.resolve(first.type)
         return None if inner is None else OptionTy(inner)
@@ -416,27 +383,14 @@ class TypeResolver:
         return None if shape is None else (elem, shape)
 
     def _unsupported(self, ty: A.TypeExpr) -> None:
-        self.sink.add(
-            error(
-                codes.UNSUPPORTED_TYPE,
-                f"unsupported type `{ty.span.text}` in a kernel",
-                ty.span,
-                "not supported here",
-            )
-        )
+        self.sink.add(messages.UNSUPPORTED_KERNEL_TYPE.at(ty.span, ty=ty.span.text))
 
     def _bad_shape(self, span: A.Span, what: str) -> None:
-        self.sink.add(error(codes.GENERIC_ARGUMENT, f"invalid shape: {what}", span, "here"))
+        self.sink.add(messages.INVALID_SHAPE.at(span, what=what))
 
 
 def dimension_out_of_range(value: int, span: A.Span) -> Diagnostic:
-    return error(
-        codes.LITERAL_OUT_OF_RANGE,
-        "shape dimension out of range for `i32`",
-        span,
-        f"`{value}` does not fit in `i32`",
-        notes=("shapes are arrays of `i32`",),
-    )
+    return messages.DIMENSION_OUT_OF_RANGE.at(span, value=value)
 
 
 def _element_span(expr: A.Expr, index: int) -> A.Span:
@@ -497,14 +451,7 @@ def _partition(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
 
 def _mapped(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
     if len(ty.args) != 3:
-        resolver.sink.add(
-            error(
-                codes.GENERIC_ARGUMENT,
-                "`MappedPartitionMut` takes 3 generic arguments",
-                ty.span,
-                f"found {len(ty.args)}",
-            )
-        )
+        resolver.sink.add(messages.MAPPED_PARTITION_ARG_COUNT.at(ty.span, count=len(ty.args)))
         return None
     parts = resolver._element_and_shape(A.PathType(ty.span, ty.segments, ty.args[:2]))
     map_shape = resolver.shape(ty.args[2])
@@ -518,14 +465,7 @@ def _pointer_tile(resolver: TypeResolver, ty: A.PathType) -> SemType | None:
     first = ty.args[0]
     pointee = first.type if isinstance(first, A.TypeArg) else None
     if not isinstance(pointee, A.PointerType):
-        resolver.sink.add(
-            error(
-                codes.GENERIC_ARGUMENT,
-                "the first argument of `PointerTile` is a raw pointer type",
-                first.span,
-                "expected `*mut E`",
-            )
-        )
+        resolver.sink.add(messages.POINTER_TILE_NEEDS_POINTER.at(first.span))
         return None
     elem = resolver.element(pointee.inner)
     shape = resolver.shape(ty.args[1])

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.call_target import CallTarget, ClosureSite
 from parser.check_messages import did_you_mean, mismatch, unresolved, unsupported
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import Diagnostic, DiagnosticSink, Label, error
+from parser.diagnostics import Diagnostic, DiagnosticSink, Label
 from parser.inline_budget import MAX_INLINE_DEPTH, over_budget, too_deep
 from parser.prelude import FUNCTIONS, METHODS, Intrinsic, find_method, receiver_kind, receiver_kinds
 from parser.spans import Span
@@ -130,15 +130,7 @@ class CallRules(CheckerSurface):
         devices = [f for f in candidates if f.entry is None]
         if not devices:
             if candidates:
-                self.report(
-                    error(
-                        codes.UNRESOLVED_NAME,
-                        f"`{name}` is a kernel entry and cannot be called from a kernel",
-                        call.function.span,
-                        "an entry function",
-                        help=("move the shared code into a device function",),
-                    )
-                )
+                self.report(messages.ENTRY_CALLED.at(call.function.span, name=name))
                 return None
             names = list(FUNCTIONS) + [f.name for m in self.program.modules for f in m.functions]
             found = unresolved(call.function.span, name, "function", names)
@@ -158,13 +150,11 @@ class CallRules(CheckerSurface):
         if len(devices) > 1:
             places = ", ".join(f"`{f.qualified_name}`" for f in devices)
             self.report(
-                error(
-                    codes.DUPLICATE_DEFINITION,
-                    f"`{name}` is defined more than once: {places}",
+                messages.DEFINED_MORE_THAN_ONCE.at(
                     call.function.span,
-                    "ambiguous call",
-                    secondary=tuple((f.name_span, "defined here") for f in devices),
-                    help=("rename one of them",),
+                    tuple((f.name_span, "defined here") for f in devices),
+                    name=name,
+                    places=places,
                 )
             )
             return None
@@ -184,12 +174,11 @@ class CallRules(CheckerSurface):
             kinds = receiver_kinds(kind) if kind is not None else ()
             names = [m for (k, m) in METHODS if k in kinds]
             self.report(
-                error(
-                    codes.UNKNOWN_METHOD,
-                    f"no method named `{call.method}` found for `{receiver_ty}`",
+                messages.NO_SUCH_METHOD.at(
                     call.method_span,
-                    "method not found",
-                    help=did_you_mean(call.method, names),
+                    suggestions=did_you_mean(call.method, names),
+                    method=call.method,
+                    receiver=receiver_ty,
                 )
             )
             return None
@@ -215,13 +204,11 @@ class CallRules(CheckerSurface):
             offset = 1 if isinstance(call, A.MethodCall) else 0
             wanted = " or ".join(str(n - offset) for n in intrinsic.arities)
             self.report(
-                error(
-                    codes.WRONG_ARG_COUNT,
-                    f"this function takes {wanted} argument(s) but "
-                    f"{len(args) - offset} were supplied",
+                messages.INTRINSIC_ARG_COUNT.at(
                     call.span,
-                    "wrong number of arguments",
-                    notes=(f"signature: `{intrinsic.signature}`",),
+                    wanted=wanted,
+                    supplied=len(args) - offset,
+                    signature=intrinsic.signature,
                 )
             )
             return None
@@ -258,13 +245,12 @@ class CallRules(CheckerSurface):
         if len(target.args) != len(function.params):
             offset = 1 if isinstance(call, A.MethodCall) else 0
             self.report(
-                error(
-                    codes.WRONG_ARG_COUNT,
-                    f"`{function.name}` takes {len(function.params) - offset} argument(s) but "
-                    f"{len(target.args) - offset} were supplied",
+                messages.FUNCTION_ARG_COUNT.at(
                     call.span,
-                    "wrong number of arguments",
-                    secondary=((function.name_span, "defined here"),),
+                    ((function.name_span, "defined here"),),
+                    function=function.name,
+                    wanted=len(function.params) - offset,
+                    supplied=len(target.args) - offset,
                 )
             )
             return None
@@ -344,13 +330,11 @@ class CallRules(CheckerSurface):
                 self.report(problem)
             if not function.problems:
                 self.report(
-                    error(
-                        codes.WRONG_ARG_COUNT,
-                        f"this closure takes {len(function.params)} argument(s) but "
-                        f"{len(call.args)} were supplied",
+                    messages.CLOSURE_ARG_COUNT.at(
                         call.span,
-                        "wrong number of arguments",
-                        secondary=((function.span, "closure defined here"),),
+                        ((function.span, "closure defined here"),),
+                        wanted=len(function.params),
+                        supplied=len(call.args),
                     )
                 )
             return None
@@ -397,24 +381,14 @@ class CallRules(CheckerSurface):
                     unify(param.type, ty, inferable, bound)
         except Conflict as exc:
             self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"generic `{exc}` of `{function.name}` would need two different "
-                    "values at this call",
-                    call.span,
-                    "conflicting arguments",
-                )
+                messages.GENERIC_CONFLICT_AT_CALL.at(call.span, generic=exc, function=function.name)
             )
             return None
         missing = [n for n in names if n not in bound and not _is_closure_param(function, n)]
         if missing:
             self.report(
-                error(
-                    codes.TYPE_ANNOTATION_NEEDED,
-                    f"cannot infer generic `{missing[0]}` of `{function.name}`",
-                    call.span,
-                    "cannot infer",
-                    help=(f"give it explicitly: `{function.name}::<...>(..)`",),
+                messages.CANNOT_INFER_GENERIC.at(
+                    call.span, generic=missing[0], function=function.name
                 )
             )
             return None
@@ -434,18 +408,19 @@ class CallRules(CheckerSurface):
         plural = "" if wanted == 1 else "s"
         given = len(explicit)
         self.report(
-            error(
-                codes.WRONG_GENERIC_COUNT,
-                f"function takes {wanted} generic argument{plural} but {given} generic "
-                f"argument{'' if given == 1 else 's'} {'was' if given == 1 else 'were'} supplied",
+            messages.TURBOFISH_COUNT.at(
                 name_span,
-                f"expected {wanted} generic argument{plural}",
-                secondary=(
+                (
                     (
                         function.name_span,
                         f"function defined here, with {wanted} generic parameter{plural}",
                     ),
                 ),
+                wanted=wanted,
+                plural=plural,
+                given=given,
+                given_plural="" if given == 1 else "s",
+                verb="was" if given == 1 else "were",
             )
         )
         return False
@@ -460,14 +435,7 @@ class CallRules(CheckerSurface):
         else:  # a type where a const goes: `::<&N>`, `::<[f32; 4]>`
             value = None
         if value is None or isinstance(value, float):
-            self.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    "expected a compile-time constant",
-                    arg.span,
-                    "not a constant",
-                )
-            )
+            self.report(messages.EXPECTED_A_CONSTANT.at(arg.span))
             return None
         return value  # type: ignore[return-value]
 

@@ -9,11 +9,10 @@ const generic) is folded: only the taken branch is checked and lowered.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import mismatch, unresolved, unsupported
 from parser.checker_state import Frame
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import error
 from parser.persistent_iterables import PERSISTENT_ITERABLES, check_iterable_args
 from parser.typed_kernel import Construct, LocalVar
 from parser.types import (
@@ -88,12 +87,11 @@ class ControlRules(CheckerSurface):
             else_ty = then_ty  # left to the next round (a literal-fed binding changes type)
         if then_ty != else_ty:
             self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"`if` and `else` have incompatible types: `{then_ty}` and `{else_ty}`",
+                messages.IF_ELSE_TYPES_DIFFER.at(
                     node.span,
-                    "branches differ",
-                    secondary=((node.then_block.span, f"`{then_ty}`"),),
+                    ((node.then_block.span, f"`{then_ty}`"),),
+                    then_ty=then_ty,
+                    else_ty=else_ty,
                 )
             )
             return None
@@ -175,14 +173,7 @@ class ControlRules(CheckerSurface):
         if not ok:
             return None
         if not isinstance(node.pattern, A.IdentPattern):
-            self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    "`iter_indices` loops must bind a simple index variable",
-                    node.pattern.span,
-                    "expected a name",
-                )
-            )
+            self.report(messages.ITER_INDICES_NEEDS_NAME.at(node.pattern.span))
             return None
         frame = self._enter_frame(node)
         self.scopes.append({})
@@ -215,28 +206,13 @@ class ControlRules(CheckerSurface):
         word = "break" if isinstance(node, A.BreakExpr) else "continue"
         loop = next((f.loop for f in reversed(self.frames) if f.loop is not None), None)
         if loop is None:
-            self.report(
-                error(
-                    codes.BREAK_OUTSIDE_LOOP,
-                    f"`{word}` outside of a loop",
-                    node.span,
-                    f"cannot `{word}` outside of a loop",
-                )
-            )
+            self.report(messages.OUTSIDE_LOOP.at(node.span, word=word))
             return None
         if isinstance(node, A.BreakExpr) and node.value is not None:
             self.report(unsupported(node.value.span, "`break` with a value"))
             return None
         if isinstance(node, A.BreakExpr) and isinstance(loop, A.ForExpr):
-            self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    "`break` out of a `for` loop is not supported",
-                    node.span,
-                    "inside a `for` loop",
-                    help=("write the loop as `while` (or `loop`) to exit it early",),
-                )
-            )
+            self.report(messages.BREAK_OUT_OF_FOR.at(node.span))
             return None
         self.facts.exits[node] = loop
         return UNIT
@@ -266,13 +242,8 @@ class ControlRules(CheckerSurface):
         self.facts.names[target] = var
         if not var.mutable:
             self.report(
-                error(
-                    codes.ASSIGN_IMMUTABLE,
-                    f"cannot assign twice to immutable variable `{var.name}`",
-                    node.span,
-                    "cannot assign twice to immutable variable",
-                    secondary=((var.span, "first assignment"),),
-                    help=(f"consider making this binding mutable: `mut {var.name}`",),
+                messages.ASSIGN_TWICE.at(
+                    node.span, ((var.span, "first assignment"),), name=var.name
                 )
             )
             return None

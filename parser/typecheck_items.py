@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.call_target import CallTarget
 from parser.check_messages import mismatch
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import DiagnosticSink, error
+from parser.diagnostics import DiagnosticSink
 from parser.items import ItemIndex
 from parser.type_eval import TypeResolver
 from parser.typecheck_calls import _compatible
@@ -51,36 +51,27 @@ class ItemRules(CheckerSurface):
         for name, value in lit.fields:
             if struct.field_index(name) is None:
                 self.report(
-                    error(
-                        codes.UNKNOWN_FIELD,
-                        f"struct `{struct.name}` has no field named `{name}`",
+                    messages.STRUCT_HAS_NO_FIELD.at(
                         value.span,
-                        "unknown field",
-                        help=(f"its fields are: {', '.join(struct.field_names) or 'none'}",),
+                        struct=struct.name,
+                        name=name,
+                        fields=", ".join(struct.field_names) or "none",
                     )
                 )
                 return None
             if name in given:
-                self.report(
-                    error(
-                        codes.UNKNOWN_FIELD,
-                        f"field `{name}` specified more than once",
-                        value.span,
-                        "used more than once",
-                    )
-                )
+                self.report(messages.FIELD_GIVEN_TWICE.at(value.span, name=name))
                 return None
             given[name] = value
         missing = [n for n in struct.field_names if n not in given]
         if missing:
             listed = ", ".join(f"`{n}`" for n in missing)
             self.report(
-                error(
-                    codes.MISSING_FIELD,
-                    f"missing field{'s' if len(missing) > 1 else ''} {listed} in initializer "
-                    f"of `{struct.name}`",
+                messages.MISSING_STRUCT_FIELDS.at(
                     lit.path.span,
-                    f"missing {listed}",
+                    plural="s" if len(missing) > 1 else "",
+                    listed=listed,
+                    struct=struct.name,
                 )
             )
             return None
@@ -102,12 +93,11 @@ class ItemRules(CheckerSurface):
             return False
         if len(call.args) != len(struct.elements):
             self.report(
-                error(
-                    codes.WRONG_ARG_COUNT,
-                    f"`{struct.name}` has {len(struct.elements)} field(s) but "
-                    f"{len(call.args)} were supplied",
+                messages.STRUCT_FIELD_COUNT.at(
                     call.span,
-                    "wrong number of fields",
+                    struct=struct.name,
+                    fields=len(struct.elements),
+                    supplied=len(call.args),
                 )
             )
             return None
@@ -129,12 +119,11 @@ class ItemRules(CheckerSurface):
         index = struct.field_index(access.name)
         if index is None:
             self.report(
-                error(
-                    codes.NO_SUCH_FIELD,
-                    f"no field `{access.name}` on type `{struct}`",
+                messages.NO_FIELD_ON_TYPE.at(
                     access.span,
-                    "unknown field",
-                    help=(f"available fields are: {', '.join(struct.field_names) or 'none'}",),
+                    name=access.name,
+                    struct=struct,
+                    fields=", ".join(struct.field_names) or "none",
                 )
             )
             return None
@@ -161,12 +150,7 @@ class ItemRules(CheckerSurface):
             index = struct.field_index(name)
             if index is None:
                 self.report(
-                    error(
-                        codes.PATTERN_UNKNOWN_FIELD,
-                        f"struct `{struct.name}` does not have a field named `{name}`",
-                        sub.span,
-                        "struct has no such field",
-                    )
+                    messages.PATTERN_FIELD_UNKNOWN.at(sub.span, struct=struct.name, name=name)
                 )
                 return None
             out.append((sub, struct.elements[index]))
@@ -175,26 +159,15 @@ class ItemRules(CheckerSurface):
         if missing and not pattern.rest:
             listed = ", ".join(f"`{n}`" for n in missing)
             self.report(
-                error(
-                    codes.PATTERN_MISSING_FIELD,
-                    f"pattern does not mention field{'s' if len(missing) > 1 else ''} {listed}",
-                    pattern.span,
-                    f"missing {listed}",
-                    help=("add the missing fields, or ignore them with `..`",),
+                messages.PATTERN_FIELDS_MISSING.at(
+                    pattern.span, plural="s" if len(missing) > 1 else "", listed=listed
                 )
             )
             return None
         return out
 
     def _pattern_mismatch(self, pattern: A.Pattern, ty: SemType) -> None:
-        self.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: this pattern cannot match `{ty}`",
-                pattern.span,
-                f"expected a pattern for `{ty}`",
-            )
-        )
+        self.report(messages.PATTERN_CANNOT_MATCH.at(pattern.span, ty=ty))
 
     # --- methods, associated functions and consts
 
@@ -228,14 +201,7 @@ class ItemRules(CheckerSurface):
             function = self.items.functions_of(impl, path.name)
             if generics is not None and function is not None:
                 return CallTarget(function, call.args, owner, generics)
-        self.report(
-            error(
-                codes.UNKNOWN_METHOD,
-                f"no function or associated item named `{path.name}` found for `{owner}`",
-                path.span,
-                "function or associated item not found",
-            )
-        )
+        self.report(messages.NO_ASSOCIATED_ITEM.at(path.span, name=path.name, owner=owner))
         return False
 
     def associated_const(self, path: A.PathExpr) -> bool:
@@ -251,14 +217,8 @@ class ItemRules(CheckerSurface):
             if item is None or self.impl_for(impl, owner) is None:
                 continue
             self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    f"associated const values are not supported in kernels: "
-                    f"`{path.span.text}` of `{owner}`",
-                    path.span,
-                    "associated const of a module `impl`",
-                    secondary=((item.span, "defined here"),),
-                    help=("use a module-level `const` or a const generic instead",),
+                messages.ASSOCIATED_CONST_VALUE.at(
+                    path.span, ((item.span, "defined here"),), path=path.span.text, owner=owner
                 )
             )
             return True

@@ -6,9 +6,8 @@ latency hint of a raw pointer access) and module `static` globals.
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import error
 from parser.statics import resolve_static
 from parser.types import LatencyTy, OptionTy, SemType
 
@@ -30,21 +29,12 @@ class MemoryRules(CheckerSurface):
 
     def _none(self, path: A.PathExpr, expected: SemType | None) -> SemType | None:
         if len(path.generic_args) > 1:
-            self.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    "`None` takes one type argument",
-                    path.span,
-                    f"found {len(path.generic_args)}",
-                )
-            )
+            self.report(messages.NONE_TYPE_ARG_COUNT.at(path.span, count=len(path.generic_args)))
             return None
         if path.generic_args:
             written = path.generic_args[0]
             if not isinstance(written, A.TypeArg):
-                self.report(
-                    error(codes.GENERIC_ARGUMENT, "expected a type", written.span, "not a type")
-                )
+                self.report(messages.EXPECTED_A_TYPE.at(written.span))
                 return None
             inner = self.resolver.resolve(written.type)
             return None if inner is None else OptionTy(inner, some=False)
@@ -60,25 +50,11 @@ class MemoryRules(CheckerSurface):
         )
         value = self.fold(expr)
         if len(path.generic_args) != 1 or isinstance(value, bool) or not isinstance(value, int):
-            self.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    "`Latency` takes one compile-time integer: `Latency::<4>`",
-                    path.span,
-                    "not a compile-time latency",
-                    help=("write a literal or a const generic",),
-                )
-            )
+            self.report(messages.LATENCY_TYPE_NOT_CONSTANT.at(path.span))
             return None
         if not 0 <= value <= LATENCY_LIMIT:
             self.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"the latency hint must be in 0..={LATENCY_LIMIT}, found {value}",
-                    arg.span,
-                    "out of range",
-                    notes=("tileiras accepts latencies 1..=10; `Latency::<0>` gives no hint",),
-                )
+                messages.LATENCY_HINT_OUT_OF_RANGE.at(arg.span, limit=LATENCY_LIMIT, value=value)
             )
             return None
         return LatencyTy(value)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import math
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import storage_only, unsupported
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import error
 from parser.type_eval import TypeResolver
 from parser.types import ELEM_BY_NAME, Elem, ScalarTy, SemType, TileTy
 
@@ -35,14 +34,7 @@ class OperatorRules(CheckerSurface):
             ty = ScalarTy(Elem.I32)  # Rust's fallback; a later use may still fix it
             self.note_default(lit)
         if not _fits(lit.value, ty.elem, lit in self.negated_literals):
-            self.report(
-                error(
-                    codes.LITERAL_OUT_OF_RANGE,
-                    f"literal out of range for `{ty.elem}`",
-                    lit.span,
-                    f"does not fit in `{ty.elem}`",
-                )
-            )
+            self.report(messages.INT_LITERAL_OUT_OF_RANGE.at(lit.span, elem=ty.elem))
             return None
         return ty
 
@@ -58,15 +50,8 @@ class OperatorRules(CheckerSurface):
         if _float_fits(lit.value, ty.elem):
             return ty
         self.report(
-            error(
-                codes.LITERAL_OUT_OF_RANGE,
-                f"literal out of range for `{ty.elem}`",
-                lit.span,
-                f"does not fit in `{ty.elem}`",
-                notes=(
-                    f"the literal `{_shown(lit.span.text)}` does not fit into the type "
-                    f"`{ty.elem}` and would become infinity",
-                ),
+            messages.FLOAT_LITERAL_OUT_OF_RANGE.at(
+                lit.span, elem=ty.elem, literal=_shown(lit.span.text)
             )
         )
         return None
@@ -86,18 +71,12 @@ class OperatorRules(CheckerSurface):
             rhs_ty = lhs_ty  # left to the next round (a literal-fed binding changes type)
         if lhs_ty != rhs_ty:
             self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"mismatched types: `{binary.op}` needs operands of the same type, found "
-                    f"`{lhs_ty}` and `{rhs_ty}`",
+                messages.BINARY_OPERANDS_DIFFER.at(
                     binary.span,
-                    "operands differ",
-                    secondary=((binary.lhs.span, f"`{lhs_ty}`"), (binary.rhs.span, f"`{rhs_ty}`")),
-                    notes=("cuTile has no implicit broadcasting and no tile-scalar operators",),
-                    help=(
-                        "broadcast explicitly: `s.broadcast(t.shape())`, or convert with "
-                        "`convert_tile`",
-                    ),
+                    ((binary.lhs.span, f"`{lhs_ty}`"), (binary.rhs.span, f"`{rhs_ty}`")),
+                    op=binary.op,
+                    lhs=lhs_ty,
+                    rhs=rhs_ty,
                 )
             )
             return None
@@ -119,16 +98,12 @@ class OperatorRules(CheckerSurface):
             or (op in LOGICAL and elem is Elem.BOOL and isinstance(ty, ScalarTy))
         )
         if not valid:
-            hint = ("compare tiles with `lt_tile`, `eq_tile`, ...",) if op in COMPARISON else ()
-            self.report(
-                error(
-                    codes.INVALID_OPERAND,
-                    f"cannot apply `{op}` to operands of type `{ty}`",
-                    span,
-                    "invalid operands",
-                    help=hint,
-                )
+            entry = (
+                messages.INVALID_COMPARISON_OPERANDS
+                if op in COMPARISON
+                else messages.INVALID_OPERANDS
             )
+            self.report(entry.at(span, op=op, ty=ty))
             return None
         return ScalarTy(Elem.BOOL) if op in COMPARISON + LOGICAL else ty
 
@@ -144,13 +119,7 @@ class OperatorRules(CheckerSurface):
         if isinstance(ty, TileTy):  # cuTile's `Tile` implements neither `Neg` nor `Not`
             function = "negf` / `negi" if unary.op == "-" else "xori"
             self.report(
-                error(
-                    codes.INVALID_UNARY_OPERAND,
-                    f"cannot apply unary operator `{unary.op}` to type `{ty}`",
-                    unary.span,
-                    f"cannot apply unary operator `{unary.op}`",
-                    help=(f"use `{function}` on a tile",),
-                )
+                messages.INVALID_UNARY_OPERAND.at(unary.span, op=unary.op, ty=ty, function=function)
             )
             return None
         elem = ty.elem if isinstance(ty, ScalarTy) else None
@@ -163,14 +132,7 @@ class OperatorRules(CheckerSurface):
         )
         if not allowed:
             verb = "negate" if unary.op == "-" else "apply `!` to"
-            self.report(
-                error(
-                    codes.INVALID_OPERAND,
-                    f"cannot {verb} a value of type `{ty}`",
-                    unary.span,
-                    "invalid operand",
-                )
-            )
+            self.report(messages.INVALID_OPERAND.at(unary.span, verb=verb, ty=ty))
             return None
         folded = self.fold(unary)
         if folded is not None:
@@ -186,13 +148,7 @@ class OperatorRules(CheckerSurface):
         storage = isinstance(source, ScalarTy) and not source.elem.computes
         if target is None or not isinstance(source, ScalarTy) or storage or not target.computes:
             self.report(
-                error(
-                    codes.INVALID_OPERAND,
-                    f"cannot cast `{source}` as `{cast.type.span.text}`",
-                    cast.span,
-                    "unsupported cast",
-                    notes=("`as` converts between scalar numbers; for tiles use `convert_tile`",),
-                )
+                messages.UNSUPPORTED_CAST.at(cast.span, source=source, target=cast.type.span.text)
             )
             return None
         folded = self.fold(cast.value)

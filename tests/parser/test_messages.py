@@ -20,6 +20,16 @@ MIGRATED = (
     "parser/bracket_scan.py",
     "parser/inline_budget.py",
     "parser/statics.py",
+    "parser/program.py",
+    "parser/specialization.py",
+    "parser/persistent_iterables.py",
+    "parser/typecheck_memory.py",
+    "parser/typecheck_control.py",
+    "parser/generics.py",
+    "parser/typecheck_ops.py",
+    "parser/typecheck_items.py",
+    "parser/typecheck_calls.py",
+    "parser/type_eval.py",
     "parser/prelude",
 )
 
@@ -54,3 +64,13 @@ def test_migrated_packages_build_no_diagnostics_inline() -> None:
                     if names & {"error", "warning"}:
                         inline.append(str(path.relative_to(ROOT)))
     assert not inline, f"diagnostics built inline (use parser.messages): {inline}"
+
+
+def test_no_entry_name_is_bound_twice() -> None:
+    tree = ast.parse((ROOT / "parser" / "messages.py").read_text(encoding="utf-8"))
+    names = [
+        node.target.id
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    ]
+    assert not {n for n in names if names.count(n) > 1}, "an entry is defined twice"
