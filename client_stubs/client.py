@@ -22,16 +22,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from client_stubs.artifacts import Bundle
-from client_stubs.cache import ArtifactCache
 from client_stubs.client_core import (
-    CHANNEL_OPTIONS,
     COMPILE_METHOD,
     DEFAULT_ADDRESS,
     FIND_MISSING_BATCH,
     FIND_MISSING_METHOD,
     GET_ARTIFACT_METHOD,
     ChunkAssembler,
-    LocalCache,
+    ClientSettings,
     accept_response,
     build_request,
     bundled_fit,
@@ -47,7 +45,7 @@ from client_stubs.client_core import local_arch as _local_arch
 from client_stubs.errors import IntegrityError
 from client_stubs.launcher import Kernel, host_arch
 from client_stubs.plan import plan_launch
-from client_stubs.retry import RetryPolicy, call_with_retries
+from client_stubs.retry import call_with_retries
 from client_stubs.served import Served
 from protos.generated.cutile.compile.v1 import compile_pb2
 
@@ -63,33 +61,11 @@ __all__ = [
 ]
 
 
-class CompileClient:
-    """A client for `cutile.compile.v1.CompileService` with a local artifact cache."""
+class CompileClient(ClientSettings):
+    """A client for `cutile.compile.v1.CompileService` with a local artifact cache (the
+    settings: `client_core.ClientSettings`)."""
 
-    def __init__(
-        self,
-        address: str = DEFAULT_ADDRESS,
-        *,
-        cache: ArtifactCache | bool | None = True,
-        timeout: float = 300.0,
-        max_attempts: int = 5,
-        initial_backoff: float = 0.1,
-        max_backoff: float = 3.0,
-        credentials: Any = None,
-        channel_options: Sequence[tuple[str, Any]] = (),
-        signing_key: bytes | None = None,
-    ) -> None:
-        self.address = address
-        self.signing_key = signing_key
-        self.cache = ArtifactCache() if cache is True else (cache or None)
-        self.local = LocalCache(self.cache, signing_key)
-        self.timeout = timeout
-        self.retry = RetryPolicy(max(1, max_attempts), initial_backoff, max_backoff)
-        self.last_diagnostics: tuple[compile_pb2.Diagnostic, ...] = ()
-        self._credentials = credentials
-        self._options = [*CHANNEL_OPTIONS, *channel_options]
-        self._channel: Any = None
-        self._calls: dict[str, Any] = {}
+    def _init_transport(self) -> None:
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
 

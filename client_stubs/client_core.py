@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from google.protobuf.message import DecodeError
 
@@ -31,6 +32,7 @@ from client_stubs.errors import (
 from client_stubs.integrity import MAX_CUBIN_BYTES, verify
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
+from client_stubs.retry import RetryPolicy
 from client_stubs.specialization import facts_for
 from protos.generated.cutile.compile.v1 import compile_pb2
 
@@ -196,6 +198,41 @@ class LocalCache:
             raise ValueError("prefetch needs a local cache (CompileClient(cache=...))")
         cache = self.cache
         return [k for k in dict.fromkeys(checked_key(k) for k in keys) if k not in cache]
+
+
+class ClientSettings:
+    """What both clients are configured with and keep: the server's address, the local cache,
+    the deadline and retry policy, the channel's credentials and options, and the last
+    compile's diagnostics. The clients add their transport."""
+
+    def __init__(
+        self,
+        address: str = DEFAULT_ADDRESS,
+        *,
+        cache: ArtifactCache | bool | None = True,
+        timeout: float = 300.0,
+        max_attempts: int = 5,
+        initial_backoff: float = 0.1,
+        max_backoff: float = 3.0,
+        credentials: Any = None,
+        channel_options: Sequence[tuple[str, Any]] = (),
+        signing_key: bytes | None = None,
+    ) -> None:
+        self.address = address
+        self.signing_key = signing_key
+        self.cache = ArtifactCache() if cache is True else (cache or None)
+        self.local = LocalCache(self.cache, signing_key)
+        self.timeout = timeout
+        self.retry = RetryPolicy(max(1, max_attempts), initial_backoff, max_backoff)
+        self.last_diagnostics: tuple[compile_pb2.Diagnostic, ...] = ()
+        self._credentials = credentials
+        self._options = [*CHANNEL_OPTIONS, *channel_options]
+        self._channel: Any = None
+        self._calls: dict[str, Any] = {}
+        self._init_transport()
+
+    def _init_transport(self) -> None:
+        """The client's own state beside the settings (its executor, its tasks)."""
 
 
 def find_missing_requests(keys: Sequence[str]) -> Iterator[compile_pb2.FindMissingRequest]:
