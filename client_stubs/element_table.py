@@ -224,6 +224,9 @@ ELEMENT_BY_NAME: dict[str, Element] = {e.name: e for e in ELEMENTS}
 HOST_ELEMENTS: tuple[Element, ...] = tuple(e for e in ELEMENTS if e.host)
 
 
+_F8 = ("f16", "f32")  # the accumulators of fp8 and fp4 mma operands
+
+
 @dataclass(frozen=True)
 class IRElement:
     """One Tile IR element type (MLIR spelling, as `tileirdisasm` prints it)."""
@@ -235,6 +238,9 @@ class IRElement:
     since: tuple[int, int] = (13, 1)  # first bytecode version that has it
     float_format: FloatFormat | None = None  # constants: a float `struct` cannot pack
     min_sm: int = 0  # the oldest GPU (sm_XY as XY) tileiras compiles it for
+    # accumulator elements of `mmaf` / `mmai` on operands of this type (Tile IR 13.3
+    # `MmaFOp::verify`, `MmaIOp::verify`); () where it is no mma operand
+    mma_accumulators: tuple[str, ...] = ()
 
     @property
     def storage_bytes(self) -> int:
@@ -244,21 +250,28 @@ class IRElement:
 
 IR_ELEMENTS: tuple[IRElement, ...] = (
     IRElement("i1", 1, False, 0),
-    IRElement("i8", 8, False, 1),
+    IRElement("i8", 8, False, 1, mma_accumulators=("i32",)),
     IRElement("i16", 16, False, 2),
     IRElement("i32", 32, False, 3),
     IRElement("i64", 64, False, 4),
-    IRElement("f16", 16, True, 5),
-    IRElement("bf16", 16, True, 6),
-    IRElement("f32", 32, True, 7),
-    IRElement("tf32", 32, True, 8),
-    IRElement("f64", 64, True, 9),
+    IRElement("f16", 16, True, 5, mma_accumulators=("f16", "f32")),
+    IRElement("bf16", 16, True, 6, mma_accumulators=("f32",)),
+    IRElement("f32", 32, True, 7, mma_accumulators=("f32",)),
+    IRElement("tf32", 32, True, 8, mma_accumulators=("f32",)),
+    IRElement("f64", 64, True, 9, mma_accumulators=("f64",)),
     # tileiras 13.5: fp8 from Ada/Hopper (sm_89) on, the block-scale and fp4 types from
     # Blackwell (sm_100) on ("Incompatibility with architecture 'sm_90': unsupported type").
-    IRElement("f8E4M3FN", 8, True, 10, float_format=F8E4M3FN, min_sm=89),
-    IRElement("f8E5M2", 8, True, 11, float_format=F8E5M2, min_sm=89),
+    IRElement("f8E4M3FN", 8, True, 10, float_format=F8E4M3FN, min_sm=89, mma_accumulators=_F8),
+    IRElement("f8E5M2", 8, True, 11, float_format=F8E5M2, min_sm=89, mma_accumulators=_F8),
     IRElement("f8E8M0FNU", 8, True, 18, (13, 2), F8E8M0FNU, min_sm=100),
-    IRElement("f4E2M1FN", 4, True, 19, (13, 3), F4E2M1FN, min_sm=100),
+    IRElement("f4E2M1FN", 4, True, 19, (13, 3), F4E2M1FN, min_sm=100, mma_accumulators=_F8),
     IRElement("i4", 4, False, 22, (13, 3)),
 )
 IR_ELEMENT_BY_NAME: dict[str, IRElement] = {e.name: e for e in IR_ELEMENTS}
+
+# Block-scaled mma (Tile IR 13.3 `MmaFScaledOp::verify`): scale element -> operand element ->
+# how many consecutive K elements one scale covers (IR spellings).
+MMA_SCALE_BLOCKS: dict[str, dict[str, tuple[int, ...]]] = {
+    "f8E8M0FNU": {"f8E4M3FN": (32,), "f8E5M2": (32,), "f4E2M1FN": (16, 32)},
+    "f8E4M3FN": {"f4E2M1FN": (16,)},
+}

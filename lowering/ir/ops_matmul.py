@@ -4,31 +4,21 @@
 Shapes: `[M,K] x [K,N] + [M,N]`, or batched `[B,M,K] x [B,K,N] + [B,M,N]`; the result
 has the accumulator's type. lhs and rhs share one element type.
 
-Float element rules (Tile IR 13.3, `MmaFOp::verify`): operand -> allowed accumulator
-    f16 -> f16 | f32;  bf16 -> f32;  tf32 -> f32;  f32 -> f32;  f64 -> f64;
-    f8E4M3FN, f8E5M2, f4E2M1FN -> f16 | f32.
-Integer: i8 x i8 -> i32 (operand signedness given per side; the accumulator is signed).
+Element rules (Tile IR 13.3, `MmaFOp::verify`, `MmaIOp::verify`, `MmaFScaledOp::verify`)
+are read from the element table, which the front end's `parser.prelude.mma` reads too:
+`IRElement.mma_accumulators` (operand -> allowed accumulators: f16 -> f16 | f32, bf16, tf32,
+f32 -> f32, f64 -> f64, fp8 and fp4 -> f16 | f32, i8 -> i32) and `MMA_SCALE_BLOCKS`. Integer
+operand signedness is given per side; the accumulator is signed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from client_stubs.element_table import IR_ELEMENT_BY_NAME, MMA_SCALE_BLOCKS
 from lowering.ir.attributes import Signedness
 from lowering.ir.core import Op, Value, attribute, operand, result
 from lowering.ir.types import ElementType, TileType
-
-# Keyed by spelling so that element types added later (fp8, fp4) are covered as well.
-MMAF_ACCUMULATORS: dict[str, frozenset[str]] = {
-    "f16": frozenset({"f16", "f32"}),
-    "bf16": frozenset({"f32"}),
-    "tf32": frozenset({"f32"}),
-    "f32": frozenset({"f32"}),
-    "f64": frozenset({"f64"}),
-    "f8E4M3FN": frozenset({"f16", "f32"}),
-    "f8E5M2": frozenset({"f16", "f32"}),
-    "f4E2M1FN": frozenset({"f16", "f32"}),
-}
 
 
 def mma_shape_errors(lhs: TileType, rhs: TileType, acc: TileType) -> list[str]:
@@ -78,8 +68,8 @@ class MmaF(Op):
             return [tiles]
         lhs, rhs, acc = tiles
         errors = mma_shape_errors(lhs, rhs, acc)
-        allowed = MMAF_ACCUMULATORS.get(str(lhs.element))
-        if allowed is None:
+        allowed = IR_ELEMENT_BY_NAME[str(lhs.element)].mma_accumulators
+        if not lhs.element.is_float or not allowed:
             errors.append(f"unsupported operand element type {lhs.element}")
         elif str(acc.element) not in allowed:
             want = " or ".join(sorted(allowed))
@@ -105,19 +95,12 @@ class MmaI(Op):
             return [tiles]
         lhs, rhs, acc = tiles
         errors = mma_shape_errors(lhs, rhs, acc)
-        if lhs.element is not ElementType.I8:
+        allowed = IR_ELEMENT_BY_NAME[str(lhs.element)].mma_accumulators
+        if lhs.element.is_float or not allowed:
             errors.append(f"operands must be i8, got {lhs.element}")
-        if acc.element is not ElementType.I32:
+        elif str(acc.element) not in allowed:
             errors.append(f"accumulator must be i32, got {acc.element}")
         return errors
-
-
-# Tile IR 13.3 `MmaFScaledOp::verify`: scale element -> operand elements it scales, and the
-# number of K elements one scale covers.
-MMAF_SCALED_BLOCKS: dict[str, dict[str, tuple[int, ...]]] = {
-    "f8E8M0FNU": {"f8E4M3FN": (32,), "f8E5M2": (32,), "f4E2M1FN": (16, 32)},
-    "f8E4M3FN": {"f4E2M1FN": (16,)},
-}
 
 
 def mmaf_scaled_errors(
@@ -128,7 +111,7 @@ def mmaf_scaled_errors(
         return ["lhs_scale and rhs_scale must share one element type"]
     if not lhs.rank == lhs_scale.rank == rhs_scale.rank:
         return ["scales must have the operands' rank"]
-    blocks = MMAF_SCALED_BLOCKS.get(str(lhs_scale.element), {}).get(str(lhs.element))
+    blocks = MMA_SCALE_BLOCKS.get(str(lhs_scale.element), {}).get(str(lhs.element))
     if blocks is None:
         return [f"{lhs_scale.element} scales do not scale {lhs.element} operands"]
     batch = lhs.shape[:-2]

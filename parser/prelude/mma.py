@@ -4,31 +4,34 @@
 `mmaf_scaled(a, b, acc, a_scale, b_scale)` (fp8/fp4 operands, one scale per block of K
 elements: `a_scale` is `[M, K / block]`, `b_scale` `[K / block, N]`).
 
-The element rules are Tile IR's: float operands with an accumulator they support
-(f16/f8e4m3fn/f8e5m2 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64); 8-bit integer operands
-with an i32 accumulator. The result has the accumulator's type.
+The element rules are Tile IR's, read from the element table
+(`client_stubs.element_table`: `IRElement.mma_accumulators`, `MMA_SCALE_BLOCKS`), which the
+IR verifier (`lowering.ir.ops_matmul`) reads too: float operands with an accumulator they
+support (f16/f8e4m3fn/f8e5m2 -> f16/f32, bf16/tf32/f32 -> f32, f64 -> f64); 8-bit integer
+operands with an i32 (or u32) accumulator. fp4 operands take only `mmaf_scaled` here, as in
+cuTile. The result has the accumulator's type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from client_stubs.element_table import IR_ELEMENT_BY_NAME, MMA_SCALE_BLOCKS, PACKED
 from parser import messages
 from parser.prelude.common import marker_arg, shape_text, tile_arg
 from parser.prelude.spec import CallTyper, Intrinsic
 from parser.types import Elem, SemType, TileTy
 
-MMA_ACCUMULATORS: dict[Elem, tuple[Elem, ...]] = {
-    Elem.F16: (Elem.F16, Elem.F32),
-    Elem.BF16: (Elem.F32,),
-    Elem.TF32: (Elem.F32,),
-    Elem.F32: (Elem.F32,),
-    Elem.F64: (Elem.F64,),
-    Elem.F8E4M3FN: (Elem.F16, Elem.F32),
-    Elem.F8E5M2: (Elem.F16, Elem.F32),
-    Elem.I8: (Elem.I32, Elem.U32),
-    Elem.U8: (Elem.I32, Elem.U32),
-}
+# cuTile's plain mma leaves fp4 to `mmaf_scaled`, though Tile IR's `mmaf` takes it.
+_SCALED_ONLY = frozenset({Elem.F4E2M1FN})
+
+
+def mma_accumulators(elem: Elem) -> tuple[Elem, ...]:
+    """The accumulator elements of mma operands of `elem` (in table order)."""
+    if elem in _SCALED_ONLY or elem.spec.kind == PACKED:
+        return ()
+    allowed = IR_ELEMENT_BY_NAME[elem.spec.ir].mma_accumulators
+    return tuple(e for e in Elem if e.spec.kind != PACKED and e.spec.ir in allowed)
 
 
 def _shapes_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str) -> bool:
@@ -105,7 +108,7 @@ def _elements_ok(call: CallTyper, lhs: TileTy, rhs: TileTy, acc: TileTy, fn: str
 
 
 def _allowed(fn: str, elem: Elem) -> tuple[Elem, ...]:
-    allowed = MMA_ACCUMULATORS.get(elem, ())
+    allowed = mma_accumulators(elem)
     if fn == "mmaf":
         return allowed if elem.is_float else ()
     if fn == "mmai":
@@ -129,14 +132,6 @@ def _mma(fn: str) -> Callable[[CallTyper], SemType | None]:
     return rule
 
 
-# Block-scaled mma (Tile IR 13.3 `mmaf_scaled`): scale element -> operand element -> how many
-# consecutive K elements one scale covers.
-SCALED_BLOCKS: dict[Elem, dict[Elem, tuple[int, ...]]] = {
-    Elem.F8E8M0FNU: {Elem.F8E4M3FN: (32,), Elem.F8E5M2: (32,), Elem.F4E2M1FN: (16, 32)},
-    Elem.F8E4M3FN: {Elem.F4E2M1FN: (16,)},
-}
-
-
 def _scaled_elements(call: CallTyper, tiles: list[TileTy]) -> tuple[int, ...] | None:
     """The block sizes the operand and scale elements allow."""
     lhs, rhs, acc, lhs_scale, rhs_scale = tiles
@@ -149,7 +144,7 @@ def _scaled_elements(call: CallTyper, tiles: list[TileTy]) -> tuple[int, ...] | 
     if acc.elem is not Elem.F32:
         call.report(messages.SCALED_ACCUMULATOR_NOT_F32.at(call.args[2].span, found=acc))
         return None
-    blocks = SCALED_BLOCKS.get(lhs_scale.elem, {}).get(lhs.elem)
+    blocks = MMA_SCALE_BLOCKS.get(lhs_scale.elem.spec.ir, {}).get(lhs.elem.spec.ir)
     if blocks is None:
         call.report(
             messages.SCALED_ELEMENTS_UNSUPPORTED.at(

@@ -18,6 +18,8 @@ from lowering.ir.ops_matmul import MmaF, MmaFScaled, MmaI
 from lowering.ir.types import ElementType, TileType
 from lowering.ir.verify import verify_module
 from lowering.tileiras import Tileiras
+from parser.prelude.mma import mma_accumulators
+from parser.types import Elem
 from tests.lowering.view_kernels import start_view_kernel
 
 E = ElementType
@@ -146,6 +148,17 @@ def test_mmaf_rejections(args: tuple[TileType, TileType, TileType], message: str
 def test_result_must_match_acc() -> None:
     errors = _mma_errors(MmaF, _t(E.F16, 8, 8), _t(E.F16, 8, 8), _t(E.F32, 8, 8), _t(E.F16, 8, 8))
     assert errors == ["result must have the accumulator's type tile<8x8xf32>"]
+
+
+@pytest.mark.parametrize("operand", [e for e in Elem if mma_accumulators(e)], ids=str)
+def test_every_pair_the_front_end_accepts_verifies(operand: Elem) -> None:
+    """The front end and the IR verifier read one accumulator table: what `mma` types, the
+    op accepts (cuTile's `mma` may take less than Tile IR: fp4 goes to `mmaf_scaled`)."""
+    lhs = ElementType(operand.spec.ir)
+    for acc in mma_accumulators(operand):
+        op_class: type[Op] = MmaF if operand.is_float else MmaI
+        errors = _mma_errors(op_class, _t(lhs, 8, 8), _t(lhs, 8, 8), _t(E(acc.spec.ir), 8, 8))
+        assert errors == [], (operand, acc)
 
 
 def test_mmai_rejections() -> None:
