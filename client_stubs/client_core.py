@@ -105,6 +105,7 @@ def build_request(
     opt_level: int | None = None,
     host_arch: str = "",
     lineinfo: bool = False,
+    exact_accumulators: bool = False,
     skip_cache: bool = False,
     specialize_for: Mapping[str, object] | None = None,
     specialization: Sequence[compile_pb2.TensorFacts] = (),
@@ -124,6 +125,7 @@ def build_request(
         request.options.opt_level = opt_level
     request.options.host_arch = host_arch
     request.options.lineinfo = lineinfo
+    request.options.exact_accumulators = exact_accumulators
     request.options.skip_cache = skip_cache
     request.specialization.extend(facts_for(specialize_for or {}))
     request.specialization.extend(specialization)

@@ -11,6 +11,7 @@ compile. `stop_after` lets tests stop at any stage and inspect its product.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import logging
@@ -30,6 +31,7 @@ from lowering.lower_kernel import KernelLowering, LoweredKernel
 from lowering.rejection import Rejected
 from lowering.symbols import entry_symbol
 from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFault
+from lowering.widen_accumulators import widen_accumulators
 from parser import ast_nodes as A
 from parser import messages
 from parser.arch import ARCHS, DEFAULT_ARCH
@@ -80,6 +82,8 @@ class CompileRequest:
     host_arch: str = "x86_64"
     lineinfo: bool = False
     specialization: tuple[TensorFacts, ...] = ()  # what the host knows about its tensors
+    # keep f16 mma accumulators carried by loops in f16 (`lowering.widen_accumulators`)
+    exact_accumulators: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ def _compile(
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
-    # 3. lower to our tile IR and verify it
+    # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), verify it
     abi, param_bytes = entry_abi(kernel.signature)
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
@@ -185,6 +189,8 @@ def _compile(
     lowered = _lower(kernel, request, abi, symbol, sink)
     if lowered is None:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
+    if not request.exact_accumulators:
+        lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
     problems = verify_module(lowered.module)
     if problems:
         raise AssertionError("invalid tile IR: " + "; ".join(problems))

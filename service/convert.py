@@ -98,6 +98,7 @@ def request_from_proto(
         opt_level=options.opt_level if options.HasField("opt_level") else DEFAULT_OPT_LEVEL,
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,
         lineinfo=options.lineinfo,
+        exact_accumulators=options.exact_accumulators,
         specialization=tuple(
             sorted(
                 (facts_from_proto(f) for f in message.specialization),

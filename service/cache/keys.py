@@ -64,6 +64,7 @@ def _key_fields(
         str(request.opt_level),
         request.host_arch,
         "1" if request.lineinfo else "0",
+        "exact" if request.exact_accumulators else "wide",
         tileiras_fingerprint,
         str(len(request.specialization)),
     ]

@@ -2,7 +2,7 @@
 
     cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
-                   [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo]
+                   [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo] [--exact-accumulators]
                    [--message-format human|json|sarif] [-j N] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
@@ -454,6 +454,7 @@ def kernel_request(
         opt_level=args.opt_level,
         host_arch=args.host_arch,
         lineinfo=args.lineinfo,
+        exact_accumulators=args.exact_accumulators,
         specialization=kernel.facts,
     )
 
@@ -540,6 +541,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--host-arch", choices=HOST_ARCHES, default=DEFAULT_HOST_ARCH)
     parser.add_argument("--lineinfo", action="store_true", help="keep source lines in the cubin")
+    parser.add_argument(
+        "--exact-accumulators",
+        action="store_true",
+        help="keep f16 mma accumulators of loops nested in loops in f16 at every step "
+        "(default: carried in f32 and rounded once after the loop, much faster on tileiras)",
+    )
     parser.add_argument(
         "--message-format",
         choices=("human", "json", "sarif"),

@@ -43,6 +43,7 @@ def batch_item(request: CompileRequest, source_indices: list[int]) -> compile_pb
             opt_level=request.opt_level,
             host_arch=request.host_arch,
             lineinfo=request.lineinfo,
+            exact_accumulators=request.exact_accumulators,
         ),
         specialization=[
             compile_pb2.TensorFacts(

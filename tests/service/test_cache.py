@@ -53,6 +53,7 @@ def test_key_is_stable_and_hex() -> None:
         {"opt_level": 2},
         {"host_arch": "aarch64"},
         {"lineinfo": True},
+        {"exact_accumulators": True},
         {"specialization": (TensorFacts("x", (16,), (1,)),)},
         {"specialization": (TensorFacts("x", (), (16,)),)},
         {"specialization": (TensorFacts("x", base_align=4),)},

@@ -21,6 +21,7 @@ def test_a_batch_item_means_the_same_request() -> None:
         opt_level=1,
         host_arch="aarch64",
         lineinfo=True,
+        exact_accumulators=True,
         specialization=(
             TensorFacts("x", (16,), (1,)),
             TensorFacts("y", base_align=4, unit_last_stride=False),
@@ -41,7 +42,7 @@ def test_a_batch_item_means_the_same_request() -> None:
     back = request_from_proto(message)
     assert back.generics == request.generics
     assert (back.entry, back.arch, back.opt_level) == ("kernel::add", "sm_80", 1)
-    assert (back.host_arch, back.lineinfo) == ("aarch64", True)
+    assert (back.host_arch, back.lineinfo, back.exact_accumulators) == ("aarch64", True, True)
     assert back.specialization == request.specialization
     assert list(item.source_indices) == [0]
 

@@ -12,6 +12,7 @@ from lowering.bytecode.writer import MAGIC
 from service.cli import batch
 from service.cli.batch import main
 from tests.fake_cubin import fake_cubin
+from tests.lowering.test_widen_accumulators import ZERO, gemm
 
 ADD = str(Path(__file__).parents[2] / "rust_examples" / "add.rs")
 ADD_B128 = [ADD, "--entry", "add", "--generics", "B=128"]
@@ -73,3 +74,19 @@ def test_several_kernels_are_headed_and_failures_counted(capsys) -> None:
 def test_emit_needs_no_out_but_refuses_a_server(capsys) -> None:
     assert main([*ADD_B128, "--emit", "ir", "--server", "localhost:1"]) == 2
     assert "--emit compiles here" in capsys.readouterr().err
+
+
+def _mma_types(ir: str) -> list[str]:
+    return [line.rsplit(": ", 1)[1] for line in ir.splitlines() if " = mmaf " in line]
+
+
+def test_exact_accumulators_reach_the_compile(tmp_path: Path, capsys) -> None:
+    """`--exact-accumulators` keeps a persistent GEMM's f16 accumulator (by default the
+    k-loop nested in the tile loop carries it in f32: lowering.widen_accumulators)."""
+    source = tmp_path / "gemm.rs"
+    source.write_text(gemm("f16", ZERO))
+    argv = [str(source), "--entry", "f", "--generics", "BM=64,BN=64,BK=32", "--emit", "ir"]
+    assert main(argv) == 0
+    assert _mma_types(capsys.readouterr().out) == ["tile<64x64xf32>"]
+    assert main([*argv, "--exact-accumulators"]) == 0
+    assert _mma_types(capsys.readouterr().out) == ["tile<64x64xf16>"]

@@ -64,6 +64,10 @@ fn source_of(inputs: &Value) -> Source {
         .get("lineinfo")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    source.exact_accumulators = inputs
+        .get("exact_accumulators")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     source.skip_cache = inputs
         .get("skip_cache")
         .and_then(Value::as_bool)

@@ -99,6 +99,9 @@ pub struct Source {
     /// "x86_64" or "aarch64"; empty: the server's default.
     pub host_arch: String,
     pub lineinfo: bool,
+    /// Keep f16 mma accumulators of loops nested in loops in f16 at every step (default:
+    /// carried in f32 and rounded once after the loop).
+    pub exact_accumulators: bool,
     pub skip_cache: bool,
     /// What the host knows about its tensor arguments (see `TensorFacts`).
     pub specialization: Vec<TensorFacts>,
@@ -150,6 +153,7 @@ impl Source {
                 host_arch: self.host_arch.clone(),
                 lineinfo: self.lineinfo,
                 skip_cache: self.skip_cache,
+                exact_accumulators: self.exact_accumulators,
             }),
             specialization: self.specialization.clone(),
         }
