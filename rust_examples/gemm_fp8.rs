@@ -54,7 +54,11 @@ mod kernel {
     /// The tuned form for sm_90: persistent (a fixed number of tile blocks walks the output
     /// tiles in groups of MAP[0] tile rows, so tiles of y stay in L2), every launch fact
     /// declared so no access needs an in-kernel check, the K-loop loads marked with latency
-    /// LAT so tileiras pipelines them, and `occupancy = OCC`, `num_cta_in_cga = CTA` hints.
+    /// LAT so tileiras pipelines them, and `occupancy = OCC`, `num_cta_in_cga = CTA`,
+    /// `num_worker_warps_per_cta = W` hints. The fp8 products are summed exactly as Tile IR's
+    /// `mmaf` without `fast_acc` asks: tileiras starts each k-tile's wgmmas from zero and adds
+    /// them to the f32 accumulator with FADDs, so with W = 4 one warpgroup holds two 64x128
+    /// f32 sets for a 128x128 tile, 255 registers and spills; W = 8 halves that (168, none).
     #[cutile::entry(
         preconditions = (
             dim(x, 1) == dim(y, 1),
@@ -66,7 +70,9 @@ mod kernel {
             dim(z, 1) % 8 == 0,
             stride(z, 0) % 8 == 0,
         ),
-        optimization_hints = (sm_90 = (num_cta_in_cga = CTA, occupancy = OCC)),
+        optimization_hints = (
+            sm_90 = (num_cta_in_cga = CTA, occupancy = OCC, num_worker_warps_per_cta = W),
+        ),
         deny_in_kernel_checks = true,
     )]
     fn gemm_fp8_tuned<
@@ -79,6 +85,7 @@ mod kernel {
         const LAT: i32,
         const OCC: i32,
         const CTA: i32,
+        const W: i32,
     >(
         mut z: MappedPartitionMut<E, { [BM, BN] }, MAP>,
         x: &Tensor<FP, { [-1, -1] }>,

@@ -37,9 +37,12 @@ mod kernel {
 
     /// The tuned form for sm_90: every launch fact declared (so no access needs an in-kernel
     /// check and tileiras can use TMA), the K-loop loads marked with latency `LAT` so the
-    /// assembler pipelines them, and the entry hints `occupancy = OCC` per SM and
-    /// `num_cta_in_cga = CTA` CTAs per tile block. Sweep BM/BN/BK, MAP, LAT, OCC and CTA
-    /// through the generics (tests/benchmarks/gemm.py, client_stubs/autotune.py).
+    /// assembler pipelines them, and the entry hints `occupancy = OCC` per SM,
+    /// `num_cta_in_cga = CTA` CTAs per tile block and `num_worker_warps_per_cta = W` (4: one
+    /// consumer warpgroup, whose f32 accumulators of a 128x256 tile spill; 8: two, each with
+    /// half the tile, 168 registers and no spills in tileiras 13.5). Sweep BM/BN/BK, MAP, LAT,
+    /// OCC, CTA and W through the generics (tests/benchmarks/configs.py,
+    /// client_stubs/autotune.py).
     #[cutile::entry(
         preconditions = (
             dim(x, 1) == dim(y, 0),
@@ -52,7 +55,9 @@ mod kernel {
             stride(y, 0) % 8 == 0,
             stride(z, 0) % 8 == 0,
         ),
-        optimization_hints = (sm_90 = (num_cta_in_cga = CTA, occupancy = OCC)),
+        optimization_hints = (
+            sm_90 = (num_cta_in_cga = CTA, occupancy = OCC, num_worker_warps_per_cta = W),
+        ),
         deny_in_kernel_checks = true,
     )]
     fn gemm_tuned<
@@ -64,6 +69,7 @@ mod kernel {
         const LAT: i32,
         const OCC: i32,
         const CTA: i32,
+        const W: i32,
     >(
         mut z: MappedPartitionMut<E, { [BM, BN] }, MAP>,
         x: &Tensor<E, { [-1, -1] }>,

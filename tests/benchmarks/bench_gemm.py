@@ -35,7 +35,7 @@ def _label(config: Mapping[str, str]) -> str:
     tile = f"{config['BM']}x{config['BN']}x{config['BK']}"
     if "OCC" not in config:
         return f"aligned {tile}"
-    hints = f"lat{config['LAT']} occ{config['OCC']} cta{config['CTA']}"
+    hints = f"lat{config['LAT']} occ{config['OCC']} cta{config['CTA']} w{config['W']}"
     return f"persistent {tile} {hints}"
 
 

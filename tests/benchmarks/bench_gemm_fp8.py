@@ -28,7 +28,7 @@ def fp8_view(t: torch.Tensor) -> DeviceTensor:
 
 def _label(config: Mapping[str, str]) -> str:
     tile = f"{config['BM']}x{config['BN']}x{config['BK']}"
-    return f"{tile} lat{config['LAT']} occ{config['OCC']} cta{config['CTA']}"
+    return f"{tile} lat{config['LAT']} occ{config['OCC']} cta{config['CTA']} w{config['W']}"
 
 
 def candidates(bundle: Bundle, z, x, y) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]

@@ -74,21 +74,28 @@ NORMS = (
 )
 
 GEMM_DTYPES = ("f16", "bf16")
-# (BM, BN, BK, load latency, occupancy, CTAs per tile block); MAP [8, 1] throughout. Measured
+# (BM, BN, BK, load latency, occupancy, CTAs per tile block, worker warps per CTA); MAP [8, 1]
+# throughout. Measured
 # on the H200 (BENCHMARKS.md): latency 6 beats 3 by ~20% at 4096^3 and 8192^3 (5 is as fast
 # at 8192^3 and 3-5% faster at 4096^3 for 256x128 tiles; 7 and 8 fall off), and 128x256 /
 # 256x128 tiles without a 2-CTA cluster spill (under 100 TFLOP/s), so they are not swept.
 GEMM_TILES = (
-    ("128", "128", "64", "3", "1", "1"),
-    ("128", "128", "64", "4", "1", "1"),
-    ("128", "128", "64", "6", "1", "1"),
-    ("128", "128", "64", "8", "1", "1"),
-    ("128", "128", "64", "10", "1", "1"),
-    ("128", "128", "128", "6", "1", "1"),
-    ("128", "128", "64", "6", "1", "2"),
-    ("128", "256", "64", "6", "1", "2"),
-    ("256", "128", "64", "5", "1", "2"),
-    ("256", "128", "64", "6", "1", "2"),
+    ("128", "128", "64", "3", "1", "1", "4"),
+    ("128", "128", "64", "4", "1", "1", "4"),
+    ("128", "128", "64", "6", "1", "1", "4"),
+    ("128", "128", "64", "8", "1", "1", "4"),
+    ("128", "128", "64", "10", "1", "1", "4"),
+    ("128", "128", "128", "6", "1", "1", "4"),
+    ("128", "128", "64", "6", "1", "2", "4"),
+    ("128", "256", "64", "6", "1", "2", "4"),
+    ("256", "128", "64", "5", "1", "2", "4"),
+    ("256", "128", "64", "6", "1", "2", "4"),
+    # two consumer warpgroups (num_worker_warps_per_cta = 8): 128x256 and 256x128 tiles
+    # without spills (168 registers), not yet measured
+    ("128", "256", "64", "4", "1", "1", "8"),
+    ("128", "256", "64", "6", "1", "2", "8"),
+    ("256", "128", "64", "5", "1", "2", "8"),
+    ("128", "128", "64", "6", "1", "1", "8"),
 )
 GEMM_TUNED = tuple(
     {
@@ -100,9 +107,10 @@ GEMM_TUNED = tuple(
         "LAT": lat,
         "OCC": occ,
         "CTA": cta,
+        "W": w,
     }
     for e in GEMM_DTYPES
-    for bm, bn, bk, lat, occ, cta in GEMM_TILES
+    for bm, bn, bk, lat, occ, cta, w in GEMM_TILES
 )
 GEMM_ALIGNED = tuple({"E": e, "BM": "128", "BN": "128", "BK": "64"} for e in GEMM_DTYPES)
 GEMM = (
@@ -178,15 +186,21 @@ ATTENTION_TUNED = (
     ),
 )
 
-# gemm_fp8_tuned: (BM, BN, BK, load latency, occupancy, CTAs per tile block); MAP [8, 1].
-# Hopper's fp8 wgmma reads K in steps of 32: BK = 128 keeps four of them per stage.
+# gemm_fp8_tuned: (BM, BN, BK, load latency, occupancy, CTAs per tile block, worker warps per
+# CTA); MAP [8, 1]. Hopper's fp8 wgmma reads K in steps of 32: BK = 128 keeps four of them per
+# stage. With 4 worker warps the 128x128 tiles spill (255 registers: the exact accumulation
+# keeps a second f32 set per k-tile); 8 do not (168), not yet measured.
 GEMM_FP8_TILES = (
-    ("128", "128", "128", "3", "1", "1"),
-    ("128", "128", "128", "4", "1", "1"),
-    ("128", "128", "128", "6", "1", "1"),
-    ("128", "128", "64", "6", "1", "1"),
-    ("128", "256", "128", "4", "1", "2"),
-    ("256", "128", "128", "4", "1", "2"),
+    ("128", "128", "128", "3", "1", "1", "4"),
+    ("128", "128", "128", "4", "1", "1", "4"),
+    ("128", "128", "128", "6", "1", "1", "4"),
+    ("128", "128", "64", "6", "1", "1", "4"),
+    ("128", "256", "128", "4", "1", "2", "4"),
+    ("256", "128", "128", "4", "1", "2", "4"),
+    ("128", "128", "128", "4", "1", "1", "8"),
+    ("128", "128", "128", "6", "1", "1", "8"),
+    ("128", "128", "64", "6", "1", "1", "8"),
+    ("128", "128", "128", "4", "1", "2", "8"),
 )
 GEMM_FP8_TUNED = tuple(
     {
@@ -199,8 +213,9 @@ GEMM_FP8_TUNED = tuple(
         "LAT": lat,
         "OCC": occ,
         "CTA": cta,
+        "W": w,
     }
-    for bm, bn, bk, lat, occ, cta in GEMM_FP8_TILES
+    for bm, bn, bk, lat, occ, cta, w in GEMM_FP8_TILES
 )
 GEMM_FP8 = (Group("gemm_fp8.rs", "gemm_fp8_tuned", GEMM_FP8_TUNED),)
 
