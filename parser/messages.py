@@ -15,7 +15,7 @@ from typing import Final
 
 from parser import codes
 from parser.codes import DiagnosticCode
-from parser.diagnostics import Diagnostic, error
+from parser.diagnostics import Diagnostic, Label, Severity
 from parser.spans import Span
 
 
@@ -26,6 +26,7 @@ class Message:
     label: str = ""
     notes: tuple[str, ...] = ()
     help: tuple[str, ...] = ()
+    severity: Severity = Severity.ERROR
 
     def at(
         self,
@@ -34,16 +35,18 @@ class Message:
         suggestions: tuple[str, ...] = (),
         **fields: object,
     ) -> Diagnostic:
-        """The error this entry reports at `span`, its templates filled from `fields`;
-        `suggestions` (computed help, such as a similar name) follow the entry's help."""
-        return error(
+        """The diagnostic this entry reports at `span` (an error unless its severity says
+        otherwise), its templates filled from `fields`; `secondary` labels follow the primary
+        one, and `suggestions` (computed help, such as a similar name) the entry's help."""
+        labels = () if span is None else (Label(span, self.label.format(**fields), primary=True),)
+        labels += tuple(Label(s, text) for s, text in secondary)
+        return Diagnostic(
+            self.severity,
             self.code,
             self.text.format(**fields),
-            span,
-            self.label.format(**fields),
-            secondary=secondary,
-            notes=tuple(note.format(**fields) for note in self.notes),
-            help=(*(text.format(**fields) for text in self.help), *suggestions),
+            labels,
+            tuple(note.format(**fields) for note in self.notes),
+            (*(text.format(**fields) for text in self.help), *suggestions),
         )
 
 

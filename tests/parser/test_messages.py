@@ -4,10 +4,12 @@ packages moved to it build no diagnostic text inline."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 from parser import codes, messages
 from parser.codes import ALL_CODES
+from parser.diagnostics import Severity, warning
 from parser.spans import SourceFile, Span
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +52,21 @@ def test_an_entry_fills_its_templates() -> None:
     assert diagnostic.message == "coordinate 4 on axis 1 is not within the grid"
     assert diagnostic.code is codes.PARTITION_OUT_OF_BOUNDS
     assert [label.message for label in diagnostic.labels] == ["out of bounds"]
+
+
+def test_a_warning_entry_builds_what_warning_builds() -> None:
+    span = Span(SourceFile("k.rs", "unsafe { 1 }"), 0, 12)
+    entry = messages.Message(
+        codes.UNUSED_UNSAFE, "unnecessary `{what}` block", "{what}", severity=Severity.WARNING
+    )
+    built = warning(codes.UNUSED_UNSAFE, "unnecessary `unsafe` block", span, "unsafe")
+    assert entry.at(span, what="unsafe") == built
+    assert not built.is_error
+    assert messages.COORDINATE_OUTSIDE_GRID.severity is Severity.ERROR
+    noted = replace(entry, notes=("a {what} note",), help=("a help",))
+    assert noted.at(span, what="unsafe") == replace(
+        built, notes=("a unsafe note",), help=("a help",)
+    )
 
 
 def test_migrated_packages_build_no_diagnostics_inline() -> None:
