@@ -1095,6 +1095,79 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- ownership, borrows and `unsafe` (parser.checks.ownership) ---
+MUTABLE_BORROW_BEHIND_SHARED_REFERENCE: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot borrow `*{name}` as mutable, as it is behind a `&` reference",
+    "`{name}` is a `&` reference, so the data it refers to cannot be borrowed as mutable",
+    help=("consider changing this to be a mutable reference: `&mut Tensor<..>`",),
+)
+UNSAFE_CALL_OUTSIDE_UNSAFE: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "call to unsafe function `{function}` is unsafe and requires unsafe block",
+    "call to unsafe function",
+    notes=(
+        "consult the function's documentation for information on how to avoid undefined behavior",
+    ),
+    help=("wrap the call in `unsafe {{ .. }}`, or declare this function `unsafe fn`",),
+)
+RAW_ACCESS_OUTSIDE_UNSAFE: Final = Message(
+    codes.RAW_MEMORY_ACCESS,
+    "`{function}` accesses memory that no bounds check covers",
+    "raw memory access outside `unsafe`",
+    notes=(
+        "cuTile Rust allows it in safe code; the kernel's launch contract is "
+        "marked unchecked, so the host launches it only with "
+        "`allow_unchecked=True`",
+    ),
+    help=("wrap the access in `unsafe {{ .. }}` to mark it",),
+    severity=Severity.WARNING,
+)
+UNNECESSARY_UNSAFE: Final = Message(
+    codes.UNUSED_UNSAFE,
+    "unnecessary `unsafe` block",
+    "unnecessary `unsafe` block",
+    notes=("`#[warn(unused_unsafe)]` on by default",),
+    severity=Severity.WARNING,
+)
+RETURN_REFERENCE_TO_LOCAL: Final = Message(
+    codes.RETURN_LOCAL_REFERENCE,
+    "cannot return reference to local variable `{name}`",
+    "returns a reference to data owned by the current function",
+    help=("return `{name}` itself (by value)",),
+)
+MOVE_OUT_WHILE_BORROWED: Final = Message(
+    codes.MOVE_WHILE_BORROWED,
+    "cannot move out of `{name}` because it is borrowed",
+    "move out of `{name}` occurs here",
+)
+MUTABLE_BORROW_TWICE: Final = Message(
+    codes.MUTABLE_BORROW_TWICE,
+    "cannot borrow `{name}` as mutable more than once at a time",
+    "second mutable borrow occurs here",
+)
+SHARED_AND_MUTABLE_BORROW: Final = Message(
+    codes.CONFLICTING_BORROW,
+    "cannot borrow `{name}` as {now} because it is also borrowed as {then}",
+    "{now} borrow occurs here",
+)
+USE_AFTER_MOVE: Final = Message(
+    codes.USE_AFTER_MOVE,
+    "{use} of moved value: `{name}`",
+    "value {used} here after move",
+    notes=(
+        "move occurs because `{name}` has type `{ty}`, which does not implement the `Copy` trait",
+    ),
+)
+MOVED_IN_PREVIOUS_ITERATION: Final = Message(
+    codes.USE_AFTER_MOVE,
+    "use of moved value: `{name}`",
+    "value moved here, in previous iteration of loop",
+    notes=(
+        "move occurs because `{name}` has type `{ty}`, which does not implement the `Copy` trait",
+    ),
+)
+
 # --- written types: elements, aliases, structs, shapes (parser.type_eval) ---
 NOT_AN_ELEMENT_TYPE: Final = Message(
     codes.UNSUPPORTED_TYPE,

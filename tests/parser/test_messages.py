@@ -33,6 +33,7 @@ MIGRATED = (
     "parser/typecheck_calls.py",
     "parser/type_eval.py",
     "parser/prelude",
+    "parser/checks/ownership.py",
 )
 
 
