@@ -1024,6 +1024,146 @@ STATIC_INITIALIZER_NOT_CONSTANT: Final = Message(
     "not a constant initializer",
 )
 
+# --- entry parameters, their roles and the entry's options (parser.entry_signature) ---
+ENTRY_RETURNS_A_VALUE: Final = Message(
+    codes.INVALID_PARAMETER,
+    "kernel entry functions cannot return a value",
+    "remove the return type",
+    help=("write results into a `&mut Tensor` output",),
+)
+POINTER_PARAMETER_NOT_UNSAFE: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "raw pointer parameter `{name}` requires an `unsafe fn` entry",
+    "raw pointer parameter",
+    notes=(
+        "accesses through a raw pointer are not bounds-checked, so the caller "
+        "must promise they stay inside the memory it passes",
+    ),
+    help=("declare the entry `unsafe fn {function}`",),
+)
+PARTITIONED_OUTPUT_OF_PERSISTENT_KERNEL: Final = Message(
+    codes.INVALID_PARAMETER,
+    "`{name}` cannot be a partitioned output of a persistent kernel",
+    "partitioned `&mut Tensor` output",
+    notes=(
+        "a persistent kernel's grid is chosen by the host, so it cannot cover a "
+        "partitioned output's tiles one block each",
+    ),
+    help=("make it a `MappedPartitionMut` too and store with the same indices",),
+)
+UNSUPPORTED_PARAMETER_TYPE: Final = Message(
+    codes.INVALID_PARAMETER,
+    "`{written}` is not a supported entry parameter type",
+    "unsupported parameter",
+    notes=(
+        "entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs, "
+        "scalars or (in an `unsafe fn`) raw pointers `*mut E`",
+    ),
+)
+SUB_BYTE_FLOAT_PARAMETER: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "entry parameter `{name}` has `{elem}` elements (narrower than a byte)",
+    "`{elem}` is {bits} bits wide",
+    notes=("`{elem}` values exist only inside kernels, made by `unpack`",),
+    help=("pass packed bytes (`f4e2m1fnx2` or `u8`) and `unpack` them in the kernel",),
+)
+SUB_BYTE_INTEGER_PARAMETER: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "entry parameter `{name}` has `{elem}` elements (narrower than a byte)",
+    "`{elem}` is {bits} bits wide",
+    notes=("`{elem}` values exist only inside kernels, made by `unpack`",),
+    help=("pass bytes (`u8`) and `unpack` them in the kernel",),
+)
+MAPPED_TILE_SHAPE_DYNAMIC: Final = Message(
+    codes.OUTPUT_SHAPE_DYNAMIC,
+    "the tile shape of mapped output `{name}` must be static",
+    "tile shape [{shape}]",
+    notes=("its stores write whole tiles, which have static shapes",),
+)
+MAP_RANK_MISMATCH: Final = Message(
+    codes.OUTPUT_RANK,
+    "mapped output `{name}`: needs a rank-{rank} map shape",
+    "map shape {map_shape}",
+    notes=("the map has one entry per axis of the tile",),
+)
+MAP_AXIS_NEGATIVE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: map axis {axis} is {group}, not OWNED (0) or positive",
+    "map shape {map_shape}",
+    notes=("0 marks an OWNED axis (each work item spans all of it), n > 0 a group size",),
+)
+MAP_WITHOUT_STREAMED_AXIS: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: the map needs at least one streamed (non-OWNED) axis",
+    "map shape {map_shape}",
+    notes=("0 marks an OWNED axis (each work item spans all of it), n > 0 a group size",),
+)
+MAP_LEADING_AXIS_NOT_ONE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: leading map axis {axis} must be 1, got {group}",
+    "map shape {map_shape}",
+    notes=("the schedule groups only the trailing two streamed axes",),
+)
+MAP_SINGLE_STREAM_NOT_ONE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: a rank-1 stream's map must be [1], got [{group}]",
+    "map shape {map_shape}",
+    notes=("the schedule groups only the trailing two streamed axes",),
+)
+OUTPUT_RANK_OUT_OF_RANGE: Final = Message(
+    codes.OUTPUT_RANK,
+    "partitioned output `{name}` has rank {rank}",
+    "rank {rank} output",
+    notes=("an output is partitioned over the 3-D launch grid, so its rank must be 1, 2 or 3",),
+    help=("reshape the output on the host, or write it through an `unsafe` view",),
+)
+OUTPUT_TILE_DIM_NOT_POSITIVE: Final = Message(
+    codes.TILE_NOT_POWER_OF_TWO,
+    "tile dimension {dim} of output `{name}` is not positive",
+    "tile shape [{shape}]",
+    notes=("for `&mut Tensor<E, S>`, `S` is the tile each block writes",),
+)
+DECLARED_TILE_NOT_POWER_OF_TWO: Final = Message(
+    codes.TILE_NOT_POWER_OF_TWO,
+    "tile dimension {dim} of {what} is not a positive power of two",
+    "tile shape [{shape}]",
+    notes=(
+        "Tile IR tiles have power-of-two extents; the tensor itself may have any "
+        "size (the last tile is masked)",
+    ),
+)
+INPUT_EXTENT_NOT_POSITIVE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "input `{name}` declares extent {extent}",
+    "invalid extent",
+    notes=("extents are positive, or -1 for a dynamic extent",),
+)
+ENTRY_OPTION_TWICE: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "entry option `{key}` is given twice", "repeated option"
+)
+UNKNOWN_ENTRY_OPTION: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "unknown entry option `{key}`",
+    "unknown option",
+    notes=("known options: {known}",),
+)
+ENTRY_OPTION_WITHOUT_VALUE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "entry option `{key}` needs a value",
+    "bare flag",
+    help=("write `{key} = true`",),
+)
+UNCHECKED_ACCESSES_NOT_UNSAFE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`unchecked_accesses = true` requires an `unsafe fn` entry",
+    "declare this function `unsafe fn`",
+)
+ENTRY_OPTION_NOT_BOOL: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "entry option `{key}` takes `true` or `false`",
+    "expected a bool",
+)
+
 # --- entry options: preconditions (parser.preconditions) ---
 PRECONDITION_NEVER_HOLDS: Final = Message(
     codes.INVALID_ENTRY_OPTION, "precondition can never be assumed", "{problem}"

@@ -34,6 +34,7 @@ MIGRATED = (
     "parser/type_eval.py",
     "parser/prelude",
     "parser/checks/ownership.py",
+    "parser/entry_signature.py",
 )
 
 
