@@ -1353,6 +1353,47 @@ POINTER_TILE_NEEDS_POINTER: Final = Message(
     "expected `*mut E`",
 )
 
+# --- the checker itself: constants, fields, indexing, arrays, shape macros (parser.typecheck) ---
+TOO_MANY_ERRORS: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "checking `{function}` stopped after {limit} errors",
+    "in this entry",
+    help=("fix the errors above and compile again",),
+)
+CONST_NOT_CONSTANT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "constant `{name}`: {why}", "not a compile-time constant"
+)
+CONST_VALUE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: constant `{name}` is a `{ty}`, found `{value}`",
+    "expected `{ty}`",
+)
+NO_FIELD_ON_NON_STRUCT: Final = Message(
+    codes.UNKNOWN_METHOD, "no field `{name}` on type `{ty}`", "unknown field"
+)
+INDEX_NOT_CONSTANT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "the index must be a compile-time constant", "not a constant"
+)
+INDEX_OUT_OF_BOUNDS: Final = Message(
+    codes.MISMATCHED_TYPES, "index {index} is out of bounds for length {length}", "out of bounds"
+)
+ARRAY_LENGTH_NOT_CONSTANT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "the length of an array must be a compile-time constant",
+    "not a constant",
+)
+SHAPE_MACRO_ARGUMENT_NOT_INTEGER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "all arguments of `{macro}!` must be compile-time integers",
+    "not a compile-time integer",
+)
+NONE_NEEDS_A_TYPE: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `Option<_>`",
+    "cannot infer the type of this `None`",
+    help=("annotate the binding: `let x: Option<T> = None;`",),
+)
+
 # --- calls: functions, methods, closures and their generics (parser.typecheck_calls) ---
 ENTRY_CALLED: Final = Message(
     codes.UNRESOLVED_NAME,

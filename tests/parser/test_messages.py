@@ -35,6 +35,7 @@ MIGRATED = (
     "parser/prelude",
     "parser/checks/ownership.py",
     "parser/entry_signature.py",
+    "parser/typecheck.py",
 )
 
 
