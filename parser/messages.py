@@ -939,6 +939,58 @@ MISMATCHED_TYPES: Final = Message(
     "expected `{expected}`",
 )
 
+# --- parsing: syntax errors, parse budgets, unsupported syntax, literals (parser.cst_to_ast) ---
+TOO_COSTLY_TO_PARSE: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "this text is too costly to parse",
+    "the parser gave up here",
+    notes=(
+        "the parser may take {base_steps} steps plus one per {bytes_per_step} bytes; "
+        "recovering from the syntax errors before this point takes more",
+    ),
+    help=("fix the syntax errors before this point",),
+)
+PARSE_TOO_SLOW: Final = Message(
+    codes.PARSE_TIME_LIMIT,
+    "parsing took longer than the limit of {limit_ms} ms",
+    "this file did not parse in time",
+)
+SYNTAX_NESTS_TOO_DEEP: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "this code nests deeper than {limit} levels",
+    "nested too deeply",
+    notes=("each syntax-tree level counts: a block, a statement, a call and its arguments",),
+    help=("split the expression with `let`s",),
+)
+EXPECTED_TOKEN: Final = Message(codes.SYNTAX_ERROR, "expected `{token}`", "expected here")
+EXPECTED_SEMICOLON: Final = Message(
+    codes.SYNTAX_ERROR, "expected `;`, found `{token}`", "expected `;` here"
+)
+UNEXPECTED_TOKEN: Final = Message(codes.SYNTAX_ERROR, "unexpected `{token}`", "not valid here")
+NOT_SUPPORTED_IN_KERNELS: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "{what} is not supported in cuTile kernels", "not supported here"
+)
+ENTRY_OPTION_NOT_KEY_VALUE: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "expected `key = value` in the entry options", "not an option"
+)
+MACRO_ARGUMENTS_UNPARSABLE: Final = Message(
+    codes.SYNTAX_ERROR,
+    "cannot parse the arguments of this macro or attribute",
+    "expected comma-separated expressions",
+)
+INTEGER_LITERAL_TOO_LARGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE,
+    "integer literal is too large",
+    "too large for any integer type",
+    notes=("value exceeds limit of `{limit}`",),
+)
+INVALID_FLOAT_SUFFIX: Final = Message(
+    codes.SYNTAX_ERROR,
+    "invalid suffix `{suffix}` for float literal",
+    "invalid suffix `{suffix}`",
+    help=("valid suffixes are `f16`, `f32` and `f64`",),
+)
+
 # --- sources and entries (parser.bracket_scan, parser.program, parser.inline_budget) ---
 NESTED_TOO_DEEP: Final = Message(
     codes.LIMIT_EXCEEDED,

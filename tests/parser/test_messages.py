@@ -36,6 +36,7 @@ MIGRATED = (
     "parser/checks/ownership.py",
     "parser/entry_signature.py",
     "parser/typecheck.py",
+    "parser/cst_to_ast.py",
 )
 
 
