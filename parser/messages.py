@@ -1624,6 +1624,73 @@ UNSUPPORTED_CAST: Final = Message(
     notes=("`as` converts between scalar numbers; for tiles use `convert_tile`",),
 )
 
+# --- debug macros and `Shape`/`Array` literals (parser.typecheck_debug_and_literals) ---
+UNSUPPORTED_FORMAT_STRING: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "unsupported format string: {problem}",
+    "in this format string",
+    help=("write each value as `{{}}`; `{{{{` and `}}}}` print braces",),
+)
+PLACEHOLDER_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "the format string has {wanted} `{{}}` placeholder(s) but {supplied} argument(s) were supplied",
+    "placeholders and arguments differ",
+)
+NOT_PRINTABLE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`cuda_tile_print!` prints scalars and tiles, found `{found}`",
+    "not a scalar or a tile",
+)
+ASSERT_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`cuda_tile_assert!` takes 2 arguments (condition, message) but {supplied} {verb} supplied",
+    "wrong number of arguments",
+)
+ASSERT_CONDITION_NOT_BOOL: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the condition must be a `bool` or a `Tile<bool, ..>`, found `{found}`",
+    "expected `bool`",
+    help=("compare tiles with `eq_tile`, `lt_tile`, ...",),
+)
+NOT_A_STRING_LITERAL: Final = Message(
+    codes.MISMATCHED_TYPES, "{what} must be a string literal", "expected a string literal"
+)
+DIMS_IS_THE_ONLY_FIELD: Final = Message(
+    codes.UNKNOWN_FIELD,
+    "struct `{struct}` has no field named `{name}`",
+    "unknown field",
+    help=("its only field is `dims`",),
+)
+DIMS_FIELD_MISSING: Final = Message(
+    codes.MISSING_FIELD,
+    "missing field `dims` in this struct literal",
+    "`dims` lists the `-1` entries",
+)
+DIMS_FIELD_TWICE: Final = Message(
+    codes.MISSING_FIELD, "field `dims` specified more than once", "`dims` lists the `-1` entries"
+)
+DIMS_NOT_I32_SLICE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `dims` must be an `&[i32]`, found `{found}`",
+    "expected `&[i32]`",
+)
+DIMS_ENTRY_CONTRADICTS_TYPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: entry {axis} of `dims` must be {extent}, as in `{name}<{{{pattern}}}>`",
+    "entry {axis} is {value}",
+    notes=(
+        "`dims` lists the `-1` entries of the const generic, or "
+        "every entry (the static ones are the type's)",
+    ),
+)
+DIMS_COUNT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{name}<{{{pattern}}}>` has {dynamic} runtime (`-1`) {entries}, "
+    "but `dims` lists {count} value{count_plural}",
+    "expected {dynamic} value{dynamic_plural}",
+    notes=("`dims` holds only the `-1` entries of the const generic, in order",),
+)
+
 # --- `None`, `Latency::<N>` and statics (parser.typecheck_memory) ---
 NONE_TYPE_ARG_COUNT: Final = Message(
     codes.GENERIC_ARGUMENT, "`None` takes one type argument", "found {count}"

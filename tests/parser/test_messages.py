@@ -37,6 +37,7 @@ MIGRATED = (
     "parser/entry_signature.py",
     "parser/typecheck.py",
     "parser/cst_to_ast.py",
+    "parser/typecheck_debug_and_literals.py",
 )
 
 
