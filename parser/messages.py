@@ -1,11 +1,14 @@
 """Diagnostic texts, one named entry each beside its code (`parser.codes`).
 
 A `Message` holds the code and the message, label, notes and help as `str.format` templates
-(`{name}` fields, literal braces doubled); `at` fills them in and places the diagnostic.
-Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
-logic that decides to report it. Sections follow the packages that report them; entries
-move here package by package (lowering/ first, then the parser's shared checker messages,
-entry options and arch checks, then the prelude's intrinsics, one module at a time).
+(`{name}` fields, literal braces doubled), and its severity (an error unless it says
+otherwise); `at` fills them in and places the diagnostic. Rules refer to an entry by name, so
+the wording of every diagnostic lives here, not in the logic that decides to report it: no
+module of parser/, lowering/ or service/ builds one with `parser.diagnostics.error` or
+`warning`, nor (in parser/ and lowering/) a `Diagnostic` by hand (tests/parser/test_messages.py
+checks it). What a rule computes (a joined list, a plural, a name) it passes as a field;
+secondary labels, which point at other places, it passes with their text. Sections follow the
+modules that report them.
 """
 
 from __future__ import annotations
