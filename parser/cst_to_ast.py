@@ -17,10 +17,10 @@ import tree_sitter
 import tree_sitter_rust
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.bracket_scan import scan_brackets
 from parser.desugar import hoist_diverging_ifs
-from parser.diagnostics import Diagnostic, DiagnosticSink, error
+from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.spans import SourceFile, Span
 
 Node = tree_sitter.Node
@@ -127,41 +127,22 @@ def _parse_within_budget(
             return None
         at = min(offset, len(data)) + shift
         sink.add(
-            error(
-                codes.LIMIT_EXCEEDED,
-                "this text is too costly to parse",
+            messages.TOO_COSTLY_TO_PARSE.at(
                 Span(source, at, at),
-                "the parser gave up here",
-                notes=(
-                    f"the parser may take {PARSE_STEPS_BASE} steps plus one per "
-                    f"{PARSE_BYTES_PER_STEP} bytes; recovering from the syntax errors "
-                    "before this point takes more",
-                ),
-                help=("fix the syntax errors before this point",),
+                base_steps=PARSE_STEPS_BASE,
+                bytes_per_step=PARSE_BYTES_PER_STEP,
             )
         )
         return None
 
 
 def _too_slow(source: SourceFile, deadline: ParseDeadline) -> Diagnostic:
-    return error(
-        codes.PARSE_TIME_LIMIT,
-        f"parsing took longer than the limit of {deadline.limit_ms} ms",
-        Span(source, 0, 0),
-        "this file did not parse in time",
-    )
+    return messages.PARSE_TOO_SLOW.at(Span(source, 0, 0), limit_ms=deadline.limit_ms)
 
 
 def _too_deep(node: Node, source: SourceFile, shift: int) -> Diagnostic:
     span = Span(source, node.start_byte + shift, node.end_byte + shift)
-    return error(
-        codes.LIMIT_EXCEEDED,
-        f"this code nests deeper than {MAX_NESTING_DEPTH} levels",
-        span,
-        "nested too deeply",
-        notes=("each syntax-tree level counts: a block, a statement, a call and its arguments",),
-        help=("split the expression with `let`s",),
-    )
+    return messages.SYNTAX_NESTS_TOO_DEEP.at(span, limit=MAX_NESTING_DEPTH)
 
 
 # ----------------------------------------------------------------------------- syntax errors
@@ -174,7 +155,7 @@ def _report_syntax_errors(root: Node, source: SourceFile, sink: DiagnosticSink) 
         node = stack.pop()
         if node.is_missing:
             span = Span(source, node.start_byte, node.start_byte)
-            sink.add(error(codes.SYNTAX_ERROR, f"expected `{node.type}`", span, "expected here"))
+            sink.add(messages.EXPECTED_TOKEN.at(span, token=node.type))
             found += 1
         elif node.type == "ERROR":
             sink.add(_syntax_error_at(node, source))
@@ -227,14 +208,9 @@ def _syntax_error_at(node: Node, source: SourceFile) -> Diagnostic:
     ):
         missing = Span(source, len(before), len(before))
         token_span = Span(source, node.start_byte, node.start_byte + len(token.encode()))
-        return error(
-            codes.SYNTAX_ERROR,
-            f"expected `;`, found `{token}`",
-            missing,
-            "expected `;` here",
-            secondary=((token_span, "unexpected token"),),
-        )
-    return error(codes.SYNTAX_ERROR, f"unexpected `{token}`", span, "not valid here")
+        unexpected = ((token_span, "unexpected token"),)
+        return messages.EXPECTED_SEMICOLON.at(missing, unexpected, token=token)
+    return messages.UNEXPECTED_TOKEN.at(span, token=token)
 
 
 def _first_token_text(node: Node, source: SourceFile) -> str:
@@ -316,14 +292,7 @@ class _Converter:
         )
 
     def unsupported(self, node: Node, what: str) -> None:
-        self.sink.add(
-            error(
-                codes.UNSUPPORTED_SYNTAX,
-                f"{what} is not supported in cuTile kernels",
-                self.span(node),
-                "not supported here",
-            )
-        )
+        self.sink.add(messages.NOT_SUPPORTED_IN_KERNELS.at(self.span(node), what=what))
 
     @staticmethod
     def named_children(node: Node) -> list[Node]:
@@ -713,14 +682,7 @@ class _Converter:
             elif isinstance(expr, A.PathExpr):
                 options.append(A.EntryOption(expr.span, expr.name, None))
             else:
-                self.sink.add(
-                    error(
-                        codes.INVALID_ENTRY_OPTION,
-                        "expected `key = value` in the entry options",
-                        expr.span,
-                        "not an option",
-                    )
-                )
+                self.sink.add(messages.ENTRY_OPTION_NOT_KEY_VALUE.at(expr.span))
         return A.EntryAttr(self.span(attr_item), tuple(options))
 
     def _const_item(self, node: Node) -> A.ConstItem:
@@ -774,14 +736,7 @@ class _Converter:
             return ()
         sub = _Converter(self.source, self.sink, shift=shift)
         if tree.root_node.has_error:
-            self.sink.add(
-                error(
-                    codes.SYNTAX_ERROR,
-                    "cannot parse the arguments of this macro or attribute",
-                    self.span(token_tree),
-                    "expected comma-separated expressions",
-                )
-            )
+            self.sink.add(messages.MACRO_ARGUMENTS_UNPARSABLE.at(self.span(token_tree)))
             return ()
         call = _find_first(tree.root_node, "call_expression")
         assert call is not None
@@ -982,15 +937,7 @@ class _Converter:
             return A.IntLit(self.span(node), 0, None)
         value = _int_value(value_text)
         if value is None:
-            self.sink.add(
-                error(
-                    codes.LITERAL_OUT_OF_RANGE,
-                    "integer literal is too large",
-                    self.span(node),
-                    "too large for any integer type",
-                    notes=(f"value exceeds limit of `{_U128_MAX}`",),
-                )
-            )
+            self.sink.add(messages.INTEGER_LITERAL_TOO_LARGE.at(self.span(node), limit=_U128_MAX))
             value = 0
         return A.IntLit(self.span(node), value, suffix)
 
@@ -1000,15 +947,7 @@ class _Converter:
         assert number is not None  # tree-sitter's float literals start with a digit
         suffix = text[number.end() :].lstrip("_") or None
         if suffix is not None and suffix not in _FLOAT_SUFFIXES:
-            self.sink.add(
-                error(
-                    codes.SYNTAX_ERROR,
-                    f"invalid suffix `{_short(suffix)}` for float literal",
-                    self.span(node),
-                    f"invalid suffix `{_short(suffix)}`",
-                    help=("valid suffixes are `f16`, `f32` and `f64`",),
-                )
-            )
+            self.sink.add(messages.INVALID_FLOAT_SUFFIX.at(self.span(node), suffix=_short(suffix)))
             suffix = None
         return A.FloatLit(self.span(node), float(number.group().replace("_", "")), suffix)
 

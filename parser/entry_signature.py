@@ -13,8 +13,8 @@ import enum
 from dataclasses import dataclass, replace
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import DiagnosticSink, error
+from parser import messages
+from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.optimization_hints import ArchHints, parse_optimization_hints
 from parser.preconditions import Precondition, parse_preconditions
 from parser.type_eval import TypeResolver, eval_const
@@ -104,15 +104,7 @@ def check_entry_signature(
     )
     _check_pointer_params(function, params, sink)
     if function.return_type is not None:
-        sink.add(
-            error(
-                codes.INVALID_PARAMETER,
-                "kernel entry functions cannot return a value",
-                function.return_type.span,
-                "remove the return type",
-                help=("write results into a `&mut Tensor` output",),
-            )
-        )
+        sink.add(messages.ENTRY_RETURNS_A_VALUE.at(function.return_type.span))
     options = _entry_options(function, resolver, sink)
     options = _with_preconditions(function, params, options, sink)
     _check_single_grid(params, sink)
@@ -131,18 +123,10 @@ def _check_pointer_params(
         return
     for param in params:
         if param.role is ParamRole.POINTER:
+            not_unsafe = ((function.name_span, "this entry is not `unsafe`"),)
             sink.add(
-                error(
-                    codes.UNSAFE_REQUIRED,
-                    f"raw pointer parameter `{param.name}` requires an `unsafe fn` entry",
-                    param.type_span,
-                    "raw pointer parameter",
-                    secondary=((function.name_span, "this entry is not `unsafe`"),),
-                    notes=(
-                        "accesses through a raw pointer are not bounds-checked, so the caller "
-                        "must promise they stay inside the memory it passes",
-                    ),
-                    help=(f"declare the entry `unsafe fn {function.name}`",),
+                messages.POINTER_PARAMETER_NOT_UNSAFE.at(
+                    param.type_span, not_unsafe, name=param.name, function=function.name
                 )
             )
 
@@ -153,18 +137,10 @@ def _check_single_grid(params: tuple[EntryParam, ...], sink: DiagnosticSink) -> 
     mapped = [p for p in params if p.role is ParamRole.MAPPED_OUTPUT]
     plain = [p for p in params if p.role is ParamRole.OUTPUT]
     if mapped and plain:
+        persistent = ((mapped[0].span, "this output makes the kernel persistent"),)
         sink.add(
-            error(
-                codes.INVALID_PARAMETER,
-                f"`{plain[0].name}` cannot be a partitioned output of a persistent kernel",
-                plain[0].span,
-                "partitioned `&mut Tensor` output",
-                secondary=((mapped[0].span, "this output makes the kernel persistent"),),
-                notes=(
-                    "a persistent kernel's grid is chosen by the host, so it cannot cover a "
-                    "partitioned output's tiles one block each",
-                ),
-                help=("make it a `MappedPartitionMut` too and store with the same indices",),
+            messages.PARTITIONED_OUTPUT_OF_PERSISTENT_KERNEL.at(
+                plain[0].span, persistent, name=plain[0].name
             )
         )
 
@@ -189,18 +165,7 @@ def _entry_param(
             return EntryParam(index, param.name, ParamRole.OUTPUT, ty, param.span) if ok else None
         ok = _check_input(param, ty.inner, sink)
         return EntryParam(index, param.name, ParamRole.INPUT, ty, param.span) if ok else None
-    sink.add(
-        error(
-            codes.INVALID_PARAMETER,
-            f"`{param.type.span.text}` is not a supported entry parameter type",
-            param.type.span,
-            "unsupported parameter",
-            notes=(
-                "entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs, "
-                "scalars or (in an `unsafe fn`) raw pointers `*mut E`",
-            ),
-        )
-    )
+    sink.add(messages.UNSUPPORTED_PARAMETER_TYPE.at(param.type.span, written=param.type.span.text))
     return None
 
 
@@ -209,20 +174,10 @@ def _addressable(param: A.Param, ty: SemType, sink: DiagnosticSink) -> bool:
     elem = element_of(ty) or (ty.elem if isinstance(ty, (PointerTy, MappedTy)) else None)
     if elem is None or elem.addressable:
         return True
-    sink.add(
-        error(
-            codes.UNSUPPORTED_TYPE,
-            f"entry parameter `{param.name}` has `{elem}` elements (narrower than a byte)",
-            param.type.span,
-            f"`{elem}` is {elem.bits} bits wide",
-            notes=(f"`{elem}` values exist only inside kernels, made by `unpack`",),
-            help=(
-                "pass packed bytes (`f4e2m1fnx2` or `u8`) and `unpack` them in the kernel"
-                if elem.is_float
-                else "pass bytes (`u8`) and `unpack` them in the kernel",
-            ),
-        )
+    entry = (
+        messages.SUB_BYTE_FLOAT_PARAMETER if elem.is_float else messages.SUB_BYTE_INTEGER_PARAMETER
     )
+    sink.add(entry.at(param.type.span, name=param.name, elem=elem, bits=elem.bits))
     return False
 
 
@@ -236,85 +191,53 @@ def _check_mapped(param: A.Param, mapped: MappedTy, sink: DiagnosticSink) -> boo
         return False
     if DYNAMIC in tile.shape:
         sink.add(
-            error(
-                codes.OUTPUT_SHAPE_DYNAMIC,
-                f"the tile shape of mapped output `{param.name}` must be static",
-                param.type.span,
-                f"tile shape [{', '.join(map(str, tile.shape))}]",
-                notes=("its stores write whole tiles, which have static shapes",),
+            messages.MAPPED_TILE_SHAPE_DYNAMIC.at(
+                param.type.span, name=param.name, shape=", ".join(map(str, tile.shape))
             )
         )
         return False
     if not check_tile_shape(tile.shape, param.type.span, f"output `{param.name}`", sink):
         return False
-    problem = _map_problem(mapped)
+    problem = _map_problem(param, mapped)
     if problem is None:
         return True
-    code, message, note = problem
-    sink.add(
-        error(
-            code,
-            f"mapped output `{param.name}`: {message}",
-            param.type.span,
-            f"map shape {list(mapped.map_shape)}",
-            notes=(note,),
-        )
-    )
+    sink.add(problem)
     return False
 
 
-def _map_problem(mapped: MappedTy) -> tuple[codes.DiagnosticCode, str, str] | None:
+def _map_problem(param: A.Param, mapped: MappedTy) -> Diagnostic | None:
     groups = mapped.map_shape
-    rank_note = "the map has one entry per axis of the tile"
+    where = {"name": param.name, "map_shape": list(groups)}
     if len(groups) != mapped.rank:
-        return codes.OUTPUT_RANK, f"needs a rank-{mapped.rank} map shape", rank_note
-    owned_note = "0 marks an OWNED axis (each work item spans all of it), n > 0 a group size"
+        return messages.MAP_RANK_MISMATCH.at(param.type.span, rank=mapped.rank, **where)
     negative = next((a for a, g in enumerate(groups) if g < 0), None)
     if negative is not None:
-        message = f"map axis {negative} is {groups[negative]}, not OWNED (0) or positive"
-        return codes.GENERIC_ARGUMENT, message, owned_note
+        return messages.MAP_AXIS_NEGATIVE.at(
+            param.type.span, axis=negative, group=groups[negative], **where
+        )
     streamed = [g for g in groups if g != 0]
     if not streamed:
-        message = "the map needs at least one streamed (non-OWNED) axis"
-        return codes.GENERIC_ARGUMENT, message, owned_note
+        return messages.MAP_WITHOUT_STREAMED_AXIS.at(param.type.span, **where)
     leading = next((a for a, g in enumerate(streamed[:-2]) if g != 1), None)
-    swizzle_note = "the schedule groups only the trailing two streamed axes"
     if leading is not None:
-        message = f"leading map axis {leading} must be 1, got {streamed[leading]}"
-        return codes.GENERIC_ARGUMENT, message, swizzle_note
+        return messages.MAP_LEADING_AXIS_NOT_ONE.at(
+            param.type.span, axis=leading, group=streamed[leading], **where
+        )
     if len(streamed) == 1 and streamed != [1]:
-        message = f"a rank-1 stream's map must be [1], got [{streamed[0]}]"
-        return codes.GENERIC_ARGUMENT, message, swizzle_note
+        return messages.MAP_SINGLE_STREAM_NOT_ONE.at(param.type.span, group=streamed[0], **where)
     return None
 
 
 def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool:
     span = param.type.span
     if not 1 <= tensor.rank <= MAX_OUTPUT_RANK:
-        sink.add(
-            error(
-                codes.OUTPUT_RANK,
-                f"partitioned output `{param.name}` has rank {tensor.rank}",
-                span,
-                f"rank {tensor.rank} output",
-                notes=(
-                    "an output is partitioned over the 3-D launch grid, so its rank must be "
-                    "1, 2 or 3",
-                ),
-                help=("reshape the output on the host, or write it through an `unsafe` view",),
-            )
-        )
+        sink.add(messages.OUTPUT_RANK_OUT_OF_RANGE.at(span, name=param.name, rank=tensor.rank))
         return False
     bad = [d for d in tensor.shape if d <= 0 and d != DYNAMIC]
     if bad:
+        shape = ", ".join(map(str, tensor.shape))
         sink.add(
-            error(
-                codes.TILE_NOT_POWER_OF_TWO,
-                f"tile dimension {bad[0]} of output `{param.name}` is not positive",
-                span,
-                f"tile shape [{', '.join(map(str, tensor.shape))}]",
-                notes=("for `&mut Tensor<E, S>`, `S` is the tile each block writes",),
-            )
+            messages.OUTPUT_TILE_DIM_NOT_POSITIVE.at(span, dim=bad[0], name=param.name, shape=shape)
         )
         return False
     return True
@@ -323,17 +246,9 @@ def _check_output(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> boo
 def check_tile_shape(shape: tuple[int, ...], span: A.Span, what: str, sink: DiagnosticSink) -> bool:
     bad = [d for d in shape if not is_power_of_two(d)]
     if bad:
+        shown = ", ".join(map(str, shape))
         sink.add(
-            error(
-                codes.TILE_NOT_POWER_OF_TWO,
-                f"tile dimension {bad[0]} of {what} is not a positive power of two",
-                span,
-                f"tile shape [{', '.join(map(str, shape))}]",
-                notes=(
-                    "Tile IR tiles have power-of-two extents; the tensor itself may have any "
-                    "size (the last tile is masked)",
-                ),
-            )
+            messages.DECLARED_TILE_NOT_POWER_OF_TWO.at(span, dim=bad[0], what=what, shape=shown)
         )
         return False
     return True
@@ -343,13 +258,7 @@ def _check_input(param: A.Param, tensor: TensorTy, sink: DiagnosticSink) -> bool
     bad = [d for d in tensor.shape if d != DYNAMIC and d <= 0]
     if bad:
         sink.add(
-            error(
-                codes.GENERIC_ARGUMENT,
-                f"input `{param.name}` declares extent {bad[0]}",
-                param.type.span,
-                "invalid extent",
-                notes=("extents are positive, or -1 for a dynamic extent",),
-            )
+            messages.INPUT_EXTENT_NOT_POSITIVE.at(param.type.span, name=param.name, extent=bad[0])
         )
         return False
     return True
@@ -388,36 +297,17 @@ def _entry_options(
     seen: set[str] = set()
     for option in function.entry.options:
         if option.key in seen:
-            sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    f"entry option `{option.key}` is given twice",
-                    option.span,
-                    "repeated option",
-                )
-            )
+            sink.add(messages.ENTRY_OPTION_TWICE.at(option.span, key=option.key))
             continue
         seen.add(option.key)
         if option.key not in _KNOWN_OPTIONS:
             sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    f"unknown entry option `{option.key}`",
-                    option.span,
-                    "unknown option",
-                    notes=("known options: " + ", ".join(_KNOWN_OPTIONS),),
+                messages.UNKNOWN_ENTRY_OPTION.at(
+                    option.span, key=option.key, known=", ".join(_KNOWN_OPTIONS)
                 )
             )
         elif option.value is None:
-            sink.add(
-                error(
-                    codes.INVALID_ENTRY_OPTION,
-                    f"entry option `{option.key}` needs a value",
-                    option.span,
-                    "bare flag",
-                    help=(f"write `{option.key} = true`",),
-                )
-            )
+            sink.add(messages.ENTRY_OPTION_WITHOUT_VALUE.at(option.span, key=option.key))
         elif option.key in _BOOL_OPTIONS:
             value = _bool_option(option, resolver, sink)
             if value is not None:
@@ -426,14 +316,7 @@ def _entry_options(
             hints = parse_optimization_hints(option.value, resolver.env, sink)
     unchecked = values.get("unchecked_accesses", False)
     if unchecked and not function.is_unsafe:
-        sink.add(
-            error(
-                codes.INVALID_ENTRY_OPTION,
-                "`unchecked_accesses = true` requires an `unsafe fn` entry",
-                function.name_span,
-                "declare this function `unsafe fn`",
-            )
-        )
+        sink.add(messages.UNCHECKED_ACCESSES_NOT_UNSAFE.at(function.name_span))
     return EntryOptions(
         unchecked, values.get("deny_in_kernel_checks", False), optimization_hints=hints
     )
@@ -449,12 +332,5 @@ def _bool_option(
         value = None
     if isinstance(value, bool):
         return value
-    sink.add(
-        error(
-            codes.INVALID_ENTRY_OPTION,
-            f"entry option `{option.key}` takes `true` or `false`",
-            option.value.span,
-            "expected a bool",
-        )
-    )
+    sink.add(messages.ENTRY_OPTION_NOT_BOOL.at(option.value.span, key=option.key))
     return None

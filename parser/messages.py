@@ -1,11 +1,14 @@
 """Diagnostic texts, one named entry each beside its code (`parser.codes`).
 
 A `Message` holds the code and the message, label, notes and help as `str.format` templates
-(`{name}` fields, literal braces doubled); `at` fills them in and places the diagnostic.
-Rules refer to an entry by name, so the wording of every diagnostic lives here, not in the
-logic that decides to report it. Sections follow the packages that report them; entries
-move here package by package (lowering/ first, then the parser's shared checker messages,
-entry options and arch checks, then the prelude's intrinsics, one module at a time).
+(`{name}` fields, literal braces doubled), and its severity (an error unless it says
+otherwise); `at` fills them in and places the diagnostic. Rules refer to an entry by name, so
+the wording of every diagnostic lives here, not in the logic that decides to report it: no
+module of parser/, lowering/ or service/ builds one with `parser.diagnostics.error` or
+`warning`, nor (in parser/ and lowering/) a `Diagnostic` by hand (tests/parser/test_messages.py
+checks it). What a rule computes (a joined list, a plural, a name) it passes as a field;
+secondary labels, which point at other places, it passes with their text. Sections follow the
+modules that report them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Final
 
 from parser import codes
 from parser.codes import DiagnosticCode
-from parser.diagnostics import Diagnostic, error
+from parser.diagnostics import Diagnostic, Label, Severity
 from parser.spans import Span
 
 
@@ -26,6 +29,7 @@ class Message:
     label: str = ""
     notes: tuple[str, ...] = ()
     help: tuple[str, ...] = ()
+    severity: Severity = Severity.ERROR
 
     def at(
         self,
@@ -34,16 +38,18 @@ class Message:
         suggestions: tuple[str, ...] = (),
         **fields: object,
     ) -> Diagnostic:
-        """The error this entry reports at `span`, its templates filled from `fields`;
-        `suggestions` (computed help, such as a similar name) follow the entry's help."""
-        return error(
+        """The diagnostic this entry reports at `span` (an error unless its severity says
+        otherwise), its templates filled from `fields`; `secondary` labels follow the primary
+        one, and `suggestions` (computed help, such as a similar name) the entry's help."""
+        labels = () if span is None else (Label(span, self.label.format(**fields), primary=True),)
+        labels += tuple(Label(s, text) for s, text in secondary)
+        return Diagnostic(
+            self.severity,
             self.code,
             self.text.format(**fields),
-            span,
-            self.label.format(**fields),
-            secondary=secondary,
-            notes=tuple(note.format(**fields) for note in self.notes),
-            help=(*(text.format(**fields) for text in self.help), *suggestions),
+            labels,
+            tuple(note.format(**fields) for note in self.notes),
+            (*(text.format(**fields) for text in self.help), *suggestions),
         )
 
 
@@ -936,6 +942,58 @@ MISMATCHED_TYPES: Final = Message(
     "expected `{expected}`",
 )
 
+# --- parsing: syntax errors, parse budgets, unsupported syntax, literals (parser.cst_to_ast) ---
+TOO_COSTLY_TO_PARSE: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "this text is too costly to parse",
+    "the parser gave up here",
+    notes=(
+        "the parser may take {base_steps} steps plus one per {bytes_per_step} bytes; "
+        "recovering from the syntax errors before this point takes more",
+    ),
+    help=("fix the syntax errors before this point",),
+)
+PARSE_TOO_SLOW: Final = Message(
+    codes.PARSE_TIME_LIMIT,
+    "parsing took longer than the limit of {limit_ms} ms",
+    "this file did not parse in time",
+)
+SYNTAX_NESTS_TOO_DEEP: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "this code nests deeper than {limit} levels",
+    "nested too deeply",
+    notes=("each syntax-tree level counts: a block, a statement, a call and its arguments",),
+    help=("split the expression with `let`s",),
+)
+EXPECTED_TOKEN: Final = Message(codes.SYNTAX_ERROR, "expected `{token}`", "expected here")
+EXPECTED_SEMICOLON: Final = Message(
+    codes.SYNTAX_ERROR, "expected `;`, found `{token}`", "expected `;` here"
+)
+UNEXPECTED_TOKEN: Final = Message(codes.SYNTAX_ERROR, "unexpected `{token}`", "not valid here")
+NOT_SUPPORTED_IN_KERNELS: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "{what} is not supported in cuTile kernels", "not supported here"
+)
+ENTRY_OPTION_NOT_KEY_VALUE: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "expected `key = value` in the entry options", "not an option"
+)
+MACRO_ARGUMENTS_UNPARSABLE: Final = Message(
+    codes.SYNTAX_ERROR,
+    "cannot parse the arguments of this macro or attribute",
+    "expected comma-separated expressions",
+)
+INTEGER_LITERAL_TOO_LARGE: Final = Message(
+    codes.LITERAL_OUT_OF_RANGE,
+    "integer literal is too large",
+    "too large for any integer type",
+    notes=("value exceeds limit of `{limit}`",),
+)
+INVALID_FLOAT_SUFFIX: Final = Message(
+    codes.SYNTAX_ERROR,
+    "invalid suffix `{suffix}` for float literal",
+    "invalid suffix `{suffix}`",
+    help=("valid suffixes are `f16`, `f32` and `f64`",),
+)
+
 # --- sources and entries (parser.bracket_scan, parser.program, parser.inline_budget) ---
 NESTED_TOO_DEEP: Final = Message(
     codes.LIMIT_EXCEEDED,
@@ -1021,6 +1079,146 @@ STATIC_INITIALIZER_NOT_CONSTANT: Final = Message(
     "not a constant initializer",
 )
 
+# --- entry parameters, their roles and the entry's options (parser.entry_signature) ---
+ENTRY_RETURNS_A_VALUE: Final = Message(
+    codes.INVALID_PARAMETER,
+    "kernel entry functions cannot return a value",
+    "remove the return type",
+    help=("write results into a `&mut Tensor` output",),
+)
+POINTER_PARAMETER_NOT_UNSAFE: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "raw pointer parameter `{name}` requires an `unsafe fn` entry",
+    "raw pointer parameter",
+    notes=(
+        "accesses through a raw pointer are not bounds-checked, so the caller "
+        "must promise they stay inside the memory it passes",
+    ),
+    help=("declare the entry `unsafe fn {function}`",),
+)
+PARTITIONED_OUTPUT_OF_PERSISTENT_KERNEL: Final = Message(
+    codes.INVALID_PARAMETER,
+    "`{name}` cannot be a partitioned output of a persistent kernel",
+    "partitioned `&mut Tensor` output",
+    notes=(
+        "a persistent kernel's grid is chosen by the host, so it cannot cover a "
+        "partitioned output's tiles one block each",
+    ),
+    help=("make it a `MappedPartitionMut` too and store with the same indices",),
+)
+UNSUPPORTED_PARAMETER_TYPE: Final = Message(
+    codes.INVALID_PARAMETER,
+    "`{written}` is not a supported entry parameter type",
+    "unsupported parameter",
+    notes=(
+        "entry parameters are `&mut Tensor<E, S>` outputs, `&Tensor<E, S>` inputs, "
+        "scalars or (in an `unsafe fn`) raw pointers `*mut E`",
+    ),
+)
+SUB_BYTE_FLOAT_PARAMETER: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "entry parameter `{name}` has `{elem}` elements (narrower than a byte)",
+    "`{elem}` is {bits} bits wide",
+    notes=("`{elem}` values exist only inside kernels, made by `unpack`",),
+    help=("pass packed bytes (`f4e2m1fnx2` or `u8`) and `unpack` them in the kernel",),
+)
+SUB_BYTE_INTEGER_PARAMETER: Final = Message(
+    codes.UNSUPPORTED_TYPE,
+    "entry parameter `{name}` has `{elem}` elements (narrower than a byte)",
+    "`{elem}` is {bits} bits wide",
+    notes=("`{elem}` values exist only inside kernels, made by `unpack`",),
+    help=("pass bytes (`u8`) and `unpack` them in the kernel",),
+)
+MAPPED_TILE_SHAPE_DYNAMIC: Final = Message(
+    codes.OUTPUT_SHAPE_DYNAMIC,
+    "the tile shape of mapped output `{name}` must be static",
+    "tile shape [{shape}]",
+    notes=("its stores write whole tiles, which have static shapes",),
+)
+MAP_RANK_MISMATCH: Final = Message(
+    codes.OUTPUT_RANK,
+    "mapped output `{name}`: needs a rank-{rank} map shape",
+    "map shape {map_shape}",
+    notes=("the map has one entry per axis of the tile",),
+)
+MAP_AXIS_NEGATIVE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: map axis {axis} is {group}, not OWNED (0) or positive",
+    "map shape {map_shape}",
+    notes=("0 marks an OWNED axis (each work item spans all of it), n > 0 a group size",),
+)
+MAP_WITHOUT_STREAMED_AXIS: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: the map needs at least one streamed (non-OWNED) axis",
+    "map shape {map_shape}",
+    notes=("0 marks an OWNED axis (each work item spans all of it), n > 0 a group size",),
+)
+MAP_LEADING_AXIS_NOT_ONE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: leading map axis {axis} must be 1, got {group}",
+    "map shape {map_shape}",
+    notes=("the schedule groups only the trailing two streamed axes",),
+)
+MAP_SINGLE_STREAM_NOT_ONE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "mapped output `{name}`: a rank-1 stream's map must be [1], got [{group}]",
+    "map shape {map_shape}",
+    notes=("the schedule groups only the trailing two streamed axes",),
+)
+OUTPUT_RANK_OUT_OF_RANGE: Final = Message(
+    codes.OUTPUT_RANK,
+    "partitioned output `{name}` has rank {rank}",
+    "rank {rank} output",
+    notes=("an output is partitioned over the 3-D launch grid, so its rank must be 1, 2 or 3",),
+    help=("reshape the output on the host, or write it through an `unsafe` view",),
+)
+OUTPUT_TILE_DIM_NOT_POSITIVE: Final = Message(
+    codes.TILE_NOT_POWER_OF_TWO,
+    "tile dimension {dim} of output `{name}` is not positive",
+    "tile shape [{shape}]",
+    notes=("for `&mut Tensor<E, S>`, `S` is the tile each block writes",),
+)
+DECLARED_TILE_NOT_POWER_OF_TWO: Final = Message(
+    codes.TILE_NOT_POWER_OF_TWO,
+    "tile dimension {dim} of {what} is not a positive power of two",
+    "tile shape [{shape}]",
+    notes=(
+        "Tile IR tiles have power-of-two extents; the tensor itself may have any "
+        "size (the last tile is masked)",
+    ),
+)
+INPUT_EXTENT_NOT_POSITIVE: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "input `{name}` declares extent {extent}",
+    "invalid extent",
+    notes=("extents are positive, or -1 for a dynamic extent",),
+)
+ENTRY_OPTION_TWICE: Final = Message(
+    codes.INVALID_ENTRY_OPTION, "entry option `{key}` is given twice", "repeated option"
+)
+UNKNOWN_ENTRY_OPTION: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "unknown entry option `{key}`",
+    "unknown option",
+    notes=("known options: {known}",),
+)
+ENTRY_OPTION_WITHOUT_VALUE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "entry option `{key}` needs a value",
+    "bare flag",
+    help=("write `{key} = true`",),
+)
+UNCHECKED_ACCESSES_NOT_UNSAFE: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "`unchecked_accesses = true` requires an `unsafe fn` entry",
+    "declare this function `unsafe fn`",
+)
+ENTRY_OPTION_NOT_BOOL: Final = Message(
+    codes.INVALID_ENTRY_OPTION,
+    "entry option `{key}` takes `true` or `false`",
+    "expected a bool",
+)
+
 # --- entry options: preconditions (parser.preconditions) ---
 PRECONDITION_NEVER_HOLDS: Final = Message(
     codes.INVALID_ENTRY_OPTION, "precondition can never be assumed", "{problem}"
@@ -1092,6 +1290,79 @@ ARCH_LACKS_ELEMENT: Final = Message(
     help=("compile for sm_{needed} or newer",),
 )
 
+# --- ownership, borrows and `unsafe` (parser.checks.ownership) ---
+MUTABLE_BORROW_BEHIND_SHARED_REFERENCE: Final = Message(
+    codes.MUTATE_SHARED,
+    "cannot borrow `*{name}` as mutable, as it is behind a `&` reference",
+    "`{name}` is a `&` reference, so the data it refers to cannot be borrowed as mutable",
+    help=("consider changing this to be a mutable reference: `&mut Tensor<..>`",),
+)
+UNSAFE_CALL_OUTSIDE_UNSAFE: Final = Message(
+    codes.UNSAFE_REQUIRED,
+    "call to unsafe function `{function}` is unsafe and requires unsafe block",
+    "call to unsafe function",
+    notes=(
+        "consult the function's documentation for information on how to avoid undefined behavior",
+    ),
+    help=("wrap the call in `unsafe {{ .. }}`, or declare this function `unsafe fn`",),
+)
+RAW_ACCESS_OUTSIDE_UNSAFE: Final = Message(
+    codes.RAW_MEMORY_ACCESS,
+    "`{function}` accesses memory that no bounds check covers",
+    "raw memory access outside `unsafe`",
+    notes=(
+        "cuTile Rust allows it in safe code; the kernel's launch contract is "
+        "marked unchecked, so the host launches it only with "
+        "`allow_unchecked=True`",
+    ),
+    help=("wrap the access in `unsafe {{ .. }}` to mark it",),
+    severity=Severity.WARNING,
+)
+UNNECESSARY_UNSAFE: Final = Message(
+    codes.UNUSED_UNSAFE,
+    "unnecessary `unsafe` block",
+    "unnecessary `unsafe` block",
+    notes=("`#[warn(unused_unsafe)]` on by default",),
+    severity=Severity.WARNING,
+)
+RETURN_REFERENCE_TO_LOCAL: Final = Message(
+    codes.RETURN_LOCAL_REFERENCE,
+    "cannot return reference to local variable `{name}`",
+    "returns a reference to data owned by the current function",
+    help=("return `{name}` itself (by value)",),
+)
+MOVE_OUT_WHILE_BORROWED: Final = Message(
+    codes.MOVE_WHILE_BORROWED,
+    "cannot move out of `{name}` because it is borrowed",
+    "move out of `{name}` occurs here",
+)
+MUTABLE_BORROW_TWICE: Final = Message(
+    codes.MUTABLE_BORROW_TWICE,
+    "cannot borrow `{name}` as mutable more than once at a time",
+    "second mutable borrow occurs here",
+)
+SHARED_AND_MUTABLE_BORROW: Final = Message(
+    codes.CONFLICTING_BORROW,
+    "cannot borrow `{name}` as {now} because it is also borrowed as {then}",
+    "{now} borrow occurs here",
+)
+USE_AFTER_MOVE: Final = Message(
+    codes.USE_AFTER_MOVE,
+    "{use} of moved value: `{name}`",
+    "value {used} here after move",
+    notes=(
+        "move occurs because `{name}` has type `{ty}`, which does not implement the `Copy` trait",
+    ),
+)
+MOVED_IN_PREVIOUS_ITERATION: Final = Message(
+    codes.USE_AFTER_MOVE,
+    "use of moved value: `{name}`",
+    "value moved here, in previous iteration of loop",
+    notes=(
+        "move occurs because `{name}` has type `{ty}`, which does not implement the `Copy` trait",
+    ),
+)
+
 # --- written types: elements, aliases, structs, shapes (parser.type_eval) ---
 NOT_AN_ELEMENT_TYPE: Final = Message(
     codes.UNSUPPORTED_TYPE,
@@ -1135,6 +1406,47 @@ POINTER_TILE_NEEDS_POINTER: Final = Message(
     codes.GENERIC_ARGUMENT,
     "the first argument of `PointerTile` is a raw pointer type",
     "expected `*mut E`",
+)
+
+# --- the checker itself: constants, fields, indexing, arrays, shape macros (parser.typecheck) ---
+TOO_MANY_ERRORS: Final = Message(
+    codes.LIMIT_EXCEEDED,
+    "checking `{function}` stopped after {limit} errors",
+    "in this entry",
+    help=("fix the errors above and compile again",),
+)
+CONST_NOT_CONSTANT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "constant `{name}`: {why}", "not a compile-time constant"
+)
+CONST_VALUE_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: constant `{name}` is a `{ty}`, found `{value}`",
+    "expected `{ty}`",
+)
+NO_FIELD_ON_NON_STRUCT: Final = Message(
+    codes.UNKNOWN_METHOD, "no field `{name}` on type `{ty}`", "unknown field"
+)
+INDEX_NOT_CONSTANT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX, "the index must be a compile-time constant", "not a constant"
+)
+INDEX_OUT_OF_BOUNDS: Final = Message(
+    codes.MISMATCHED_TYPES, "index {index} is out of bounds for length {length}", "out of bounds"
+)
+ARRAY_LENGTH_NOT_CONSTANT: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "the length of an array must be a compile-time constant",
+    "not a constant",
+)
+SHAPE_MACRO_ARGUMENT_NOT_INTEGER: Final = Message(
+    codes.GENERIC_ARGUMENT,
+    "all arguments of `{macro}!` must be compile-time integers",
+    "not a compile-time integer",
+)
+NONE_NEEDS_A_TYPE: Final = Message(
+    codes.TYPE_ANNOTATION_NEEDED,
+    "type annotations needed for `Option<_>`",
+    "cannot infer the type of this `None`",
+    help=("annotate the binding: `let x: Option<T> = None;`",),
 )
 
 # --- calls: functions, methods, closures and their generics (parser.typecheck_calls) ---
@@ -1313,6 +1625,73 @@ UNSUPPORTED_CAST: Final = Message(
     "cannot cast `{source}` as `{target}`",
     "unsupported cast",
     notes=("`as` converts between scalar numbers; for tiles use `convert_tile`",),
+)
+
+# --- debug macros and `Shape`/`Array` literals (parser.typecheck_debug_and_literals) ---
+UNSUPPORTED_FORMAT_STRING: Final = Message(
+    codes.UNSUPPORTED_SYNTAX,
+    "unsupported format string: {problem}",
+    "in this format string",
+    help=("write each value as `{{}}`; `{{{{` and `}}}}` print braces",),
+)
+PLACEHOLDER_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "the format string has {wanted} `{{}}` placeholder(s) but {supplied} argument(s) were supplied",
+    "placeholders and arguments differ",
+)
+NOT_PRINTABLE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "`cuda_tile_print!` prints scalars and tiles, found `{found}`",
+    "not a scalar or a tile",
+)
+ASSERT_ARG_COUNT: Final = Message(
+    codes.WRONG_ARG_COUNT,
+    "`cuda_tile_assert!` takes 2 arguments (condition, message) but {supplied} {verb} supplied",
+    "wrong number of arguments",
+)
+ASSERT_CONDITION_NOT_BOOL: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: the condition must be a `bool` or a `Tile<bool, ..>`, found `{found}`",
+    "expected `bool`",
+    help=("compare tiles with `eq_tile`, `lt_tile`, ...",),
+)
+NOT_A_STRING_LITERAL: Final = Message(
+    codes.MISMATCHED_TYPES, "{what} must be a string literal", "expected a string literal"
+)
+DIMS_IS_THE_ONLY_FIELD: Final = Message(
+    codes.UNKNOWN_FIELD,
+    "struct `{struct}` has no field named `{name}`",
+    "unknown field",
+    help=("its only field is `dims`",),
+)
+DIMS_FIELD_MISSING: Final = Message(
+    codes.MISSING_FIELD,
+    "missing field `dims` in this struct literal",
+    "`dims` lists the `-1` entries",
+)
+DIMS_FIELD_TWICE: Final = Message(
+    codes.MISSING_FIELD, "field `dims` specified more than once", "`dims` lists the `-1` entries"
+)
+DIMS_NOT_I32_SLICE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `dims` must be an `&[i32]`, found `{found}`",
+    "expected `&[i32]`",
+)
+DIMS_ENTRY_CONTRADICTS_TYPE: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: entry {axis} of `dims` must be {extent}, as in `{name}<{{{pattern}}}>`",
+    "entry {axis} is {value}",
+    notes=(
+        "`dims` lists the `-1` entries of the const generic, or "
+        "every entry (the static ones are the type's)",
+    ),
+)
+DIMS_COUNT_MISMATCH: Final = Message(
+    codes.MISMATCHED_TYPES,
+    "mismatched types: `{name}<{{{pattern}}}>` has {dynamic} runtime (`-1`) {entries}, "
+    "but `dims` lists {count} value{count_plural}",
+    "expected {dynamic} value{dynamic_plural}",
+    notes=("`dims` holds only the `-1` entries of the const generic, in order",),
 )
 
 # --- `None`, `Latency::<N>` and statics (parser.typecheck_memory) ---

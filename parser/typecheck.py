@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import describe, mismatch, unresolved, unsupported
 from parser.checker_state import Frame, LiteralHints
-from parser.diagnostics import Diagnostic, DiagnosticSink, error
+from parser.diagnostics import Diagnostic, DiagnosticSink
 from parser.entry_signature import check_entry_signature, check_tile_shape
 from parser.inline_budget import InlineBudget
 from parser.program import Program
@@ -118,13 +118,7 @@ def typecheck_entry(
 
 
 def _too_many_errors(function: A.Function) -> Diagnostic:
-    return error(
-        codes.LIMIT_EXCEEDED,
-        f"checking `{function.name}` stopped after {MAX_ERRORS} errors",
-        function.name_span,
-        "in this entry",
-        help=("fix the errors above and compile again",),
-    )
+    return messages.TOO_MANY_ERRORS.at(function.name_span, function=function.name, limit=MAX_ERRORS)
 
 
 def _small_index(name: str) -> bool:
@@ -141,14 +135,7 @@ def module_consts(
             try:
                 consts[item.name] = eval_const(item.value, TypeEnv(generics, consts))
             except NotConstant as exc:
-                sink.add(
-                    error(
-                        codes.UNSUPPORTED_SYNTAX,
-                        f"constant `{item.name}`: {exc.what}",
-                        exc.span,
-                        "not a compile-time constant",
-                    )
-                )
+                sink.add(messages.CONST_NOT_CONSTANT.at(exc.span, name=item.name, why=exc.what))
     return consts
 
 
@@ -278,23 +265,13 @@ class Checker(
         try:
             value = eval_const(item.value, self._const_env())
         except NotConstant as exc:
-            self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    f"constant `{item.name}`: {exc.what}",
-                    exc.span,
-                    "not a compile-time constant",
-                )
-            )
+            self.report(messages.CONST_NOT_CONSTANT.at(exc.span, name=item.name, why=exc.what))
             value = None
         if ty is not None and value is not None and not _const_fits(ty, value):
             shown = list(value) if isinstance(value, tuple) else value
             self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"mismatched types: constant `{item.name}` is a `{ty}`, found `{shown}`",
-                    item.value.span,
-                    f"expected `{ty}`",
+                messages.CONST_VALUE_MISMATCH.at(
+                    item.value.span, name=item.name, ty=ty, value=shown
                 )
             )
         if ty is None or value is None or not _const_fits(ty, value):
@@ -384,14 +361,7 @@ class Checker(
                 or isinstance(ty, StructTy)
                 or len(ty.elements) != len(pattern.elements)
             ):
-                self.report(
-                    error(
-                        codes.MISMATCHED_TYPES,
-                        f"mismatched types: this pattern cannot match `{ty}`",
-                        pattern.span,
-                        f"expected a pattern for `{ty}`",
-                    )
-                )
+                self.report(messages.PATTERN_CANNOT_MATCH.at(pattern.span, ty=ty))
                 return ()
             out: tuple[LocalVar, ...] = ()
             for sub, sub_ty in zip(pattern.elements, ty.elements, strict=True):
@@ -548,14 +518,7 @@ class Checker(
             if index < len(base.elements):
                 return base.elements[index]
         shown = name if len(name) <= 40 else f"{name[:37]}..."
-        self.report(
-            error(
-                codes.UNKNOWN_METHOD,
-                f"no field `{shown}` on type `{base}`",
-                access.span,
-                "unknown field",
-            )
-        )
+        self.report(messages.NO_FIELD_ON_NON_STRUCT.at(access.span, name=shown, ty=base))
         return None
 
     def _index(self, index: A.Index, expected: SemType | None) -> SemType | None:
@@ -573,23 +536,11 @@ class Checker(
             self.report(unsupported(index.span, f"indexing a value of type `{base}`"))
             return None
         if not isinstance(position, int) or isinstance(position, bool):
-            self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    "the index must be a compile-time constant",
-                    index.index.span,
-                    "not a constant",
-                )
-            )
+            self.report(messages.INDEX_NOT_CONSTANT.at(index.index.span))
             return None
         if not 0 <= position < length:
             self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"index {position} is out of bounds for length {length}",
-                    index.index.span,
-                    "out of bounds",
-                )
+                messages.INDEX_OUT_OF_BOUNDS.at(index.index.span, index=position, length=length)
             )
             return None
         self.facts.consts[index.index] = position
@@ -647,14 +598,7 @@ class Checker(
         if element is None:
             return None
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    "the length of an array must be a compile-time constant",
-                    array.count.span,
-                    "not a constant",
-                )
-            )
+            self.report(messages.ARRAY_LENGTH_NOT_CONSTANT.at(array.count.span))
             return None
         self.facts.consts[array.count] = count
         value = self.facts.consts.get(array.value)
@@ -678,14 +622,7 @@ class Checker(
             None,
         )
         if bad is not None:
-            self.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"all arguments of `{macro.name}!` must be compile-time integers",
-                    bad.span,
-                    "not a compile-time integer",
-                )
-            )
+            self.report(messages.SHAPE_MACRO_ARGUMENT_NOT_INTEGER.at(bad.span, macro=macro.name))
             return None
         dims = values[0] if len(values) == 1 and isinstance(values[0], tuple) else tuple(values)
         assert isinstance(dims, tuple)
@@ -693,12 +630,7 @@ class Checker(
         nested = next((i for i, dim in enumerate(dims) if type(dim) is not int), None)
         if nested is not None:  # an array among the dimensions: `const_shape![MAP, BN]`
             self.report(
-                error(
-                    codes.GENERIC_ARGUMENT,
-                    f"all arguments of `{macro.name}!` must be compile-time integers",
-                    args[nested].span,
-                    "not a compile-time integer",
-                )
+                messages.SHAPE_MACRO_ARGUMENT_NOT_INTEGER.at(args[nested].span, macro=macro.name)
             )
             return None
         wide = next((i for i, dim in enumerate(dims) if dim not in I32_RANGE), None)
@@ -742,13 +674,7 @@ def _merge_hint(hint: SemType, value: SemType) -> SemType:
 
 def _none_needs_a_type(span: A.Span) -> Diagnostic:
     """rustc's E0282 for `let n = None;`: nothing says what the option holds."""
-    return error(
-        codes.TYPE_ANNOTATION_NEEDED,
-        "type annotations needed for `Option<_>`",
-        span,
-        "cannot infer the type of this `None`",
-        help=("annotate the binding: `let x: Option<T> = None;`",),
-    )
+    return messages.NONE_NEEDS_A_TYPE.at(span)
 
 
 def _const_fits(ty: SemType, value: ConstValue) -> bool:

@@ -11,10 +11,9 @@ in order; real kernels also list every entry of a fully static `Array`
 from __future__ import annotations
 
 from parser import ast_nodes as A
-from parser import codes
+from parser import messages
 from parser.check_messages import mismatch, unsupported
 from parser.checker_surface import CheckerSurface
-from parser.diagnostics import error
 from parser.printf_format import format_pieces, unescape
 from parser.types import (
     DYNAMIC,
@@ -48,56 +47,31 @@ class DebugAndLiteralRules(CheckerSurface):
         fmt = macro.args[0]
         pieces = format_pieces(fmt.value)
         if isinstance(pieces, str):
-            self.report(
-                error(
-                    codes.UNSUPPORTED_SYNTAX,
-                    f"unsupported format string: {pieces}",
-                    fmt.span,
-                    "in this format string",
-                    help=("write each value as `{}`; `{{` and `}}` print braces",),
-                )
-            )
+            self.report(messages.UNSUPPORTED_FORMAT_STRING.at(fmt.span, problem=pieces))
             return None
         values = [self.expr(a, None) for a in macro.args[1:]]
         if any(v is None for v in values):
             return None
         wanted = pieces.count(None)
         if wanted != len(values):
+            placeholders = ((fmt.span, f"{wanted} placeholder(s)"),)
             self.report(
-                error(
-                    codes.WRONG_ARG_COUNT,
-                    f"the format string has {wanted} `{{}}` placeholder(s) but "
-                    f"{len(values)} argument(s) were supplied",
-                    macro.span,
-                    "placeholders and arguments differ",
-                    secondary=((fmt.span, f"{wanted} placeholder(s)"),),
+                messages.PLACEHOLDER_COUNT.at(
+                    macro.span, placeholders, wanted=wanted, supplied=len(values)
                 )
             )
             return None
         for arg, ty in zip(macro.args[1:], values, strict=True):
             if not isinstance(ty, (ScalarTy, TileTy)):
-                self.report(
-                    error(
-                        codes.MISMATCHED_TYPES,
-                        f"`cuda_tile_print!` prints scalars and tiles, found `{ty}`",
-                        arg.span,
-                        "not a scalar or a tile",
-                    )
-                )
+                self.report(messages.NOT_PRINTABLE.at(arg.span, found=ty))
                 return None
         return UNIT
 
     def _assert(self, macro: A.MacroCall) -> SemType | None:
         if len(macro.args) != 2:
-            self.report(
-                error(
-                    codes.WRONG_ARG_COUNT,
-                    f"`cuda_tile_assert!` takes 2 arguments (condition, message) but "
-                    f"{len(macro.args)} {'was' if len(macro.args) == 1 else 'were'} supplied",
-                    macro.span,
-                    "wrong number of arguments",
-                )
-            )
+            supplied = len(macro.args)
+            verb = "was" if supplied == 1 else "were"
+            self.report(messages.ASSERT_ARG_COUNT.at(macro.span, supplied=supplied, verb=verb))
             return None
         if not isinstance(macro.args[1], A.StrLit):
             self._not_a_string(macro, 1, "the message of `cuda_tile_assert!`")
@@ -109,29 +83,13 @@ class DebugAndLiteralRules(CheckerSurface):
         if cond is None:
             return None
         if not isinstance(cond, (ScalarTy, TileTy)) or cond.elem is not Elem.BOOL:
-            self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"mismatched types: the condition must be a `bool` or a `Tile<bool, ..>`, "
-                    f"found `{cond}`",
-                    macro.args[0].span,
-                    "expected `bool`",
-                    help=("compare tiles with `eq_tile`, `lt_tile`, ...",),
-                )
-            )
+            self.report(messages.ASSERT_CONDITION_NOT_BOOL.at(macro.args[0].span, found=cond))
             return None
         return UNIT
 
     def _not_a_string(self, macro: A.MacroCall, index: int, what: str) -> None:
         span = macro.args[index].span if index < len(macro.args) else macro.span
-        self.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"{what} must be a string literal",
-                span,
-                "expected a string literal",
-            )
-        )
+        self.report(messages.NOT_A_STRING_LITERAL.at(span, what=what))
 
     def _bad_escape(self, lit: A.StrLit) -> None:
         self.report(unsupported(lit.span, "this escape sequence in a kernel string"))
@@ -179,27 +137,15 @@ class DebugAndLiteralRules(CheckerSurface):
         for field_name, value in lit.fields:
             if field_name != "dims":
                 self.report(
-                    error(
-                        codes.UNKNOWN_FIELD,
-                        f"struct `{lit.path.segments[-1]}` has no field named `{field_name}`",
-                        value.span,
-                        "unknown field",
-                        help=("its only field is `dims`",),
+                    messages.DIMS_IS_THE_ONLY_FIELD.at(
+                        value.span, struct=lit.path.segments[-1], name=field_name
                     )
                 )
                 return None
         found = [value for field_name, value in lit.fields if field_name == "dims"]
         if len(found) != 1:
-            self.report(
-                error(
-                    codes.MISSING_FIELD,
-                    "missing field `dims` in this struct literal"
-                    if not found
-                    else "field `dims` specified more than once",
-                    lit.span,
-                    "`dims` lists the `-1` entries",
-                )
-            )
+            entry = messages.DIMS_FIELD_TWICE if found else messages.DIMS_FIELD_MISSING
+            self.report(entry.at(lit.span))
             return None
         return found[0]
 
@@ -223,14 +169,7 @@ class DebugAndLiteralRules(CheckerSurface):
         if ty is None:
             return None
         if not (isinstance(ty, ArrayTy) and ty.element == I32):
-            self.report(
-                error(
-                    codes.MISMATCHED_TYPES,
-                    f"mismatched types: `dims` must be an `&[i32]`, found `{ty}`",
-                    dims.span,
-                    "expected `&[i32]`",
-                )
-            )
+            self.report(messages.DIMS_NOT_I32_SLICE.at(dims.span, found=ty))
             return None
         folded = self.fold(inner)
         if isinstance(folded, tuple):
@@ -256,29 +195,27 @@ class DebugAndLiteralRules(CheckerSurface):
             for axis, (p, v) in enumerate(zip(pattern, values, strict=True)):
                 if p != DYNAMIC and v is not None and v != p:
                     self.report(
-                        error(
-                            codes.MISMATCHED_TYPES,
-                            f"mismatched types: entry {axis} of `dims` must be {p}, as in "
-                            f"`{name}<{{{list(pattern)}}}>`",
+                        messages.DIMS_ENTRY_CONTRADICTS_TYPE.at(
                             dims.span,
-                            f"entry {axis} is {v}",
-                            notes=(
-                                "`dims` lists the `-1` entries of the const generic, or "
-                                "every entry (the static ones are the type's)",
-                            ),
+                            axis=axis,
+                            extent=p,
+                            name=name,
+                            pattern=list(pattern),
+                            value=v,
                         )
                     )
                     return None
             return tuple(v if p == DYNAMIC else p for p, v in zip(pattern, values, strict=True))
         self.report(
-            error(
-                codes.MISMATCHED_TYPES,
-                f"mismatched types: `{name}<{{{list(pattern)}}}>` has {dynamic} runtime (`-1`) "
-                f"entr{'y' if dynamic == 1 else 'ies'}, but `dims` lists {len(values)} "
-                f"value{'' if len(values) == 1 else 's'}",
+            messages.DIMS_COUNT_MISMATCH.at(
                 dims.span,
-                f"expected {dynamic} value{'' if dynamic == 1 else 's'}",
-                notes=("`dims` holds only the `-1` entries of the const generic, in order",),
+                name=name,
+                pattern=list(pattern),
+                dynamic=dynamic,
+                entries="entry" if dynamic == 1 else "entries",
+                count=len(values),
+                count_plural="" if len(values) == 1 else "s",
+                dynamic_plural="" if dynamic == 1 else "s",
             )
         )
         return None

@@ -54,8 +54,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from parser import ast_nodes as A
-from parser import codes
-from parser.diagnostics import Diagnostic, DiagnosticSink, Label, Severity, error
+from parser import messages
+from parser.diagnostics import Diagnostic, DiagnosticSink, Label
 from parser.prelude import PRELUDE
 from parser.spans import Span
 from parser.typed_kernel import InlinedCall, LocalVar, TypedBody, TypedKernel
@@ -376,15 +376,7 @@ class _Body:
         finally:
             self.unsafe_blocks.pop()
         if not entry[1]:
-            self._report(
-                Diagnostic(
-                    Severity.WARNING,
-                    codes.UNUSED_UNSAFE,
-                    "unnecessary `unsafe` block",
-                    (Label(node.span.to(node.block.span), "unnecessary `unsafe` block", True),),
-                    notes=("`#[warn(unused_unsafe)]` on by default",),
-                )
-            )
+            self._report(messages.UNNECESSARY_UNSAFE.at(node.span.to(node.block.span)))
 
     def _if(self, node: A.IfExpr) -> None:
         taken = self.facts.folded_ifs.get(node)
@@ -444,15 +436,7 @@ class _Body:
         var = self._var(value.value)
         if var is None or var in self.params:
             return
-        self._report(
-            error(
-                codes.RETURN_LOCAL_REFERENCE,
-                f"cannot return reference to local variable `{var.name}`",
-                value.span,
-                "returns a reference to data owned by the current function",
-                help=(f"return `{var.name}` itself (by value)",),
-            )
-        )
+        self._report(messages.RETURN_REFERENCE_TO_LOCAL.at(value.span, name=var.name))
 
     # --- calls
 
@@ -487,7 +471,7 @@ class _Body:
             self._pass_loans(call, _strip(args[0]))
         name = call.method if isinstance(call, A.MethodCall) else call.function.span.text
         if intrinsic in UNSAFE_INTRINSICS:
-            self._unsafe_call(call, f"`{name}`")
+            self._unsafe_call(call, name)
         elif intrinsic in RAW_ACCESS_INTRINSICS:
             self._raw_access(call, name)
         borrow = BORROWING_RESULTS.get(intrinsic)
@@ -524,7 +508,7 @@ class _Body:
 
         taken = self._arguments(call, inlined.args, plan, walk)
         if function.is_unsafe:
-            self._unsafe_call(call, f"`{function.name}`")
+            self._unsafe_call(call, function.name)
         if _holds_borrow(self.facts.expr_types.get(call)):
             self.call_loans[call] = [(a, a.kind) for a in taken if a is not None]
         # the callee is its own body, checked on its own (as rustc checks each fn)
@@ -593,16 +577,9 @@ class _Body:
         declared = self.function.params[self.params.index(var)].type
         if not isinstance(declared, A.RefType) or declared.mutable:
             return
+        declared_here = ((declared.span, "declared `&` here"),)
         self._report(
-            error(
-                codes.MUTATE_SHARED,
-                f"cannot borrow `*{var.name}` as mutable, as it is behind a `&` reference",
-                span,
-                f"`{var.name}` is a `&` reference, so the data it refers to cannot be "
-                "borrowed as mutable",
-                secondary=((declared.span, "declared `&` here"),),
-                help=("consider changing this to be a mutable reference: `&mut Tensor<..>`",),
-            )
+            messages.MUTABLE_BORROW_BEHIND_SHARED_REFERENCE.at(span, declared_here, name=var.name)
         )
 
     def _check_reserved(self, reservation: Reservation, access: Access) -> None:
@@ -614,25 +591,13 @@ class _Body:
         if MUT in (held.kind, access.kind):
             self._conflict(access, held.kind, held.point.span, reservation.call_span, BY_CALL)
 
-    def _unsafe_call(self, call: A.Call | A.MethodCall, what: str) -> None:
+    def _unsafe_call(self, call: A.Call | A.MethodCall, function: str) -> None:
         if self.unsafe_blocks:
             self.unsafe_blocks[-1][1] = True
             return
         if self.function.is_unsafe:
             return
-        self._report(
-            error(
-                codes.UNSAFE_REQUIRED,
-                f"call to unsafe function {what} is unsafe and requires unsafe block",
-                call.span,
-                "call to unsafe function",
-                notes=(
-                    "consult the function's documentation for information on how to avoid "
-                    "undefined behavior",
-                ),
-                help=("wrap the call in `unsafe { .. }`, or declare this function `unsafe fn`",),
-            )
-        )
+        self._report(messages.UNSAFE_CALL_OUTSIDE_UNSAFE.at(call.span, function=function))
 
     def _raw_access(self, call: A.Call | A.MethodCall, name: str) -> None:
         """A raw access is safe to call (as in cuTile Rust) but marked: an `unsafe` block
@@ -642,20 +607,7 @@ class _Body:
             return
         if self.function.is_unsafe:
             return
-        self._report(
-            Diagnostic(
-                Severity.WARNING,
-                codes.RAW_MEMORY_ACCESS,
-                f"`{name}` accesses memory that no bounds check covers",
-                (Label(call.span, "raw memory access outside `unsafe`", True),),
-                notes=(
-                    "cuTile Rust allows it in safe code; the kernel's launch contract is "
-                    "marked unchecked, so the host launches it only with "
-                    "`allow_unchecked=True`",
-                ),
-                help=("wrap the access in `unsafe { .. }` to mark it",),
-            )
-        )
+        self._report(messages.RAW_ACCESS_OUTSIDE_UNSAFE.at(call.span, function=name))
 
     # --- the checks that need every use: borrows and moves
 
@@ -671,43 +623,28 @@ class _Body:
         used again at `later_span` ("used here", "used by call", ...)."""
         name = access.name
         if access.kind == MOVE:
+            secondary = (
+                (held_span, f"borrow of `*{name}` occurs here"),
+                (later_span, f"borrow later {later}"),
+            )
             self._report(
-                error(
-                    codes.MOVE_WHILE_BORROWED,
-                    f"cannot move out of `{name}` because it is borrowed",
-                    access.point.span,
-                    f"move out of `{name}` occurs here",
-                    secondary=(
-                        (held_span, f"borrow of `*{name}` occurs here"),
-                        (later_span, f"borrow later {later}"),
-                    ),
-                )
+                messages.MOVE_OUT_WHILE_BORROWED.at(access.point.span, secondary, name=name)
             )
         elif access.kind == MUT and held_kind == MUT:
-            self._report(
-                error(
-                    codes.MUTABLE_BORROW_TWICE,
-                    f"cannot borrow `{name}` as mutable more than once at a time",
-                    access.point.span,
-                    "second mutable borrow occurs here",
-                    secondary=(
-                        (held_span, "first mutable borrow occurs here"),
-                        (later_span, f"first borrow later {later}"),
-                    ),
-                )
+            secondary = (
+                (held_span, "first mutable borrow occurs here"),
+                (later_span, f"first borrow later {later}"),
             )
+            self._report(messages.MUTABLE_BORROW_TWICE.at(access.point.span, secondary, name=name))
         else:
             now, then = ("mutable", "immutable") if access.kind == MUT else ("immutable", "mutable")
+            secondary = (
+                (held_span, f"{then} borrow occurs here"),
+                (later_span, f"{then} borrow later {later}"),
+            )
             self._report(
-                error(
-                    codes.CONFLICTING_BORROW,
-                    f"cannot borrow `{name}` as {now} because it is also borrowed as {then}",
-                    access.point.span,
-                    f"{now} borrow occurs here",
-                    secondary=(
-                        (held_span, f"{then} borrow occurs here"),
-                        (later_span, f"{then} borrow later {later}"),
-                    ),
+                messages.SHARED_AND_MUTABLE_BORROW.at(
+                    access.point.span, secondary, name=name, now=now, then=then
                 )
             )
 
@@ -769,28 +706,28 @@ class _Body:
         """E0382 at the use after the move (rustc's primary span); a value moved by the
         same expression in an earlier iteration gets rustc's single label."""
         var = moved.var
+        if later is moved:
+            self._report(
+                messages.MOVED_IN_PREVIOUS_ITERATION.at(
+                    later.point.span, name=var.name, ty=var.type
+                )
+            )
+            return
         again = later.point.pos <= moved.point.pos
-        verb = "used" if later.moves else "borrowed"
-        secondary: tuple[tuple[Span, str], ...] = (
+        secondary = (
             (
                 moved.point.span,
                 "value moved here, in previous iteration of loop" if again else "value moved here",
             ),
         )
-        label = f"value {verb} here after move"
-        if later is moved:
-            label, secondary = "value moved here, in previous iteration of loop", ()
         self._report(
-            error(
-                codes.USE_AFTER_MOVE,
-                f"{'use' if later.moves else 'borrow'} of moved value: `{var.name}`",
+            messages.USE_AFTER_MOVE.at(
                 later.point.span,
-                label,
-                secondary=secondary,
-                notes=(
-                    f"move occurs because `{var.name}` has type `{var.type}`, which does not "
-                    "implement the `Copy` trait",
-                ),
+                secondary,
+                use="use" if later.moves else "borrow",
+                used="used" if later.moves else "borrowed",
+                name=var.name,
+                ty=var.type,
             )
         )
 
