@@ -23,8 +23,10 @@ means one compile without generic arguments; no `--arch` means sm_90.
 Every kernel is built fast by default: next to the general kernel, `--specialize auto` (the
 default) builds a variant that assumes every extent and every stride (but the unit last one)
 of every tensor parameter divisible by 16 (lowered to the target's `max_divisibility`), and
-keeps it when its cubin differs from the general one's. `--specialize 16,8` builds one
-variant per divisor, `--specialize none` the general kernel only (see
+one that assumes only rows aligned to 16 bytes (every stride but the last a multiple of 16
+bytes: TMA loads for launches whose extents are small or odd), and keeps each when its cubin
+differs from those before it. `--specialize 16,8` builds one variant per divisor,
+`--specialize rows` the rows variant, `--specialize none` the general kernel only (see
 `service.cli.specialize_arg`). Variants sit next to the general kernel in the manifest (field
 `facts`); `Bundle.kernel(...)` returns a kernel that launches, per argument layout, the most
 specialized variant the arguments meet. A variant that fails to compile is a warning (the
@@ -55,11 +57,12 @@ Diagnostics go to stderr, rustc-style or one JSON object per line
 
 `--summary-json PATH` writes a machine-readable summary (also when kernels fail):
 `{"kernels": [{"file", "entry", "generics", "arch", "ok", "cubin", "facts", "divisor",
-"kept", "ms", "diagnostics"}], "ok": N, "failed": N, "unparsed_files": [{"file",
+"variant", "kept", "ms", "diagnostics"}], "ok": N, "failed": N, "unparsed_files": [{"file",
 "diagnostics"}]}`. `generics` is an object for named generics, a list for positional ones;
 `cubin` is the written cubin's path relative to OUT, or null; `facts` the request's facts
-(as in the manifest); `divisor` is null for a requested kernel and D for an automatic
-variant, which is `kept` when its cubin differs; `diagnostics` holds the
+(as in the manifest); `variant` is null for a requested kernel and names an automatic
+variant ("divisible by 16", "16-byte rows"; `divisor` is then D or null), which is `kept`
+when its cubin differs; `diagnostics` holds the
 `--message-format json` objects; `ok` and `failed` count the requested kernels (variants
 do not fail a build), files that do not parse are listed in `unparsed_files`.
 
@@ -125,7 +128,7 @@ from service.cli.manifest import (
 from service.cli.progress import Progress
 from service.cli.remote_compiler import NO_KEY, RemoteCompiler
 from service.cli.sarif import sarif_log
-from service.cli.specialize_arg import SpecializeError, parse_specialize, variant_facts
+from service.cli.specialize_arg import AutoVariant, SpecializeError, parse_specialize
 from service.cli.stage_dump import EMIT_STAGES, FILE_SUFFIXES, as_text, stage_product
 from service.compile.engine import CompileEngine, Outcome
 from service.compile.flight import default_workers
@@ -144,23 +147,23 @@ BATCH_CPU_SECONDS = 3600  # a worker's front-end CPU budget per kernel (the serv
 @dataclass(frozen=True)
 class Kernel:
     """One compile of the batch: a requested kernel (with its `--facts`), or an automatic
-    variant of one (`divisor` > 0, see `service.cli.specialize_arg`)."""
+    variant of one (`auto`, see `service.cli.specialize_arg`)."""
 
     source: SourceFile
     entry: str
     generics: GenericsSet
     arch: str
     facts: tuple[TensorFacts, ...] = ()
-    divisor: int = 0
+    auto: AutoVariant | None = None
 
     def describe(self) -> str:
-        variant = f"; every extent and stride divisible by {self.divisor}" if self.divisor else ""
+        variant = f"; {self.auto.describe()}" if self.auto else ""
         return (
             f"`{self.entry}` ({self.source.name}; {self.generics.describe()}; {self.arch}{variant})"
         )
 
-    def variant(self, facts: tuple[TensorFacts, ...], divisor: int) -> Kernel:
-        return replace(self, facts=facts, divisor=divisor)
+    def variant(self, facts: tuple[TensorFacts, ...], auto: AutoVariant) -> Kernel:
+        return replace(self, facts=facts, auto=auto)
 
 
 @dataclass
@@ -317,10 +320,10 @@ class Batch:
             return []
         contract = outcome.artifact.contract
         variants = []
-        for divisor in self.args.specialize:
-            facts = variant_facts(contract, divisor)
+        for auto in self.args.specialize:
+            facts = auto.facts(contract)
             if facts:
-                variants.append(kernel.variant(facts, divisor))
+                variants.append(kernel.variant(facts, auto))
         return variants
 
     def _record(
@@ -331,21 +334,28 @@ class Batch:
         variant_outcomes: dict[int, tuple[Outcome, float]],
     ) -> None:
         """Write every compiled kernel, and each variant whose cubin differs from its general
-        kernel's and from every variant of it kept before; summarize all of them."""
-        cubins: dict[int, set[bytes]] = {}
+        kernel's and from every weaker variant's of it (variants come strongest first: of two
+        with one cubin, the one assuming less serves more launches with the same code);
+        summarize all of them."""
+        general: dict[int, bytes] = {}
         for index, kernel in enumerate(kernels):
             outcome, ms = outcomes[index]
             record = self._write(kernel, outcome)
             if outcome.artifact is not None:
-                cubins[index] = {outcome.artifact.cubin}
+                general[index] = outcome.artifact.cubin
             self.summary.append(_kernel_summary(kernel, outcome, record, ms))
         for position, (index, variant) in enumerate(variants):
             outcome, ms = variant_outcomes[position]
             artifact, record = outcome.artifact, None
             if artifact is not None:
                 self._rebuilt.add(_identity_of(artifact.contract, facts_record(variant.facts)))
-                if artifact.cubin not in cubins[index]:
-                    cubins[index].add(artifact.cubin)
+                weaker = [
+                    variant_outcomes[later][0].artifact
+                    for later in range(position + 1, len(variants))
+                    if variants[later][0] == index
+                ]
+                taken = {general[index], *(a.cubin for a in weaker if a is not None)}
+                if artifact.cubin not in taken:
                     record = self._write(variant, outcome)
             self.summary.append(_kernel_summary(variant, outcome, record, ms))
 
@@ -390,7 +400,7 @@ class Batch:
             if self.report.progress is not None:
                 self.report.progress.finished(_label(kernel), outcome.ok, ms)
             self.report.diagnostics(outcome.diagnostics)
-            if outcome.artifact is None and kernel.divisor:
+            if outcome.artifact is None and kernel.auto:
                 self.report.note(
                     f"warning: could not compile the specialized variant {kernel.describe()}; "
                     "the bundle keeps the general kernel\n"
@@ -401,7 +411,7 @@ class Batch:
         return outcomes
 
     def _write_summary(self, path: Path) -> None:
-        requested = [k for k in self.summary if k["divisor"] is None]
+        requested = [k for k in self.summary if k["variant"] is None]
         ok = sum(1 for k in requested if k["ok"])
         summary = {
             "kernels": self.summary,
@@ -463,8 +473,8 @@ def _label(kernel: Kernel) -> str:
     """`add<B=128> (sm_90)`, `add<B=128> divisible by 16 (sm_90)`: a kernel in progress."""
     generics = kernel.generics.describe()
     what = kernel.entry if generics == "no generics" else f"{kernel.entry}<{generics}>"
-    if kernel.divisor:
-        what += f" divisible by {kernel.divisor}"
+    if kernel.auto:
+        what += f" {kernel.auto.describe()}"
     return f"{what} ({kernel.arch})"
 
 
@@ -480,7 +490,8 @@ def _kernel_summary(
         "ok": outcome.ok,
         "cubin": None if record is None else record.cubin,
         "facts": facts_record(kernel.facts),
-        "divisor": kernel.divisor or None,
+        "divisor": (kernel.auto.divisor or None) if kernel.auto else None,
+        "variant": kernel.auto.describe() if kernel.auto else None,
         "kept": record is not None,
         "ms": round(ms, 1),
         "diagnostics": [to_json(d) for d in outcome.diagnostics],
@@ -585,10 +596,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--specialize",
         default="auto",
-        metavar="none|auto|D[,D..]",
+        metavar="none|auto|rows|D[,D..]",
         help="the variants built next to each general kernel: auto (default) adds one that "
-        "assumes every extent and stride of every tensor divisible by 16, D,.. one per divisor, "
-        "none only the general kernel; a variant is kept when its cubin differs",
+        "assumes every extent and stride of every tensor divisible by 16 and one that assumes "
+        "rows aligned to 16 bytes, D,.. one per divisor, rows the latter, none only the general "
+        "kernel; a variant is kept when its cubin differs",
     )
     parser.add_argument(
         "--server",

@@ -1,31 +1,44 @@
-"""`cutile-compile --specialize none|auto|D[,D..]`: the variants every entry gets by default.
+"""`cutile-compile --specialize none|auto|rows|D[,D..]`: the variants every entry gets by
+default.
 
 A kernel compiled without facts assumes only a 16-byte aligned base and a unit last stride
-per tensor, so tileiras keeps masked, unvectorized paths wherever an extent or stride might be
-odd. cuTile Rust's JIT infers divisibility from the tensors at launch; ahead of time we build,
-next to the general kernel, variants that assume every extent and every stride (but the unit
-last one) of every tensor parameter divisible by D, and the host picks per launch the most
-specialized variant the arguments meet (`client_stubs.variants`).
+per tensor, so tileiras keeps masked, unvectorized paths (scalar loads, no TMA) wherever an
+extent or stride might be odd. cuTile Rust's JIT infers divisibility from the tensors at
+launch; ahead of time we build variants next to the general kernel, and the host picks per
+launch the most specialized variant the arguments meet (`client_stubs.variants`):
 
-    auto      the default: D = 16 (one variant)
+    divisible by D   every extent and every stride (but the unit last one) of every tensor
+                     parameter divisible by D
+    16-byte rows     every stride but the unit last one a multiple of 16 bytes, no extent
+                     assumed: what TMA needs, and what a launch with small or odd extents
+                     still meets (a decoder's one-token activations `[1, K]`, an output of
+                     `[N, 4]` f32 rows), which the divisible variant refuses
+
+    auto      the default: divisible by 16, then 16-byte rows
     none      the general kernel only
-    16,8      one variant per listed divisor (each a power of two, 2..16)
+    rows      the 16-byte rows variant only
+    16,8      one divisible variant per listed divisor (each a power of two, 2..16); `rows`
+              may be listed too (`16,rows`)
 
 A static extent keeps only the part of D it has (an input declared `[-1, 24]` gets 8 on its
 last axis). The compiler lowers every divisor to the target's `max_divisibility` hint. A
-variant pays only if it compiles to another cubin than the general kernel (and than every
-stronger variant kept before it); one that does not is left out of the bundle. Entries given
+variant pays only if it compiles to another cubin than the general kernel and every weaker
+variant (of two variants with one cubin, the one assuming less serves more launches with the
+same code); one that does not is left out of the bundle. Entries given
 `--facts` are built exactly as those facts say, without automatic variants.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from client_stubs.element_table import ELEMENT_BY_NAME
 from client_stubs.specialization import largest_divisor
 from parser.front_end import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 
-AUTO_DIVISORS = (16,)
 _DIVISORS = frozenset({2, 4, 8, 16})
+ROW_BYTES = 16  # TMA's stride granularity
 _TENSORS = frozenset(
     {
         contract_pb2.PARAM_KIND_TENSOR_IN,
@@ -39,22 +52,49 @@ class SpecializeError(ValueError):
     pass
 
 
-def parse_specialize(text: str) -> tuple[int, ...]:
-    """`auto` -> (16,), `none` -> (), `16,8` -> (16, 8) (strongest first, no repeats)."""
+@dataclass(frozen=True)
+class AutoVariant:
+    """One automatic variant: `divisor` > 0 assumes every extent and stride (but the unit last
+    one) divisible by it; otherwise every stride but the last a multiple of `row_bytes`."""
+
+    divisor: int = 0
+    row_bytes: int = 0
+
+    def describe(self) -> str:
+        if self.divisor:
+            return f"divisible by {self.divisor}"
+        return f"{self.row_bytes}-byte rows"
+
+    def facts(self, contract: contract_pb2.LaunchContract) -> tuple[TensorFacts, ...]:
+        if self.divisor:
+            return variant_facts(contract, self.divisor)
+        return row_facts(contract, self.row_bytes)
+
+
+ROWS = AutoVariant(row_bytes=ROW_BYTES)
+AUTO_VARIANTS = (AutoVariant(divisor=16), ROWS)
+
+
+def parse_specialize(text: str) -> tuple[AutoVariant, ...]:
+    """`auto` -> divisible by 16 and 16-byte rows, `none` -> (), `rows` -> 16-byte rows,
+    `16,8` -> divisible by 16 and by 8 (strongest first, no repeats, rows last)."""
     mode = text.strip().lower()
     if mode == "auto":
-        return AUTO_DIVISORS
+        return AUTO_VARIANTS
     if mode == "none":
         return ()
+    parts = {part.strip() for part in mode.split(",")}
+    rows = "rows" in parts
     try:
-        divisors = {int(part) for part in mode.split(",")}
+        divisors = {int(part) for part in parts - {"rows"}}
     except ValueError:
         raise SpecializeError(
-            f"--specialize {text!r}: expected none, auto or divisors such as 16,8"
+            f"--specialize {text!r}: expected none, auto, rows or divisors such as 16,8"
         ) from None
     if not divisors <= _DIVISORS:
         raise SpecializeError(f"--specialize {text!r}: divisors must be powers of two from 2 to 16")
-    return tuple(sorted(divisors, reverse=True))
+    found = tuple(AutoVariant(divisor=d) for d in sorted(divisors, reverse=True))
+    return found + ((ROWS,) if rows else ())
 
 
 def variant_facts(contract: contract_pb2.LaunchContract, divisor: int) -> tuple[TensorFacts, ...]:
@@ -76,4 +116,23 @@ def variant_facts(contract: contract_pb2.LaunchContract, divisor: int) -> tuple[
         strides = (divisor,) * (param.rank - 1) + (1,)
         if max(dims + strides) > 1:
             facts.append(TensorFacts(param.name, dims, strides))
+    return tuple(sorted(facts, key=lambda f: f.param))
+
+
+def row_facts(contract: contract_pb2.LaunchContract, row_bytes: int) -> tuple[TensorFacts, ...]:
+    """The facts of the variant whose tensor parameters have every stride but the last (which
+    is 1) a multiple of `row_bytes` (in elements of the parameter's type, at most 16) and no
+    extent assumed, sorted by parameter; () when no tensor gains anything (rank-1 tensors and
+    elements of `row_bytes` or more gain nothing)."""
+    facts = []
+    for param in contract.params:
+        if param.kind not in _TENSORS or param.rank < 2:
+            continue
+        element = ELEMENT_BY_NAME.get(param.dtype)
+        if element is None or not element.addressable:
+            continue
+        divisor = min(16, row_bytes // element.storage_bytes)
+        if divisor > 1:
+            strides = (divisor,) * (param.rank - 1) + (1,)
+            facts.append(TensorFacts(param.name, (), strides))
     return tuple(sorted(facts, key=lambda f: f.param))

@@ -8,7 +8,8 @@ Each family compiles its declared configurations (tests/benchmarks/configs.py) t
 facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
 are multiples of 16 elements (every benchmark shape is), which `Bundle.kernel(...,
 for_args=...)` picks. Only these (`--specialize none`): the configurations say which
-variants each benchmark times.
+variants each benchmark times; a group marked `specialize="auto"` gets the default path's
+automatic variants instead.
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def compile_jobs(
     for group in groups:
         generics = [arg for c in group.configs for arg in ("--generics", _generics(c))]
         base = [str(EXAMPLES / group.file), "--entry", group.entry, *generics]
-        tail = ["--arch", "sm_90", "-o", str(out), "--specialize", "none"]
+        tail = ["--arch", "sm_90", "-o", str(out), "--specialize"]
         if group.general:
-            yield [*base, *tail]
+            yield [*base, *tail, group.specialize]
         if group.facts:
-            yield [*base, *_facts(group.entry, group.facts), *tail]
+            yield [*base, *_facts(group.entry, group.facts), *tail, "none"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

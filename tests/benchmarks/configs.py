@@ -19,13 +19,16 @@ FACTS_SEQ_MAJOR = "dims=16,1,16:strides=16,16,1"
 @dataclass(frozen=True)
 class Group:
     """Configurations of one entry; `facts` (param -> --facts text) adds a specialized
-    variant next to the general one (`general=False`: only the specialized one)."""
+    variant next to the general one (`general=False`: only the specialized one);
+    `specialize` is the general kernel's `--specialize` (`auto`: the default path's variants,
+    as a user's `cutile-compile` builds them)."""
 
     file: str
     entry: str
     configs: tuple[Mapping[str, str], ...]
     facts: Mapping[str, str] | None = None
     general: bool = True
+    specialize: str = "none"
 
 
 ADD_TILES = ("1024", "4096")
@@ -220,7 +223,9 @@ GEMM_FP8_TUNED = tuple(
 GEMM_FP8 = (Group("gemm_fp8.rs", "gemm_fp8_tuned", GEMM_FP8_TUNED),)
 
 # decode attention (rust_examples/decoder.rs): Qwen3-4B's heads (8 KV heads of 4 query heads,
-# D = 128), one query token per sequence; (BN, load latency, occupancy) of attention_partial
+# D = 128), one query token per sequence; (BN, load latency, occupancy) of attention_partial.
+# Built the default way (`--specialize auto`): its [.., 4] outputs and one-token queries meet
+# only the 16-byte rows variant, whose loads are TMA (the general kernel's are scalar LDG.U16)
 DECODE_ATTENTION_SHAPE = {"E": "bf16", "G": "4", "PT": "1", "D": "128"}
 DECODE_ATTENTION_TILES = (("64", "3", "2"), ("128", "2", "1"), ("128", "3", "2"))
 DECODE_ATTENTION = (
@@ -231,8 +236,9 @@ DECODE_ATTENTION = (
             {**DECODE_ATTENTION_SHAPE, "BN": bn, "LAT": lat, "OCC": occ}
             for bn, lat, occ in DECODE_ATTENTION_TILES
         ),
+        specialize="auto",
     ),
-    Group("decoder.rs", "attention_merge", (DECODE_ATTENTION_SHAPE,)),
+    Group("decoder.rs", "attention_merge", (DECODE_ATTENTION_SHAPE,), specialize="auto"),
 )
 
 # cutile-rs's own GEMM examples, compiled unchanged by default (build_cutile_rs.py and

@@ -249,6 +249,7 @@ EMULATORS: dict[str, Callable[..., None]] = {
     "rms_norm_hf": _rms_norm,
     "add_rms_norm_hf": _add_rms_norm,
     "gemv": _projection,
+    "gemv_prefetch": _projection,
     "linear": _projection,
     "gemv_swiglu": _swiglu,
     "linear_swiglu": _swiglu,

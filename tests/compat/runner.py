@@ -33,7 +33,7 @@ from service.cache.artifact import Artifact
 from service.cache.disk import DiskCache
 from service.cache.keys import RequestKey
 from service.cli.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
-from service.cli.specialize_arg import AUTO_DIVISORS, variant_facts
+from service.cli.specialize_arg import AUTO_VARIANTS
 from service.compile.engine import CompileEngine, Outcome
 from tests.compat.discover import find_entries
 from tests.compat.report import Result, write_report
@@ -159,8 +159,8 @@ def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
     auto`): the variants that assemble to another cubin (a failing one is left out)."""
     assert _ENGINE is not None
     found: list[Variant] = []
-    for divisor in AUTO_DIVISORS:
-        facts = variant_facts(general.contract, divisor)
+    for auto in AUTO_VARIANTS:  # strongest first: of two with one cubin, keep the weaker
+        facts = auto.facts(general.contract)
         if not facts:
             continue
         request = replace(_request(job.case, job.source), specialization=facts)
@@ -169,8 +169,9 @@ def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
         except Exception:  # the general kernel serves every launch
             continue
         artifact = outcome.artifact
-        if artifact is None or artifact.cubin in {general.cubin, *(v[2] for v in found)}:
+        if artifact is None or artifact.cubin == general.cubin:
             continue
+        found = [v for v in found if v[2] != artifact.cubin]
         contract = artifact.contract.SerializeToString()
         found.append((outcome.key, facts, artifact.cubin, contract))
     return tuple(found)

@@ -122,7 +122,7 @@ def test_add_rms_norm(entry: BundleEntry, device: int) -> None:
     close(out, want[1], BF16)
 
 
-@pytest.mark.parametrize("entry", _entries("gemv", "linear"))
+@pytest.mark.parametrize("entry", _entries("gemv", "gemv_prefetch", "linear"))
 def test_projection_split_k(entry: BundleEntry, device: int) -> None:
     """3 split-K parts over 5 K tiles (the last part shorter), the last N tile partial."""
     kernel, g = _kernel(entry, device)
@@ -133,6 +133,20 @@ def test_projection_split_k(entry: BundleEntry, device: int) -> None:
     kernel(view(part).partition((1, bm, bn)), view(x), view(w), sync=True)
     tolerance = F32 if g["O"] == "f32" else BF16
     close(part, emulate(entry.function, g, part, x, w)[0], tolerance)
+
+
+@pytest.mark.parametrize("entry", _entries("gemv", "gemv_prefetch"))
+def test_split_k_parts_without_tiles_write_zeros(entry: BundleEntry, device: int) -> None:
+    """4 parts over 2 K tiles: parts 2 and 3 cover nothing (gemv_prefetch must not load its
+    first tile then) and write zeros."""
+    kernel, g = _kernel(entry, device)
+    bn, bk = int(g["BN"]), int(g["BK"])
+    x, w = randn(1, 2 * bk, dtype=_e(g), seed=3), randn(2 * bn, 2 * bk, dtype=_e(g), seed=4)
+    part = torch.full((4, 1, 2 * bn), 7.0, device="cuda", dtype=_e(g, "O"))
+    kernel(view(part).partition((1, 1, bn)), view(x), view(w), sync=True)
+    tolerance = F32 if g["O"] == "f32" else BF16
+    close(part, emulate(entry.function, g, part, x, w)[0], tolerance)
+    assert not part[2:].any()
 
 
 @pytest.mark.parametrize("entry", _entries("gemv_swiglu", "linear_swiglu"))

@@ -20,6 +20,7 @@ from service.cli.batch import main
 from service.cli.generics_arg import GenericsSet, UsageError, parse_generics
 from service.cli.manifest import MANIFEST_NAME
 from service.compile.engine import CompileEngine
+from tests.service.conftest import ADD_RS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -321,6 +322,48 @@ def test_fact_variants_sit_next_to_the_general_kernel_and_the_client_picks(
     assert chosen(4097) != special["cubin"]  # the general one
 
 
+def test_by_default_a_one_token_launch_gets_the_16_byte_rows_variant(tileiras, tmp_path) -> None:
+    """A decoder's one-token activations `[1, K]` meet no divisible-by-16 variant, but their
+    16-byte rows give the GEMV TMA loads: `--specialize auto` builds both variants."""
+    from client_stubs import DeviceTensor
+    from client_stubs.artifacts import Bundle
+
+    summary = tmp_path / "summary.json"
+    generics = "E=bf16,O=f32,BN=8,BK=512,LAT=3,OCC=4"
+    argv = [str(ADD_RS.parent / "decoder.rs"), "--entry", "gemv", "--generics", generics]
+    assert _compile(tmp_path, *argv, "--summary-json", str(summary)) == 0
+    built = json.loads(summary.read_text())["kernels"]
+    assert [(k["variant"], k["divisor"], k["kept"]) for k in built] == [
+        (None, None, True),
+        ("divisible by 16", 16, True),
+        ("16-byte rows", None, True),
+    ]
+    kernels = {k["cubin"]: k for k in _manifest(tmp_path)["kernels"]}
+    rows = next(k for k in kernels.values() if k["facts"] and not k["facts"][0]["dim_divisors"])
+    assert rows["facts"] == [
+        {"param": "part", "dim_divisors": [], "stride_divisors": [4, 4, 1]},
+        {"param": "w", "dim_divisors": [], "stride_divisors": [8, 1]},
+        {"param": "x", "dim_divisors": [], "stride_divisors": [8, 1]},
+    ]
+    bundle = Bundle.open(tmp_path / "out")
+
+    def chosen(tokens: int, k: int, splits: int = 2) -> dict:
+        part = DeviceTensor(0x7F00_0000_0000, (splits, tokens, 64)).partition((1, 1, 8))
+        x = DeviceTensor(0x7F10_0000_0000, (tokens, k), dtype="bf16")
+        w = DeviceTensor(0x7F20_0000_0000, (64, k), dtype="bf16")
+        entry = bundle.find(
+            "gemv",
+            dict(p.split("=") for p in generics.split(",")),
+            sm="sm_90",
+            for_args=(part, x, w),
+        )
+        return kernels[entry.cubin.name]
+
+    assert len(chosen(16, 4096, 16)["facts"][0]["dim_divisors"]) == 3  # every extent: 16s
+    assert chosen(1, 4096) is rows  # one token: the rows variant
+    assert chosen(1, 4100)["facts"] == []  # 4100 bf16 a row is not 16-byte rows: general
+
+
 # --------------------------------------------------------------------------- --server
 
 
@@ -518,7 +561,9 @@ def test_each_listed_divisor_is_a_variant_and_equal_cubins_are_kept_once(
     assert len(kernels) == sum(k["kept"] for k in rows) >= 2  # the 16-variant pays on a GEMM
     assert len({k["cubin_sha256"] for k in kernels}) == len(kernels)
     dims = {k["facts"][0]["dim_divisors"][0] for k in kernels if k["facts"]}
-    assert 16 in dims
+    # of variants with one cubin the weakest is kept (it serves more launches with the same
+    # code): the 16-variant's cubin is the 8-variant's, so the 8-variant stays
+    assert 8 in dims and 16 not in dims
 
 
 def test_an_entry_given_facts_gets_its_general_kernel_and_no_automatic_variant(

@@ -8,7 +8,14 @@ from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.spans import SourceFile
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
-from service.cli.specialize_arg import SpecializeError, parse_specialize, variant_facts
+from service.cli.specialize_arg import (
+    ROWS,
+    AutoVariant,
+    SpecializeError,
+    parse_specialize,
+    row_facts,
+    variant_facts,
+)
 
 STATIC_ROWS = """\
 #[cutile::module]
@@ -31,15 +38,27 @@ mod kernel {
 """
 
 
+def _d(*divisors: int) -> tuple[AutoVariant, ...]:
+    return tuple(AutoVariant(divisor=d) for d in divisors)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("auto", (16,)), ("none", ()), ("16,8", (16, 8)), ("2,8,8", (8, 2)), (" AUTO ", (16,))],
+    [
+        ("auto", (*_d(16), ROWS)),
+        ("none", ()),
+        ("16,8", _d(16, 8)),
+        ("2,8,8", _d(8, 2)),
+        (" AUTO ", (*_d(16), ROWS)),
+        ("rows", (ROWS,)),
+        ("rows,16", (*_d(16), ROWS)),
+    ],
 )
-def test_parse(text: str, expected: tuple[int, ...]) -> None:
+def test_parse(text: str, expected: tuple[AutoVariant, ...]) -> None:
     assert parse_specialize(text) == expected
 
 
-@pytest.mark.parametrize("text", ["fast", "16,1", "32", "", "16;8"])
+@pytest.mark.parametrize("text", ["fast", "16,1", "32", "", "16;8", "row"])
 def test_parse_rejects(text: str) -> None:
     with pytest.raises(SpecializeError):
         parse_specialize(text)
@@ -97,3 +116,30 @@ def test_the_compiler_takes_the_facts_of_a_static_extent() -> None:
         stop_after=Stage.BYTECODE,
     )
     assert not refused.ok and "static extent 24" in refused.diagnostics[0].message
+
+
+def test_rows_assume_16_byte_strides_and_no_extent() -> None:
+    contract = pb.LaunchContract()
+    contract.params.add(name="x", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, dtype="bf16")
+    contract.params.add(name="o", kind=pb.PARAM_KIND_TENSOR_OUT, rank=3, dtype="f32")
+    contract.params.add(name="q", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, dtype="f8e4m3fn")
+    contract.params.add(name="d", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, dtype="f64")
+    contract.params.add(name="v", kind=pb.PARAM_KIND_TENSOR_IN, rank=1, dtype="f32")
+    assert row_facts(contract, 16) == (
+        TensorFacts("d", (), (2, 1)),
+        TensorFacts("o", (), (4, 4, 1)),
+        TensorFacts("q", (), (16, 1)),
+        TensorFacts("x", (), (8, 1)),
+    )
+    assert ROWS.facts(contract) == row_facts(contract, 16)
+    assert AutoVariant(divisor=16).describe() == "divisible by 16"
+    assert ROWS.describe() == "16-byte rows"
+
+
+def test_rows_gain_nothing_from_vectors_or_wide_elements() -> None:
+    contract = pb.LaunchContract()
+    contract.params.add(name="v", kind=pb.PARAM_KIND_TENSOR_IN, rank=1, dtype="bf16")
+    contract.params.add(name="c", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, dtype="f4e2m1fn")
+    contract.params.add(name="d", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, dtype="f64")
+    assert row_facts(contract, 16) == (TensorFacts("d", (), (2, 1)),)
+    assert row_facts(contract, 8) == ()  # 8 bytes is one f64: nothing to assume

@@ -58,8 +58,9 @@ class Spec:
 
 @dataclass(frozen=True)
 class Projection:
-    """A projection's kernel: a GEMV (`gemv`, `gemv_swiglu`: one token per block row) or a
-    tensor-core linear (`linear`, `linear_swiglu`: BM tokens), and its split-K factor."""
+    """A projection's kernel: a GEMV (`gemv`, `gemv_prefetch`, `gemv_swiglu`: one token per
+    block row) or a tensor-core linear (`linear`, `linear_swiglu`: BM tokens), and its split-K
+    factor."""
 
     spec: Spec
     splits: int = 1
@@ -89,6 +90,9 @@ class Projection:
 # (BN, BK, LAT, OCC) of the one-token GEMVs and (BM, BN, BK, LAT, OCC) of the tensor-core forms
 GEMV_TILES = (("8", "512", "3", "4"), ("16", "512", "3", "2"), ("16", "256", "4", "4"))
 GEMV_TILES_WIDE = (("32", "256", "3", "2"),)
+# `gemv_prefetch` (the next weight tile in flight: double-buffered in shared memory, per
+# tests.benchmarks.sass_stats), not yet timed on the H200
+GEMV_PREFETCH_TILES = (("8", "512", "3", "4"), ("4", "1024", "3", "4"), ("16", "256", "4", "4"))
 LINEAR_TILES = {
     8: (("8", "64", "128", "3", "2"), ("8", "128", "64", "3", "1"), ("8", "64", "256", "3", "1")),
     64: (
@@ -132,7 +136,10 @@ def projection_specs(batch: int, dtype: str = "bf16", swiglu: bool = False) -> l
     if batch > 1:
         return linear
     gemv_tiles = SWIGLU_GEMV_TILES if swiglu else GEMV_TILES + GEMV_TILES_WIDE
-    return [_gemv("gemv" + suffix, t, dtype, out) for t in gemv_tiles] + linear[:1]
+    gemvs = [_gemv("gemv" + suffix, t, dtype, out) for t in gemv_tiles]
+    if not swiglu:
+        gemvs += [_gemv("gemv_prefetch", t, dtype, out) for t in GEMV_PREFETCH_TILES]
+    return gemvs + linear[:1]
 
 
 def split_choices(n: int, k: int, rows: int, block_n: int, block_k: int, batch: int) -> list[int]:
