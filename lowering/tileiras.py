@@ -110,7 +110,7 @@ class Tileiras:
             return cls(_checked_binary(explicit, "the explicit path"))
         if os.environ.get(ENV_VAR):
             return cls(_checked_binary(os.environ[ENV_VAR], f"${ENV_VAR}"))
-        found = _from_nvidia_package() or shutil.which("tileiras")
+        found = nvidia_binary("tileiras") or shutil.which("tileiras")
         if found is None:
             raise TileirasNotFound(
                 "tileiras not found: set $CUTILE_TILEIRAS, install nvidia-cuda-tileiras, "
@@ -196,13 +196,14 @@ def _checked_binary(path: str, where: str) -> str:
     return path
 
 
-def _from_nvidia_package() -> str | None:
+def nvidia_binary(name: str) -> str | None:
+    """The executable `name` of NVIDIA's CUDA 13 wheels (`nvidia/cu13/bin/`), or None."""
     try:
         import nvidia
     except ImportError:
         return None
     for base in getattr(nvidia, "__path__", []):
-        candidate = os.path.join(base, "cu13", "bin", "tileiras")
+        candidate = os.path.join(base, "cu13", "bin", name)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None

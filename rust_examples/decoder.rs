@@ -220,6 +220,26 @@ mod kernel {
         transpose(acc)
     }
 
+    /// This block's token m, row tile n and split-K part [first, end) of the K tiles of w
+    /// (grid: S parts x M tokens x N / BN).
+    fn split_k_block<E: ElementType, const BN: i32, const BK: i32>(
+        w: &Tensor<E, { [-1, -1] }>,
+    ) -> (i32, i32, i32, i32) {
+        let (s, m, n) = get_tile_block_id();
+        let tiles = num_tiles(&w.partition(const_shape![BN, BK]), 1);
+        let (first, end) = split_range(tiles, s, get_num_tile_blocks().0);
+        (m, n, first, end)
+    }
+
+    /// One token's partial [1, BN] row, stored as O.
+    fn store_part<O: ElementType, const BN: i32>(
+        part: &mut Tensor<O, { [1, 1, BN] }>,
+        rows: Tile<f32, { [1, BN] }>,
+    ) {
+        let result: Tile<O, { [1, BN] }> = convert_tile(rows);
+        part.store(result.reshape(const_shape![1, 1, BN]));
+    }
+
     /// GEMV, split-K: part[s, m, n0..n0+BN] = sum over part s of the K tiles of W[n, k] x[m, k]
     /// (grid: S parts x M tokens x N / BN). O = f32 for partials a later kernel sums, or E
     /// with S = 1.
@@ -239,12 +259,8 @@ mod kernel {
         x: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E, { [-1, -1] }>,
     ) {
-        let (s, m, n) = get_tile_block_id();
-        let tiles = num_tiles(&w.partition(const_shape![BN, BK]), 1);
-        let (first, end) = split_range(tiles, s, get_num_tile_blocks().0);
-        let rows = gemv_rows::<E, BN, BK, LAT>(x, w, m, n, first, end);
-        let result: Tile<O, { [1, BN] }> = convert_tile(rows);
-        part.store(result.reshape(const_shape![1, 1, BN]));
+        let (m, n, first, end) = split_k_block::<E, BN, BK>(w);
+        store_part::<O, BN>(part, gemv_rows::<E, BN, BK, LAT>(x, w, m, n, first, end));
     }
 
     /// `gemv` over `gemv_rows_prefetch`: the same partials, the next weight tile in flight.
@@ -264,12 +280,8 @@ mod kernel {
         x: &Tensor<E, { [-1, -1] }>,
         w: &Tensor<E, { [-1, -1] }>,
     ) {
-        let (s, m, n) = get_tile_block_id();
-        let tiles = num_tiles(&w.partition(const_shape![BN, BK]), 1);
-        let (first, end) = split_range(tiles, s, get_num_tile_blocks().0);
-        let rows = gemv_rows_prefetch::<E, BN, BK, LAT>(x, w, m, n, first, end);
-        let result: Tile<O, { [1, BN] }> = convert_tile(rows);
-        part.store(result.reshape(const_shape![1, 1, BN]));
+        let (m, n, first, end) = split_k_block::<E, BN, BK>(w);
+        store_part::<O, BN>(part, gemv_rows_prefetch::<E, BN, BK, LAT>(x, w, m, n, first, end));
     }
 
     /// The tensor-core form of `gemv` for BM tokens at a time (grid: S x M / BM x N / BN).

@@ -17,6 +17,7 @@ CPU_SIDE = {
     "tests.benchmarks.build_bundle",
     "tests.benchmarks.build_cutile_rs",
     "tests.benchmarks.decode.build",
+    "tests.benchmarks.sass_stats",
 }
 
 

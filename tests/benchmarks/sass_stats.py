@@ -12,7 +12,6 @@ code, not of executions: a wait in a loop counts once.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from lowering.tileiras import nvidia_binary
 
 # a wgmma of any input type: HGMMA (f16/bf16/tf32), QGMMA (fp8), IGMMA (i8), BGMMA (b1)
 _WGMMA = re.compile(r"\b[HQIB]GMMA\.\S+")
@@ -43,16 +44,8 @@ class SassStats:
 
 
 def find_cuobjdump() -> str | None:
-    """cuobjdump from the nvidia wheels (next to tileiras's), else PATH."""
-    try:
-        import nvidia
-    except ImportError:
-        nvidia = None
-    for base in getattr(nvidia, "__path__", []) if nvidia is not None else []:
-        candidate = os.path.join(base, "cu13", "bin", "cuobjdump")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("cuobjdump")
+    """cuobjdump from the nvidia wheels (next to tileiras), else PATH."""
+    return nvidia_binary("cuobjdump") or shutil.which("cuobjdump")
 
 
 def stats_of_text(name: str, size: int, sass: str, resources: str) -> SassStats:

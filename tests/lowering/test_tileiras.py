@@ -63,7 +63,7 @@ def test_locate_prefers_explicit_then_env(monkeypatch: pytest.MonkeyPatch, tmp_p
 def test_locate_reports_absence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CUTILE_TILEIRAS", raising=False)
     monkeypatch.setenv("PATH", "")
-    monkeypatch.setattr(tileiras_module, "_from_nvidia_package", lambda: None)
+    monkeypatch.setattr(tileiras_module, "nvidia_binary", lambda _name: None)
     with pytest.raises(TileirasNotFound, match="tileiras not found") as caught:
         Tileiras.locate()
     assert isinstance(caught.value, TileirasError)  # callers may catch either
