@@ -21,7 +21,8 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
   graph replay         `Graph.capture` of a 100-launch chain: `replay()` and
                        `replay(sync=True)`, per kernel
 
-`--profile` prints a cProfile of 20000 eager launches and of 20000 `op.sync()` round trips.
+`--profile` prints a cProfile of 20000 eager launches, of 20000 `op.sync()` round trips and
+(on the fake driver) of 20000 launches with new arguments.
 `--bindings` runs the real `client_stubs.driver` and cuda-python instead of the fake: on a
 machine without a GPU, over `tests/benchmarks/stub_libcuda.c` (its header says how to build and
 load it), where every driver call succeeds at once, so the figures are the client plus the
@@ -210,6 +211,8 @@ def with_fake_driver(rounds: int, profiling: bool) -> None:
         if profiling:
             profile("eager", lambda: kernel(*args), reset)
             profile("op.sync()", lambda: kernel.op(*args).sync(), reset)
+            fresh = iter(fresh_arguments(20000))
+            profile("new arguments", lambda: kernel(*next(fresh)), reset)
 
 
 def with_bindings(rounds: int, profiling: bool) -> None:
