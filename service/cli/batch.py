@@ -128,7 +128,12 @@ from service.cli.manifest import (
 from service.cli.progress import Progress
 from service.cli.remote_compiler import NO_KEY, RemoteCompiler
 from service.cli.sarif import sarif_log
-from service.cli.specialize_arg import AutoVariant, SpecializeError, parse_specialize
+from service.cli.specialize_arg import (
+    AutoVariant,
+    SpecializeError,
+    kept_variants,
+    parse_specialize,
+)
 from service.cli.stage_dump import EMIT_STAGES, FILE_SUFFIXES, as_text, stage_product
 from service.compile.engine import CompileEngine, Outcome
 from service.compile.flight import default_workers
@@ -337,25 +342,24 @@ class Batch:
         kernel's and from every weaker variant's of it (variants come strongest first: of two
         with one cubin, the one assuming less serves more launches with the same code);
         summarize all of them."""
-        general: dict[int, bytes] = {}
         for index, kernel in enumerate(kernels):
             outcome, ms = outcomes[index]
             record = self._write(kernel, outcome)
-            if outcome.artifact is not None:
-                general[index] = outcome.artifact.cubin
             self.summary.append(_kernel_summary(kernel, outcome, record, ms))
-        for position, (index, variant) in enumerate(variants):
+        keep: dict[int, bool] = {}
+        for index, (outcome, _) in outcomes.items():
+            positions = [p for p, (of, _) in enumerate(variants) if of == index]
+            if outcome.artifact is not None and positions:
+                cubins = [_cubin(variant_outcomes[p][0]) for p in positions]
+                keep.update(
+                    zip(positions, kept_variants(outcome.artifact.cubin, cubins), strict=True)
+                )
+        for position, (_, variant) in enumerate(variants):
             outcome, ms = variant_outcomes[position]
             artifact, record = outcome.artifact, None
             if artifact is not None:
                 self._rebuilt.add(_identity_of(artifact.contract, facts_record(variant.facts)))
-                weaker = [
-                    variant_outcomes[later][0].artifact
-                    for later in range(position + 1, len(variants))
-                    if variants[later][0] == index
-                ]
-                taken = {general[index], *(a.cubin for a in weaker if a is not None)}
-                if artifact.cubin not in taken:
+                if keep[position]:
                     record = self._write(variant, outcome)
             self.summary.append(_kernel_summary(variant, outcome, record, ms))
 
@@ -467,6 +471,10 @@ def kernel_request(
         exact_accumulators=args.exact_accumulators,
         specialization=kernel.facts,
     )
+
+
+def _cubin(outcome: Outcome) -> bytes | None:
+    return None if outcome.artifact is None else outcome.artifact.cubin
 
 
 def _label(kernel: Kernel) -> str:

@@ -30,6 +30,7 @@ same code); one that does not is left out of the bundle. Entries given
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from client_stubs.element_table import ELEMENT_BY_NAME
@@ -73,6 +74,16 @@ class AutoVariant:
 
 ROWS = AutoVariant(row_bytes=ROW_BYTES)
 AUTO_VARIANTS = (AutoVariant(divisor=16), ROWS)
+
+
+def kept_variants(general: bytes, cubins: Sequence[bytes | None]) -> list[bool]:
+    """Which of a kernel's variants (strongest first, None where one failed) to keep: those
+    whose cubin differs from the general kernel's and from every weaker variant's (of two
+    with one cubin, the one assuming less serves more launches with the same code)."""
+    return [
+        cubin is not None and cubin != general and cubin not in cubins[position + 1 :]
+        for position, cubin in enumerate(cubins)
+    ]
 
 
 def parse_specialize(text: str) -> tuple[AutoVariant, ...]:

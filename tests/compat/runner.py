@@ -33,7 +33,7 @@ from service.cache.artifact import Artifact
 from service.cache.disk import DiskCache
 from service.cache.keys import RequestKey
 from service.cli.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
-from service.cli.specialize_arg import AUTO_VARIANTS
+from service.cli.specialize_arg import AUTO_VARIANTS, kept_variants
 from service.compile.engine import CompileEngine, Outcome
 from tests.compat.discover import find_entries
 from tests.compat.report import Result, write_report
@@ -158,8 +158,8 @@ def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
     """What `cutile-compile` builds next to the general kernel by default (`--specialize
     auto`): the variants that assemble to another cubin (a failing one is left out)."""
     assert _ENGINE is not None
-    found: list[Variant] = []
-    for auto in AUTO_VARIANTS:  # strongest first: of two with one cubin, keep the weaker
+    built: list[Variant | None] = []
+    for auto in AUTO_VARIANTS:
         facts = auto.facts(general.contract)
         if not facts:
             continue
@@ -167,14 +167,16 @@ def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
         try:
             outcome = _ENGINE.compile(request)
         except Exception:  # the general kernel serves every launch
+            built.append(None)
             continue
         artifact = outcome.artifact
-        if artifact is None or artifact.cubin == general.cubin:
+        if artifact is None:
+            built.append(None)
             continue
-        found = [v for v in found if v[2] != artifact.cubin]
         contract = artifact.contract.SerializeToString()
-        found.append((outcome.key, facts, artifact.cubin, contract))
-    return tuple(found)
+        built.append((outcome.key, facts, artifact.cubin, contract))
+    keep = kept_variants(general.cubin, [None if v is None else v[2] for v in built])
+    return tuple(v for v, kept in zip(built, keep, strict=True) if kept and v is not None)
 
 
 def _outcome(job: Job) -> Outcome:

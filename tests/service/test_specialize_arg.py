@@ -12,6 +12,7 @@ from service.cli.specialize_arg import (
     ROWS,
     AutoVariant,
     SpecializeError,
+    kept_variants,
     parse_specialize,
     row_facts,
     variant_facts,
@@ -143,3 +144,9 @@ def test_rows_gain_nothing_from_vectors_or_wide_elements() -> None:
     contract.params.add(name="d", kind=pb.PARAM_KIND_TENSOR_IN, rank=2, dtype="f64")
     assert row_facts(contract, 16) == (TensorFacts("d", (), (2, 1)),)
     assert row_facts(contract, 8) == ()  # 8 bytes is one f64: nothing to assume
+
+
+def test_of_variants_with_one_cubin_the_weakest_is_kept() -> None:
+    # strongest first; b is a's cubin again, c the general's, None failed
+    assert kept_variants(b"g", [b"a", b"a", b"c", b"g", None]) == [False, True, True, False, False]
+    assert kept_variants(b"g", []) == []
