@@ -1,16 +1,18 @@
-"""Remember a kernel's last launch plan and reuse it when the same arguments come back.
+"""Remember a kernel's last launch plans and reuse them when equal arguments come back.
 
-Checks and packing are pure functions of the arguments' immutable `TensorLayout`s, partition
-tile shapes (and a `MappedPartition`'s map and grid) and scalar values, so a repeated launch
-with the same layouts, tiles and equal scalars (the typical loop) can skip `plan_launch`. The
-contract's launch checks are functions of the same inputs (every tensor's shape, from its
-immutable layout, and the grid, from the outputs' shapes and tiles or a `MappedPartition`'s
-num_tile_blocks), so a reused plan passed them; a plan is only stored after `plan_launch`
-succeeded, so a failed check is re-evaluated (and fails) on every attempt. A moved or consumed
-handle has no live layout and never matches.
+Checks and packing are pure functions of the arguments' layout values (pointer, shape,
+strides, dtype, device: `TensorLayout` minus its owner), partition tile shapes (and a
+`MappedPartition`'s map and grid) and scalar values, so a launch whose arguments have the same
+values as a remembered one (the typical loop, and a loop that wraps the same torch tensors in
+new handles every step) can skip `plan_launch`. The contract's launch checks are functions of
+the same inputs (every tensor's shape and the grid, from the outputs' shapes and tiles or a
+`MappedPartition`'s num_tile_blocks), so a reused plan passed them; a plan is only stored
+after `plan_launch` succeeded, so a failed check is re-evaluated (and fails) on every attempt.
+A moved or consumed handle has no live layout and is never remembered or matched.
 
-Layouts are held weakly: the memo never keeps device memory alive, and a freed layout can
-never match again. The launcher attaches its prepared kernelParams array to the entry
+Keys hold values only, never a layout or its owner: the memo keeps no device memory alive.
+The owners of a launch's memory ride along with its arguments (the caller tracks those until
+the work completes). The launcher attaches its prepared kernelParams array to the entry
 (`prepared`), so a hit launches without packing or allocating anything.
 
 The memo keeps the last few plans (launches that alternate between argument sets, e.g. one
@@ -18,8 +20,8 @@ output per stream, all stay fast). The fast path, for a loop that passes the ver
 objects: the argument ids find an entry, no ownership move happened anywhere since
 (`Moves.count`), and every remembered tensor handle is still alive (a weakref callback clears
 `alive` when one dies, so an id can never be reused unnoticed; scalars are held strongly).
-Anything else looks the entry up by its layouts' identities (`layout_key`) and confirms it
-with the full comparison above, which rebinds the entry to the new objects when it matches.
+Anything else computes the arguments' `value_key` and finds the entry stored under it, which
+rebinds the entry to the new objects.
 """
 
 from __future__ import annotations
@@ -29,41 +31,19 @@ import weakref
 from dataclasses import replace
 
 from client_stubs.plan import LaunchPlan
-from client_stubs.tensor import DeviceTensor, MappedPartition, Moves, Partition, TensorLayout
+from client_stubs.tensor import DeviceTensor, MappedPartition, Moves, Partition
 
-_SCALAR_TYPES = (int, float, bool)
 _TENSOR_TYPES = (DeviceTensor, Partition, MappedPartition)
 
 
 class MemoEntry:
-    """One remembered plan: per argument a weak layout reference and its tiles, or a scalar."""
+    """One remembered plan, filed under its arguments' `value_key` and bound to the objects
+    it was last found for (`ids`, `handles`)."""
 
-    __slots__ = (
-        "__weakref__",
-        "alive",
-        "extras",
-        "handles",
-        "ids",
-        "key",
-        "layouts",
-        "moves",
-        "plan",
-        "prepared",
-        "scalars",
-    )
+    __slots__ = ("__weakref__", "alive", "handles", "ids", "key", "moves", "plan", "prepared")
 
-    def __init__(
-        self,
-        layouts: tuple[weakref.ref[TensorLayout] | None, ...],
-        extras: tuple[object, ...],
-        scalars: tuple[object, ...],
-        plan: LaunchPlan,
-        key: tuple[object, ...] = (),
-    ) -> None:
-        self.key = key  # `layout_key` of the arguments it was stored for
-        self.layouts = layouts
-        self.extras = extras
-        self.scalars = scalars
+    def __init__(self, key: tuple[object, ...], plan: LaunchPlan) -> None:
+        self.key = key
         self.plan = plan
         self.prepared: object = None
         self.ids: tuple[int, ...] = ()
@@ -72,7 +52,7 @@ class MemoEntry:
         self.handles: tuple[object, ...] = ()
 
     def bind(self, args: tuple[object, ...]) -> None:
-        """Remember these objects for the identity fast path (after a full match)."""
+        """Remember these objects for the identity fast path."""
         this = weakref.ref(self)
 
         def died(_: object) -> None:
@@ -87,85 +67,47 @@ class MemoEntry:
         self.moves = Moves.count
         self.alive = True
 
-    def matches(self, args: tuple[object, ...]) -> bool:
-        if len(args) != len(self.layouts):
-            return False
-        for arg, ref, extra, scalar in zip(
-            args, self.layouts, self.extras, self.scalars, strict=True
-        ):
-            if ref is None:
-                if type(arg) is not type(scalar) or arg != scalar:
-                    return False
-                if type(arg) is float and math.copysign(1.0, arg) != math.copysign(1.0, scalar):  # type: ignore[arg-type]
-                    return False  # -0.0 and 0.0 pack differently
-                continue
-            if not isinstance(arg, _TENSOR_TYPES):
-                return False
-            layout, tiles = arg.plan_key()
-            if layout is None or layout is not ref() or tiles != extra:
-                return False
-        return True
-
 
 class PlanMemo:
     """The last `size` plans of a kernel, by the ids of their argument objects (`entries`)
-    and by their layouts' identities (`by_layout`, for new handles of the same layouts)."""
+    and by their arguments' values (`by_value`, for new handles of equal layouts)."""
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
         self.entries: dict[tuple[int, ...], MemoEntry] = {}
-        self.by_layout: dict[tuple[object, ...], MemoEntry] = {}
+        self.by_value: dict[tuple[object, ...], MemoEntry] = {}
 
     def find(self, args: tuple[object, ...]) -> MemoEntry | None:
         """The remembered entry for `args`: by object identity when nothing moved since,
-        else the entry stored for the same layouts if a full comparison confirms it (which
-        rebinds the entry to `args`)."""
+        else the entry stored for equal values (which rebinds it to `args`)."""
         ids = tuple(map(id, args))
         entry = self.entries.get(ids)
         if entry is not None and entry.alive and entry.moves == Moves.count:
             return entry
-        key = layout_key(args)
-        candidate = None if key is None else self.by_layout.get(key)
-        if candidate is not None and candidate.matches(args):
-            self._file(candidate, args)
-            return candidate
-        return None
+        key = value_key(args)
+        entry = None if key is None else self.by_value.get(key)
+        if entry is not None:
+            self._file(entry, args)
+        return entry
 
     def lookup(self, args: tuple[object, ...]) -> LaunchPlan | None:
-        """The remembered plan for `args` (with their results and owners), else None."""
+        """The remembered plan for `args` (with them as results and their owners), else None."""
         entry = self.find(args)
         if entry is None:
             return None
-        owners = tuple(ref().owner for ref in entry.layouts if ref is not None)  # type: ignore[union-attr]
-        return replace(entry.plan, results=args, keep_alive=owners)
+        return replace(entry.plan, results=args, keep_alive=owners(args))
 
     def store(self, args: tuple[object, ...], plan: LaunchPlan) -> MemoEntry | None:
         """Remember `plan` for `args` (nothing is remembered for foreign arguments)."""
-        key = layout_key(args)
+        key = value_key(args)
         if key is None:
             return None
-        layouts: list[weakref.ref[TensorLayout] | None] = []
-        extras: list[object] = []
-        scalars: list[object] = []
-        for arg in args:
-            if isinstance(arg, _TENSOR_TYPES):
-                layout, tiles = arg.plan_key()
-                layouts.append(weakref.ref(layout))  # type: ignore[arg-type]
-                extras.append(tiles)
-                scalars.append(None)
-            else:
-                layouts.append(None)
-                extras.append(None)
-                scalars.append(arg)
-        entry = MemoEntry(
-            tuple(layouts),
-            tuple(extras),
-            tuple(scalars),
-            replace(plan, results=(), keep_alive=()),
-            key,
-        )
+        entry = MemoEntry(key, replace(plan, results=(), keep_alive=()))
+        old = self.by_value.get(key)
+        if old is not None and self.entries.get(old.ids) is old:
+            del self.entries[old.ids]
         self._file(entry, args)
-        self.by_layout[key] = entry
+        self.by_value[key] = entry
         return entry
 
     def _file(self, entry: MemoEntry, args: tuple[object, ...]) -> None:
@@ -178,23 +120,36 @@ class PlanMemo:
         entries[entry.ids] = entry
         while len(entries) > self.size:
             oldest = entries.pop(next(iter(entries)))
-            if self.by_layout.get(oldest.key) is oldest:
-                del self.by_layout[oldest.key]
+            if self.by_value.get(oldest.key) is oldest:
+                del self.by_value[oldest.key]
 
 
-def layout_key(args: tuple[object, ...]) -> tuple[object, ...] | None:
-    """What a remembered plan is found by when the argument objects are new: each tensor's
-    layout identity and tiling, each scalar's type and value (None for foreign arguments or a
-    moved handle, which are never remembered)."""
+def value_key(args: tuple[object, ...]) -> tuple[object, ...] | None:
+    """What a plan depends on, as values: each tensor's layout values and tiling, each
+    scalar's type and value (and sign, which tells -0.0 from 0.0). None for foreign arguments
+    or a moved handle, which are never remembered."""
     parts: list[object] = []
     for arg in args:
         if isinstance(arg, _TENSOR_TYPES):
             layout, tiles = arg.plan_key()
             if layout is None:
                 return None
-            parts.append((id(layout), tiles))
-        elif type(arg) in _SCALAR_TYPES:
+            parts.append((layout.values, tiles))
+        elif type(arg) is float:
+            parts.append((float, arg, math.copysign(1.0, arg)))
+        elif type(arg) in (int, bool):
             parts.append((type(arg), arg))
         else:
             return None
     return tuple(parts)
+
+
+def owners(args: tuple[object, ...]) -> tuple[object, ...]:
+    """The owners of the memory behind `args`' tensors (kept alive with a launch)."""
+    found = []
+    for arg in args:
+        if isinstance(arg, _TENSOR_TYPES):
+            layout = arg.plan_key()[0]
+            if layout is not None:
+                found.append(layout.owner)
+    return tuple(found)

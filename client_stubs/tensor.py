@@ -75,6 +75,11 @@ class TensorLayout:
         return len(self.shape)
 
     @cached
+    def values(self) -> tuple[object, ...]:
+        """Everything but the owner: what a launch plan depends on (`plan_memo.value_key`)."""
+        return (self.ptr, self.shape, self.strides, self.dtype, self.device)
+
+    @cached
     def itemsize(self) -> int:
         return dtype(self.dtype).itemsize
 
