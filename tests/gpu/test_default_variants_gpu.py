@@ -1,6 +1,7 @@
 """The default path on the GPU: kernels built the way `cutile-compile` builds them by default
-(the general kernel plus its variant for extents and strides divisible by 16), launched with
-`Bundle.kernel(...)` and no `for_args`: each launch runs the variant its arguments meet.
+(the general kernel plus its variants for extents and strides divisible by 16 and for rows of
+16-byte multiples), launched with `Bundle.kernel(...)` and no `for_args`: each launch runs the
+variant its arguments meet.
 
     python -m tests.gpu.build_artifacts OUT      # writes OUT/default too
     PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu/test_default_variants_gpu.py
@@ -41,16 +42,23 @@ def bundle() -> Bundle:
         pytest.skip(str(exc))
 
 
-@pytest.mark.parametrize(("m", "n", "k"), [(1024, 512, 256), (1000, 520, 200), (1024, 512, 264)])
-def test_gemm_runs_the_variant_its_arguments_meet(bundle: Bundle, torch, m, n, k) -> None:
+@pytest.mark.parametrize(
+    ("m", "n", "k", "variant"),
+    [
+        (1024, 512, 256, 0),  # every extent and stride a 16-multiple: the div16 variant
+        (1000, 520, 200, 1),  # rows of 16-byte multiples, extents not: the rows variant
+        (1024, 512, 264, 1),
+        (1000, 520, 201, 2),  # x's rows of 402 bytes: only the general kernel
+    ],
+)
+def test_gemm_runs_the_variant_its_arguments_meet(bundle: Bundle, torch, m, n, k, variant) -> None:
     kernel = bundle.kernel("gemm", GEMM)
-    assert isinstance(kernel, Variants) and len(kernel.variants) == 2
+    assert isinstance(kernel, Variants) and len(kernel.variants) == 3
     x = torch.randn((m, k), device="cuda", dtype=torch.float16)
     y = torch.randn((k, n), device="cuda", dtype=torch.float16)
     z = torch.zeros((m, n), device="cuda", dtype=torch.float16)
     args = (DeviceTensor.wrap(z).partition((128, 128)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
-    divisible = all(d % 16 == 0 for d in (m, n, k))
-    assert (kernel.choose(*args) is not kernel.general) == divisible
+    assert kernel.choose(*args) is kernel.variants[variant]
     kernel(*args, sync=True)
     expected = x.float() @ y.float()
     error = (z.float() - expected).abs().max().item() / expected.abs().max().item()
