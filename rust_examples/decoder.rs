@@ -87,17 +87,14 @@ mod kernel {
     }
 
     /// The residual stream after a projection: r = E(res + E(sum_s part[s])), in f32.
-    fn residual_tile<E: ElementType, const BK: i32>(
+    fn residual_tile<E: ElementType, const S: i32, const BK: i32>(
         res: &Tensor<E, { [-1, -1] }>,
-        part: &Tensor<f32, { [-1, -1, -1] }>,
+        part: &Tensor<f32, { [S, -1, -1] }>,
         t: i32,
         j: i32,
     ) -> Tile<f32, { [1, BK] }> {
-        let pp = part.partition(const_shape![1, 1, BK]);
-        let mut sum: Tile<f32, { [1, BK] }> = constant(0.0f32, const_shape![1, BK]);
-        for s in 0i32..num_tiles(&pp, 0) {
-            sum = sum + pp.load([s, t, j]).reshape(const_shape![1, BK]);
-        }
+        let all: Tile<f32, { [S, 1, BK] }> = part.partition(const_shape![S, 1, BK]).load([0i32, t, j]);
+        let sum: Tile<f32, { [1, BK] }> = reduce_sum(all, 0i32);
         let projected: Tile<E, { [1, BK] }> = convert_tile(sum);
         let projected: Tile<f32, { [1, BK] }> = convert_tile(projected);
         let r: Tile<f32, { [1, BK] }> =
@@ -107,13 +104,14 @@ mod kernel {
     }
 
     /// Residual add + RMSNorm: res_out = E(res + E(sum_s part[s])) and out = RMSNorm(res_out),
-    /// one block per row; part is a projection's split-K partials [S, T, H] (f32).
+    /// one block per row; part is a projection's S split-K partials [S, T, H] (f32), summed
+    /// by one [S, 1, BK] load per tile (a summing loop inside the tile loop costs registers).
     #[cutile::entry()]
-    fn add_rms_norm_hf<E: ElementType, const HT: i32, const BK: i32>(
+    fn add_rms_norm_hf<E: ElementType, const S: i32, const HT: i32, const BK: i32>(
         res_out: &mut Tensor<E, { [1, HT] }>,
         out: &mut Tensor<E, { [1, HT] }>,
         res: &Tensor<E, { [-1, -1] }>,
-        part: &Tensor<f32, { [-1, -1, -1] }>,
+        part: &Tensor<f32, { [S, -1, -1] }>,
         w: &Tensor<E, { [-1] }>,
         eps: f32,
     ) {
@@ -123,7 +121,7 @@ mod kernel {
         let mut rp = res_out.partition_mut(const_shape![1, BK]);
         let mut squares: Tile<f32, { [1, BK] }> = constant(0.0f32, const_shape![1, BK]);
         for j in 0i32..tiles {
-            let r = residual_tile::<E, BK>(res, part, t, j);
+            let r = residual_tile::<E, S, BK>(res, part, t, j);
             squares = squares + r * r;
             let stored: Tile<E, { [1, BK] }> = convert_tile(r);
             rp.store(stored, [0i32, j]);
@@ -131,7 +129,7 @@ mod kernel {
         let inv = inverse_rms::<BK>(squares, res.shape()[1], eps);
         let mut op = out.partition_mut(const_shape![1, BK]);
         for j in 0i32..tiles {
-            let r = residual_tile::<E, BK>(res, part, t, j);
+            let r = residual_tile::<E, S, BK>(res, part, t, j);
             let wt: Tile<E, { [1, BK] }> = wp.load([j]).reshape(const_shape![1, BK]);
             op.store(norm_tile::<E, BK>(r, wt, inv), [0i32, j]);
         }
@@ -440,18 +438,16 @@ mod kernel {
         cat(first, second, 1i32)
     }
 
-    /// Columns [COL * W, COL * W + W) of token row t of the split-K partials, summed and
-    /// rounded to E like torch's projection output: [1, W] in f32.
-    fn projected<E: ElementType, const W: i32>(
-        part: &Tensor<f32, { [-1, -1, -1] }>,
+    /// Columns [col * W, col * W + W) of token row t of the S split-K partials, summed and
+    /// rounded to E like torch's projection output: [1, W] in f32. One [S, 1, W] load and a
+    /// reduction, no loop (tileiras spills heavily on a runtime-length summing loop here).
+    fn projected<E: ElementType, const S: i32, const W: i32>(
+        part: &Tensor<f32, { [S, -1, -1] }>,
         t: i32,
         col: i32,
     ) -> Tile<f32, { [1, W] }> {
-        let pp = part.partition(const_shape![1, 1, W]);
-        let mut sum: Tile<f32, { [1, W] }> = constant(0.0f32, const_shape![1, W]);
-        for s in 0i32..num_tiles(&pp, 0) {
-            sum = sum + pp.load([s, t, col]).reshape(const_shape![1, W]);
-        }
+        let all: Tile<f32, { [S, 1, W] }> = part.partition(const_shape![S, 1, W]).load([0i32, t, col]);
+        let sum: Tile<f32, { [1, W] }> = reduce_sum(all, 0i32);
         let rounded: Tile<E, { [1, W] }> = convert_tile(sum);
         convert_tile(rounded)
     }
@@ -459,11 +455,14 @@ mod kernel {
     /// QK-norm + RoPE + KV-cache write for P tokens of one KV head group per block (block
     /// b * HKV + h): q_out[.., p, :] = rope(norm(q)) for the G query heads of the group,
     /// k_cache[.., pos + p, :] = rope(norm(k)), v_cache[.., pos + p, :] = v, at the device
-    /// position pos; qkv is the QKV projection's split-K partials [S, T, (HKV * G + 2 HKV) D].
-    /// Caches are [B * HKV, SC, D] (each block's tile is its whole cache row).
+    /// position pos; qkv is the QKV projection's S split-K partials [S, T, (HKV * G + 2 HKV) D].
+    /// Caches are [B * HKV, SC, D] (each block's tile is its whole cache row). The token loop
+    /// has the constant trip count PT (tokens <= PT run): a runtime-length loop around the
+    /// body makes tileiras spill hundreds of registers.
     #[cutile::entry()]
     fn qkv_rope<
         E: ElementType,
+        const S: i32,
         const G: i32,
         const HKV: i32,
         const PT: i32,
@@ -473,7 +472,7 @@ mod kernel {
         q_out: &mut Tensor<E, { [1, PT, G * D] }>,
         k_cache: &mut Tensor<E, { [1, SC, D] }>,
         v_cache: &mut Tensor<E, { [1, SC, D] }>,
-        qkv: &Tensor<f32, { [-1, -1, -1] }>,
+        qkv: &Tensor<f32, { [S, -1, -1] }>,
         q_weight: &Tensor<E, { [-1] }>,
         k_weight: &Tensor<E, { [-1] }>,
         cos: &Tensor<E, { [-1, -1] }>,
@@ -494,19 +493,22 @@ mod kernel {
         let mut qp = q_out.partition_mut(const_shape![1, 1, G * D]);
         let mut kp = k_cache.partition_mut(const_shape![1, 1, D]);
         let mut vp = v_cache.partition_mut(const_shape![1, 1, D]);
-        for p in 0i32..tokens {
-            let t = first_token + p;
-            let position = start + p;
-            let c: Tile<E, { [1, D / 2] }> = cp.load([position, 0i32]);
-            let s: Tile<E, { [1, D / 2] }> = sp.load([position, 0i32]);
-            let q = projected::<E, { G * D }>(qkv, t, group).reshape(const_shape![G, D]);
-            let q = rope_heads::<E, G, D>(norm_heads::<E, G, D>(q, qw, eps), c, s);
-            qp.store(q.reshape(const_shape![1, 1, G * D]), [0i32, p, 0i32]);
-            let k = projected::<E, D>(qkv, t, HKV * G + group);
-            let k = rope_heads::<E, 1, D>(norm_heads::<E, 1, D>(k, kw, eps), c, s);
-            kp.store(k.reshape(const_shape![1, 1, D]), [0i32, position, 0i32]);
-            let v: Tile<E, { [1, D] }> = convert_tile(projected::<E, D>(qkv, t, HKV * G + HKV + group));
-            vp.store(v.reshape(const_shape![1, 1, D]), [0i32, position, 0i32]);
+        for p in 0i32..PT {
+            if p < tokens {
+                let t = first_token + p;
+                let position = start + p;
+                let c: Tile<E, { [1, D / 2] }> = cp.load([position, 0i32]);
+                let s: Tile<E, { [1, D / 2] }> = sp.load([position, 0i32]);
+                let q = projected::<E, S, { G * D }>(qkv, t, group).reshape(const_shape![G, D]);
+                let q = rope_heads::<E, G, D>(norm_heads::<E, G, D>(q, qw, eps), c, s);
+                qp.store(q.reshape(const_shape![1, 1, G * D]), [0i32, p, 0i32]);
+                let k = projected::<E, S, D>(qkv, t, HKV * G + group);
+                let k = rope_heads::<E, 1, D>(norm_heads::<E, 1, D>(k, kw, eps), c, s);
+                kp.store(k.reshape(const_shape![1, 1, D]), [0i32, position, 0i32]);
+                let v: Tile<E, { [1, D] }> =
+                    convert_tile(projected::<E, S, D>(qkv, t, HKV * G + HKV + group));
+                vp.store(v.reshape(const_shape![1, 1, D]), [0i32, position, 0i32]);
+            }
         }
     }
 

@@ -91,7 +91,7 @@ def test_prefill_and_graph_decode_match_the_reference(
 def test_every_projection_candidate_passes_its_launch_checks(
     bundle: FakeBundle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.benchmarks.decode.tuning import candidates
+    from tests.benchmarks.decode.kernels import candidates
 
     Harness(monkeypatch)
     ours, _ = _setup(bundle)

@@ -45,7 +45,8 @@ def test_cutile_kernels_specializations_bind_their_unchanged_entries() -> None:
 
 def test_the_decode_specializations_follow_the_model_and_the_cache() -> None:
     specs = {s.label() for s in K.specializations(QWEN3_32B, 1, 1024, prefill=False)}
-    assert "qkv_rope<E=bf16, G=8, HKV=8, PT=1, SC=1024, D=128>" in specs
+    assert "qkv_rope<E=bf16, S=1, G=8, HKV=8, PT=1, SC=1024, D=128>" in specs
+    assert "qkv_rope<E=bf16, S=2, G=8, HKV=8, PT=1, SC=1024, D=128>" in specs  # qkv's splits
     assert "rms_norm_hf<E=bf16, HT=8192, BK=512>" in specs
     assert not any("PT=16" in s for s in specs)  # no prefill specializations
     with pytest.raises(ValueError, match="power of two"):

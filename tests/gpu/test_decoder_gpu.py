@@ -113,7 +113,7 @@ def test_add_rms_norm(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     h, tile = _hidden(g), (1, int(g["HT"]))
     res = randn(5, h, dtype=_e(g), seed=1)
-    part, w = randn(3, 5, h, seed=2), randn(h, dtype=_e(g), seed=3)
+    part, w = randn(int(g["S"]), 5, h, seed=2), randn(h, dtype=_e(g), seed=3)
     res_out, out = torch.zeros_like(res), torch.zeros_like(res)
     args = (view(res_out).partition(tile), view(out).partition(tile), view(res), view(part))
     kernel(*args, view(w), 1e-6, sync=True)
@@ -187,7 +187,7 @@ def test_qkv_rope(entry: BundleEntry, device: int) -> None:
     groups, hkv, sc, d = int(g["G"]), int(g["HKV"]), int(g["SC"]), int(g["D"])
     batch, tokens = _sequences(g)
     start = sc // 2 - tokens
-    qkv = randn(2, batch * tokens, (hkv * groups + 2 * hkv) * d, seed=1)
+    qkv = randn(int(g["S"]), batch * tokens, (hkv * groups + 2 * hkv) * d, seed=1)
     qw, kw = ((1 + 0.1 * randn(d, seed=s)).to(_e(g)) for s in (5, 6))
     cos, sin = _rope(sc, d, _e(g))
     q = torch.zeros(batch * tokens, hkv * groups * d, device="cuda", dtype=_e(g))

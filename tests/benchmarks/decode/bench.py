@@ -16,6 +16,7 @@ per run (model:batch:context, the KV cache holding `context` positions, filled w
 keys and values, decode starting `--steps` before its end), ours next to torch, and the
 memory-bandwidth bound: (weights + KV cache bytes per step) / the measured copy bandwidth.
 `memcheck` runs the small model (prefill + a few graph-replayed decode steps, ours only).
+`--breakdown` adds each kernel's GPU time per step to a speed run (decode/breakdown.py).
 `--f16` runs each mode with the f16 decoder over cutile-kernels' kernels
 (tests/benchmarks/decode/model_f16.py; batch 1) next to torch in f16.
 """
@@ -382,7 +383,16 @@ def _elapsed(run_steps, repeats: int) -> float:
 
 
 def _time_ours(
-    bundle, run: Run, weights, rope, caches, start: int, tokens, steps: int, f16: bool = False
+    bundle,
+    run: Run,
+    weights,
+    rope,
+    caches,
+    start: int,
+    tokens,
+    steps: int,
+    f16: bool = False,
+    breakdown: bool = False,
 ):
     """(tokens/s, launches per step, plan) of our decoder: two steps per graph replay."""
     model, batch = run.config, run.batch
@@ -411,6 +421,12 @@ def _time_ours(
         raise RuntimeError(f"our decode produced token ids out of range: {final}")
     launches = len(graphs["ab"].launches)
     log(f"  ours: {tps:.1f} tokens/s ({launches} launches per step)")
+    if breakdown:
+        from tests.benchmarks.decode.breakdown import format_table, profile_kernels
+
+        ours.set_state(tokens, start)  # the timed steps used up the cache's positions
+        rows = profile_kernels(lambda: abba.replay(ours.stream), 2, 4)
+        log("kernel time per decode step:\n" + format_table(rows, 1e6 * batch / tps))
     ours.close_graphs()
     return tps, launches, plan
 
@@ -473,7 +489,14 @@ F16_PLAN = (
 
 
 def speed_run(
-    bundle, run: Run, weights, bandwidth: float, steps: int, torch_eager: bool, f16: bool = False
+    bundle,
+    run: Run,
+    weights,
+    bandwidth: float,
+    steps: int,
+    torch_eager: bool,
+    f16: bool = False,
+    breakdown: bool = False,
 ) -> Row:
     """One run: ours, then torch, on the same weights and the same KV cache; decode starts
     `steps` + 4 positions before the cache's end."""
@@ -490,7 +513,7 @@ def speed_run(
     generator = torch.Generator().manual_seed(SEED)
     tokens = torch.randint(0, model.vocab, (batch,), generator=generator).tolist()
     ours_tps, launches, plan = _time_ours(
-        bundle, run, weights, rope, caches, start, tokens, steps, f16
+        bundle, run, weights, rope, caches, start, tokens, steps, f16, breakdown
     )
     ref = Reference(model, weights, batch, cache_len, rope, caches=caches)
     graph_tps, eager_tps = _time_torch(ref, tokens, start, steps, torch_eager)
@@ -514,7 +537,12 @@ def speed_run(
 
 
 def speed(
-    bundle, runs: Sequence[Run], steps: int, torch_eager: bool, f16: bool = False
+    bundle,
+    runs: Sequence[Run],
+    steps: int,
+    torch_eager: bool,
+    f16: bool = False,
+    breakdown: bool = False,
 ) -> list[Row]:
     import torch
 
@@ -525,7 +553,9 @@ def speed(
         weights = setup_weights(MODELS[name], f16)
         for run in (r for r in runs if r.model == name):
             try:
-                rows.append(speed_run(bundle, run, weights, bandwidth, steps, torch_eager, f16))
+                rows.append(
+                    speed_run(bundle, run, weights, bandwidth, steps, torch_eager, f16, breakdown)
+                )
             except Exception as exc:  # one failing run still leaves the others
                 log(f"run {run} failed: {type(exc).__name__}: {exc}")
                 torch.cuda.empty_cache()
@@ -588,6 +618,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-torch-eager", action="store_true", help="skip torch eager (speed)")
     parser.add_argument("--json", type=Path, help="write the speed rows here (for BENCHMARKS.md)")
     parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="speed: also print each kernel's GPU time per decode step (torch.profiler)",
+    )
+    parser.add_argument(
         "--f16",
         action="store_true",
         help="the f16 decoder over cutile-kernels' kernels (batch 1; torch in f16)",
@@ -611,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ok = correctness(bundle, MODELS[args.model], args.batch, args.steps or 32, args.f16)
         log("correctness " + ("PASSED" if ok else "FAILED"))
         return 0 if ok else 1
-    rows = speed(bundle, runs, args.steps or 64, not args.no_torch_eager, args.f16)
+    rows = speed(bundle, runs, args.steps or 64, not args.no_torch_eager, args.f16, args.breakdown)
     print_table(rows)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

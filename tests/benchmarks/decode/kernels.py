@@ -24,6 +24,7 @@ PREFILL_PT = 16  # prompt tokens per prefill chunk
 DECODE_ATTENTION = ({"BN": "64", "LAT": "3", "OCC": "2"}, {"BN": "128", "LAT": "2", "OCC": "1"})
 PREFILL_ATTENTION = {"BN": "64", "LAT": "2", "OCC": "1"}
 H200_SMS = 132
+PROJECTIONS = ("qkv", "o", "gate_up", "down", "lm_head")
 
 
 def pow2_at_least(n: int) -> int:
@@ -155,6 +156,30 @@ def split_choices(n: int, k: int, rows: int, block_n: int, block_k: int, batch: 
     return choices
 
 
+def projection_shape(model: ModelConfig, name: str) -> tuple[int, int]:
+    """(N, K) of a projection's weight."""
+    return {
+        "qkv": (model.qkv_dim, model.hidden),
+        "o": (model.hidden, model.q_dim),
+        "gate_up": (model.intermediate, model.hidden),
+        "down": (model.hidden, model.intermediate),
+        "lm_head": (model.vocab, model.hidden),
+    }[name]
+
+
+def candidates(model: ModelConfig, name: str, batch: int, dtype: str) -> list[Projection]:
+    """Every (tiling, split-K) candidate of projection `name` at `batch` tokens."""
+    n, k = projection_shape(model, name)
+    swiglu = name == "gate_up"
+    found = []
+    for spec in projection_specs(batch, dtype, swiglu=swiglu):
+        probe = Projection(spec)
+        splits = [1] if swiglu or name == "lm_head" else None
+        for s in splits or split_choices(n, k, probe.rows, probe.block_n, probe.block_k, batch):
+            found.append(Projection(spec, s))
+    return found
+
+
 def decode_splits(batch: int, kv_heads: int, cache_len: int, block_n: int) -> int:
     """Attention splits of a decode step: about two blocks per SM, at most one per key tile
     of the longest context the cache holds."""
@@ -179,19 +204,29 @@ def specializations(
     specs = [
         Spec.of("embedding", {"E": dtype, "BD": str(EMBED_BD)}),
         Spec.of("rms_norm_hf", {"E": dtype, "HT": hidden_tile, "BK": str(NORM_BK)}),
-        Spec.of("add_rms_norm_hf", {"E": dtype, "HT": hidden_tile, "BK": str(NORM_BK)}),
         Spec.of("argmax_partial", {"BV": str(ARGMAX_BV)}),
         Spec.of(
             "greedy_step", {"B": str(batch), "NBP": str(pow2_at_least(argmax_blocks(model.vocab)))}
         ),
     ]
-    steps: list[tuple[int, Mapping[str, str]]] = [(1, t) for t in DECODE_ATTENTION]
+    # qkv_rope and add_rms_norm_hf sum a projection's split-K partials in one load: one
+    # specialization per split factor the tuner may choose (prefill chunks use one split)
+    qkv_splits = sorted({c.splits for c in candidates(model, "qkv", batch, dtype)})
+    residual_splits = {1} | {
+        c.splits for name in ("o", "down") for c in candidates(model, name, batch, dtype)
+    }
+    for s in sorted(residual_splits):
+        norm = {"E": dtype, "S": str(s), "HT": hidden_tile, "BK": str(NORM_BK)}
+        specs.append(Spec.of("add_rms_norm_hf", norm))
+    steps: list[tuple[int, Mapping[str, str], list[int]]] = [
+        (1, t, qkv_splits) for t in DECODE_ATTENTION
+    ]
     if prefill:
-        steps.append((PREFILL_PT, PREFILL_ATTENTION))
-    for pt, tiles in steps:
-        specs.append(
-            Spec.of("qkv_rope", {"E": dtype, **shapes, "PT": str(pt), "SC": str(cache_len), "D": d})
-        )
+        steps.append((PREFILL_PT, PREFILL_ATTENTION, [1]))
+    for pt, tiles, splits in steps:
+        for s in splits:
+            rope = {"E": dtype, "S": str(s), **shapes, "PT": str(pt), "SC": str(cache_len), "D": d}
+            specs.append(Spec.of("qkv_rope", rope))
         specs.append(
             Spec.of("attention_partial", {"E": dtype, "G": g, "PT": str(pt), "D": d, **tiles})
         )
@@ -320,7 +355,7 @@ def f16_specializations(model: ModelConfig) -> list[Spec]:
     norm = {"E": "f16", "HT": hidden_tile, "BK": str(NORM_BK)}
     return [
         Spec.of("rms_norm_hf", norm),
-        Spec.of("add_rms_norm_hf", norm),
+        Spec.of("add_rms_norm_hf", {"E": "f16", "S": "1", "HT": hidden_tile, "BK": str(NORM_BK)}),
         _gemv("gemv", F16_GEMV, "f16", "f16"),
         _gemv("gemv", F16_GEMV, "f16", "f32"),
         Spec.of("advance_position", {}),

@@ -30,18 +30,7 @@ if TYPE_CHECKING:
     import torch
 
 LOG2E = 1.4426950408889634
-PROJECTIONS = ("qkv", "o", "gate_up", "down", "lm_head")
-
-
-def projection_shape(model: ModelConfig, name: str) -> tuple[int, int]:
-    """(N, K) of a projection's weight."""
-    return {
-        "qkv": (model.qkv_dim, model.hidden),
-        "o": (model.hidden, model.q_dim),
-        "gate_up": (model.intermediate, model.hidden),
-        "down": (model.hidden, model.intermediate),
-        "lm_head": (model.vocab, model.hidden),
-    }[name]
+PROJECTIONS = K.PROJECTIONS
 
 
 @dataclass
@@ -185,7 +174,10 @@ class Decoder:
         part: torch.Tensor,
         w: torch.Tensor,
     ) -> DeviceOp:
-        k = self.kernels.of("add_rms_norm_hf", E=self.e, HT=self.hidden_tile, BK=K.NORM_BK)
+        splits = part.shape[0]  # the kernel sums exactly its S partials in one load
+        k = self.kernels.of(
+            "add_rms_norm_hf", E=self.e, S=splits, HT=self.hidden_tile, BK=K.NORM_BK
+        )
         tile = (1, self.hidden_tile)
         return k.op(out(res_out, tile), out(dst, tile), inp(res), inp(part), inp(w), self.model.eps)
 
@@ -215,11 +207,15 @@ class Decoder:
         pos: torch.Tensor,
         tokens: int,
         pt: int,
+        splits: int,
     ) -> DeviceOp:
+        """QK-norm + RoPE + KV write of `tokens` (<= pt) tokens from the qkv projection's
+        `splits` split-K partials."""
         m, p = self.model, f"layers.{layer}."
         kernel = self.kernels.of(
             "qkv_rope",
             E=self.e,
+            S=splits,
             G=m.group,
             HKV=m.kv_heads,
             PT=pt,
@@ -323,7 +319,7 @@ class Decoder:
             ops.append(self.projection(plan["qkv"], self.qkv, self.h, w[p + "qkv"]))
             qkv = self.qkv[: plan["qkv"].splits]
             k, v = self.k_cache[layer], self.v_cache[layer]
-            ops.append(self._qkv_rope(layer, q3, k, v, qkv, src.pos, 1, 1))
+            ops.append(self._qkv_rope(layer, q3, k, v, qkv, src.pos, 1, 1, plan["qkv"].splits))
             ops += self._attention(q3, k, v, att3, src.pos, 1, self.plan.attention, scratch)
             ops.append(self.projection(plan["o"], self.o, self.att, w[p + "o"]))
             nxt = self._other(res)
@@ -436,7 +432,9 @@ class Decoder:
                 k = self.k_cache[layer][seq * hkv : (seq + 1) * hkv]
                 v = self.v_cache[layer][seq * hkv : (seq + 1) * hkv]
                 qkv = view["qkv"][:, lo:hi]
-                ops.append(self._qkv_rope(layer, q3, k, v, qkv, s["pos"], tokens, K.PREFILL_PT))
+                ops.append(
+                    self._qkv_rope(layer, q3, k, v, qkv, s["pos"], tokens, K.PREFILL_PT, lin.splits)
+                )
                 ops += self._attention(
                     q3,
                     k,

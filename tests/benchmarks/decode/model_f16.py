@@ -131,7 +131,7 @@ class CutileKernelsDecoder:
         w: torch.Tensor,
     ) -> DeviceOp:
         tile = K.pow2_at_least(self.model.hidden)
-        kernel = self._ours("add_rms_norm_hf", E="f16", HT=tile, BK=K.NORM_BK)
+        kernel = self._ours("add_rms_norm_hf", E="f16", S=part.shape[0], HT=tile, BK=K.NORM_BK)
         t = (1, tile)
         return kernel.op(
             M.out(res_out, t), M.out(dst, t), M.inp(res), M.inp(part), M.inp(w), self.model.eps

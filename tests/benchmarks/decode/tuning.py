@@ -15,26 +15,13 @@ from typing import TYPE_CHECKING
 
 from client_stubs import Graph
 from tests.benchmarks.decode import kernels as K
-from tests.benchmarks.decode.config import ModelConfig
-from tests.benchmarks.decode.model import Decoder, Plan, chain, projection_shape
+from tests.benchmarks.decode.kernels import candidates, projection_shape
+from tests.benchmarks.decode.model import Decoder, Plan, chain
 
 if TYPE_CHECKING:
     import torch
 
 Log = Callable[[str], None]
-
-
-def candidates(model: ModelConfig, name: str, batch: int, dtype: str) -> list[K.Projection]:
-    """Every (tiling, split-K) candidate of projection `name` at `batch` tokens."""
-    n, k = projection_shape(model, name)
-    swiglu = name == "gate_up"
-    found = []
-    for spec in K.projection_specs(batch, dtype, swiglu=swiglu):
-        probe = K.Projection(spec)
-        splits = [1] if swiglu or name == "lm_head" else None
-        for s in splits or K.split_choices(n, k, probe.rows, probe.block_n, probe.block_k, batch):
-            found.append(K.Projection(spec, s))
-    return found
 
 
 def _weights(decoder: Decoder, name: str) -> list[torch.Tensor]:
