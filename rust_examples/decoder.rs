@@ -517,7 +517,9 @@ mod kernel {
     /// sees keys 0..=pos + p): block (b * HKV + h, split) covers its share of the key tiles
     /// and stores the unnormalized output acc = sum_j p_j v_j with its running maximum m
     /// (log2 units) and sum l, rows in [QT = PT * G] tiles. `attention_merge` combines the
-    /// splits. scale_log2 = log2(e) / sqrt(D).
+    /// splits. scale_log2 = log2(e) / sqrt(D). The query rows are replicated R times inside
+    /// the block (R * PT * G >= 8): with fewer than 8 rows tileiras lowers both products to
+    /// scalar FFMA on bf16 unpacks, with 8 or more to wgmma.
     #[cutile::entry(optimization_hints = (sm_90 = (occupancy = OCC)))]
     fn attention_partial<
         E: ElementType,
@@ -527,6 +529,7 @@ mod kernel {
         const D: i32,
         const LAT: i32,
         const OCC: i32,
+        const R: i32,
     >(
         acc_out: &mut Tensor<f32, { [1, PT * G, D] }>,
         m_out: &mut Tensor<f32, { [1, PT * G] }>,
@@ -546,46 +549,55 @@ mod kernel {
 
         let tq: Tile<E, { [1, PT, G * D] }> =
             q.partition(const_shape![1, PT, G * D]).load([bh, 0i32, 0i32]);
-        let q_t: Tile<E, { [D, PT * G] }> = transpose(tq.reshape(const_shape![PT * G, D]));
-        // the position of each query row: start + r / G, as a [1, QT] row
-        let rows: Tile<i32, { [PT * G] }> = iota(const_shape![PT * G]);
-        let group: Tile<i32, { [PT * G] }> = constant(G, const_shape![PT * G]);
-        let row_pos = rows / group + start.broadcast(const_shape![PT * G]);
-        let row_pos = row_pos.reshape(const_shape![1, PT * G]).broadcast(const_shape![BN, PT * G]);
+        let q_rows: Tile<E, { [1, PT * G, D] }> = tq.reshape(const_shape![1, PT * G, D]);
+        let q_t: Tile<E, { [D, R * PT * G] }> = transpose(
+            q_rows.broadcast(const_shape![R, PT * G, D]).reshape(const_shape![R * PT * G, D]),
+        );
+        // the position of each query row r (of R copies of PT * G rows): start + (r % QT) / G
+        let rows: Tile<i32, { [R * PT * G] }> = iota(const_shape![R * PT * G]);
+        let group: Tile<i32, { [R * PT * G] }> = constant(G, const_shape![R * PT * G]);
+        let span: Tile<i32, { [R * PT * G] }> = constant(PT * G, const_shape![R * PT * G]);
+        let row_pos = (rows % span) / group + start.broadcast(const_shape![R * PT * G]);
+        let row_pos = row_pos.reshape(const_shape![1, R * PT * G]).broadcast(const_shape![BN, R * PT * G]);
         let key_offsets: Tile<i32, { [BN] }> = iota(const_shape![BN]);
-        let key_offsets = key_offsets.reshape(const_shape![BN, 1]).broadcast(const_shape![BN, PT * G]);
-        let hidden: Tile<f32, { [BN, PT * G] }> = constant(-1.0e30f32, const_shape![BN, PT * G]);
-        let nothing: Tile<f32, { [BN, PT * G] }> = constant(0.0f32, const_shape![BN, PT * G]);
-        let scale = scale_log2.broadcast(const_shape![BN, PT * G]);
+        let key_offsets = key_offsets.reshape(const_shape![BN, 1]).broadcast(const_shape![BN, R * PT * G]);
+        let hidden: Tile<f32, { [BN, R * PT * G] }> = constant(-1.0e30f32, const_shape![BN, R * PT * G]);
+        let nothing: Tile<f32, { [BN, R * PT * G] }> = constant(0.0f32, const_shape![BN, R * PT * G]);
+        let scale = scale_log2.broadcast(const_shape![BN, R * PT * G]);
 
         let kp = k.partition(const_shape![1, BN, D]);
         let vp = v.partition(const_shape![1, BN, D]);
-        let mut m: Tile<f32, { [1, PT * G] }> = constant(-1.0e30f32, const_shape![1, PT * G]);
-        let mut l: Tile<f32, { [1, PT * G] }> = constant(0.0f32, const_shape![1, PT * G]);
-        let mut acc: Tile<f32, { [D, PT * G] }> = constant(0.0f32, const_shape![D, PT * G]);
+        let mut m: Tile<f32, { [1, R * PT * G] }> = constant(-1.0e30f32, const_shape![1, R * PT * G]);
+        let mut l: Tile<f32, { [1, R * PT * G] }> = constant(0.0f32, const_shape![1, R * PT * G]);
+        let mut acc: Tile<f32, { [D, R * PT * G] }> = constant(0.0f32, const_shape![D, R * PT * G]);
         for j in first..end {
             let tk: Tile<E, { [BN, D] }> =
                 kp.load_pipelined::<LAT>([bh, j, 0i32]).reshape(const_shape![BN, D]);
-            let scores: Tile<f32, { [BN, PT * G] }> = mma(tk, q_t, nothing);
-            let keys = key_offsets + (j * BN).broadcast(const_shape![BN, PT * G]);
+            let scores: Tile<f32, { [BN, R * PT * G] }> = mma(tk, q_t, nothing);
+            let keys = key_offsets + (j * BN).broadcast(const_shape![BN, R * PT * G]);
             let visible = le_tile(keys, row_pos);
             let scores = select(visible, scores * scale, hidden);
-            let tile_max: Tile<f32, { [PT * G] }> = reduce_max(scores, 0i32);
-            let m_new = max_tile(m, tile_max.reshape(const_shape![1, PT * G]));
-            let p = exp2(scores - m_new.broadcast(const_shape![BN, PT * G]), ftz::Enabled);
+            let tile_max: Tile<f32, { [R * PT * G] }> = reduce_max(scores, 0i32);
+            let m_new = max_tile(m, tile_max.reshape(const_shape![1, R * PT * G]));
+            let p = exp2(scores - m_new.broadcast(const_shape![BN, R * PT * G]), ftz::Enabled);
             let p = select(visible, p, nothing);
             let alpha = exp2(m - m_new, ftz::Enabled);
-            let p_sum: Tile<f32, { [PT * G] }> = reduce_sum(p, 0i32);
-            l = l * alpha + p_sum.reshape(const_shape![1, PT * G]);
+            let p_sum: Tile<f32, { [R * PT * G] }> = reduce_sum(p, 0i32);
+            l = l * alpha + p_sum.reshape(const_shape![1, R * PT * G]);
             let tv: Tile<E, { [BN, D] }> =
                 vp.load_pipelined::<LAT>([bh, j, 0i32]).reshape(const_shape![BN, D]);
-            let p_e: Tile<E, { [BN, PT * G] }> = convert_tile(p);
-            acc = mma(transpose(tv), p_e, acc * alpha.broadcast(const_shape![D, PT * G]));
+            let p_e: Tile<E, { [BN, R * PT * G] }> = convert_tile(p);
+            acc = mma(transpose(tv), p_e, acc * alpha.broadcast(const_shape![D, R * PT * G]));
             m = m_new;
         }
-        acc_out.store(transpose(acc).reshape(const_shape![1, PT * G, D]));
-        m_out.store(m);
-        l_out.store(l);
+        let acc_rows: Tile<f32, { [R * PT * G, D] }> = transpose(acc);
+        let acc_first: Tile<f32, { [PT * G, D] }> =
+            extract(acc_rows, [scalar_to_tile(0i32), scalar_to_tile(0i32)]);
+        acc_out.store(acc_first.reshape(const_shape![1, PT * G, D]));
+        let m_first: Tile<f32, { [1, PT * G] }> = extract(m, [scalar_to_tile(0i32), scalar_to_tile(0i32)]);
+        let l_first: Tile<f32, { [1, PT * G] }> = extract(l, [scalar_to_tile(0i32), scalar_to_tile(0i32)]);
+        m_out.store(m_first);
+        l_out.store(l_first);
     }
 
     /// Combine `attention_partial`'s splits: out rows = sum_s 2^(m_s - M) acc_s / sum_s

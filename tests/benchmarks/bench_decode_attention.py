@@ -72,7 +72,7 @@ def candidates(bundle: Bundle, batch: int, length: int, att3, q3, k, v, pos) -> 
     found = {}
     for bn, lat, occ in configs.DECODE_ATTENTION_TILES:
         for splits in split_counts(batch, length, int(bn)):
-            tiles = {"BN": bn, "LAT": lat, "OCC": occ}
+            tiles = {"BN": bn, "LAT": lat, "OCC": occ, "R": "2"}  # 8 query rows: wgmma
             found[f"BN={bn} lat{lat} occ{occ} {splits} splits"] = prepare(tiles, splits)
     return found
 

@@ -225,7 +225,8 @@ GEMM_FP8 = (Group("gemm_fp8.rs", "gemm_fp8_tuned", GEMM_FP8_TUNED),)
 # decode attention (rust_examples/decoder.rs): Qwen3-4B's heads (8 KV heads of 4 query heads,
 # D = 128), one query token per sequence; (BN, load latency, occupancy) of attention_partial.
 # Built the default way (`--specialize auto`): its [.., 4] outputs and one-token queries meet
-# only the 16-byte rows variant, whose loads are TMA (the general kernel's are scalar LDG.U16)
+# only the 16-byte rows variant, whose loads are TMA (the general kernel's are scalar LDG.U16).
+# R = 2 copies of the 4 query rows: 8 rows make its products wgmma (4 make them scalar FFMA).
 DECODE_ATTENTION_SHAPE = {"E": "bf16", "G": "4", "PT": "1", "D": "128"}
 DECODE_ATTENTION_TILES = (("64", "3", "2"), ("128", "2", "1"), ("128", "3", "2"))
 DECODE_ATTENTION = (
@@ -233,7 +234,7 @@ DECODE_ATTENTION = (
         "decoder.rs",
         "attention_partial",
         tuple(
-            {**DECODE_ATTENTION_SHAPE, "BN": bn, "LAT": lat, "OCC": occ}
+            {**DECODE_ATTENTION_SHAPE, "BN": bn, "LAT": lat, "OCC": occ, "R": "2"}
             for bn, lat, occ in DECODE_ATTENTION_TILES
         ),
         specialize="auto",

@@ -187,6 +187,12 @@ def decode_splits(batch: int, kv_heads: int, cache_len: int, block_n: int) -> in
     return max(1, min(pow2_at_least(wanted), cache_len // block_n))
 
 
+def query_copies(group: int, tokens: int) -> int:
+    """attention_partial's R: copies of its group * tokens query rows that make at least 8
+    (fewer rows compile to scalar FFMA instead of wgmma)."""
+    return max(1, 8 // (group * tokens))
+
+
 def argmax_blocks(vocab: int) -> int:
     return -(-vocab // ARGMAX_BV)
 
@@ -227,9 +233,9 @@ def specializations(
         for s in splits:
             rope = {"E": dtype, "S": str(s), **shapes, "PT": str(pt), "SC": str(cache_len), "D": d}
             specs.append(Spec.of("qkv_rope", rope))
-        specs.append(
-            Spec.of("attention_partial", {"E": dtype, "G": g, "PT": str(pt), "D": d, **tiles})
-        )
+        copies = str(query_copies(model.group, pt))
+        attention = {"E": dtype, "G": g, "PT": str(pt), "D": d, **tiles, "R": copies}
+        specs.append(Spec.of("attention_partial", attention))
         specs.append(Spec.of("attention_merge", {"E": dtype, "G": g, "PT": str(pt), "D": d}))
     specs += projection_specs(batch, dtype) + projection_specs(batch, dtype, swiglu=True)
     return unique(specs)

@@ -251,8 +251,9 @@ class Decoder:
         m = self.model
         acc, m_max, l_sum = scratch
         rows = pt * m.group
+        copies = K.query_copies(m.group, pt)
         partial = self.kernels.of(
-            "attention_partial", E=self.e, G=m.group, PT=pt, D=m.head_dim, **tiles
+            "attention_partial", E=self.e, G=m.group, PT=pt, D=m.head_dim, **tiles, R=copies
         )
         merge = self.kernels.of("attention_merge", E=self.e, G=m.group, PT=pt, D=m.head_dim)
         scale = LOG2E / math.sqrt(m.head_dim)
