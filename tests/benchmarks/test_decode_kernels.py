@@ -48,6 +48,9 @@ def test_the_decode_specializations_follow_the_model_and_the_cache() -> None:
     assert "qkv_rope<E=bf16, S=1, G=8, HKV=8, PT=1, SC=1024, D=128>" in specs
     assert "qkv_rope<E=bf16, S=2, G=8, HKV=8, PT=1, SC=1024, D=128>" in specs  # qkv's splits
     assert "rms_norm_hf<E=bf16, HT=8192, BK=512>" in specs
+    # 8 query rows for wgmma: Qwen3-32B's 8 heads a group need no copies, Qwen3-4B's 4 two
+    assert "attention_partial<E=bf16, G=8, PT=1, D=128, BN=64, LAT=3, OCC=2, R=1>" in specs
+    assert (K.query_copies(4, 1), K.query_copies(8, 1), K.query_copies(4, 16)) == (2, 1, 1)
     assert not any("PT=16" in s for s in specs)  # no prefill specializations
     with pytest.raises(ValueError, match="power of two"):
         K.specializations(QWEN3_4B, 1, 1000)
