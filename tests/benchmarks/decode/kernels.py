@@ -220,11 +220,8 @@ def specializations(
     ]
     # qkv_rope and add_rms_norm_hf sum a projection's split-K partials in one load: one
     # specialization per split factor the tuner may choose (prefill chunks use one split)
-    qkv_splits = sorted({c.splits for c in candidates(model, "qkv", batch, dtype)})
-    residual_splits = {1} | {
-        c.splits for name in ("o", "down") for c in candidates(model, name, batch, dtype)
-    }
-    for s in sorted(residual_splits):
+    qkv_splits = _split_factors(model, ("qkv",), batch, dtype)
+    for s in _split_factors(model, ("o", "down"), batch, dtype):
         norm = {"E": dtype, "S": str(s), "HT": hidden_tile, "BK": str(NORM_BK)}
         specs.append(Spec.of("add_rms_norm_hf", norm))
     steps: list[tuple[int, Mapping[str, str], list[int]]] = [
@@ -242,6 +239,11 @@ def specializations(
         specs.append(Spec.of("attention_merge", {"E": dtype, "G": g, "PT": str(pt), "D": d}))
     specs += projection_specs(batch, dtype) + projection_specs(batch, dtype, swiglu=True)
     return unique(specs)
+
+
+def _split_factors(model: ModelConfig, names: Iterable[str], batch: int, dtype: str) -> list[int]:
+    """Every split-K factor the tuner may choose for these projections, and 1 (prefill)."""
+    return sorted({1} | {c.splits for n in names for c in candidates(model, n, batch, dtype)})
 
 
 def unique(specs: Iterable[Spec]) -> list[Spec]:

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     import torch
 
 LOG2E = 1.4426950408889634
-PROJECTIONS = K.PROJECTIONS
 
 
 @dataclass
@@ -51,7 +50,7 @@ class Plan:
 def default_plan(model: ModelConfig, batch: int, cache_len: int, dtype: str = "bf16") -> Plan:
     """The first candidate of every projection, split-K 1 (what runs before tuning)."""
     projections = {}
-    for name in PROJECTIONS:
+    for name in K.PROJECTIONS:
         spec = K.projection_specs(batch, dtype, swiglu=name == "gate_up")[0]
         projections[name] = K.Projection(spec, 1)
     tiles = K.DECODE_ATTENTION[0]
