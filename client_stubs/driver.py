@@ -20,7 +20,8 @@ from client_stubs.errors import ContractError, CudaError, NoDeviceError
 _lock = threading.RLock()
 _state: dict[str, Any] = {}
 _primary: dict[int, Any] = {}  # device ordinal -> retained primary CUcontext
-_primary_handles: dict[int, int] = {}  # device ordinal -> int(its retained primary context)
+# device ordinal -> (its retained primary CUcontext, int of it): what `context_handle` compares
+_primary_handles: dict[int, tuple[Any, int]] = {}
 _stream_objects: dict[int, Any] = {}  # raw stream handle -> its CUstream (see cu_stream)
 _modules: dict[tuple[int, str], Any] = {}  # (context handle, cubin sha256) -> CUmodule
 _functions: dict[tuple[int, str, str], Any] = {}  # (context, sha256, symbol) -> CUfunction
@@ -130,7 +131,7 @@ def primary_context(ordinal: int) -> Any:
             device = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
             ctx = check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
             _primary[ordinal] = ctx
-            _primary_handles[ordinal] = int(ctx)
+            _primary_handles[ordinal] = (ctx, int(ctx))
         return ctx
 
 
@@ -160,10 +161,9 @@ def context_handle(ordinal: int) -> int:
     """`ensure_context(ordinal)` as an int handle, for the launch path: when our retained
     primary context is current (the common case) one `cuCtxGetCurrent` and no unwrapping."""
     primary = _primary_handles.get(ordinal)
-    if primary is not None:
-        result = _state["cu"].cuCtxGetCurrent()
-        if not result[0] and int(result[1]) == primary:
-            return primary
+    # CUcontext objects compare by handle (and never equal None, a failed query's value)
+    if primary is not None and _state["cu"].cuCtxGetCurrent()[1] == primary[0]:
+        return primary[1]
     return int(ensure_context(ordinal))
 
 

@@ -16,12 +16,15 @@ the work completes). The launcher attaches its prepared kernelParams array to th
 (`prepared`), so a hit launches without packing or allocating anything.
 
 The memo keeps the last few plans (launches that alternate between argument sets, e.g. one
-output per stream, all stay fast). The fast path, for a loop that passes the very same
-objects: the argument ids find an entry, no ownership move happened anywhere since
-(`Moves.count`), and every remembered tensor handle is still alive (a weakref callback clears
-`alive` when one dies, so an id can never be reused unnoticed; scalars are held strongly).
-Anything else computes the arguments' `value_key` and finds the entry stored under it, which
-rebinds the entry to the new objects.
+output per stream, all stay fast). The fast path (`hit`), for a loop that passes the very same
+objects: the hash of the argument tuple (identity hashes: a few ns per argument, no tuple
+built) finds an entry, no ownership move happened anywhere since (`Moves.count`), every
+remembered tensor handle is still alive (a weakref callback clears `alive` when one dies) and
+the arguments are the remembered objects themselves (one tuple comparison against weak proxies
+of the tensor handles and `_Same` wrappers of the scalars, which match only the very object:
+so 1, 1.0 and True, or 0.0 and -0.0, never share a plan). Anything else computes the
+arguments' `value_key` and finds the entry stored under it, which rebinds the entry to the new
+objects.
 """
 
 from __future__ import annotations
@@ -36,20 +39,35 @@ from client_stubs.tensor import DeviceTensor, MappedPartition, Moves, Partition
 _TENSOR_TYPES = (DeviceTensor, Partition, MappedPartition)
 
 
+class _Same:
+    """A remembered scalar argument that compares equal only to the very object it wraps."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return other is self.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class MemoEntry:
     """One remembered plan, filed under its arguments' `value_key` and bound to the objects
-    it was last found for (`ids`, `handles`)."""
+    it was last found for (`ident`: the hash of their tuple; `same`: what they compare equal
+    to)."""
 
-    __slots__ = ("__weakref__", "alive", "handles", "ids", "key", "moves", "plan", "prepared")
+    __slots__ = ("__weakref__", "alive", "ident", "key", "moves", "plan", "prepared", "same")
 
     def __init__(self, key: tuple[object, ...], plan: LaunchPlan) -> None:
         self.key = key
         self.plan = plan
         self.prepared: object = None
-        self.ids: tuple[int, ...] = ()
+        self.ident = 0
         self.moves = -1
         self.alive = False
-        self.handles: tuple[object, ...] = ()
+        self.same: tuple[object, ...] = ()
 
     def bind(self, args: tuple[object, ...]) -> None:
         """Remember these objects for the identity fast path."""
@@ -60,29 +78,44 @@ class MemoEntry:
             if entry is not None:
                 entry.alive = False
 
-        self.handles = tuple(
-            weakref.ref(a, died) if isinstance(a, _TENSOR_TYPES) else a for a in args
+        self.same = tuple(
+            weakref.proxy(a, died) if isinstance(a, _TENSOR_TYPES) else _Same(a) for a in args
         )
-        self.ids = tuple(map(id, args))
+        self.ident = hash(args)
         self.moves = Moves.count
         self.alive = True
 
+    def matches(self, args: tuple[object, ...]) -> bool:
+        """Whether `args` are the very objects this entry is bound to, with nothing moved."""
+        try:
+            return self.alive and self.moves == Moves.count and args == self.same
+        except ReferenceError:  # a handle died while being compared
+            return False
+
 
 class PlanMemo:
-    """The last `size` plans of a kernel, by the ids of their argument objects (`entries`)
+    """The last `size` plans of a kernel, by the hash of their argument objects (`entries`)
     and by their arguments' values (`by_value`, for new handles of equal layouts)."""
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
-        self.entries: dict[tuple[int, ...], MemoEntry] = {}
+        self.entries: dict[int, MemoEntry] = {}
         self.by_value: dict[tuple[object, ...], MemoEntry] = {}
+
+    def hit(self, args: tuple[object, ...]) -> MemoEntry | None:
+        """The entry bound to these very objects (the fast path; inlined in
+        `Kernel.issue`), else None."""
+        try:
+            entry = self.entries.get(hash(args))
+        except TypeError:  # an unhashable (foreign) argument: never remembered
+            return None
+        return entry if entry is not None and entry.matches(args) else None
 
     def find(self, args: tuple[object, ...]) -> MemoEntry | None:
         """The remembered entry for `args`: by object identity when nothing moved since,
         else the entry stored for equal values (which rebinds it to `args`)."""
-        ids = tuple(map(id, args))
-        entry = self.entries.get(ids)
-        if entry is not None and entry.alive and entry.moves == Moves.count:
+        entry = self.hit(args)
+        if entry is not None:
             return entry
         key = value_key(args)
         entry = None if key is None else self.by_value.get(key)
@@ -104,8 +137,8 @@ class PlanMemo:
             return None
         entry = MemoEntry(key, replace(plan, results=(), keep_alive=()))
         old = self.by_value.get(key)
-        if old is not None and self.entries.get(old.ids) is old:
-            del self.entries[old.ids]
+        if old is not None and self.entries.get(old.ident) is old:
+            del self.entries[old.ident]
         self._file(entry, args)
         self.by_value[key] = entry
         return entry
@@ -113,11 +146,11 @@ class PlanMemo:
     def _file(self, entry: MemoEntry, args: tuple[object, ...]) -> None:
         """(Re)bind `entry` to `args` and file it under their ids, dropping the oldest."""
         entries = self.entries
-        if entries.get(entry.ids) is entry:
-            del entries[entry.ids]
+        if entries.get(entry.ident) is entry:
+            del entries[entry.ident]
         entry.bind(args)
-        entries.pop(entry.ids, None)
-        entries[entry.ids] = entry
+        entries.pop(entry.ident, None)  # an entry of other objects whose hash collides
+        entries[entry.ident] = entry
         while len(entries) > self.size:
             oldest = entries.pop(next(iter(entries)))
             if self.by_value.get(oldest.key) is oldest:

@@ -8,7 +8,8 @@ medians over rounds (µs per launch); "issue" figures time only the host loop (t
 the queue afterwards, untimed), "round trip" figures include waiting for the GPU.
 
   raw            cuLaunchKernel from Python, same cubin, prebuilt kernelParams (the stream
-                 as an int, and as a prebuilt CUstream object, as the client passes it)
+                 as an int, and as a prebuilt CUstream object, as the client passes it),
+                 and with the parameters packed in one buffer (`extra`)
   GPU time       timing events around the same back-to-back launches: when it is close to
                  the host figure above it, that loop is bound by the GPU, not the host
   torch add      torch.add(x, y, out=z) on 1024 f32 elements
@@ -84,11 +85,12 @@ def chain_of(kernel: Kernel, args: tuple[object, ...], length: int) -> DeviceOp:
 
 
 def raw_launcher(
-    kernel: Kernel, args: tuple[object, ...], stream_object: bool = False
+    kernel: Kernel, args: tuple[object, ...], stream_object: bool = False, packed: bool = False
 ) -> Callable[[], object]:
     """A bare cuLaunchKernel of the same function with a kernelParams array built once; the
     legacy stream as the int 0, or as a prebuilt `CUstream` (the bindings build one from an
-    int on every call; the client passes cached ones)."""
+    int on every call; the client passes cached ones). `packed`: the parameters as one
+    buffer through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), also built once."""
     from cuda.bindings import driver as cu
 
     plan = kernel.plan(*args)
@@ -99,12 +101,17 @@ def raw_launcher(
     base = ctypes.addressof(buffer)
     params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
     address = ctypes.addressof(params)
+    size = ctypes.c_size_t(len(plan.param_buffer))
+    # CU_LAUNCH_PARAM_BUFFER_POINTER = 1, CU_LAUNCH_PARAM_BUFFER_SIZE = 2, CU_LAUNCH_PARAM_END = 0
+    extra = (ctypes.c_void_p * 5)(1, base, 2, ctypes.addressof(size), 0)
+    address, extra_address = (0, ctypes.addressof(extra)) if packed else (address, 0)
     gx, gy, gz = plan.grid
     launch = cu.cuLaunchKernel
     stream = cu.CUstream(0) if stream_object else 0
 
     def raw() -> object:
-        return launch(function, gx, gy, gz, 1, 1, 1, 0, stream, address, 0), buffer, params
+        launched = launch(function, gx, gy, gz, 1, 1, 1, 0, stream, address, extra_address)
+        return launched, buffer, params, extra, size
 
     return raw
 
@@ -308,6 +315,11 @@ def main(argv: list[str]) -> int:
     report(
         "raw, CUstream object",
         median_us(lambda: timed_loop(raw_object, PER_ROUND, synchronize), PER_ROUND),
+    )
+    raw_packed = raw_launcher(kernel, args, stream_object=True, packed=True)
+    report(
+        "raw, packed params (extra)",
+        median_us(lambda: timed_loop(raw_packed, PER_ROUND, synchronize), PER_ROUND),
     )
     report("  GPU time per raw launch", gpu_us_per_launch(raw), "(events; ~host: GPU-bound)")
     torch_us = None

@@ -145,7 +145,9 @@ def test_context_handle_is_one_query_when_our_primary_context_is_current(
 ) -> None:
     fake, calls = _context_driver(100, {100: 0, 200: 1})
     monkeypatch.setitem(driver._state, "cu", fake)
-    monkeypatch.setattr(driver, "_primary_handles", {0: 100, 1: 200})
+    monkeypatch.setattr(
+        driver, "_primary_handles", {0: (_Context(100), 100), 1: (_Context(200), 200)}
+    )
     assert driver.context_handle(0) == 100 and calls == ["get"]
     calls.clear()
     assert driver.context_handle(1) == 200  # another device's: ensure_context makes it current

@@ -134,3 +134,28 @@ def test_a_dead_handle_disables_the_identity_path(saxpy):
     del args[1]
     gc.collect()
     assert not entry.alive
+
+
+def test_the_identity_path_matches_only_the_very_objects(saxpy):
+    """`hit` (the launch path's identity check) accepts the remembered objects themselves,
+    never an equal scalar of another type or sign, nor an equal layout in a new handle."""
+    args = saxpy_args(a=1.0)
+    memo = PlanMemo()
+    entry = memo.store(tuple(args), plan_launch(saxpy, args))
+    assert memo.hit(tuple(args)) is entry
+    for scalar in (1, True, float("1.0")):  # equal values, other objects (or types)
+        assert memo.hit((scalar, *args[1:])) is None
+    assert memo.hit((args[0], DeviceTensor(0x1000_0000, 4096), args[2])) is None
+    assert memo.hit((args[0], args[2], args[1])) is None  # the same objects, other places
+    assert memo.hit(([], *args[1:])) is None  # unhashable: foreign, never remembered
+
+
+def test_an_entry_whose_hash_collides_is_replaced_not_confused(saxpy, monkeypatch):
+    first, second = tuple(saxpy_args()), tuple(saxpy_args())
+    memo = PlanMemo()
+    monkeypatch.setattr("client_stubs.plan_memo.hash", lambda _: 7, raising=False)
+    entry = memo.store(first, plan_launch(saxpy, first))
+    assert entry is not None and entry.ident == 7
+    assert not entry.matches(second)  # the same hash, other objects
+    other = memo.store(second, plan_launch(saxpy, second))
+    assert memo.entries == {7: other} and other.matches(second)
