@@ -52,6 +52,19 @@ mod kernel {
     ) {
         z.store(load_tile_like(x, z) + load_tile_like(y, z));
     }
+
+    /// `add_generic` with the launch hints of `add_tuned`: on the H200 a bf16 add wants 16
+    /// bytes per thread and input too (B = 8 x 32 x WARPS).
+    #[cutile::entry(
+        optimization_hints = (sm_90 = (occupancy = OCC, num_worker_warps_per_cta = WARPS))
+    )]
+    fn add_generic_tuned<E: ElementType, const B: i32, const OCC: i32, const WARPS: i32>(
+        z: &mut Tensor<E, { [B] }>,
+        x: &Tensor<E, { [-1] }>,
+        y: &Tensor<E, { [-1] }>,
+    ) {
+        z.store(load_tile_like(x, z) + load_tile_like(y, z));
+    }
 }
 
 fn main() {

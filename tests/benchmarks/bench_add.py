@@ -42,6 +42,12 @@ def candidates(bundle: Bundle, dtype: str, z, x, y) -> dict[str, Prepare]:  # ty
             found[f"tuned B={tile} occ{occupancy} w{warps}"] = prepare(
                 tile, {"B": tile, "OCC": occupancy, "WARPS": warps}, "add_tuned"
             )
+    else:
+        for tile, occupancy, warps in configs.ADD_BF16_TUNED_CONFIGS:
+            chosen = {"E": dtype, "B": tile, "OCC": occupancy, "WARPS": warps}
+            found[f"tuned B={tile} occ{occupancy} w{warps}"] = prepare(
+                tile, chosen, "add_generic_tuned"
+            )
     return found
 
 

@@ -34,6 +34,13 @@ class Group:
 ADD_TILES = ("1024", "4096")
 # add_tuned: (B, occupancy, worker warps)
 ADD_TUNED_CONFIGS = (("1024", "4", "8"), ("1024", "2", "8"))
+# add_generic_tuned at bf16: 8 elements (16 bytes) per thread and input, or 16
+ADD_BF16_TUNED_CONFIGS = (
+    ("2048", "4", "8"),
+    ("2048", "2", "8"),
+    ("1024", "4", "4"),
+    ("4096", "2", "8"),
+)
 ADD = (
     Group("add.rs", "add", tuple({"B": b} for b in ADD_TILES), dict.fromkeys("zxy", FACTS_1D)),
     Group(
@@ -46,6 +53,12 @@ ADD = (
         "add.rs",
         "add_generic",
         tuple({"E": "bf16", "B": b} for b in ADD_TILES),
+        dict.fromkeys("zxy", FACTS_1D),
+    ),
+    Group(
+        "add.rs",
+        "add_generic_tuned",
+        tuple({"E": "bf16", "B": b, "OCC": o, "WARPS": w} for b, o, w in ADD_BF16_TUNED_CONFIGS),
         dict.fromkeys("zxy", FACTS_1D),
     ),
 )
@@ -239,7 +252,13 @@ DECODE_ATTENTION = (
         ),
         specialize="auto",
     ),
-    Group("decoder.rs", "attention_merge", (DECODE_ATTENTION_SHAPE,), specialize="auto"),
+    # the splits read 8 at a time (a [8, 4, 128] f32 chunk; tests.benchmarks.decode.kernels)
+    Group(
+        "decoder.rs",
+        "attention_merge",
+        ({**DECODE_ATTENTION_SHAPE, "SPC": "8"},),
+        specialize="auto",
+    ),
 )
 
 # cutile-rs's own GEMM examples, compiled unchanged by default (build_cutile_rs.py and

@@ -248,6 +248,7 @@ EMULATORS: dict[str, Callable[..., None]] = {
     "embedding": _embedding,
     "rms_norm_hf": _rms_norm,
     "add_rms_norm_hf": _add_rms_norm,
+    "add_rms_norm_row": _add_rms_norm,
     "gemv": _projection,
     "gemv_prefetch": _projection,
     "linear": _projection,

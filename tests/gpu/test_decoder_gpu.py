@@ -108,7 +108,7 @@ def test_rms_norm(entry: BundleEntry, device: int) -> None:
     close(out, emulate("rms_norm_hf", g, out, x, w, 1e-6)[0], BF16)
 
 
-@pytest.mark.parametrize("entry", _entries("add_rms_norm_hf"))
+@pytest.mark.parametrize("entry", _entries("add_rms_norm_hf", "add_rms_norm_row"))
 def test_add_rms_norm(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     h, tile = _hidden(g), (1, int(g["HT"]))
@@ -117,7 +117,7 @@ def test_add_rms_norm(entry: BundleEntry, device: int) -> None:
     res_out, out = torch.zeros_like(res), torch.zeros_like(res)
     args = (view(res_out).partition(tile), view(out).partition(tile), view(res), view(part))
     kernel(*args, view(w), 1e-6, sync=True)
-    want = emulate("add_rms_norm_hf", g, res_out, out, res, part, w, 1e-6)
+    want = emulate(entry.function, g, res_out, out, res, part, w, 1e-6)
     close(res_out, want[0], BF16)
     close(out, want[1], BF16)
 
@@ -266,7 +266,8 @@ def _attention(q, kc, vc, start, batch, tokens, hkv, groups, d):
 def test_attention_merge(entry: BundleEntry, device: int) -> None:
     kernel, g = _kernel(entry, device)
     groups, pt, d = int(g["G"]), int(g["PT"]), int(g["D"])
-    hkv, (batch, tokens), splits = 2, _sequences(g), 4
+    # three chunks of SPC splits, the last one partial (its missing splits masked)
+    hkv, (batch, tokens), splits = 2, _sequences(g), 2 * int(g["SPC"]) + 1
     rows = pt * groups
     acc = randn(batch * hkv, splits * rows, d, seed=1)
     m_max = randn(batch * hkv, splits * rows, seed=2) * 4

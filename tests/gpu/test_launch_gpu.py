@@ -80,7 +80,9 @@ def check(full: DeviceTensor, expected: np.ndarray, scale: np.ndarray, dtype: st
     assert np.all(host[N:] == SENTINEL), "the kernel wrote past the end of its output"
 
 
-@pytest.mark.parametrize("entry", _entries("add", "add_tuned", "add_clustered", "add_generic"))
+@pytest.mark.parametrize(
+    "entry", _entries("add", "add_tuned", "add_clustered", "add_generic", "add_generic_tuned")
+)
 @pytest.mark.parametrize("packed", [False, True], ids=["kernelParams", "extra"])
 def test_add(entry: BundleEntry, packed: bool, device: int) -> None:
     kernel = load(entry, device)

@@ -144,6 +144,7 @@ def setup_weights(model: ModelConfig, f16: bool = False):
     log(f"{model.name}: {model.parameters() / 1e9:.2f} B parameters, random (seed {SEED})")
     weights = random_weights(model, SEED, torch.float16 if f16 else torch.bfloat16, DEVICE)
     torch.cuda.synchronize()
+    log(f"{model.name}: weights ready")
     return weights
 
 
@@ -247,10 +248,10 @@ def _step(ours_logits, theirs, ours_tok) -> Step:
     )
 
 
-def _prefilled(ours, prompt):
-    """Prefill `ours` with prompt [B, P]; its decode graphs."""
+def _prefilled(ours, prompt, trace=None):
+    """Prefill `ours` with prompt [B, P]; its decode graphs. `trace`: see `Decoder.prefill`."""
     if hasattr(ours, "plan"):  # ours: batched prefill chunks, then the graphs
-        ours.prefill(prompt.tolist())
+        ours.prefill(prompt.tolist(), trace=trace)
         return ours.capture()
     graphs = ours.capture()  # the f16 decoder: the prompt through the decode step
     ours.prefill(prompt[0].tolist(), graphs)
@@ -593,12 +594,15 @@ def memcheck(bundle, steps: int, f16: bool = False) -> bool:
     dtype = torch.float16 if f16 else torch.bfloat16
     rope = rope_tables(model, CORRECTNESS_CACHE, dtype, DEVICE)
     ours = make_decoder(bundle, model, weights, rope, 1, CORRECTNESS_CACHE, f16=f16)
+    log("memcheck: decoder ready")  # each phase logged: under the sanitizer each takes long
     prompt = torch.randint(
         0, model.vocab, (1, PROMPT + 3), generator=torch.Generator().manual_seed(SEED)
     )
-    graphs = _prefilled(ours, prompt)
+    graphs = _prefilled(ours, prompt, trace=log)
+    log("memcheck: prefilled, decode graphs captured")
     for step in range(steps):
         graphs["ab" if step % 2 == 0 else "ba"].replay(ours.stream, sync=True)
+        log(f"memcheck: decode step {step + 1} of {steps}")
     graphs["abba"].replay(ours.stream, sync=True)
     tokens = ours.a.tok.tolist() + ours.b.tok.tolist()
     ours.close_graphs()

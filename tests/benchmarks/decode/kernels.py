@@ -17,10 +17,14 @@ from dataclasses import dataclass
 from tests.benchmarks.decode.config import ModelConfig
 
 SOURCE = "decoder.rs"
-# RMSNorm tile width (hidden sizes are multiples of 512). The whole row in one tile (BK = HT)
-# measured slower on the H200: add_rms_norm_hf 5.4 -> 5.8-9.2 µs a Qwen3-4B row, 9.2 -> 22 µs
-# a Qwen3-32B row.
+# RMSNorm tile width of the tile loops (hidden sizes are multiples of 512)
 NORM_BK = 512
+# add_rms_norm_row holds a row's [S, 1, HT] f32 partials in registers (16 warps): up to this
+# many elements; past it add_rms_norm_hf's tile loop (the whole row at 4 warps spilled: 5.4 ->
+# 5.8-9.2 µs a Qwen3-4B row, 9.2 -> 22 µs a Qwen3-32B row)
+NORM_ROW_ELEMENTS = 16384
+# attention_merge reads SPC splits per chunk: [SPC, rows, D] f32 partials, up to this many
+MERGE_CHUNK_ELEMENTS = 4096
 EMBED_BD = 512
 ARGMAX_BV = 4096  # first-stage argmax block of the vocabulary
 PREFILL_PT = 16  # prompt tokens per prefill chunk
@@ -218,12 +222,11 @@ def specializations(
             "greedy_step", {"B": str(batch), "NBP": str(pow2_at_least(argmax_blocks(model.vocab)))}
         ),
     ]
-    # qkv_rope and add_rms_norm_hf sum a projection's split-K partials in one load: one
+    # qkv_rope and the add + RMSNorm sum a projection's split-K partials in one load: one
     # specialization per split factor the tuner may choose (prefill chunks use one split)
     qkv_splits = _split_factors(model, ("qkv",), batch, dtype)
     for s in _split_factors(model, ("o", "down"), batch, dtype):
-        norm = {"E": dtype, "S": str(s), "HT": hidden_tile, "BK": str(NORM_BK)}
-        specs.append(Spec.of("add_rms_norm_hf", norm))
+        specs.append(add_norm_spec(dtype, s, int(hidden_tile)))
     steps: list[tuple[int, Mapping[str, str], list[int]]] = [
         (1, t, qkv_splits) for t in DECODE_ATTENTION
     ]
@@ -236,9 +239,28 @@ def specializations(
         copies = str(query_copies(model.group, pt))
         attention = {"E": dtype, "G": g, "PT": str(pt), "D": d, **tiles, "R": copies}
         specs.append(Spec.of("attention_partial", attention))
-        specs.append(Spec.of("attention_merge", {"E": dtype, "G": g, "PT": str(pt), "D": d}))
+        specs.append(merge_spec(dtype, model.group, pt, model.head_dim))
     specs += projection_specs(batch, dtype) + projection_specs(batch, dtype, swiglu=True)
     return unique(specs)
+
+
+def add_norm_spec(dtype: str, splits: int, hidden_tile: int) -> Spec:
+    """The residual add + RMSNorm of `splits` partials: one tile per row where it fits."""
+    if splits * hidden_tile <= NORM_ROW_ELEMENTS:
+        row = {"E": dtype, "S": str(splits), "HT": str(hidden_tile)}
+        return Spec.of("add_rms_norm_row", row)
+    loop = {"E": dtype, "S": str(splits), "HT": str(hidden_tile), "BK": str(NORM_BK)}
+    return Spec.of("add_rms_norm_hf", loop)
+
+
+def merge_spec(dtype: str, group: int, tokens: int, head_dim: int) -> Spec:
+    """attention_merge for `tokens` query tokens of `group` heads: the largest power-of-two
+    chunk of splits whose partials stay within MERGE_CHUNK_ELEMENTS (at least one split)."""
+    chunk = 1
+    while 2 * chunk * tokens * group * head_dim <= MERGE_CHUNK_ELEMENTS:
+        chunk *= 2
+    shape = {"E": dtype, "G": str(group), "PT": str(tokens), "D": str(head_dim)}
+    return Spec.of("attention_merge", {**shape, "SPC": str(chunk)})
 
 
 def _split_factors(model: ModelConfig, names: Iterable[str], batch: int, dtype: str) -> list[int]:
