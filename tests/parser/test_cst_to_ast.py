@@ -39,7 +39,7 @@ def let_value(body: str, index: int = 0) -> A.Expr:
 # ----------------------------------------------------------------------------- modules
 
 
-def test_add_example_has_one_module_with_four_entries() -> None:
+def test_add_example_has_one_module_with_five_entries() -> None:
     parsed, diagnostics = parse((EXAMPLES / "add.rs").read_text(), "add.rs")
     assert diagnostics == []
     (module,) = parsed.modules
@@ -49,6 +49,7 @@ def test_add_example_has_one_module_with_four_entries() -> None:
         "add_tuned",
         "add_clustered",
         "add_generic",
+        "add_generic_tuned",
     ]
     assert all(f.entry is not None for f in module.functions)
     assert [u.path for u in module.uses] == [("cutile", "core", "*")]
