@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from lowering.abi import SlotLayout, entry_abi
 from lowering.bounds import InKernelCheckDenied
+from lowering.branch_loads import keep_branch_loads_off_tma
 from lowering.build_id import compiler_version
 from lowering.bytecode.writer import write_bytecode
 from lowering.contract import LaunchContract
@@ -181,7 +182,8 @@ def _compile(
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
-    # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), verify it
+    # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), keep loads
+    #    under an `if` in a loop off TMA (`lowering.branch_loads`), verify it
     abi, param_bytes = entry_abi(kernel.signature)
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
@@ -191,6 +193,7 @@ def _compile(
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
     if not request.exact_accumulators:
         lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
+    lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
     problems = verify_module(lowered.module)
     if problems:
         raise AssertionError("invalid tile IR: " + "; ".join(problems))

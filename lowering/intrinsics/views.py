@@ -8,7 +8,7 @@ from lowering.intrinsics.common import marker
 from lowering.intrinsics.spec import IntrinsicLowering
 from lowering.intrinsics.tensors import checked_load
 from lowering.intrinsics.tokens import advance, view_token
-from lowering.ir.attributes import LoadStoreHints, MemoryOrdering, MemoryScope
+from lowering.ir.attributes import HINTS_ARCH, LoadStoreHints, MemoryOrdering, MemoryScope
 from lowering.ir.core import Value
 from lowering.ir.ops_memory import LoadViewTko
 from lowering.ir.types import TOKEN
@@ -16,7 +16,6 @@ from lowering.lowered_expr import Lowered, PartitionValue
 from lowering.lowering_context import LoweringContext
 from parser import ast_nodes as A
 
-HINTS_ARCH = "default"  # every target (bytecode 13.3+)
 ORDERINGS = {
     "Weak": MemoryOrdering.WEAK,
     "Relaxed": MemoryOrdering.RELAXED,

@@ -120,6 +120,9 @@ class EntryHints:
     num_worker_warps_per_cta: int | None = None
 
 
+HINTS_ARCH = "default"  # hints for every target (bytecode 13.3+)
+
+
 @dataclass(frozen=True)
 class LoadStoreHints:
     """Per-architecture hints of one view load/store; `arch` is "default" (13.3+) or "sm_90" etc.

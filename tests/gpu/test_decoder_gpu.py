@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from client_stubs import BundleEntry, DeviceTensor
+from client_stubs import AssumptionError, BundleEntry, DeviceTensor
 from tests.gpu.support import entries, load
 
 torch = pytest.importorskip("torch")
@@ -181,8 +181,11 @@ def _rope(positions: int, d: int, dtype: torch.dtype) -> tuple[torch.Tensor, tor
     return rope_tables(config, positions, dtype, "cuda")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("entry", _entries("qkv_rope"))
+@pytest.mark.parametrize("entry", entries("qkv_rope"))
 def test_qkv_rope(entry: BundleEntry, device: int) -> None:
+    """Every variant whose assumptions a ragged chunk meets (the 16-byte-rows one does): its
+    token loop skips the tokens past the chunk, which once hung a TMA variant
+    (lowering.branch_loads)."""
     kernel, g = _kernel(entry, device)
     groups, hkv, sc, d = int(g["G"]), int(g["HKV"]), int(g["SC"]), int(g["D"])
     batch, tokens = _sequences(g)
@@ -198,7 +201,10 @@ def test_qkv_rope(entry: BundleEntry, device: int) -> None:
     cache = (1, sc, d)
     args = (view(q3).partition((1, int(g["PT"]), groups * d)), view(kc).partition(cache))
     args += (view(vc).partition(cache), view(qkv), view(qw), view(kw), view(cos), view(sin))
-    kernel(*args, view(pos), tokens, 1e-6, sync=True)
+    try:
+        kernel(*args, view(pos), tokens, 1e-6, sync=True)
+    except AssumptionError:
+        pytest.skip("a variant for 16-multiples: a ragged chunk does not meet it")
     close(q3, want[0], BF16)
     close(kc, want[1], BF16)  # rows other than the new positions untouched
     close(vc, want[2], 1e-2)  # a copy of the rounded sum

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from client_stubs import Bundle, DeviceOp, DeviceTensor, Graph, Kernel, Variants
+from client_stubs import Bundle, DeviceOp, DeviceTensor, Graph, Kernel
 from client_stubs.device_op import Chain
 from tests.benchmarks.decode import kernels as K
 from tests.benchmarks.decode.config import ModelConfig
@@ -209,7 +209,7 @@ class Decoder:
         """QK-norm + RoPE + KV write of `tokens` (<= pt) tokens from the qkv projection's
         `splits` split-K partials."""
         m, p = self.model, f"layers.{layer}."
-        kernel: Kernel = self.kernels.of(
+        kernel = self.kernels.of(
             "qkv_rope",
             E=self.e,
             S=splits,
@@ -219,11 +219,6 @@ class Decoder:
             SC=self.cache_len,
             D=m.head_dim,
         )
-        if tokens < pt and isinstance(kernel, Variants):
-            # KNOWN COMPILER BUG: qkv_rope<PT=16>'s 16-byte-rows variant (TMA) never finishes
-            # a partial chunk (tokens < PT: `if p < tokens` skips iterations of its token
-            # loop) on the H200; the general kernel does. Remove once that variant is fixed.
-            kernel = kernel.general
         cache_tile = (1, self.cache_len, m.head_dim)
         return kernel.op(
             out(q3, (1, pt, m.group * m.head_dim)),
