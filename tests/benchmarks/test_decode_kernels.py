@@ -118,3 +118,32 @@ def test_runs_parse_and_refuse_what_cannot_run() -> None:
     ):
         with pytest.raises(SystemExit, match=why):
             bench.Run.parse(bad)
+
+
+def test_the_add_norm_holds_a_whole_row_where_its_partials_fit() -> None:
+    """add_rms_norm_row keeps [S, 1, HT] f32 partials in registers: up to
+    NORM_ROW_ELEMENTS; past it the tile loop of add_rms_norm_hf."""
+    assert K.add_norm_spec("bf16", 4, 4096) == K.Spec.of(
+        "add_rms_norm_row", {"E": "bf16", "S": "4", "HT": "4096"}
+    )
+    assert K.add_norm_spec("bf16", 8, 4096).entry == "add_rms_norm_hf"
+    assert K.add_norm_spec("bf16", 2, 8192).entry == "add_rms_norm_row"
+    assert K.add_norm_spec("bf16", 4, 8192).generic_map == {
+        "E": "bf16",
+        "S": "4",
+        "HT": "8192",
+        "BK": str(K.NORM_BK),
+    }
+
+
+@pytest.mark.parametrize(
+    ("group", "tokens", "chunk"),
+    [(4, 1, 8), (8, 1, 4), (4, 16, 1), (8, 16, 1)],
+    ids=["4b-decode", "32b-decode", "4b-prefill", "32b-prefill"],
+)
+def test_the_merge_reads_as_many_splits_as_fit_its_chunk(
+    group: int, tokens: int, chunk: int
+) -> None:
+    spec = K.merge_spec("bf16", group, tokens, 128)
+    assert spec.entry == "attention_merge" and spec.generic_map["SPC"] == str(chunk)
+    assert chunk * group * tokens * 128 <= max(K.MERGE_CHUNK_ELEMENTS, group * tokens * 128)
