@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from lowering.ir.attributes import HINTS_ARCH, LoadStoreHints
-from lowering.ir.core import Block, Function, Module, Op, Region, walk
+from lowering.ir.core import Block, Function, Module, Op, map_regions, walk
 from lowering.ir.ops_control import For, If, Loop
 from lowering.ir.ops_core import Constant
 from lowering.ir.ops_memory import LoadViewTko
@@ -54,13 +54,7 @@ def _op(op: Op, scalars: Scalars, in_loop: bool, in_branch: bool) -> Op:
         return op
     inner_loop = in_loop or isinstance(op, Loop) or (isinstance(op, For) and _repeats(op, scalars))
     inner_branch = in_branch or (in_loop and isinstance(op, If))
-    replaced = {}
-    for name in op.fields_with_role("region"):
-        region: Region = getattr(op, name)
-        blocks = tuple(_block(b, scalars, inner_loop, inner_branch) for b in region.blocks)
-        if any(new is not old for new, old in zip(blocks, region.blocks, strict=True)):
-            replaced[name] = Region(blocks)
-    return dataclasses.replace(op, **replaced) if replaced else op
+    return map_regions(op, lambda b: _block(b, scalars, inner_loop, inner_branch))
 
 
 def _off_tma(hints: tuple[LoadStoreHints, ...]) -> tuple[LoadStoreHints, ...]:

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from client_stubs.element_table import IR_ELEMENT_BY_NAME
-from lowering.ir.core import Block, Function, Module, Op, Region, Value, walk
+from lowering.ir.core import Block, Function, Module, Op, Region, Value, map_regions, walk
 from lowering.ir.ops_control import Continue, For, Loop
 from lowering.ir.ops_convert import FToF
 from lowering.ir.ops_core import Constant
@@ -92,13 +92,7 @@ def _widen_block(
 def _widen_regions(op: Op, ids: _IdSource, constants: dict[int, Constant], in_loop: bool) -> Op:
     if not op.regions:
         return op
-    replaced = {}
-    for name in op.fields_with_role("region"):
-        region: Region = getattr(op, name)
-        blocks = tuple(_widen_block(b, ids, constants, in_loop) for b in region.blocks)
-        if any(new is not old for new, old in zip(blocks, region.blocks, strict=True)):
-            replaced[name] = Region(blocks)
-    return dataclasses.replace(op, **replaced) if replaced else op
+    return map_regions(op, lambda b: _widen_block(b, ids, constants, in_loop))
 
 
 def _widen_for(

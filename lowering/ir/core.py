@@ -234,3 +234,15 @@ def walk(block: Block) -> Iterator[Op]:
         for reg in op.regions:
             for inner in reg.blocks:
                 yield from walk(inner)
+
+
+def map_regions(op: Op, rewrite: Callable[[Block], Block]) -> Op:
+    """`op` with every block of its regions replaced by `rewrite(block)`; `op` itself when
+    every rewrite returned its block unchanged (the same object)."""
+    replaced = {}
+    for name in op.fields_with_role("region"):
+        region: Region = getattr(op, name)
+        blocks = tuple(rewrite(b) for b in region.blocks)
+        if any(new is not old for new, old in zip(blocks, region.blocks, strict=True)):
+            replaced[name] = Region(blocks)
+    return dataclasses.replace(op, **replaced) if replaced else op
