@@ -202,12 +202,11 @@ class Kernel:
             entry = self._memo.entries.get(hash(args))
             hit = (
                 entry is not None
-                and entry.alive
                 and entry.moves == Moves.count
                 and args == entry.same
                 and entry.prepared is not None
             )
-        except (TypeError, ReferenceError):  # a foreign argument; a handle died meanwhile
+        except (TypeError, ReferenceError):  # a foreign argument; a remembered handle died
             hit = False
         if hit:
             prepared: PreparedLaunch = entry.prepared  # type: ignore[union-attr,assignment]

@@ -18,13 +18,12 @@ the work completes). The launcher attaches its prepared kernelParams array to th
 The memo keeps the last few plans (launches that alternate between argument sets, e.g. one
 output per stream, all stay fast). The fast path (`hit`), for a loop that passes the very same
 objects: the hash of the argument tuple (identity hashes: a few ns per argument, no tuple
-built) finds an entry, no ownership move happened anywhere since (`Moves.count`), every
-remembered tensor handle is still alive (a weakref callback clears `alive` when one dies) and
-the arguments are the remembered objects themselves (one tuple comparison against weak proxies
-of the tensor handles and `_Same` wrappers of the scalars, which match only the very object:
-so 1, 1.0 and True, or 0.0 and -0.0, never share a plan). Anything else computes the
-arguments' `value_key` and finds the entry stored under it, which rebinds the entry to the new
-objects.
+built) finds an entry, no ownership move happened anywhere since (`Moves.count`), and the
+arguments are the remembered objects themselves: one tuple comparison against weak proxies of
+the tensor handles (a proxy whose handle died raises `ReferenceError`: a miss, so a reused id
+can never match) and `_Same` wrappers of the scalars, which match only the very object (1,
+1.0 and True, or 0.0 and -0.0, never share a plan). Anything else computes the arguments'
+`value_key` and finds the entry stored under it, which rebinds the entry to the new objects.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ class MemoEntry:
     it was last found for (`ident`: the hash of their tuple; `same`: what they compare equal
     to)."""
 
-    __slots__ = ("__weakref__", "alive", "ident", "key", "moves", "plan", "prepared", "same")
+    __slots__ = ("ident", "key", "moves", "plan", "prepared", "same")
 
     def __init__(self, key: tuple[object, ...], plan: LaunchPlan) -> None:
         self.key = key
@@ -66,30 +65,21 @@ class MemoEntry:
         self.prepared: object = None
         self.ident = 0
         self.moves = -1
-        self.alive = False
         self.same: tuple[object, ...] = ()
 
     def bind(self, args: tuple[object, ...]) -> None:
         """Remember these objects for the identity fast path."""
-        this = weakref.ref(self)
-
-        def died(_: object) -> None:
-            entry = this()
-            if entry is not None:
-                entry.alive = False
-
         self.same = tuple(
-            weakref.proxy(a, died) if isinstance(a, _TENSOR_TYPES) else _Same(a) for a in args
+            weakref.proxy(a) if isinstance(a, _TENSOR_TYPES) else _Same(a) for a in args
         )
         self.ident = hash(args)
         self.moves = Moves.count
-        self.alive = True
 
     def matches(self, args: tuple[object, ...]) -> bool:
         """Whether `args` are the very objects this entry is bound to, with nothing moved."""
         try:
-            return self.alive and self.moves == Moves.count and args == self.same
-        except ReferenceError:  # a handle died while being compared
+            return self.moves == Moves.count and args == self.same
+        except ReferenceError:  # a remembered handle died: these are other objects
             return False
 
 

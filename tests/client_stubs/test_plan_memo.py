@@ -127,13 +127,20 @@ def test_a_move_elsewhere_falls_back_to_the_full_comparison(saxpy):
 
 
 def test_a_dead_handle_disables_the_identity_path(saxpy):
+    """A remembered handle that died can never match again, even when a new object takes
+    its id (and so the argument tuple's hash): the comparison against its proxy misses."""
     args = saxpy_args()
     memo = PlanMemo()
     entry = memo.store(tuple(args), plan_launch(saxpy, args))
-    assert entry is not None and entry.alive
+    assert entry is not None and memo.hit(tuple(args)) is entry
+    dead = id(args[1])
     del args[1]
     gc.collect()
-    assert not entry.alive
+    reborn = DeviceTensor(0x1000_0000, 4096)
+    again = (args[0], reborn, args[1])
+    if id(reborn) == dead:  # the id was reused: the hash matches, the proxy does not
+        assert memo.entries.get(hash(again)) is entry
+    assert memo.hit(again) is None and not entry.matches(again)
 
 
 def test_the_identity_path_matches_only_the_very_objects(saxpy):
