@@ -86,12 +86,31 @@ def numpy_dtype(name: str) -> np.dtype:
     return (element.ml_dtypes and _ml_dtype(element.ml_dtypes)) or np.dtype(element.raw)
 
 
+_NAMES: dict[tuple[type, object], str] = {}  # (type of a spec, the spec) -> its cuTile name
+
+
 def dtype_name(spec: object) -> str:
     """Normalize a dtype spec to its cuTile name.
 
     Accepts cuTile names ("f32"), numpy dtypes and type objects (np.float16), their string
-    spellings ("float16"), torch dtypes (torch.bfloat16) and ml_dtypes.bfloat16.
+    spellings ("float16"), torch dtypes (torch.bfloat16) and ml_dtypes.bfloat16. Every
+    wrapped array asks: answers are remembered per (type, spec), so a numpy dtype (whose
+    `.name` numpy computes in Python, ~5 µs) is looked up once; the type in the key keeps a
+    spec apart from an equal one of another kind (numpy's dtype("f16") == "f16").
     """
+    try:
+        key = (type(spec), spec)
+        known = _NAMES.get(key)
+    except TypeError:  # unhashable: not remembered
+        return _dtype_name(spec)
+    if known is None:
+        known = _dtype_name(spec)
+        if len(_NAMES) < 256:
+            _NAMES[key] = known
+    return known
+
+
+def _dtype_name(spec: object) -> str:
     if isinstance(spec, str):
         text = spec.removeprefix("torch.").removeprefix("numpy.")
         if text in DTYPES:

@@ -9,6 +9,7 @@ fallback. Host arrays are described too (device type CPU) so callers can reject 
 from __future__ import annotations
 
 import ctypes
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,7 +102,9 @@ class _DLManagedTensorVersioned(ctypes.Structure):
     ]
 
 
+@functools.cache
 def _capsule_api() -> tuple[object, object]:
+    """PyCapsule_GetName and PyCapsule_GetPointer, typed once (typing them costs ~1 µs)."""
     api = ctypes.pythonapi
     api.PyCapsule_GetName.restype = ctypes.c_char_p
     api.PyCapsule_GetName.argtypes = [ctypes.py_object]
@@ -149,23 +152,23 @@ def from_dlpack(obj: object, stream: int | None = None) -> ArrayDescriptor:
 
 
 def _describe_dltensor(tensor: _DLTensor, owner: object) -> ArrayDescriptor:
-    ndim = int(tensor.ndim)
-    code, bits, lanes = int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes)
-    key = (code, bits, lanes)
-    if key not in _DL_DTYPES:
+    ndim = tensor.ndim
+    element = tensor.dtype
+    key = (element.code, element.bits, element.lanes)
+    name = _DL_DTYPES.get(key)
+    if name is None:
+        code, bits, lanes = key
         raise TypeError(f"unsupported DLPack dtype code={code} bits={bits} lanes={lanes}")
-    shape = tuple(int(tensor.shape[i]) for i in range(ndim))
-    if tensor.strides:
-        strides = tuple(int(tensor.strides[i]) for i in range(ndim))
-    else:
-        strides = contiguous_strides(shape)
+    shape = tuple(tensor.shape[:ndim])  # one slice of the int64 array: a list of ints
+    strides = tuple(tensor.strides[:ndim]) if tensor.strides else contiguous_strides(shape)
+    device = tensor.device
     return ArrayDescriptor(
-        ptr=int(tensor.data or 0) + int(tensor.byte_offset),
+        ptr=(tensor.data or 0) + tensor.byte_offset,
         shape=shape,
         strides=strides,
-        dtype=_DL_DTYPES[key],
-        device_type=int(tensor.device.device_type),
-        device_id=int(tensor.device.device_id),
+        dtype=name,
+        device_type=device.device_type,
+        device_id=device.device_id,
         owner=owner,
     )
 
@@ -175,8 +178,7 @@ def from_cuda_array_interface(obj: object, device_id: int | None = None) -> Arra
     cai = obj.__cuda_array_interface__  # type: ignore[attr-defined]
     if cai.get("mask") is not None:
         raise TypeError("masked __cuda_array_interface__ arrays are not supported")
-    name = dtype_name(np.dtype(cai["typestr"]))
-    itemsize = np.dtype(cai["typestr"]).itemsize
+    name, itemsize = _cai_element(cai["typestr"])
     shape = tuple(int(d) for d in cai["shape"])
     byte_strides = cai.get("strides")
     if byte_strides is None:
@@ -189,6 +191,13 @@ def from_cuda_array_interface(obj: object, device_id: int | None = None) -> Arra
     if device_id is None:
         device_id = _cai_device_id(obj, ptr)
     return ArrayDescriptor(ptr, shape, strides, name, DL_CUDA, device_id, owner=obj)
+
+
+@functools.cache
+def _cai_element(typestr: str) -> tuple[str, int]:
+    """The cuTile name and the bytes of a `__cuda_array_interface__` typestr ("<f4")."""
+    element = np.dtype(typestr)
+    return dtype_name(element), element.itemsize
 
 
 def _cai_device_id(obj: object, ptr: int) -> int:

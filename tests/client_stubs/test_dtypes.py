@@ -73,6 +73,20 @@ def test_dtype_name_spellings():
         dtypes.dtype("f8")
 
 
+def test_remembered_names_keep_specs_of_other_kinds_apart():
+    """dtype_name remembers its answers per (type, spec): numpy's dtype("f16") (a 16-byte
+    float, which compares equal to the string "f16") never takes the name of cuTile's "f16",
+    in either order, and a failed spec is not remembered as anything."""
+    for _ in range(2):
+        assert dtypes.dtype_name("f16") == "f16"
+        with pytest.raises(KeyError):
+            dtypes.dtype_name(np.dtype("f16"))
+        assert dtypes.dtype_name(np.dtype("<f2")) == "f16"
+        assert dtypes.dtype_name(np.float32) == "f32"
+    with pytest.raises(KeyError):  # an unhashable spec is answered, not remembered
+        dtypes.dtype_name([])
+
+
 def test_bf16_rounding():
     assert dtypes.float_to_bf16_bits(1.0) == 0x3F80
     assert dtypes.float_to_bf16_bits(-2.0) == 0xC000
