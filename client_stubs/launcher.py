@@ -255,7 +255,7 @@ class Kernel:
             kernel, plan = self._checked(args, stream, grid)
             return PreparedLaunch(plan, plan.keep_alive, kernel)
         memo = self._memo  # read once: a `Served` kernel may replace it from another thread
-        entry = memo.find(args)
+        entry = memo.rebound(args)  # `issue` tried the identity hit already
         if entry is not None and entry.prepared is not None:
             return entry.prepared  # type: ignore[return-value]
         kernel, plan = self._checked(args, stream)

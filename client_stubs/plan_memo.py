@@ -104,9 +104,11 @@ class PlanMemo:
     def find(self, args: tuple[object, ...]) -> MemoEntry | None:
         """The remembered entry for `args`: by object identity when nothing moved since,
         else the entry stored for equal values (which rebinds it to `args`)."""
-        entry = self.hit(args)
-        if entry is not None:
-            return entry
+        return self.hit(args) or self.rebound(args)
+
+    def rebound(self, args: tuple[object, ...]) -> MemoEntry | None:
+        """The entry stored for arguments of equal values, rebound to `args` (the launch
+        path asks after its inlined `hit` missed), else None."""
         key = value_key(args)
         entry = None if key is None else self.by_value.get(key)
         if entry is not None:

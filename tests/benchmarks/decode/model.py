@@ -486,9 +486,10 @@ class Decoder:
             ops = self.prefill_ops(tokens, start + tokens == length)
             if trace is None:
                 chain(ops).sync(self.stream)
-            for op in ops if trace is not None else ():
-                op.sync(self.stream)
-                trace(f"prefill chunk at {start}: {op}")
+            else:
+                for op in ops:
+                    op.sync(self.stream)
+                    trace(f"prefill chunk at {start}: {op}")
             if on_chunk is not None:
                 on_chunk(start + tokens)
 
