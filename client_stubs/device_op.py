@@ -116,7 +116,7 @@ class DeviceOp:
         except BaseException:
             run.track()  # whatever was launched before the failure stays protected
             raise
-        driver.synchronize(handle)
+        driver.synchronize_handle(handle)
         PENDING.completed(handle)
         return results
 
@@ -158,7 +158,7 @@ class DeviceOp:
 class LaunchOp(DeviceOp):
     """One kernel launch (`kernel.op(*args)`)."""
 
-    __slots__ = ("args", "grid", "kernel", "name")
+    __slots__ = ("args", "grid", "kernel")
 
     def __init__(
         self, kernel: Launchable, args: Results, grid: tuple[int, int, int] | None = None
@@ -166,14 +166,17 @@ class LaunchOp(DeviceOp):
         self.kernel = kernel
         self.args = args
         self.grid = grid
-        self.name = kernel.name
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
 
     def sync(self, stream: object = None) -> Results:
         """`DeviceOp.sync` for one launch: nothing to track, so no `Run` (the round-trip
         fast path: check or reuse the plan, launch, cuStreamSynchronize, retire)."""
         handle = 0 if stream is None else driver.stream_handle(stream)
-        self.kernel.issue(self.args, handle, None, False, grid=self.grid)
-        driver.synchronize(handle)
+        self.kernel.issue(self.args, handle, None, False, False, self.grid)
+        driver.synchronize_handle(handle)
         PENDING.completed(handle)
         return self.args
 

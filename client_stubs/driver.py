@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from client_stubs import trap_report
+from client_stubs import native, trap_report
 from client_stubs.errors import ContractError, CudaError, NoDeviceError
 
 _lock = threading.RLock()
@@ -72,6 +72,7 @@ def init() -> None:
             raise NoDeviceError(f"CUDA driver unavailable: {exc}") from exc
         except Exception as exc:  # the driver library itself is missing
             raise NoDeviceError(f"CUDA driver unavailable: {exc}") from exc
+        _bind_native()
         _state["initialized"] = True
 
 
@@ -161,9 +162,14 @@ def context_handle(ordinal: int) -> int:
     """`ensure_context(ordinal)` as an int handle, for the launch path: when our retained
     primary context is current (the common case) one `cuCtxGetCurrent` and no unwrapping."""
     primary = _primary_handles.get(ordinal)
-    # CUcontext objects compare by handle (and never equal None, a failed query's value)
-    if primary is not None and _state["cu"].cuCtxGetCurrent()[1] == primary[0]:
-        return primary[1]
+    if primary is not None:
+        current = _state.get("current_context")  # the compiled cuCtxGetCurrent: an int
+        if current is not None:
+            if current() == primary[1]:
+                return primary[1]
+        # CUcontext objects compare by handle (and never equal None, a failed query's value)
+        elif _state["cu"].cuCtxGetCurrent()[1] == primary[0]:
+            return primary[1]
     return int(ensure_context(ordinal))
 
 
@@ -288,12 +294,32 @@ def stream_handle(stream: object) -> int:
 def synchronize(stream: object = None) -> None:
     """Wait for all work on `stream` (None: the legacy default stream)."""
     handle = stream if type(stream) is int else stream_handle(stream)
+    wait = _state.get("synchronize")  # the compiled one, where bound
+    if wait is not None:
+        wait(handle)
+        return
     cu_handle = _stream_objects.get(handle)
     if cu_handle is None:
         cu_handle = cu_stream(handle)
     result = _state["cu"].cuStreamSynchronize(cu_handle)
     if result[0]:
         check(result, "cuStreamSynchronize")
+
+
+def synchronize_handle(handle: int) -> None:
+    """`synchronize` of a raw stream handle (the round trip's hot path). The first call after
+    cuInit puts the compiled `cuStreamSynchronize` in this function's place where it is built
+    (a test's stand-in for this function stays in place)."""
+    wait = _state.get("synchronize")
+    if wait is None:
+        synchronize(handle)
+        return
+    if globals()["synchronize_handle"] is _PYTHON_SYNCHRONIZE_HANDLE:
+        globals()["synchronize_handle"] = wait
+    wait(handle)
+
+
+_PYTHON_SYNCHRONIZE_HANDLE = synchronize_handle
 
 
 def mem_alloc(nbytes: int) -> int:
@@ -423,6 +449,33 @@ def cu_stream(handle: int) -> Any:
     return stream
 
 
+def _driver_address(name: str) -> int | None:
+    """The driver's `name` (legacy default stream, as the bindings call it), or None."""
+    driver = cu()
+    try:
+        flags = driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_LEGACY_STREAM
+        result = driver.cuGetProcAddress(name.encode(), 4000, flags)
+    except Exception:  # bindings or a driver without it: the bindings' path serves
+        return None
+    if int(result[0]) != 0:
+        return None
+    return int(result[1]) or None
+
+
+def _raise_native_error(code: int, call: str) -> None:
+    check((cu().CUresult(code),), call)
+
+
+def _bind_native() -> None:
+    """After cuInit: route the hot path's calls (`launch_params`, `context_handle`'s
+    `cuCtxGetCurrent`, `synchronize`) through `client_stubs.native` where it is built."""
+    bound = native.bind_driver(_driver_address, _raise_native_error)
+    _state["native"] = bound
+    if bound is not None:
+        _state["current_context"] = bound.current_context
+        _state["synchronize"] = bound.synchronize
+
+
 def launch_params(
     function: Any,
     grid: tuple[int, int, int],
@@ -431,7 +484,15 @@ def launch_params(
     stream: int,
     params_address: int,
 ) -> None:
-    """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation)."""
+    """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation).
+    The first call, after cuInit, puts the compiled launcher in this function's place where
+    it is built (a test's stand-in for this function stays in place)."""
+    native_driver = _state.get("native")
+    if native_driver is not None:
+        if globals()["launch_params"] is _BINDINGS_LAUNCH_PARAMS:
+            globals()["launch_params"] = native_driver.launch
+        native_driver.launch(function, grid, block, shared_mem_bytes, stream, params_address)
+        return
     gx, gy, gz = grid
     bx, by, bz = block
     handle = _stream_objects.get(stream)
@@ -442,6 +503,9 @@ def launch_params(
     )
     if result[0]:  # CUDA_SUCCESS is 0
         check(result, "cuLaunchKernel")
+
+
+_BINDINGS_LAUNCH_PARAMS = launch_params
 
 
 def begin_capture(stream: int) -> None:

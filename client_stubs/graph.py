@@ -92,7 +92,7 @@ class Graph:
             wait_for_conflicts(handle, self.accesses)
         driver.launch_graph(self._exec, handle)
         if sync:
-            driver.synchronize(handle)
+            driver.synchronize_handle(handle)
             PENDING.completed(handle)
             return Pending(None, self.results, handle)
         batch = PENDING.record(handle, self.accesses, (self,))

@@ -174,7 +174,7 @@ class Kernel:
             )
         prepared = self.issue(args, handle, None, False, packed, grid)
         if sync:
-            driver.synchronize(handle)
+            driver.synchronize_handle(handle)
             PENDING.completed(handle)
         elif handle in DEFAULT_STREAMS:  # tracked without an event of its own
             PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))

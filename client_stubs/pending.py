@@ -469,7 +469,7 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
 def synchronize(stream: object = None) -> None:
     """Wait for all work on `stream` (None: the legacy default stream) and retire it."""
     handle = driver.stream_handle(stream)
-    driver.synchronize(handle)
+    driver.synchronize_handle(handle)
     PENDING.completed(handle)
 
 

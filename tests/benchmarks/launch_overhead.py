@@ -8,8 +8,10 @@ medians over rounds (µs per launch); "issue" figures time only the host loop (t
 the queue afterwards, untimed), "round trip" figures include waiting for the GPU.
 
   raw            cuLaunchKernel from Python, same cubin, prebuilt kernelParams (the stream
-                 as an int, and as a prebuilt CUstream object, as the client passes it),
-                 and with the parameters packed in one buffer (`extra`)
+                 as an int, and as a prebuilt CUstream object, as the bindings' path passes
+                 it), with the parameters packed in one buffer (`extra`), and through the
+                 client's compiled launcher (client_stubs.native; CUTILE_NATIVE_LAUNCH=0
+                 runs every row on the bindings' path instead)
   GPU time       timing events around the same back-to-back launches: when it is close to
                  the host figure above it, that loop is bound by the GPU, not the host
   torch add      torch.add(x, y, out=z) on 1024 f32 elements
@@ -106,14 +108,36 @@ def raw_launcher(
     extra = (ctypes.c_void_p * 5)(1, base, 2, ctypes.addressof(size), 0)
     address, extra_address = (0, ctypes.addressof(extra)) if packed else (address, 0)
     gx, gy, gz = plan.grid
+    bx, by, bz = plan.block
     launch = cu.cuLaunchKernel
     stream = cu.CUstream(0) if stream_object else 0
 
     def raw() -> object:
-        launched = launch(function, gx, gy, gz, 1, 1, 1, 0, stream, address, extra_address)
+        launched = launch(function, gx, gy, gz, bx, by, bz, 0, stream, address, extra_address)
         return launched, buffer, params, extra, size
 
     return raw
+
+
+def compiled_launcher(kernel: Kernel, args: tuple[object, ...]) -> Callable[[], object] | None:
+    """The same bare launch through the client's compiled launcher (client_stubs.native), or
+    None where it is not built or not bound."""
+    bound = driver._state.get("native")
+    if bound is None:
+        return None
+    plan = kernel.plan(*args)
+    chosen = kernel.choose(*args) if isinstance(kernel, Variants) else kernel
+    ctx = driver.ensure_context(0)
+    function = int(driver.load_function(chosen.cubin, chosen.sha256, chosen.entry_symbol, ctx))
+    buffer = ctypes.create_string_buffer(plan.param_buffer, len(plan.param_buffer))
+    base = ctypes.addressof(buffer)
+    params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
+    address, grid, block, launch = ctypes.addressof(params), plan.grid, plan.block, bound.launch
+
+    def compiled() -> object:
+        return launch(function, grid, block, 0, 0, address), buffer, params
+
+    return compiled
 
 
 def gpu_us_per_launch(launch: Callable[[], object], count: int = PER_ROUND) -> float:
@@ -322,6 +346,14 @@ def main(argv: list[str]) -> int:
         median_us(lambda: timed_loop(raw_packed, PER_ROUND, synchronize), PER_ROUND),
     )
     report("  GPU time per raw launch", gpu_us_per_launch(raw), "(events; ~host: GPU-bound)")
+    compiled = compiled_launcher(kernel, args)
+    if compiled is not None:
+        report(
+            "raw, compiled launcher",
+            median_us(lambda: timed_loop(compiled, PER_ROUND, synchronize), PER_ROUND),
+        )
+    else:
+        print("  raw, compiled launcher               (not built, or CUTILE_NATIVE_LAUNCH=0)")
     torch_us = None
     torch_pair = torch_add()
     if torch_pair is not None:

@@ -85,6 +85,9 @@ CUresult cuGetErrorString(CUresult error, const char **text) { *text = "stub"; r
 /* `name`, else `name` without a version or stream suffix (cuMemAlloc_v2 -> cuMemAlloc) */
 static void *lookup(const char *name) {
     static const char *suffixes[] = {"_v2", "_v3", "_ptsz", "_ptds"};
+    if (!strcmp(name, "cuGetProcAddress")) {  /* 12.0+ asks for it by its bare name: the _v2 */
+        name = "cuGetProcAddress_v2";
+    }
     void *found = dlsym(RTLD_DEFAULT, name);
     char base[256];
     for (int i = 0; i < 4 && !found; i++) {

@@ -54,6 +54,7 @@ class FakeDriver:
             "launch_packed": lambda *a: self._launch("launch_packed", *a),
             "stream_done": self._stream_done,
             "synchronize": self._synchronize,
+            "synchronize_handle": self._synchronize,
             "create_event": lambda: f"E{next(self._ids)}",
             "event_record": self._event_record,
             "event_done": lambda event: event in self.done,

@@ -23,6 +23,7 @@ def _fail_sync(monkeypatch, code: int, name: str) -> None:
         driver.check(DriverError(code, name), "cuStreamSynchronize")
 
     monkeypatch.setattr(driver, "synchronize", synchronize)
+    monkeypatch.setattr(driver, "synchronize_handle", synchronize)
 
 
 @pytest.fixture(autouse=True)

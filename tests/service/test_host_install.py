@@ -1,5 +1,6 @@
-"""The host-only install: the wheel without extras opens bundles, plans launches and
-compiles through a server, with neither the compiler nor the daemon's packages installed.
+"""The host-only install: the wheel without extras (and with its compiled launcher) opens
+bundles, plans launches and compiles through a server, with neither the compiler nor the
+daemon's packages installed.
 
 Slow (a wheel build and a fresh venv from the package index, about a minute with a warm pip
 cache): marked `install`, skipped with the reason when the index cannot be reached.
@@ -41,11 +42,13 @@ HOST_SCRIPT = """
 import importlib.metadata, importlib.util, sys
 from pathlib import Path
 import client_stubs
+from client_stubs import native
 from client_stubs import AsyncCompileClient, Bundle, CompileClient, DeviceTensor
 from client_stubs.plan import plan_launch
 
 bundle_dir, target, venv = sys.argv[1:4]
 assert Path(client_stubs.__file__).is_relative_to(venv), client_stubs.__file__
+assert native.available(), "the wheel lacks the compiled launcher"
 present = [m for m in {server_only!r} if importlib.util.find_spec(m) is not None]
 assert not present, f"server packages in a host install: {{present}}"
 for dist in ("nvidia-cuda-tileiras", "tree-sitter", "nvidia-cuda-nvcc"):
@@ -85,7 +88,9 @@ def _build_wheel(tmp: Path) -> Path:
     src = tmp / "src"
     for package in PACKAGES:
         shutil.copytree(
-            REPO_ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__")
+            REPO_ROOT / package,
+            src / package,
+            ignore=shutil.ignore_patterns("__pycache__", "*.so"),  # the wheel builds its own
         )
     for name in PROJECT_FILES:
         shutil.copy(REPO_ROOT / name, src / name)

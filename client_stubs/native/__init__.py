@@ -1,0 +1,53 @@
+"""Compiled helpers of the launch hot path, each optional: without a C compiler at install
+time the client makes the same calls through `cuda.bindings` (a little slower per launch).
+
+`_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent` and `cuStreamSynchronize`
+through function pointers bound once to the bindings' own driver. `bind_driver` binds it and
+returns its calls, or None where it is not built, is switched off (CUTILE_NATIVE_LAUNCH=0) or
+the driver has no address for one of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    from client_stubs.native import _launch
+except ImportError:  # not built (no compiler at install time): the bindings' path serves
+    _launch = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class NativeDriver:
+    """The compiled calls, bound: `launch(function, grid, block, shared_mem_bytes, stream,
+    kernel_params)`, `current_context()` (an int, 0: none) and `synchronize(stream)`; a
+    failing call raises through `on_error`."""
+
+    launch: Callable[..., None]
+    current_context: Callable[[], int]
+    synchronize: Callable[[int], None]
+
+
+DRIVER_CALLS = ("cuLaunchKernel", "cuCtxGetCurrent", "cuStreamSynchronize")
+
+
+def available() -> bool:
+    """Whether the compiled launcher is built and not switched off."""
+    return _launch is not None and os.environ.get("CUTILE_NATIVE_LAUNCH", "1") != "0"
+
+
+def bind_driver(
+    address_of: Callable[[str], int | None], on_error: Callable[[int, str], Any]
+) -> NativeDriver | None:
+    """Bind the compiled calls to the driver functions `address_of(name)` finds (an address,
+    or None where it has none); `on_error(CUresult, call)` raises for a failing call."""
+    if not available():
+        return None
+    addresses = [address_of(name) for name in DRIVER_CALLS]
+    if not all(addresses):
+        return None
+    _launch.bind(*addresses, on_error)
+    return NativeDriver(_launch.launch, _launch.current_context, _launch.synchronize)

@@ -1,0 +1,219 @@
+/* The launch hot path's driver calls, without the bindings' per-call argument handling.
+ *
+ * `cuda.bindings.driver.cuLaunchKernel` wraps every argument in a Python object, checks
+ * it and unwraps it again: about 0.4 µs a call before the driver runs, and `cuCtxGetCurrent`
+ * (asked once a launch, to find the context's loaded function) as much again. This module
+ * calls them, and `cuStreamSynchronize` (op.sync's wait), through function pointers bound
+ * once, taken from the bindings' own driver with `cuGetProcAddress` so both talk to the same
+ * libcuda; a launch passes the kernelParams array the launch plan already built. A failing
+ * call calls back into Python (`on_error` raises the client's own error). It links nothing
+ * but Python's stable ABI (one build serves every CPython >= 3.10); its only state is what
+ * `bind` set.
+ */
+#define Py_LIMITED_API 0x030A0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+typedef int (*launch_kernel_fn)(void *function, unsigned grid_x, unsigned grid_y,
+                                unsigned grid_z, unsigned block_x, unsigned block_y,
+                                unsigned block_z, unsigned shared_mem_bytes, void *stream,
+                                void **kernel_params, void **extra);
+
+typedef int (*ctx_get_current_fn)(void **context);
+typedef int (*stream_synchronize_fn)(void *stream);
+
+static launch_kernel_fn launch_kernel = NULL;
+static ctx_get_current_fn ctx_get_current = NULL;
+static stream_synchronize_fn stream_synchronize = NULL;
+static PyObject *on_error = NULL; /* on_error(CUresult, call name) raises */
+
+/* Hand a failing call's CUresult to on_error; NULL when it raised (it should). */
+static PyObject *failed(int result, const char *call) {
+    PyObject *raised = PyObject_CallFunction(on_error, "is", result, call);
+    if (raised == NULL) {
+        return NULL;
+    }
+    Py_DECREF(raised);
+    Py_RETURN_NONE;
+}
+
+/* An unsigned 64-bit value of an int or of an object with __index__ (the bindings' handles). */
+static int as_u64(PyObject *value, unsigned long long *out) {
+    PyObject *index = PyNumber_Index(value);
+    if (index == NULL) {
+        return -1;
+    }
+    *out = PyLong_AsUnsignedLongLong(index);
+    Py_DECREF(index);
+    return (*out == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* A 32-bit launch dimension: an int in [0, 2^32). */
+static int as_u32(PyObject *value, unsigned *out) {
+    unsigned long long wide;
+    if (as_u64(value, &wide) < 0) {
+        return -1;
+    }
+    if (wide > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_OverflowError, "a launch dimension does not fit in 32 bits");
+        return -1;
+    }
+    *out = (unsigned)wide;
+    return 0;
+}
+
+/* Three dimensions from a tuple of three ints. */
+static int as_dim3(PyObject *value, unsigned out[3]) {
+    if (!PyTuple_Check(value) || PyTuple_Size(value) != 3) {
+        PyErr_SetString(PyExc_TypeError, "grid and block are tuples of three ints");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < 3; i++) {
+        if (as_u32(PyTuple_GetItem(value, i), &out[i]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *address_or_none(void *pointer) {
+    if (pointer == NULL) {
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)pointer);
+}
+
+/* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize addresses, on_error)
+ * -> the previous binding, in the same form (None for what was unbound) */
+static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    unsigned long long addresses[3];
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, on_error)");
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (as_u64(args[i], &addresses[i]) < 0) {
+            return NULL;
+        }
+        if (addresses[i] == 0) {
+            PyErr_SetString(PyExc_ValueError, "a driver function's address is null");
+            return NULL;
+        }
+    }
+    if (!PyCallable_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "on_error must be callable");
+        return NULL;
+    }
+    PyObject *previous = Py_BuildValue(
+        "(NNNO)", address_or_none((void *)launch_kernel), address_or_none((void *)ctx_get_current),
+        address_or_none((void *)stream_synchronize), on_error ? on_error : Py_None);
+    if (previous == NULL) {
+        return NULL;
+    }
+    PyObject *replaced = on_error;
+    Py_INCREF(args[3]);
+    on_error = args[3];
+    Py_XDECREF(replaced);
+    launch_kernel = (launch_kernel_fn)(uintptr_t)addresses[0];
+    ctx_get_current = (ctx_get_current_fn)(uintptr_t)addresses[1];
+    stream_synchronize = (stream_synchronize_fn)(uintptr_t)addresses[2];
+    return previous;
+}
+
+static PyObject *unbind(PyObject *module, PyObject *unused) {
+    launch_kernel = NULL;
+    ctx_get_current = NULL;
+    stream_synchronize = NULL;
+    Py_CLEAR(on_error);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bound(PyObject *module, PyObject *unused) {
+    return PyBool_FromLong(launch_kernel != NULL);
+}
+
+/* current_context() -> the current CUcontext as an int (0: none) */
+static PyObject *current_context(PyObject *module, PyObject *unused) {
+    void *context = NULL;
+    if (ctx_get_current == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        return NULL;
+    }
+    int result = ctx_get_current(&context);
+    if (result != 0) {
+        return failed(result, "cuCtxGetCurrent");
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)context);
+}
+
+/* synchronize(stream) -> None: cuStreamSynchronize, other Python threads running meanwhile */
+static PyObject *synchronize(PyObject *module, PyObject *stream_handle) {
+    unsigned long long stream;
+    int result;
+    if (stream_synchronize == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        return NULL;
+    }
+    if (as_u64(stream_handle, &stream) < 0) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    result = stream_synchronize((void *)(uintptr_t)stream);
+    Py_END_ALLOW_THREADS
+    if (result != 0) {
+        return failed(result, "cuStreamSynchronize");
+    }
+    Py_RETURN_NONE;
+}
+
+/* launch(function, grid, block, shared_mem_bytes, stream, kernel_params) -> None */
+static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    unsigned long long function, stream, params;
+    unsigned grid[3], block[3], shared;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "launch(function, grid, block, shared_mem_bytes, stream, kernel_params)");
+        return NULL;
+    }
+    if (launch_kernel == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        return NULL;
+    }
+    if (as_u64(args[0], &function) < 0 || as_dim3(args[1], grid) < 0 ||
+        as_dim3(args[2], block) < 0 || as_u32(args[3], &shared) < 0 ||
+        as_u64(args[4], &stream) < 0 || as_u64(args[5], &params) < 0) {
+        return NULL;
+    }
+    int result = launch_kernel((void *)(uintptr_t)function, grid[0], grid[1], grid[2], block[0],
+                               block[1], block[2], shared, (void *)(uintptr_t)stream,
+                               (void **)(uintptr_t)params, NULL);
+    if (result != 0) {
+        return failed(result, "cuLaunchKernel");
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
+     "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize addresses, on_error): call "
+     "these from now on (on_error(CUresult, call name) raises); returns the previous binding."},
+    {"unbind", unbind, METH_NOARGS, "Forget the binding (every call refuses until bind)."},
+    {"bound", bound, METH_NOARGS, "Whether bind has been called."},
+    {"current_context", current_context, METH_NOARGS,
+     "cuCtxGetCurrent: the current context's handle as an int (0: none)."},
+    {"synchronize", synchronize, METH_O,
+     "cuStreamSynchronize(stream), the GIL released while it waits."},
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
+     "launch(function, grid, block, shared_mem_bytes, stream, kernel_params): cuLaunchKernel "
+     "with extra = NULL; a failure goes to on_error."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef definition = {
+    PyModuleDef_HEAD_INIT, "client_stubs.native._launch",
+    "cuLaunchKernel through a bound function pointer (the launch hot path).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__launch(void) { return PyModule_Create(&definition); }

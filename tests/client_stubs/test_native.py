@@ -1,0 +1,215 @@
+"""client_stubs.native: the compiled launcher calls the bound driver functions with exactly
+the arguments it was given, hands failures to `on_error`, refuses bad input with Python
+errors, and `client_stubs.driver` routes its hot path through it once cuInit succeeded.
+
+The "driver" here is three C-callable Python functions (ctypes callbacks) that record what
+they receive: no GPU and no libcuda needed."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from client_stubs import driver, native
+from client_stubs.errors import CudaError
+
+_launch = pytest.importorskip("client_stubs.native._launch", reason="the C launcher is not built")
+
+LAUNCH = ctypes.CFUNCTYPE(
+    ctypes.c_int, *([ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3)
+)
+CTX_GET_CURRENT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
+STREAM_SYNCHRONIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+
+
+class FakeDriver:
+    """Three driver functions as C callbacks; `result` is what each returns."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.result = 0
+        self.context = 0xC0FFEE
+        self.launch = LAUNCH(self._launch)
+        self.ctx_get_current = CTX_GET_CURRENT(self._ctx_get_current)
+        self.stream_synchronize = STREAM_SYNCHRONIZE(self._synchronize)
+
+    def _launch(self, *args: Any) -> int:
+        self.calls.append(("launch", args))
+        return self.result
+
+    def _ctx_get_current(self, out: Any) -> int:
+        self.calls.append(("ctx", ()))
+        out[0] = self.context
+        return self.result
+
+    def _synchronize(self, stream: Any) -> int:
+        self.calls.append(("sync", (stream,)))
+        return self.result
+
+    def address(self, name: str) -> int | None:
+        callback = {
+            "cuLaunchKernel": self.launch,
+            "cuCtxGetCurrent": self.ctx_get_current,
+            "cuStreamSynchronize": self.stream_synchronize,
+        }.get(name)
+        return ctypes.cast(callback, ctypes.c_void_p).value if callback else None
+
+
+def _raise(code: int, call: str) -> None:
+    raise CudaError(call, f"CODE_{code}", code)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeDriver]:
+    """A bound fake driver; the module's previous binding is put back afterwards (a GPU run
+    of the suite has the real driver bound)."""
+    fake = FakeDriver()
+    previous = _launch.bind(
+        fake.address("cuLaunchKernel"),
+        fake.address("cuCtxGetCurrent"),
+        fake.address("cuStreamSynchronize"),
+        _raise,
+    )
+    try:
+        yield fake
+    finally:
+        if previous[0] is None:
+            _launch.unbind()
+        else:
+            _launch.bind(*previous)
+
+
+def test_launch_passes_every_argument_through(fake: FakeDriver) -> None:
+    function = 0x7F00_0000_1234
+    assert _launch.launch(function, (4, 5, 6), (128, 2, 1), 4096, 0xABC, 0xDEAD_BEEF) is None
+    ((name, args),) = fake.calls
+    assert name == "launch"
+    assert args == (function, 4, 5, 6, 128, 2, 1, 4096, 0xABC, 0xDEAD_BEEF, None)
+
+
+def test_handles_may_be_index_objects(fake: FakeDriver) -> None:
+    """The bindings' CUfunction and CUstream are not ints but have __index__."""
+
+    class Handle:
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __index__(self) -> int:
+            return self.value
+
+    _launch.launch(Handle(77), (1, 1, 1), (32, 1, 1), 0, Handle(9), 5)
+    assert fake.calls[0][1][0] == 77 and fake.calls[0][1][8] == 9
+
+
+def test_a_failing_launch_raises_through_on_error(fake: FakeDriver) -> None:
+    fake.result = 719
+    with pytest.raises(CudaError, match="cuLaunchKernel") as raised:
+        _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    assert raised.value.code == 719
+
+
+def test_current_context_and_synchronize(fake: FakeDriver) -> None:
+    assert _launch.current_context() == 0xC0FFEE
+    _launch.synchronize(0x55)
+    assert fake.calls == [("ctx", ()), ("sync", (0x55,))]
+    fake.result = 700
+    with pytest.raises(CudaError, match="cuStreamSynchronize"):
+        _launch.synchronize(0x55)
+    with pytest.raises(CudaError, match="cuCtxGetCurrent"):
+        _launch.current_context()
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((1, (1, 1), (1, 1, 1), 0, 0, 0), TypeError),  # grid of two
+        ((1, [1, 1, 1], (1, 1, 1), 0, 0, 0), TypeError),  # grid not a tuple
+        ((1, (1, 1, 1), (2**32, 1, 1), 0, 0, 0), OverflowError),  # block past 32 bits
+        ((1, (1, 1, 1), (1, 1, 1), -1, 0, 0), OverflowError),  # negative shared memory
+        ((1, (1, 1, 1), (1, 1, 1), 0, "stream", 0), TypeError),
+        ((1, (1, 1, 1), (1, 1, 1), 0, 0), TypeError),  # five arguments
+    ],
+)
+def test_bad_arguments_raise_and_launch_nothing(
+    fake: FakeDriver, args: tuple[Any, ...], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        _launch.launch(*args)
+    assert fake.calls == []
+
+
+def test_bind_refuses_null_addresses_and_uncallable_handlers(fake: FakeDriver) -> None:
+    with pytest.raises(ValueError, match="null"):
+        _launch.bind(0, 1, 1, _raise)
+    with pytest.raises(TypeError, match="callable"):
+        _launch.bind(1, 1, 1, "not callable")
+    with pytest.raises(TypeError):
+        _launch.bind(1, 1, _raise)
+    _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)  # the earlier binding still holds
+    assert [name for name, _ in fake.calls] == ["launch"]
+
+
+def test_unbound_calls_refuse() -> None:
+    previous = _launch.bind(1, 1, 1, _raise)
+    _launch.unbind()
+    try:
+        assert not _launch.bound()
+        with pytest.raises(RuntimeError, match="bind"):
+            _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
+        with pytest.raises(RuntimeError, match="bind"):
+            _launch.synchronize(0)
+    finally:
+        if previous[0] is not None:
+            _launch.bind(*previous)
+
+
+def test_switched_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUTILE_NATIVE_LAUNCH", "0")
+    assert not native.available()
+    assert native.bind_driver(lambda name: 1, _raise) is None
+
+
+def test_a_driver_without_an_address_keeps_the_bindings_path() -> None:
+    assert native.bind_driver(lambda name: None, _raise) is None
+
+
+def test_driver_routes_its_hot_path_through_the_bound_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After `_bind_native`, `launch_params` becomes the compiled launch, `synchronize` and
+    `context_handle` ask the compiled calls; a failure names the call and its CUresult."""
+    monkeypatch.delenv("CUTILE_NATIVE_LAUNCH", raising=False)
+    fake = FakeDriver()
+    monkeypatch.setattr(driver, "_state", {"cu": SimpleNamespace(CUresult=_Result)})
+    monkeypatch.setattr(driver, "launch_params", driver._BINDINGS_LAUNCH_PARAMS)
+    monkeypatch.setattr(driver, "_driver_address", fake.address)
+    monkeypatch.setattr(driver, "_primary_handles", {0: (object(), 0xC0FFEE)})
+    saved = _launch.bind(1, 1, 1, _raise)  # only to learn the binding to put back
+    try:
+        driver._bind_native()
+        driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
+        assert driver.launch_params is _launch.launch  # the first call put it in place
+        driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
+        driver.synchronize(11)
+        assert driver.context_handle(0) == 0xC0FFEE
+        assert [name for name, _ in fake.calls] == ["launch", "launch", "sync", "ctx"]
+        fake.result = 1
+        with pytest.raises(CudaError, match=r"cuLaunchKernel.*E1"):
+            driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
+    finally:
+        if saved[0] is None:
+            _launch.unbind()
+        else:
+            _launch.bind(*saved)
+
+
+class _Result(int):
+    """A CUresult stand-in: an int with a name."""
+
+    @property
+    def name(self) -> str:
+        return f"E{int(self)}"
