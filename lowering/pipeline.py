@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 from lowering.abi import SlotLayout, entry_abi
+from lowering.block_order import group_block_order
 from lowering.bounds import InKernelCheckDenied
 from lowering.branch_loads import keep_branch_loads_off_tma
 from lowering.build_id import compiler_version
@@ -183,7 +184,8 @@ def _compile(
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
     # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), keep loads
-    #    under an `if` in a loop off TMA (`lowering.branch_loads`), verify it
+    #    under an `if` in a loop off TMA (`lowering.branch_loads`), hand a GEMM's tiles to
+    #    blocks in row groups (`lowering.block_order`), verify it
     abi, param_bytes = entry_abi(kernel.signature)
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
@@ -194,6 +196,7 @@ def _compile(
     if not request.exact_accumulators:
         lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
     lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
+    lowered = dataclasses.replace(lowered, module=group_block_order(lowered.module))
     problems = verify_module(lowered.module)
     if problems:
         raise AssertionError("invalid tile IR: " + "; ".join(problems))

@@ -27,7 +27,17 @@ from collections import Counter
 from collections.abc import Iterator
 
 from client_stubs.element_table import IR_ELEMENT_BY_NAME
-from lowering.ir.core import Block, Function, Module, Op, Region, Value, map_regions, walk
+from lowering.ir.core import (
+    Block,
+    FreshIds,
+    Function,
+    Module,
+    Op,
+    Region,
+    Value,
+    map_regions,
+    walk,
+)
 from lowering.ir.ops_control import Continue, For, Loop
 from lowering.ir.ops_convert import FToF
 from lowering.ir.ops_core import Constant
@@ -44,29 +54,13 @@ def widen_accumulators(module: Module) -> Module:
 
 
 def _widen_function(function: Function) -> Function:
-    ids = _IdSource(function)
+    ids = FreshIds(function)
     body = _widen_block(function.body, ids, {}, in_loop=False)
     return function if body is function.body else dataclasses.replace(function, body=body)
 
 
-class _IdSource:
-    """Fresh value ids past every id the function already uses."""
-
-    def __init__(self, function: Function) -> None:
-        used = [v.id for v in function.params]
-        for op in walk(function.body):
-            used.extend(v.id for v in op.results)
-            used.extend(a.id for r in op.regions for b in r.blocks for a in b.args)
-        self._next = max(used, default=-1) + 1
-
-    def value(self, type: TileType) -> Value:
-        value = Value(self._next, type)
-        self._next += 1
-        return value
-
-
 def _widen_block(
-    block: Block, ids: _IdSource, constants: dict[int, Constant], in_loop: bool
+    block: Block, ids: FreshIds, constants: dict[int, Constant], in_loop: bool
 ) -> Block:
     """`block` with the loops nested in its ops widened, inner loops first, and its own
     loops too when `block` runs inside a loop; `constants`: those defined around it, by id."""
@@ -89,14 +83,14 @@ def _widen_block(
     return Block(block.args, tuple(ops)) if changed else block
 
 
-def _widen_regions(op: Op, ids: _IdSource, constants: dict[int, Constant], in_loop: bool) -> Op:
+def _widen_regions(op: Op, ids: FreshIds, constants: dict[int, Constant], in_loop: bool) -> Op:
     if not op.regions:
         return op
     return map_regions(op, lambda b: _widen_block(b, ids, constants, in_loop))
 
 
 def _widen_for(
-    loop: For, ids: _IdSource, constants: dict[int, Constant]
+    loop: For, ids: FreshIds, constants: dict[int, Constant]
 ) -> tuple[list[Op], For, list[Op]]:
     """The ops to put before the loop, the loop, and the ops after it."""
     before: list[Op] = []
@@ -141,7 +135,7 @@ def _continues(block: Block) -> int:
 
 
 def _widen_one(
-    loop: For, index: int, ids: _IdSource, constants: dict[int, Constant]
+    loop: For, index: int, ids: FreshIds, constants: dict[int, Constant]
 ) -> tuple[Op, For, Op]:
     body = loop.body.block
     narrow_arg = body.args[1 + index]
@@ -180,7 +174,7 @@ def _widen_one(
 
 
 def _wide_init(
-    loop: For, constant: Constant | None, old: Value, wide_type: TileType, ids: _IdSource
+    loop: For, constant: Constant | None, old: Value, wide_type: TileType, ids: FreshIds
 ) -> Op:
     """The f32 initial value: a constant stays a constant (so tileiras still starts the
     first wgmma from zero registers), anything else is converted."""

@@ -236,6 +236,22 @@ def walk(block: Block) -> Iterator[Op]:
                 yield from walk(inner)
 
 
+class FreshIds:
+    """Fresh values for a pass that adds ops to `function`: ids past every one it uses."""
+
+    def __init__(self, function: Function) -> None:
+        used = [v.id for v in function.params]
+        for op in walk(function.body):
+            used.extend(v.id for v in op.results)
+            used.extend(a.id for r in op.regions for b in r.blocks for a in b.args)
+        self._next = max(used, default=-1) + 1
+
+    def value(self, type: IRType) -> Value:
+        value = Value(self._next, type)
+        self._next += 1
+        return value
+
+
 def map_regions(op: Op, rewrite: Callable[[Block], Block]) -> Op:
     """`op` with every block of its regions replaced by `rewrite(block)`; `op` itself when
     every rewrite returned its block unchanged (the same object)."""
