@@ -22,6 +22,7 @@ _state: dict[str, Any] = {}
 _primary: dict[int, Any] = {}  # device ordinal -> retained primary CUcontext
 # device ordinal -> (its retained primary CUcontext, int of it): what `context_handle` compares
 _primary_handles: dict[int, tuple[Any, int]] = {}
+_foreign_contexts: set[int] = set()  # handles of current contexts `_adopt_primary` looked at
 _stream_objects: dict[int, Any] = {}  # raw stream handle -> its CUstream (see cu_stream)
 _modules: dict[tuple[int, str], Any] = {}  # (context handle, cubin sha256) -> CUmodule
 _functions: dict[tuple[int, str, str], Any] = {}  # (context, sha256, symbol) -> CUfunction
@@ -152,10 +153,30 @@ def ensure_context(ordinal: int) -> Any:
             return current
     ctx = current_context()
     if ctx is not None and int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice")) == ordinal:
+        _adopt_primary(ordinal, ctx)
         return ctx
     ctx = primary_context(ordinal)
     check(cu().cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
     return ctx
+
+
+def _adopt_primary(ordinal: int, ctx: Any) -> None:
+    """The caller's current context `ctx` is on device `ordinal`: when the device's primary
+    context is active (torch's and cupy's context is the primary one), retain it as ours, so
+    that `context_handle` recognizes it in one call from then on instead of asking the device
+    of a foreign context on every launch. Asked once per context handle; an inactive primary
+    context is never created here."""
+    handle = int(ctx)
+    if ordinal in _primary or handle in _foreign_contexts:
+        return
+    if len(_foreign_contexts) >= 64:
+        _foreign_contexts.clear()
+    _foreign_contexts.add(handle)
+    driver = cu()
+    device = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+    _flags, active = check(driver.cuDevicePrimaryCtxGetState(device), "cuDevicePrimaryCtxGetState")
+    if active:
+        primary_context(ordinal)
 
 
 def context_handle(ordinal: int) -> int:

@@ -122,6 +122,35 @@ def test_a_foreign_context_on_the_device_is_kept(monkeypatch: pytest.MonkeyPatch
     assert driver.current_device() == 1 and calls == ["get", "device"]
 
 
+@pytest.mark.parametrize("active", [True, False], ids=["primary", "own-context"])
+def test_a_current_primary_context_made_by_another_library_is_adopted(
+    monkeypatch: pytest.MonkeyPatch, active: bool
+) -> None:
+    """torch made the primary context current: the first launch retains it as ours, and from
+    then on the launch path's check is one cuCtxGetCurrent. A device whose primary context
+    is not active (the current one is a library's own) gets no primary context made."""
+    monkeypatch.setitem(driver._state, "initialized", True)
+    monkeypatch.setitem(driver._state, "current_context", None)
+    monkeypatch.setattr(driver, "_primary", {})
+    monkeypatch.setattr(driver, "_primary_handles", {})
+    monkeypatch.setattr(driver, "_foreign_contexts", set())
+    fake, calls = _context_driver(500, {500: 0})
+    fake.cuDeviceGet = lambda ordinal: calls.append("device_get") or (_Status.CUDA_SUCCESS, 0)
+    fake.cuDevicePrimaryCtxGetState = lambda device: (
+        calls.append("state") or (_Status.CUDA_SUCCESS, 0, active)
+    )
+    fake.cuDevicePrimaryCtxRetain = lambda device: (
+        calls.append("retain") or (_Status.CUDA_SUCCESS, _Context(500))
+    )
+    monkeypatch.setitem(driver._state, "cu", fake)
+    assert driver.context_handle(0) == 500
+    assert ("retain" in calls) is active and "set" not in calls
+    calls.clear()
+    assert driver.context_handle(0) == 500
+    # adopted: one query; not adopted: the device is asked again, but never the state
+    assert calls == (["get"] if active else ["get", "device"])
+
+
 @pytest.mark.parametrize(
     ("status", "done"), [(_Status.CUDA_SUCCESS, True), (600, False)], ids=["done", "not-ready"]
 )
