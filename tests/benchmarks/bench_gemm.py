@@ -15,6 +15,7 @@ import torch
 from client_stubs import Bundle, DeviceTensor
 from client_stubs.autotune import Prepare
 from tests.benchmarks import configs
+from tests.benchmarks.configs import map_shape
 from tests.benchmarks.family import (
     Reference,
     Row,
@@ -36,7 +37,7 @@ def _label(config: Mapping[str, str]) -> str:
     if "OCC" not in config:
         return f"aligned {tile}"
     hints = f"lat{config['LAT']} occ{config['OCC']} cta{config['CTA']} w{config['W']}"
-    return f"persistent {tile} {hints}"
+    return f"persistent {tile} {hints}{configs.map_label(config)}"
 
 
 def candidates(bundle: Bundle, dtype: str, z, x, y) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
@@ -52,7 +53,7 @@ def candidates(bundle: Bundle, dtype: str, z, x, y) -> dict[str, Prepare]:  # ty
                 cta = int(config["CTA"])
                 blocks = min(tiles, sms * int(config["OCC"]))
                 blocks = max(cta, blocks - blocks % cta)
-                part = part.map((8, 1), blocks)
+                part = part.map(map_shape(config), blocks)
             args = (part, DeviceTensor.wrap(x), DeviceTensor.wrap(y))
             function = "gemm_tuned" if "OCC" in config else "gemm_aligned"
             kernel = bundle.kernel(function, config, for_args=args)

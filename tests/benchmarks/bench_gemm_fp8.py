@@ -15,6 +15,7 @@ import torch
 from client_stubs import Bundle, DeviceTensor
 from client_stubs.autotune import Prepare
 from tests.benchmarks import configs
+from tests.benchmarks.configs import map_shape
 from tests.benchmarks.family import Reference, Row, checked, fastest, max_error, parse_args, report
 
 SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192))
@@ -28,7 +29,8 @@ def fp8_view(t: torch.Tensor) -> DeviceTensor:
 
 def _label(config: Mapping[str, str]) -> str:
     tile = f"{config['BM']}x{config['BN']}x{config['BK']}"
-    return f"{tile} lat{config['LAT']} occ{config['OCC']} cta{config['CTA']} w{config['W']}"
+    hints = f"lat{config['LAT']} occ{config['OCC']} cta{config['CTA']} w{config['W']}"
+    return f"{tile} {hints}{configs.map_label(config)}"
 
 
 def candidates(bundle: Bundle, z, x, y) -> dict[str, Prepare]:  # type: ignore[no-untyped-def]
@@ -42,7 +44,7 @@ def candidates(bundle: Bundle, z, x, y) -> dict[str, Prepare]:  # type: ignore[n
             cta = int(config["CTA"])
             blocks = min(tiles, sms * int(config["OCC"]))
             blocks = max(cta, blocks - blocks % cta)
-            part = DeviceTensor.wrap(z).partition(tile).map((8, 1), blocks)
+            part = DeviceTensor.wrap(z).partition(tile).map(map_shape(config), blocks)
             args = (part, fp8_view(x), fp8_view(y), SCALE_X, SCALE_Y)
             kernel = bundle.kernel("gemm_fp8_tuned", config, for_args=args)
             return lambda: kernel(*args)

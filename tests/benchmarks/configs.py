@@ -90,6 +90,19 @@ NORMS = (
 )
 
 GEMM_DTYPES = ("f16", "bf16")
+
+
+def map_shape(config: Mapping[str, str]) -> tuple[int, ...]:
+    """A persistent config's MAP generic ("[8, 1]") as the shape `partition.map` takes."""
+    return tuple(int(part) for part in config["MAP"].strip("[]").split(","))
+
+
+def map_label(config: Mapping[str, str]) -> str:
+    """ " mapAxB" for a MAP other than the default [8, 1], else nothing."""
+    shape = map_shape(config)
+    return "" if shape == (8, 1) else " map" + "x".join(map(str, shape))
+
+
 # (BM, BN, BK, load latency, occupancy, CTAs per tile block, worker warps per CTA); MAP [8, 1]
 # throughout. Measured
 # on the H200 (BENCHMARKS.md): latency 6 beats 3 by ~20% at 4096^3 and 8192^3 (5 is as fast
@@ -113,13 +126,17 @@ GEMM_TILES = (
     ("256", "128", "64", "5", "1", "2", "8"),
     ("128", "128", "64", "6", "1", "1", "8"),
 )
+# the persistent tile order's groups (MAP) besides [8, 1], per tile: [4, 1], [16, 1] and
+# [8, 2] on 128x128x64 lat4/lat6 measured within 1% of [8, 1] or slower at 4096^3 and 8192^3
+# on the H200 (2026-12-04), so none is swept
+GEMM_MAPS: dict[tuple[str, ...], tuple[str, ...]] = {}
 GEMM_TUNED = tuple(
     {
         "E": e,
         "BM": bm,
         "BN": bn,
         "BK": bk,
-        "MAP": "[8, 1]",
+        "MAP": group,
         "LAT": lat,
         "OCC": occ,
         "CTA": cta,
@@ -127,6 +144,7 @@ GEMM_TUNED = tuple(
     }
     for e in GEMM_DTYPES
     for bm, bn, bk, lat, occ, cta, w in GEMM_TILES
+    for group in ("[8, 1]", *GEMM_MAPS.get((bm, bn, bk, lat, occ, cta, w), ()))
 )
 GEMM_ALIGNED = tuple({"E": e, "BM": "128", "BN": "128", "BK": "64"} for e in GEMM_DTYPES)
 GEMM = (
@@ -218,6 +236,9 @@ GEMM_FP8_TILES = (
     ("128", "128", "64", "6", "1", "1", "8"),
     ("128", "128", "128", "4", "1", "2", "8"),
 )
+# as GEMM_MAPS: [4, 1] and [16, 1] on 128x128x128 lat6 w8 measured no faster (and 128x256x128
+# on two warpgroups at 495 TFLOP/s against 1194 at 8192^3), so none is swept
+GEMM_FP8_MAPS: dict[tuple[str, ...], tuple[str, ...]] = {}
 GEMM_FP8_TUNED = tuple(
     {
         "FP": "f8e4m3fn",
@@ -225,13 +246,14 @@ GEMM_FP8_TUNED = tuple(
         "BM": bm,
         "BN": bn,
         "BK": bk,
-        "MAP": "[8, 1]",
+        "MAP": group,
         "LAT": lat,
         "OCC": occ,
         "CTA": cta,
         "W": w,
     }
     for bm, bn, bk, lat, occ, cta, w in GEMM_FP8_TILES
+    for group in ("[8, 1]", *GEMM_FP8_MAPS.get((bm, bn, bk, lat, occ, cta, w), ()))
 )
 GEMM_FP8 = (Group("gemm_fp8.rs", "gemm_fp8_tuned", GEMM_FP8_TUNED),)
 

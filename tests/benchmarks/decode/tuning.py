@@ -113,6 +113,8 @@ def tune_projection(decoder: Decoder, name: str, log: Log) -> tuple[K.Projection
         len(weights) * (n * k * (2 if name == "gate_up" else 1)) * decoder.w["embed"].element_size()
     )
     log(f"  {name}: {best[1].label()}  {moved / best[0] / 1e12:.2f} TB/s of weights")
+    ranked = sorted(times.items(), key=lambda item: item[1])
+    log("    " + ", ".join(f"{label} {moved / t / 1e12:.2f}" for label, t in ranked))
     return best[1], times
 
 
