@@ -186,38 +186,6 @@ mod kernel {
         rows.reshape(const_shape![1, BN])
     }
 
-    /// `gemv_rows` with the next weight tile's load issued before this one is used, so one
-    /// load is always in flight while the block multiplies (tileiras double-buffers it in
-    /// shared memory: 18 KB for BN = 8, BK = 512 against 10 KB for `gemv_rows`).
-    fn gemv_rows_prefetch<E: ElementType, const BN: i32, const BK: i32, const LAT: i32>(
-        x: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1, -1] }>,
-        m: i32,
-        n: i32,
-        first: i32,
-        end: i32,
-    ) -> Tile<f32, { [1, BN] }> {
-        let wp = w.partition(const_shape![BN, BK]);
-        let xp = x.partition(const_shape![1, BK]);
-        let mut acc: Tile<f32, { [BN, BK] }> = constant(0.0f32, const_shape![BN, BK]);
-        let mut next: Tile<E, { [BN, BK] }> = if first < end {
-            wp.load_pipelined::<LAT>([n, first])
-        } else {
-            constant(E::ZERO, const_shape![BN, BK])
-        };
-        for k in first..end {
-            let current = next;
-            if k + 1i32 < end {
-                next = wp.load_pipelined::<LAT>([n, k + 1i32]);
-            }
-            let wt: Tile<f32, { [BN, BK] }> = convert_tile(current);
-            let xt: Tile<f32, { [1, BK] }> = convert_tile(xp.load([m, k]));
-            acc = acc + wt * xt.broadcast(const_shape![BN, BK]);
-        }
-        let rows: Tile<f32, { [BN] }> = reduce_sum(acc, 1i32);
-        rows.reshape(const_shape![1, BN])
-    }
-
     /// One [BM, BN] tile of y = x W^T on the tensor cores, weight rows as the M side of the
     /// product (acc^T [BN, BM] = W [BN, BK] x^T [BK, BM]), so a batch of BM = 8..64 tokens
     /// fills the narrow side.
@@ -281,27 +249,6 @@ mod kernel {
     ) {
         let (m, n, first, end) = split_k_block::<E, BN, BK>(w);
         store_part::<O, BN>(part, gemv_rows::<E, BN, BK, LAT>(x, w, m, n, first, end));
-    }
-
-    /// `gemv` over `gemv_rows_prefetch`: the same partials, the next weight tile in flight.
-    #[cutile::entry(
-        preconditions = (dim(x, 1) == dim(w, 1)),
-        optimization_hints = (sm_90 = (occupancy = OCC)),
-    )]
-    fn gemv_prefetch<
-        E: ElementType,
-        O: ElementType,
-        const BN: i32,
-        const BK: i32,
-        const LAT: i32,
-        const OCC: i32,
-    >(
-        part: &mut Tensor<O, { [1, 1, BN] }>,
-        x: &Tensor<E, { [-1, -1] }>,
-        w: &Tensor<E, { [-1, -1] }>,
-    ) {
-        let (m, n, first, end) = split_k_block::<E, BN, BK>(w);
-        store_part::<O, BN>(part, gemv_rows_prefetch::<E, BN, BK, LAT>(x, w, m, n, first, end));
     }
 
     /// The tensor-core form of `gemv` for BM tokens at a time (grid: S x M / BM x N / BN).

@@ -250,7 +250,6 @@ EMULATORS: dict[str, Callable[..., None]] = {
     "add_rms_norm_hf": _add_rms_norm,
     "add_rms_norm_row": _add_rms_norm,
     "gemv": _projection,
-    "gemv_prefetch": _projection,
     "linear": _projection,
     "gemv_swiglu": _swiglu,
     "linear_swiglu": _swiglu,

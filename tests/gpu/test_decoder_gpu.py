@@ -122,7 +122,7 @@ def test_add_rms_norm(entry: BundleEntry, device: int) -> None:
     close(out, want[1], BF16)
 
 
-@pytest.mark.parametrize("entry", _entries("gemv", "gemv_prefetch", "linear"))
+@pytest.mark.parametrize("entry", _entries("gemv", "linear"))
 def test_projection_split_k(entry: BundleEntry, device: int) -> None:
     """3 split-K parts over 5 K tiles (the last part shorter), the last N tile partial."""
     kernel, g = _kernel(entry, device)
@@ -135,10 +135,9 @@ def test_projection_split_k(entry: BundleEntry, device: int) -> None:
     close(part, emulate(entry.function, g, part, x, w)[0], tolerance)
 
 
-@pytest.mark.parametrize("entry", _entries("gemv", "gemv_prefetch"))
+@pytest.mark.parametrize("entry", _entries("gemv"))
 def test_split_k_parts_without_tiles_write_zeros(entry: BundleEntry, device: int) -> None:
-    """4 parts over 2 K tiles: parts 2 and 3 cover nothing (gemv_prefetch must not load its
-    first tile then) and write zeros."""
+    """4 parts over 2 K tiles: parts 2 and 3 cover nothing and write zeros."""
     kernel, g = _kernel(entry, device)
     bn, bk = int(g["BN"]), int(g["BK"])
     x, w = randn(1, 2 * bk, dtype=_e(g), seed=3), randn(2 * bn, 2 * bk, dtype=_e(g), seed=4)

@@ -66,7 +66,7 @@ class Spec:
 
 @dataclass(frozen=True)
 class Projection:
-    """A projection's kernel: a GEMV (`gemv`, `gemv_prefetch`, `gemv_swiglu`: one token per
+    """A projection's kernel: a GEMV (`gemv`, `gemv_swiglu`: one token per
     block row) or a tensor-core linear (`linear`, `linear_swiglu`: BM tokens), and its split-K
     factor."""
 
@@ -98,9 +98,9 @@ class Projection:
 # (BN, BK, LAT, OCC) of the one-token GEMVs and (BM, BN, BK, LAT, OCC) of the tensor-core forms
 GEMV_TILES = (("8", "512", "3", "4"), ("16", "512", "3", "2"), ("16", "256", "4", "4"))
 GEMV_TILES_WIDE = (("32", "256", "3", "2"),)
-# `gemv_prefetch` (the next weight tile in flight: double-buffered in shared memory, per
-# tests.benchmarks.sass_stats), not yet timed on the H200
-GEMV_PREFETCH_TILES = (("8", "512", "3", "4"), ("4", "1024", "3", "4"), ("16", "256", "4", "4"))
+# Measured on the H200 (2026-12-04) and dropped: a GEMV that issues the next weight tile before
+# using this one (0.3-0.9 TB/s against ~3), and load latencies 5 and 6 (or 3 blocks per SM) on
+# the 32x256 and 16x512 tiles (each 1-10% slower than latency 3)
 LINEAR_TILES = {
     8: (("8", "64", "128", "3", "2"), ("8", "128", "64", "3", "1"), ("8", "64", "256", "3", "1")),
     64: (
@@ -145,8 +145,6 @@ def projection_specs(batch: int, dtype: str = "bf16", swiglu: bool = False) -> l
         return linear
     gemv_tiles = SWIGLU_GEMV_TILES if swiglu else GEMV_TILES + GEMV_TILES_WIDE
     gemvs = [_gemv("gemv" + suffix, t, dtype, out) for t in gemv_tiles]
-    if not swiglu:
-        gemvs += [_gemv("gemv_prefetch", t, dtype, out) for t in GEMV_PREFETCH_TILES]
     return gemvs + linear[:1]
 
 
