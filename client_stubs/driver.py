@@ -20,8 +20,9 @@ from client_stubs.errors import ContractError, CudaError, NoDeviceError
 _lock = threading.RLock()
 _state: dict[str, Any] = {}
 _primary: dict[int, Any] = {}  # device ordinal -> retained primary CUcontext
-# device ordinal -> (its retained primary CUcontext, int of it): what `context_handle` compares
-_primary_handles: dict[int, tuple[Any, int]] = {}
+# device ordinal -> the int handle of its retained primary context: what the launch path
+# compares the current context with (`context_handle`, `Kernel.issue`)
+primary_handles: dict[int, int] = {}
 _foreign_contexts: set[int] = set()  # handles of current contexts `_adopt_primary` looked at
 _stream_objects: dict[int, Any] = {}  # raw stream handle -> its CUstream (see cu_stream)
 _modules: dict[tuple[int, str], Any] = {}  # (context handle, cubin sha256) -> CUmodule
@@ -133,7 +134,7 @@ def primary_context(ordinal: int) -> Any:
             device = check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
             ctx = check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
             _primary[ordinal] = ctx
-            _primary_handles[ordinal] = (ctx, int(ctx))
+            primary_handles[ordinal] = int(ctx)
         return ctx
 
 
@@ -179,18 +180,22 @@ def _adopt_primary(ordinal: int, ctx: Any) -> None:
         primary_context(ordinal)
 
 
+def current_context_handle() -> int:
+    """The current context as an int (0: none). After cuInit, where `client_stubs.native` is
+    built, the compiled `cuCtxGetCurrent` takes this function's place (`_bind_native`)."""
+    ctx = _state["cu"].cuCtxGetCurrent()[1]
+    return int(ctx) if ctx is not None else 0
+
+
+_PYTHON_CURRENT_CONTEXT_HANDLE = current_context_handle
+
+
 def context_handle(ordinal: int) -> int:
     """`ensure_context(ordinal)` as an int handle, for the launch path: when our retained
-    primary context is current (the common case) one `cuCtxGetCurrent` and no unwrapping."""
-    primary = _primary_handles.get(ordinal)
-    if primary is not None:
-        current = _state.get("current_context")  # the compiled cuCtxGetCurrent: an int
-        if current is not None:
-            if current() == primary[1]:
-                return primary[1]
-        # CUcontext objects compare by handle (and never equal None, a failed query's value)
-        elif _state["cu"].cuCtxGetCurrent()[1] == primary[0]:
-            return primary[1]
+    primary context is current (the common case) one `cuCtxGetCurrent`."""
+    primary = primary_handles.get(ordinal)
+    if primary is not None and current_context_handle() == primary:
+        return primary
     return int(ensure_context(ordinal))
 
 
@@ -493,7 +498,7 @@ def _bind_native() -> None:
     bound = native.bind_driver(_driver_address, _raise_native_error)
     _state["native"] = bound
     if bound is not None:
-        _state["current_context"] = bound.current_context
+        globals()["current_context_handle"] = bound.current_context
         _state["synchronize"] = bound.synchronize
 
 

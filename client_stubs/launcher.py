@@ -215,8 +215,10 @@ class Kernel:
         device = prepared.device
         if device is None:
             device = driver.current_device()
-        if contexts is None:
-            ctx = driver.context_handle(device)
+        if contexts is None:  # driver.context_handle, its common case inlined
+            ctx = driver.primary_handles.get(device)
+            if ctx is None or driver.current_context_handle() != ctx:
+                ctx = driver.context_handle(device)
         else:
             ctx = contexts.get(device)
             if ctx is None:
@@ -227,13 +229,7 @@ class Kernel:
             function = kernel._load(device, ctx)
         streams = PENDING._streams  # PENDING.others_pending(stream), inlined
         if streams and (len(streams) > 1 or stream not in streams):
-            if capturing:
-                _refuse_pending_in_capture(stream, prepared.plan)
-            else:  # wait_for_conflicts, minus its repeated others_pending
-                for batch in PENDING.conflicts(stream, prepared.accesses):
-                    event = PENDING.event_of(batch)
-                    if event is not None:  # None: it retired meanwhile
-                        driver.stream_wait_event(stream, event)
+            _order_after_other_streams(stream, prepared, capturing)
         if packed:
             plan = prepared.plan
             driver.launch_packed(
@@ -341,6 +337,18 @@ class PreparedLaunch:
         offsets = plan.slot_offsets
         self._params = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
         self.address = ctypes.addressof(self._params)
+
+
+def _order_after_other_streams(stream: int, prepared: PreparedLaunch, capturing: bool) -> None:
+    """Work is pending on other streams: order this launch after what of it conflicts
+    (`wait_for_conflicts`, minus its repeated `others_pending`), or refuse it in a capture."""
+    if capturing:
+        _refuse_pending_in_capture(stream, prepared.plan)
+        return
+    for batch in PENDING.conflicts(stream, prepared.accesses):
+        event = PENDING.event_of(batch)
+        if event is not None:  # None: it retired meanwhile
+            driver.stream_wait_event(stream, event)
 
 
 def _refuse_pending_in_capture(stream: int, plan: LaunchPlan) -> None:

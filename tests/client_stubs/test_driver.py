@@ -21,6 +21,15 @@ class _Status(enum.IntEnum):
 _PARAMS = [(0, 8), (8, 4), (12, 4)]
 
 
+@pytest.fixture(autouse=True)
+def bindings_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here talks to its fake bindings: a GPU run of the suite may have bound the
+    compiled calls (test_native covers them) in the functions' place."""
+    monkeypatch.setattr(driver, "current_context_handle", driver._PYTHON_CURRENT_CONTEXT_HANDLE)
+    monkeypatch.setattr(driver, "launch_params", driver._BINDINGS_LAUNCH_PARAMS)
+    monkeypatch.setitem(driver._state, "synchronize", None)
+
+
 def _fake_driver(with_count: bool) -> tuple[SimpleNamespace, list[int]]:
     probed: list[int] = []
 
@@ -130,9 +139,8 @@ def test_a_current_primary_context_made_by_another_library_is_adopted(
     then on the launch path's check is one cuCtxGetCurrent. A device whose primary context
     is not active (the current one is a library's own) gets no primary context made."""
     monkeypatch.setitem(driver._state, "initialized", True)
-    monkeypatch.setitem(driver._state, "current_context", None)
     monkeypatch.setattr(driver, "_primary", {})
-    monkeypatch.setattr(driver, "_primary_handles", {})
+    monkeypatch.setattr(driver, "primary_handles", {})
     monkeypatch.setattr(driver, "_foreign_contexts", set())
     fake, calls = _context_driver(500, {500: 0})
     fake.cuDeviceGet = lambda ordinal: calls.append("device_get") or (_Status.CUDA_SUCCESS, 0)
@@ -174,9 +182,7 @@ def test_context_handle_is_one_query_when_our_primary_context_is_current(
 ) -> None:
     fake, calls = _context_driver(100, {100: 0, 200: 1})
     monkeypatch.setitem(driver._state, "cu", fake)
-    monkeypatch.setattr(
-        driver, "_primary_handles", {0: (_Context(100), 100), 1: (_Context(200), 200)}
-    )
+    monkeypatch.setattr(driver, "primary_handles", {0: 100, 1: 200})
     assert driver.context_handle(0) == 100 and calls == ["get"]
     calls.clear()
     assert driver.context_handle(1) == 200  # another device's: ensure_context makes it current
@@ -201,9 +207,7 @@ def test_stream_arguments_are_made_once_per_handle(monkeypatch: pytest.MonkeyPat
         cuEventRecord=lambda event, stream: launched.append(stream) or (_Status.CUDA_SUCCESS,),
         cuStreamSynchronize=lambda stream: (_Status.CUDA_SUCCESS,),
     )
-    # the bindings' path (a GPU run may have bound the compiled one: test_native covers it)
     monkeypatch.setattr(driver, "_state", {"cu": fake})
-    monkeypatch.setattr(driver, "launch_params", driver._BINDINGS_LAUNCH_PARAMS)
     monkeypatch.setattr(driver, "_stream_objects", {})
     _Stream.made = []
     for _ in range(3):

@@ -187,7 +187,8 @@ def test_driver_routes_its_hot_path_through_the_bound_calls(
     monkeypatch.setattr(driver, "_state", {"cu": SimpleNamespace(CUresult=_Result)})
     monkeypatch.setattr(driver, "launch_params", driver._BINDINGS_LAUNCH_PARAMS)
     monkeypatch.setattr(driver, "_driver_address", fake.address)
-    monkeypatch.setattr(driver, "_primary_handles", {0: (object(), 0xC0FFEE)})
+    monkeypatch.setattr(driver, "primary_handles", {0: 0xC0FFEE})
+    monkeypatch.setattr(driver, "current_context_handle", driver.current_context_handle)
     saved = _launch.bind(1, 1, 1, _raise)  # only to learn the binding to put back
     try:
         driver._bind_native()
