@@ -333,16 +333,9 @@ def synchronize(stream: object = None) -> None:
 
 
 def synchronize_handle(handle: int) -> None:
-    """`synchronize` of a raw stream handle (the round trip's hot path). The first call after
-    cuInit puts the compiled `cuStreamSynchronize` in this function's place where it is built
-    (a test's stand-in for this function stays in place)."""
-    wait = _state.get("synchronize")
-    if wait is None:
-        synchronize(handle)
-        return
-    if globals()["synchronize_handle"] is _PYTHON_SYNCHRONIZE_HANDLE:
-        globals()["synchronize_handle"] = wait
-    wait(handle)
+    """`synchronize` of a raw stream handle (the round trip's hot path; the compiled
+    `cuStreamSynchronize` takes this function's place where it is built: `_bind_native`)."""
+    synchronize(handle)
 
 
 _PYTHON_SYNCHRONIZE_HANDLE = synchronize_handle
@@ -493,13 +486,23 @@ def _raise_native_error(code: int, call: str) -> None:
 
 
 def _bind_native() -> None:
-    """After cuInit: route the hot path's calls (`launch_params`, `context_handle`'s
-    `cuCtxGetCurrent`, `synchronize`) through `client_stubs.native` where it is built."""
+    """After cuInit, where `client_stubs.native` is built: its calls take the place of the
+    hot path's functions (`launch_params`, `current_context_handle`, `synchronize_handle`;
+    a test's stand-in for one stays in place, and the Python functions route through the
+    compiled calls too)."""
     bound = native.bind_driver(_driver_address, _raise_native_error)
     _state["native"] = bound
-    if bound is not None:
-        globals()["current_context_handle"] = bound.current_context
-        _state["synchronize"] = bound.synchronize
+    if bound is None:
+        return
+    _state["synchronize"] = bound.synchronize
+    replacements = (
+        ("launch_params", _BINDINGS_LAUNCH_PARAMS, bound.launch),
+        ("current_context_handle", _PYTHON_CURRENT_CONTEXT_HANDLE, bound.current_context),
+        ("synchronize_handle", _PYTHON_SYNCHRONIZE_HANDLE, bound.synchronize),
+    )
+    for name, python, compiled in replacements:
+        if globals()[name] is python:
+            globals()[name] = compiled
 
 
 def launch_params(
@@ -510,13 +513,10 @@ def launch_params(
     stream: int,
     params_address: int,
 ) -> None:
-    """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation).
-    The first call, after cuInit, puts the compiled launcher in this function's place where
-    it is built (a test's stand-in for this function stays in place)."""
+    """`cuLaunchKernel` with a prebuilt kernelParams array (the hot path: no allocation;
+    the compiled launcher takes this function's place where it is built: `_bind_native`)."""
     native_driver = _state.get("native")
     if native_driver is not None:
-        if globals()["launch_params"] is _BINDINGS_LAUNCH_PARAMS:
-            globals()["launch_params"] = native_driver.launch
         native_driver.launch(function, grid, block, shared_mem_bytes, stream, params_address)
         return
     gx, gy, gz = grid

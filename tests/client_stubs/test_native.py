@@ -180,8 +180,9 @@ def test_a_driver_without_an_address_keeps_the_bindings_path() -> None:
 def test_driver_routes_its_hot_path_through_the_bound_calls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """After `_bind_native`, `launch_params` becomes the compiled launch, `synchronize` and
-    `context_handle` ask the compiled calls; a failure names the call and its CUresult."""
+    """After `_bind_native`, `launch_params`, `synchronize_handle` and
+    `current_context_handle` are the compiled calls, and `synchronize` and `context_handle`
+    go through them; a failure names the call and its CUresult."""
     monkeypatch.delenv("CUTILE_NATIVE_LAUNCH", raising=False)
     fake = FakeDriver()
     monkeypatch.setattr(driver, "_state", {"cu": SimpleNamespace(CUresult=_Result)})
@@ -189,12 +190,15 @@ def test_driver_routes_its_hot_path_through_the_bound_calls(
     monkeypatch.setattr(driver, "_driver_address", fake.address)
     monkeypatch.setattr(driver, "primary_handles", {0: 0xC0FFEE})
     monkeypatch.setattr(driver, "current_context_handle", driver.current_context_handle)
+    monkeypatch.setattr(driver, "synchronize_handle", driver.synchronize_handle)
     saved = _launch.bind(1, 1, 1, _raise)  # only to learn the binding to put back
     try:
         driver._bind_native()
+        assert driver.launch_params is _launch.launch
+        assert driver.synchronize_handle is _launch.synchronize
+        assert driver.current_context_handle is _launch.current_context
         driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
-        assert driver.launch_params is _launch.launch  # the first call put it in place
-        driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
+        driver._BINDINGS_LAUNCH_PARAMS(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver.synchronize(11)
         assert driver.context_handle(0) == 0xC0FFEE
         assert [name for name, _ in fake.calls] == ["launch", "launch", "sync", "ctx"]
