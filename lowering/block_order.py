@@ -19,7 +19,8 @@ the same sets.
 A kernel qualifies when it multiplies tiles (`mmaf`/`mmai`) and, inside a loop, loads a
 tile whose index depends on x but not y and another whose index depends on y but not x: the
 two operand panels a grouped order lets waves share. A kernel whose loads follow only one
-block coordinate (attention: keys and values by head) keeps its order, the best for it.
+block coordinate (attention: keys and values by head) keeps its order, the best for it, and
+so does one that asks for CTA clusters (`num_cta_in_cga` > 1), whose neighbours cooperate.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def _function(function: Function) -> Function:
 
 
 def _qualifies(function: Function, block_id: GetTileBlockId) -> bool:
+    if any((hints.num_cta_in_cga or 1) > 1 for hints in function.hints):
+        return False  # CTA clusters: the kernel asked for its own neighbours to cooperate
     if not any(isinstance(op, MMA_OPS) for op in walk(function.body)):
         return False
     deps: _Deps = {block_id.x.id: frozenset("x"), block_id.y.id: frozenset("y")}

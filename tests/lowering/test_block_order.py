@@ -75,10 +75,8 @@ NO_MMA = """
 """
 
 
-def lowered(entry: str) -> Function:
-    source = (
-        f"#[cutile::module]\nmod m {{\n    use cutile::core::*;\n    #[cutile::entry()]{entry}}}\n"
-    )
+def lowered(entry: str, attribute: str = "#[cutile::entry()]") -> Function:
+    source = f"#[cutile::module]\nmod m {{\n    use cutile::core::*;\n    {attribute}{entry}}}\n"
     result = compile_kernel(
         CompileRequest((SourceFile("m.rs", source),), "f", ()), stop_after=Stage.IR
     )
@@ -108,9 +106,16 @@ def test_a_gemm_is_renumbered_into_the_old_ids() -> None:
     assert readers and all(isinstance(op, ExtI) for op in readers)  # only the renumbering
 
 
-@pytest.mark.parametrize("source", [ATTENTION_LIKE, NO_MMA], ids=["one-coordinate", "no-mma"])
-def test_other_kernels_keep_their_order(source: str) -> None:
-    assert not renumbered(lowered(source))
+CLUSTERS = "#[cutile::entry(optimization_hints = (sm_90 = (num_cta_in_cga = 2)))]"
+
+
+@pytest.mark.parametrize(
+    ("source", "attribute"),
+    [(ATTENTION_LIKE, None), (NO_MMA, None), (GEMM, CLUSTERS)],
+    ids=["one-coordinate", "no-mma", "clusters"],
+)
+def test_other_kernels_keep_their_order(source: str, attribute: str | None) -> None:
+    assert not renumbered(lowered(source, *([attribute] if attribute else [])))
 
 
 def _run(ops: tuple[Op, ...], block: tuple[int, int], grid: tuple[int, int]) -> tuple[int, int]:
