@@ -30,6 +30,10 @@ static PyObject *on_error = NULL; /* on_error(CUresult, call name) raises */
 
 /* Hand a failing call's CUresult to on_error; NULL when it raised (it should). */
 static PyObject *failed(int result, const char *call) {
+    if (on_error == NULL) { /* unbound meanwhile (by an argument's __index__) */
+        PyErr_Format(PyExc_RuntimeError, "%s failed with CUresult %d", call, result);
+        return NULL;
+    }
     PyObject *raised = PyObject_CallFunction(on_error, "is", result, call);
     if (raised == NULL) {
         return NULL;
@@ -152,15 +156,17 @@ static PyObject *current_context(PyObject *module, PyObject *unused) {
 static PyObject *synchronize(PyObject *module, PyObject *stream_handle) {
     unsigned long long stream;
     int result;
-    if (stream_synchronize == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
-        return NULL;
-    }
     if (as_u64(stream_handle, &stream) < 0) {
         return NULL;
     }
+    /* read after the conversion: an __index__ may have unbound the module meanwhile */
+    stream_synchronize_fn wait = stream_synchronize;
+    if (wait == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
-    result = stream_synchronize((void *)(uintptr_t)stream);
+    result = wait((void *)(uintptr_t)stream);
     Py_END_ALLOW_THREADS
     if (result != 0) {
         return failed(result, "cuStreamSynchronize");
@@ -177,18 +183,20 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
                         "launch(function, grid, block, shared_mem_bytes, stream, kernel_params)");
         return NULL;
     }
-    if (launch_kernel == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
-        return NULL;
-    }
     if (as_u64(args[0], &function) < 0 || as_dim3(args[1], grid) < 0 ||
         as_dim3(args[2], block) < 0 || as_u32(args[3], &shared) < 0 ||
         as_u64(args[4], &stream) < 0 || as_u64(args[5], &params) < 0) {
         return NULL;
     }
-    int result = launch_kernel((void *)(uintptr_t)function, grid[0], grid[1], grid[2], block[0],
-                               block[1], block[2], shared, (void *)(uintptr_t)stream,
-                               (void **)(uintptr_t)params, NULL);
+    /* read after the conversions: an __index__ may have unbound the module meanwhile */
+    launch_kernel_fn call = launch_kernel;
+    if (call == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        return NULL;
+    }
+    int result = call((void *)(uintptr_t)function, grid[0], grid[1], grid[2], block[0], block[1],
+                      block[2], shared, (void *)(uintptr_t)stream, (void **)(uintptr_t)params,
+                      NULL);
     if (result != 0) {
         return failed(result, "cuLaunchKernel");
     }

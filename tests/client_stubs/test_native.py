@@ -153,6 +153,22 @@ def test_bind_refuses_null_addresses_and_uncallable_handlers(fake: FakeDriver) -
     assert [name for name, _ in fake.calls] == ["launch"]
 
 
+def test_an_argument_that_unbinds_the_module_gets_an_error_not_a_crash(fake: FakeDriver) -> None:
+    """Converting a handle may run Python (__index__): the call reads its driver function
+    only afterwards, so unbinding from there refuses the call."""
+
+    class Unbinding:
+        def __index__(self) -> int:
+            _launch.unbind()
+            return 1
+
+    with pytest.raises(RuntimeError, match="bind"):
+        _launch.launch(Unbinding(), (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    with pytest.raises(RuntimeError, match="bind"):
+        _launch.synchronize(Unbinding())
+    assert fake.calls == []
+
+
 def test_unbound_calls_refuse() -> None:
     previous = _launch.bind(1, 1, 1, _raise)
     _launch.unbind()
