@@ -52,6 +52,7 @@ from client_stubs import Bundle, DeviceTensor, Graph, Kernel, Variants, driver, 
 from client_stubs.completion import COMPLETIONS
 from client_stubs.device_op import DeviceOp, Run
 from client_stubs.pending import PENDING
+from client_stubs.plan import LaunchPlan
 
 N = 1024
 CHAIN = 100
@@ -86,6 +87,22 @@ def chain_of(kernel: Kernel, args: tuple[object, ...], length: int) -> DeviceOp:
     return op
 
 
+def bare_launch_parts(
+    kernel: Kernel, args: tuple[object, ...]
+) -> tuple[LaunchPlan, object, ctypes.Array, ctypes.Array]:
+    """What a bare launch of `kernel` on `args` needs, built once: its plan, the loaded
+    function (of the variant the arguments choose), the packed parameter buffer and the
+    kernelParams array pointing into it (keep both alive while launching)."""
+    plan = kernel.plan(*args)
+    chosen = kernel.choose(*args) if isinstance(kernel, Variants) else kernel
+    ctx = driver.ensure_context(0)
+    function = driver.load_function(chosen.cubin, chosen.sha256, chosen.entry_symbol, ctx)
+    buffer = ctypes.create_string_buffer(plan.param_buffer, len(plan.param_buffer))
+    base = ctypes.addressof(buffer)
+    params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
+    return plan, function, buffer, params
+
+
 def raw_launcher(
     kernel: Kernel, args: tuple[object, ...], stream_object: bool = False, packed: bool = False
 ) -> Callable[[], object]:
@@ -95,14 +112,8 @@ def raw_launcher(
     buffer through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE), also built once."""
     from cuda.bindings import driver as cu
 
-    plan = kernel.plan(*args)
-    chosen = kernel.choose(*args) if isinstance(kernel, Variants) else kernel
-    ctx = driver.ensure_context(0)
-    function = driver.load_function(chosen.cubin, chosen.sha256, chosen.entry_symbol, ctx)
-    buffer = ctypes.create_string_buffer(plan.param_buffer, len(plan.param_buffer))
-    base = ctypes.addressof(buffer)
-    params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
-    address = ctypes.addressof(params)
+    plan, function, buffer, params = bare_launch_parts(kernel, args)
+    base, address = ctypes.addressof(buffer), ctypes.addressof(params)
     size = ctypes.c_size_t(len(plan.param_buffer))
     # CU_LAUNCH_PARAM_BUFFER_POINTER = 1, CU_LAUNCH_PARAM_BUFFER_SIZE = 2, CU_LAUNCH_PARAM_END = 0
     extra = (ctypes.c_void_p * 5)(1, base, 2, ctypes.addressof(size), 0)
@@ -125,13 +136,7 @@ def compiled_launcher(kernel: Kernel, args: tuple[object, ...]) -> Callable[[], 
     bound = driver._state.get("native")
     if bound is None:
         return None
-    plan = kernel.plan(*args)
-    chosen = kernel.choose(*args) if isinstance(kernel, Variants) else kernel
-    ctx = driver.ensure_context(0)
-    function = int(driver.load_function(chosen.cubin, chosen.sha256, chosen.entry_symbol, ctx))
-    buffer = ctypes.create_string_buffer(plan.param_buffer, len(plan.param_buffer))
-    base = ctypes.addressof(buffer)
-    params = (ctypes.c_void_p * len(plan.slot_offsets))(*[base + o for o in plan.slot_offsets])
+    plan, function, buffer, params = bare_launch_parts(kernel, args)
     address, grid, block, launch = ctypes.addressof(params), plan.grid, plan.block, bound.launch
 
     def compiled() -> object:
