@@ -203,6 +203,8 @@ class ContractSpec:
     # CTAs per tile block: a host or persistent grid must be a multiple of it on axis 0;
     # an output-derived grid (one tile block per tile) is scaled by it on axis 0
     cluster_blocks: int = 1
+    # the kernel waits for prior grids before touching memory: launched early (PDL)
+    waits_for_prior_grids: bool = False
 
     @property
     def persistent(self) -> bool:
@@ -278,6 +280,7 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         generics=tuple((g.name, g.value) for g in contract.specialization.generics),
         grid_mode=grid_mode,
         cluster_blocks=max(1, contract.launch.cluster_blocks),
+        waits_for_prior_grids=contract.launch.waits_for_prior_grids,
         launch_checks=tuple(
             _launch_check(name, params, position, check)
             for position, check in enumerate(contract.launch_checks)

@@ -468,12 +468,17 @@ def cu_stream(handle: int) -> Any:
     return stream
 
 
+# the CUDA version whose ABI of a driver function the compiled launcher calls (4.0 unless
+# the function is younger: cuLaunchKernelEx came with 12.0)
+_ABI_VERSIONS = {"cuLaunchKernelEx": 12000}
+
+
 def _driver_address(name: str) -> int | None:
     """The driver's `name` (legacy default stream, as the bindings call it), or None."""
     driver = cu()
     try:
         flags = driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_LEGACY_STREAM
-        result = driver.cuGetProcAddress(name.encode(), 4000, flags)
+        result = driver.cuGetProcAddress(name.encode(), _ABI_VERSIONS.get(name, 4000), flags)
     except Exception:  # bindings or a driver without it: the bindings' path serves
         return None
     if int(result[0]) != 0:
@@ -497,6 +502,7 @@ def _bind_native() -> None:
     _state["synchronize"] = bound.synchronize
     replacements = (
         ("launch_params", _BINDINGS_LAUNCH_PARAMS, bound.launch),
+        ("launch_early", _BINDINGS_LAUNCH_EARLY, bound.launch_early),
         ("current_context_handle", _PYTHON_CURRENT_CONTEXT_HANDLE, bound.current_context),
         ("synchronize_handle", _PYTHON_SYNCHRONIZE_HANDLE, bound.synchronize),
     )
@@ -532,6 +538,40 @@ def launch_params(
 
 
 _BINDINGS_LAUNCH_PARAMS = launch_params
+
+
+def launch_early(
+    function: Any,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    shared_mem_bytes: int,
+    stream: int,
+    params_address: int,
+) -> None:
+    """`launch_params` through `cuLaunchKernelEx` with programmatic stream serialization
+    allowed: the kernel may start while the kernel before it on `stream` drains (only for a
+    kernel that waits for prior grids before touching memory: the contract's
+    `waits_for_prior_grids`). The compiled launcher takes this function's place where it
+    is built."""
+    native_driver = _state.get("native")
+    if native_driver is not None:
+        native_driver.launch_early(function, grid, block, shared_mem_bytes, stream, params_address)
+        return
+    driver = _state["cu"]
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = shared_mem_bytes
+    config.hStream = cu_stream(stream)
+    early = driver.CUlaunchAttribute()
+    early.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    early.value.programmaticStreamSerializationAllowed = 1
+    config.attrs = [early]
+    config.numAttrs = 1
+    check(driver.cuLaunchKernelEx(config, function, params_address, 0), "cuLaunchKernelEx")
+
+
+_BINDINGS_LAUNCH_EARLY = launch_early
 
 
 def begin_capture(stream: int) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import platform
 from typing import Any
 
@@ -52,6 +53,11 @@ _HOST_ARCH_ALIASES = {
 # The legacy default stream (0, or CU_STREAM_LEGACY) and the per-thread default stream: no one
 # destroys them, so work on them can be tracked by asking the stream itself (PendingWork.note).
 DEFAULT_STREAMS = frozenset({0, 1, 2})
+
+# Launch kernels that wait for prior grids early (programmatic dependent launch): they may
+# start while the kernel before them drains. CUTILE_EARLY_LAUNCH=0 launches every kernel
+# plainly (to measure what early launches gain, or to rule them out).
+EARLY_LAUNCH = os.environ.get("CUTILE_EARLY_LAUNCH", "1") != "0"
 
 
 def host_arch() -> str:
@@ -235,6 +241,10 @@ class Kernel:
             driver.launch_packed(
                 function, plan.grid, plan.block, plan.shared_mem_bytes, stream, plan.param_buffer
             )
+        elif prepared.early:
+            driver.launch_early(
+                function, prepared.grid, prepared.block, prepared.smem, stream, prepared.address
+            )
         else:
             driver.launch_params(
                 function, prepared.grid, prepared.block, prepared.smem, stream, prepared.address
@@ -305,7 +315,9 @@ class Kernel:
 class PreparedLaunch:
     """A checked plan and its kernelParams: one pointer per ABI slot into one packed buffer,
     built once per argument layout. `keep_alive` holds the owners of foreign arguments;
-    `kernel` is the one whose cubin launches (a `Variants`' choice for these arguments)."""
+    `kernel` is the one whose cubin launches (a `Variants`' choice for these arguments);
+    `early`: launch it with programmatic stream serialization (its contract says it waits for
+    prior grids, and CUTILE_EARLY_LAUNCH is not 0)."""
 
     __slots__ = (
         "_buffer",
@@ -314,6 +326,7 @@ class PreparedLaunch:
         "address",
         "block",
         "device",
+        "early",
         "grid",
         "keep_alive",
         "kernel",
@@ -330,6 +343,7 @@ class PreparedLaunch:
         self.block = plan.block
         self.smem = plan.shared_mem_bytes
         self.accesses = plan.accesses
+        self.early = kernel.spec.waits_for_prior_grids and EARLY_LAUNCH
         self._buffer = ctypes.create_string_buffer(
             plan.param_buffer, max(len(plan.param_buffer), 1)
         )

@@ -139,6 +139,8 @@ class LaunchContract:
     block: tuple[int, int, int] = (1, 1, 1)
     shared_mem_bytes: int = 0
     cluster_blocks: int = 1  # CTAs per tile block (the arch's `num_cta_in_cga`)
+    # the kernel waits for prior grids before touching memory (a host may launch it early)
+    waits_for_prior_grids: bool = False
     schema_version: int = SCHEMA_VERSION
 
     @property

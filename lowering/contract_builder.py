@@ -85,6 +85,7 @@ def build_contract(
     opt_level: int,
     host_arch: str,
     raw_memory: bool = False,
+    waits_for_prior_grids: bool = False,
 ) -> LaunchContract:
     return LaunchContract(
         module="::".join(module_path),
@@ -113,6 +114,7 @@ def build_contract(
         launch_checks=(*_precondition_checks(signature), *bounds.launch_checks),
         generics=tuple((name, format_generic(value)) for name, value in generics),
         cluster_blocks=_cluster_blocks(signature, arch),
+        waits_for_prior_grids=waits_for_prior_grids,
     )
 
 

@@ -23,10 +23,11 @@ from lowering.block_order import group_block_order
 from lowering.bounds import InKernelCheckDenied
 from lowering.branch_loads import keep_branch_loads_off_tma
 from lowering.build_id import compiler_version
-from lowering.bytecode.writer import write_bytecode
+from lowering.bytecode.writer import DEFAULT_VERSION, write_bytecode
 from lowering.contract import LaunchContract
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
+from lowering.grid_dependency import wait_for_prior_grids
 from lowering.ir.core import Module
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering, LoweredKernel
@@ -53,7 +54,8 @@ from parser.typed_kernel import TypedKernel
 _log = logging.getLogger(__name__)
 
 COMPILER_VERSION = compiler_version()  # "0.1.0+<digest of the compiler's source>"
-DEFAULT_BYTECODE_VERSION = (13, 3)
+DEFAULT_BYTECODE_VERSION = DEFAULT_VERSION
+EARLY_LAUNCH_BYTECODE_VERSION = (13, 4)  # the first with grid-dependency ops (gdc_*)
 __all__ = [
     "ARCHS",
     "DEFAULT_ARCH",
@@ -86,6 +88,9 @@ class CompileRequest:
     specialization: tuple[TensorFacts, ...] = ()  # what the host knows about its tensors
     # keep f16 mma accumulators carried by loops in f16 (`lowering.widen_accumulators`)
     exact_accumulators: bool = False
+    # wait for prior grids before any memory access, so that hosts may launch the kernel
+    # early (programmatic dependent launch; `lowering.grid_dependency`; bytecode 13.4)
+    early_launch: bool = False
 
 
 @dataclass(frozen=True)
@@ -185,7 +190,8 @@ def _compile(
 
     # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), keep loads
     #    under an `if` in a loop off TMA (`lowering.branch_loads`), hand a GEMM's tiles to
-    #    blocks in row groups (`lowering.block_order`), verify it
+    #    blocks in row groups (`lowering.block_order`), order every memory access after a
+    #    wait for prior grids (`lowering.grid_dependency`, unless asked not to), verify it
     abi, param_bytes = entry_abi(kernel.signature)
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
@@ -197,6 +203,8 @@ def _compile(
         lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
     lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
     lowered = dataclasses.replace(lowered, module=group_block_order(lowered.module))
+    if request.early_launch:
+        lowered = dataclasses.replace(lowered, module=wait_for_prior_grids(lowered.module))
     problems = verify_module(lowered.module)
     if problems:
         raise AssertionError("invalid tile IR: " + "; ".join(problems))
@@ -204,7 +212,8 @@ def _compile(
         return CompileResult(tuple(sink), Stage.IR, kernel=kernel, ir=lowered.module)
 
     # 4. write Tile IR bytecode (our own writer)
-    bytecode = write_bytecode(lowered.module, DEFAULT_BYTECODE_VERSION)
+    version = EARLY_LAUNCH_BYTECODE_VERSION if request.early_launch else DEFAULT_BYTECODE_VERSION
+    bytecode = write_bytecode(lowered.module, version)
     frontend_ms = _now_ms() - started
     if stop_after is Stage.BYTECODE:
         return CompileResult(
@@ -256,10 +265,11 @@ def _compile(
         compiler_version=COMPILER_VERSION,
         arch=request.arch,
         tileiras_version=tool.version,
-        bytecode_version="{}.{}".format(*DEFAULT_BYTECODE_VERSION),
+        bytecode_version="{}.{}".format(*version),
         opt_level=request.opt_level,
         host_arch=request.host_arch,
         raw_memory=lowered.raw_memory,
+        waits_for_prior_grids=request.early_launch,
     )
     total_ms = _now_ms() - started
     return CompileResult(

@@ -99,6 +99,7 @@ def request_from_proto(
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,
         lineinfo=options.lineinfo,
         exact_accumulators=options.exact_accumulators,
+        early_launch=options.early_launch,
         specialization=tuple(
             sorted(
                 (facts_from_proto(f) for f in message.specialization),
@@ -398,6 +399,7 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
             shared_mem_bytes=contract.shared_mem_bytes,
             param_buffer_bytes=contract.param_buffer_bytes,
             cluster_blocks=contract.cluster_blocks,
+            waits_for_prior_grids=contract.waits_for_prior_grids,
         ),
         assumptions=[
             pb.Assumption(param=a.param, kind=_ASSUMPTION_KIND[a.kind], axis=a.axis, value=a.value)

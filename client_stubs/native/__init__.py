@@ -1,8 +1,9 @@
 """Compiled helpers of the launch hot path, each optional: without a C compiler at install
 time the client makes the same calls through `cuda.bindings` (a little slower per launch).
 
-`_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent` and `cuStreamSynchronize`
-through function pointers bound once to the bindings' own driver. `bind_driver` binds it and
+`_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent`, `cuStreamSynchronize` and
+`cuLaunchKernelEx` (an early launch: programmatic stream serialization) through function
+pointers bound once to the bindings' own driver. `bind_driver` binds it and
 returns its calls, or None where it is not built, is switched off (CUTILE_NATIVE_LAUNCH=0) or
 the driver has no address for one of them.
 """
@@ -23,15 +24,16 @@ except ImportError:  # not built (no compiler at install time): the bindings' pa
 @dataclass(frozen=True)
 class NativeDriver:
     """The compiled calls, bound: `launch(function, grid, block, shared_mem_bytes, stream,
-    kernel_params)`, `current_context()` (an int, 0: none) and `synchronize(stream)`; a
-    failing call raises through `on_error`."""
+    kernel_params)`, `launch_early` (the same arguments), `current_context()` (an int, 0:
+    none) and `synchronize(stream)`; a failing call raises through `on_error`."""
 
     launch: Callable[..., None]
+    launch_early: Callable[..., None]
     current_context: Callable[[], int]
     synchronize: Callable[[int], None]
 
 
-DRIVER_CALLS = ("cuLaunchKernel", "cuCtxGetCurrent", "cuStreamSynchronize")
+DRIVER_CALLS = ("cuLaunchKernel", "cuCtxGetCurrent", "cuStreamSynchronize", "cuLaunchKernelEx")
 
 
 def available() -> bool:
@@ -50,4 +52,6 @@ def bind_driver(
     if not all(addresses):
         return None
     _launch.bind(*addresses, on_error)
-    return NativeDriver(_launch.launch, _launch.current_context, _launch.synchronize)
+    return NativeDriver(
+        _launch.launch, _launch.launch_early, _launch.current_context, _launch.synchronize
+    )

@@ -6,7 +6,10 @@
  * calls them, and `cuStreamSynchronize` (op.sync's wait), through function pointers bound
  * once, taken from the bindings' own driver with `cuGetProcAddress` so both talk to the same
  * libcuda; a launch passes the kernelParams array the launch plan already built. A failing
- * call calls back into Python (`on_error` raises the client's own error). It links nothing
+ * call calls back into Python (`on_error` raises the client's own error). `launch_early` is
+ * the same launch through `cuLaunchKernelEx` with programmatic stream serialization allowed
+ * (PDL: the kernel may start while the one before it on the stream drains; only for kernels
+ * that wait for prior grids before touching memory). It links nothing
  * but Python's stable ABI (one build serves every CPython >= 3.10); its only state is what
  * `bind` set.
  */
@@ -20,10 +23,34 @@ typedef int (*launch_kernel_fn)(void *function, unsigned grid_x, unsigned grid_y
                                 unsigned block_z, unsigned shared_mem_bytes, void *stream,
                                 void **kernel_params, void **extra);
 
+/* CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        void *align;
+        int programmatic_stream_serialization_allowed;
+    } value;
+} launch_attribute;
+
+/* CUlaunchConfig */
+typedef struct {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem_bytes;
+    void *stream;
+    launch_attribute *attrs;
+    unsigned num_attrs;
+} launch_config;
+
+#define LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6 /* CUlaunchAttributeID */
+
+typedef int (*launch_kernel_ex_fn)(const launch_config *config, void *function,
+                                   void **kernel_params, void **extra);
 typedef int (*ctx_get_current_fn)(void **context);
 typedef int (*stream_synchronize_fn)(void *stream);
 
 static launch_kernel_fn launch_kernel = NULL;
+static launch_kernel_ex_fn launch_kernel_ex = NULL;
 static ctx_get_current_fn ctx_get_current = NULL;
 static stream_synchronize_fn stream_synchronize = NULL;
 static PyObject *on_error = NULL; /* on_error(CUresult, call name) raises */
@@ -88,16 +115,16 @@ static PyObject *address_or_none(void *pointer) {
     return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)pointer);
 }
 
-/* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize addresses, on_error)
- * -> the previous binding, in the same form (None for what was unbound) */
+/* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx addresses,
+ * on_error) -> the previous binding, in the same form (None for what was unbound) */
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    unsigned long long addresses[3];
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError,
-                        "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, on_error)");
+    unsigned long long addresses[4];
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "bind(cuLaunchKernel, cuCtxGetCurrent, "
+                                         "cuStreamSynchronize, cuLaunchKernelEx, on_error)");
         return NULL;
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (as_u64(args[i], &addresses[i]) < 0) {
             return NULL;
         }
@@ -106,28 +133,31 @@ static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
     }
-    if (!PyCallable_Check(args[3])) {
+    if (!PyCallable_Check(args[4])) {
         PyErr_SetString(PyExc_TypeError, "on_error must be callable");
         return NULL;
     }
     PyObject *previous = Py_BuildValue(
-        "(NNNO)", address_or_none((void *)launch_kernel), address_or_none((void *)ctx_get_current),
-        address_or_none((void *)stream_synchronize), on_error ? on_error : Py_None);
+        "(NNNNO)", address_or_none((void *)launch_kernel),
+        address_or_none((void *)ctx_get_current), address_or_none((void *)stream_synchronize),
+        address_or_none((void *)launch_kernel_ex), on_error ? on_error : Py_None);
     if (previous == NULL) {
         return NULL;
     }
     PyObject *replaced = on_error;
-    Py_INCREF(args[3]);
-    on_error = args[3];
+    Py_INCREF(args[4]);
+    on_error = args[4];
     Py_XDECREF(replaced);
     launch_kernel = (launch_kernel_fn)(uintptr_t)addresses[0];
     ctx_get_current = (ctx_get_current_fn)(uintptr_t)addresses[1];
     stream_synchronize = (stream_synchronize_fn)(uintptr_t)addresses[2];
+    launch_kernel_ex = (launch_kernel_ex_fn)(uintptr_t)addresses[3];
     return previous;
 }
 
 static PyObject *unbind(PyObject *module, PyObject *unused) {
     launch_kernel = NULL;
+    launch_kernel_ex = NULL;
     ctx_get_current = NULL;
     stream_synchronize = NULL;
     Py_CLEAR(on_error);
@@ -174,18 +204,32 @@ static PyObject *synchronize(PyObject *module, PyObject *stream_handle) {
     Py_RETURN_NONE;
 }
 
-/* launch(function, grid, block, shared_mem_bytes, stream, kernel_params) -> None */
-static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+/* A launch's arguments: (function, grid, block, shared_mem_bytes, stream, kernel_params). */
+typedef struct {
     unsigned long long function, stream, params;
     unsigned grid[3], block[3], shared;
+} launch_args;
+
+static int parse_launch(PyObject *const *args, Py_ssize_t nargs, const char *usage,
+                        launch_args *out) {
     if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "launch(function, grid, block, shared_mem_bytes, stream, kernel_params)");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
     }
-    if (as_u64(args[0], &function) < 0 || as_dim3(args[1], grid) < 0 ||
-        as_dim3(args[2], block) < 0 || as_u32(args[3], &shared) < 0 ||
-        as_u64(args[4], &stream) < 0 || as_u64(args[5], &params) < 0) {
+    if (as_u64(args[0], &out->function) < 0 || as_dim3(args[1], out->grid) < 0 ||
+        as_dim3(args[2], out->block) < 0 || as_u32(args[3], &out->shared) < 0 ||
+        as_u64(args[4], &out->stream) < 0 || as_u64(args[5], &out->params) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* launch(function, grid, block, shared_mem_bytes, stream, kernel_params) -> None */
+static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    launch_args a;
+    if (parse_launch(args, nargs,
+                     "launch(function, grid, block, shared_mem_bytes, stream, kernel_params)",
+                     &a) < 0) {
         return NULL;
     }
     /* read after the conversions: an __index__ may have unbound the module meanwhile */
@@ -194,19 +238,48 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
         return NULL;
     }
-    int result = call((void *)(uintptr_t)function, grid[0], grid[1], grid[2], block[0], block[1],
-                      block[2], shared, (void *)(uintptr_t)stream, (void **)(uintptr_t)params,
-                      NULL);
+    int result = call((void *)(uintptr_t)a.function, a.grid[0], a.grid[1], a.grid[2],
+                      a.block[0], a.block[1], a.block[2], a.shared,
+                      (void *)(uintptr_t)a.stream, (void **)(uintptr_t)a.params, NULL);
     if (result != 0) {
         return failed(result, "cuLaunchKernel");
     }
     Py_RETURN_NONE;
 }
 
+/* launch_early(function, grid, block, shared_mem_bytes, stream, kernel_params) -> None:
+ * cuLaunchKernelEx with programmatic stream serialization allowed */
+static PyObject *launch_early(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    launch_args a;
+    if (parse_launch(
+            args, nargs,
+            "launch_early(function, grid, block, shared_mem_bytes, stream, kernel_params)",
+            &a) < 0) {
+        return NULL;
+    }
+    launch_kernel_ex_fn call = launch_kernel_ex; /* read after the conversions */
+    if (call == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        return NULL;
+    }
+    launch_attribute early = {0};
+    early.id = LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmatic_stream_serialization_allowed = 1;
+    launch_config config = {a.grid[0],  a.grid[1],  a.grid[2], a.block[0],
+                            a.block[1], a.block[2], a.shared,  (void *)(uintptr_t)a.stream,
+                            &early,     1};
+    int result = call(&config, (void *)(uintptr_t)a.function, (void **)(uintptr_t)a.params, NULL);
+    if (result != 0) {
+        return failed(result, "cuLaunchKernelEx");
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
-     "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize addresses, on_error): call "
-     "these from now on (on_error(CUresult, call name) raises); returns the previous binding."},
+     "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx addresses, "
+     "on_error): call these from now on (on_error(CUresult, call name) raises); returns the "
+     "previous binding."},
     {"unbind", unbind, METH_NOARGS, "Forget the binding (every call refuses until bind)."},
     {"bound", bound, METH_NOARGS, "Whether bind has been called."},
     {"current_context", current_context, METH_NOARGS,
@@ -216,6 +289,10 @@ static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, grid, block, shared_mem_bytes, stream, kernel_params): cuLaunchKernel "
      "with extra = NULL; a failure goes to on_error."},
+    {"launch_early", (PyCFunction)(void (*)(void))launch_early, METH_FASTCALL,
+     "launch_early(function, grid, block, shared_mem_bytes, stream, kernel_params): "
+     "cuLaunchKernelEx with programmatic stream serialization allowed (the kernel may start "
+     "before the one ahead of it on the stream completes); a failure goes to on_error."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -184,6 +184,17 @@ def _join_tokens(op: core.JoinTokens, ctx: EncodeContext) -> None:
     ctx.buf += _counted_values(ctx, op.tokens)
 
 
+def _gdc(opcode: int) -> OpEncoder:
+    """13.4+: R token; varint count of the optional token; [token]."""
+
+    def encode(op: core.GdcWaitTko | core.GdcLaunchDependentsTko, ctx: EncodeContext) -> None:
+        _require(_since(ctx, (13, 4)), op, "this op", (13, 4))
+        out = uvarint(opcode) + _type_of(ctx, op.result_token)
+        ctx.buf += out + uvarint(int(op.token is not None)) + _optional(ctx, op.token)
+
+    return encode
+
+
 def _make_tensor_view(op: memory.MakeTensorView, ctx: EncodeContext) -> None:
     out = uvarint(0x43) + _counted_types(ctx, (op.result,)) + uvarint(ctx.value(op.base))
     out += _counted_values(ctx, op.dynamic_shape) + _counted_values(ctx, op.dynamic_strides)
@@ -408,6 +419,8 @@ ENCODERS: dict[type[Op], OpEncoder] = {
     # core
     core.MakeToken: _fixed(0x44),
     core.JoinTokens: _join_tokens,
+    core.GdcWaitTko: _gdc(0x78),
+    core.GdcLaunchDependentsTko: _gdc(0x77),
     core.Assume: _assume,
     core.GetTileBlockId: _fixed(0x30),
     core.GetNumTileBlocks: _fixed(0x2E),

@@ -262,3 +262,17 @@ def map_regions(op: Op, rewrite: Callable[[Block], Block]) -> Op:
         if any(new is not old for new, old in zip(blocks, region.blocks, strict=True)):
             replaced[name] = Region(blocks)
     return dataclasses.replace(op, **replaced) if replaced else op
+
+
+def substitute(op: Op, values: dict[int, Value]) -> Op:
+    """`op` with every operand whose id `values` maps replaced by its value there (nested
+    regions are the caller's to walk); `op` itself when none is."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(op):
+        role = f.metadata.get("role")
+        value = getattr(op, f.name)
+        if role in (OPERAND, OPTIONAL_OPERAND) and value is not None and value.id in values:
+            changes[f.name] = values[value.id]
+        elif role == OPERANDS and any(v.id in values for v in value):
+            changes[f.name] = tuple(values.get(v.id, v) for v in value)
+    return dataclasses.replace(op, **changes) if changes else op

@@ -1,4 +1,5 @@
-"""Core ops: tokens, assumptions, grid queries, constants, shape changes, return."""
+"""Core ops: tokens, grid dependencies, assumptions, grid queries, constants, shape changes,
+return."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import math
 from dataclasses import dataclass
 
 from lowering.ir.attributes import AssumePredicate, Bounded, DivBy, SameElements
-from lowering.ir.core import Op, Trait, Value, attribute, operand, operands, result
+from lowering.ir.core import (
+    Op,
+    Trait,
+    Value,
+    attribute,
+    operand,
+    operands,
+    optional_operand,
+    result,
+)
 from lowering.ir.types import TileType, TokenType
 
 
@@ -29,6 +39,42 @@ class JoinTokens(Op):
         if len(self.tokens) < 2:
             return ["join_tokens needs at least two tokens"]
         return [] if all(isinstance(t.type, TokenType) for t in self.tokens) else ["non-token"]
+
+
+def _token_problems(op: GdcWaitTko | GdcLaunchDependentsTko) -> list[str]:
+    errors = [] if isinstance(op.result_token.type, TokenType) else ["result must be a token"]
+    if op.token is not None and not isinstance(op.token.type, TokenType):
+        errors.append("token operand must be a token")
+    return errors
+
+
+@dataclass(frozen=True, kw_only=True)
+class GdcWaitTko(Op):
+    """Wait until the grids this launch depends on (a programmatic dependent launch) have
+    completed and their memory is visible; nothing to wait for in a plain launch. Memory
+    accesses that must come after it take its token. Bytecode 13.4+."""
+
+    NAME = "gdc_wait_tko"
+    TRAITS = frozenset({Trait.SIDE_EFFECTS})
+    result_token: Value = result()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        return _token_problems(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GdcLaunchDependentsTko(Op):
+    """Let the grids that depend on this one start launching once every tile block of this
+    grid has passed here (they still wait for its completion). Bytecode 13.4+."""
+
+    NAME = "gdc_launch_dependents_tko"
+    TRAITS = frozenset({Trait.SIDE_EFFECTS})
+    result_token: Value = result()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        return _token_problems(self)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -65,6 +65,7 @@ def _key_fields(
         request.host_arch,
         "1" if request.lineinfo else "0",
         "exact" if request.exact_accumulators else "wide",
+        *(("early launch",) if request.early_launch else ()),
         tileiras_fingerprint,
         str(len(request.specialization)),
     ]

@@ -3,6 +3,7 @@
     cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo] [--exact-accumulators]
+                   [--early-launch]
                    [--message-format human|json|sarif] [-j N] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
@@ -469,6 +470,7 @@ def kernel_request(
         host_arch=args.host_arch,
         lineinfo=args.lineinfo,
         exact_accumulators=args.exact_accumulators,
+        early_launch=args.early_launch,
         specialization=kernel.facts,
     )
 
@@ -565,6 +567,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="keep f16 mma accumulators of loops nested in loops in f16 at every step "
         "(default: carried in f32 and rounded once after the loop, much faster on tileiras)",
+    )
+    parser.add_argument(
+        "--early-launch",
+        action="store_true",
+        help="the kernel waits for prior grids before it touches memory, and hosts launch "
+        "it while the kernel before it drains (programmatic dependent launch; bytecode 13.4)",
     )
     parser.add_argument(
         "--message-format",

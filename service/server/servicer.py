@@ -41,6 +41,7 @@ from lowering.pipeline import (
     COMPILER_VERSION,
     DEFAULT_ARCH,
     DEFAULT_BYTECODE_VERSION,
+    EARLY_LAUNCH_BYTECODE_VERSION,
     HOST_ARCHES,
 )
 from lowering.pipeline import CompileRequest as DomainRequest
@@ -369,7 +370,10 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             compiler_version=COMPILER_VERSION,
             targets=ARCHS,
             default_target=DEFAULT_ARCH,
-            bytecode_versions=["{}.{}".format(*DEFAULT_BYTECODE_VERSION)],
+            bytecode_versions=[
+                "{}.{}".format(*v)
+                for v in (DEFAULT_BYTECODE_VERSION, EARLY_LAUNCH_BYTECODE_VERSION)
+            ],
             tileiras_version=tileiras_version,
             tileiras_available=self.engine is not None,
             host_arches=HOST_ARCHES,

@@ -51,6 +51,7 @@ class FakeDriver:
             "load_function": lambda *a: self._rec("load_function", *a) or "FUNC",
             "verify_param_layout": lambda *a: self._rec("verify_param_layout", *a),
             "launch_params": lambda *a: self._launch("launch", *a),
+            "launch_early": lambda *a: self._launch("launch_early", *a),
             "launch_packed": lambda *a: self._launch("launch_packed", *a),
             "stream_done": self._stream_done,
             "synchronize": self._synchronize,

@@ -27,6 +27,7 @@ def bindings_path(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled calls (test_native covers them) in the functions' place."""
     monkeypatch.setattr(driver, "current_context_handle", driver._PYTHON_CURRENT_CONTEXT_HANDLE)
     monkeypatch.setattr(driver, "launch_params", driver._BINDINGS_LAUNCH_PARAMS)
+    monkeypatch.setattr(driver, "launch_early", driver._BINDINGS_LAUNCH_EARLY)
     monkeypatch.setitem(driver._state, "synchronize", None)
 
 
@@ -216,6 +217,40 @@ def test_stream_arguments_are_made_once_per_handle(monkeypatch: pytest.MonkeyPat
         driver.synchronize(7)
     assert _Stream.made == [7] and {s.handle for s in launched} == {7}  # type: ignore[attr-defined]
     assert len({id(s) for s in launched}) == 1
+
+
+def test_an_early_launch_through_the_bindings_sets_one_attribute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the compiled launcher, `launch_early` builds the bindings' CUlaunchConfig:
+    the launch's grid, block, shared memory and stream, and programmatic stream
+    serialization allowed (its only attribute)."""
+    bindings = pytest.importorskip("cuda.bindings.driver")
+    launched: list[tuple[object, ...]] = []
+
+    def launch_ex(config: object, function: object, params: object, extra: object) -> tuple:
+        launched.append((config, function, params, extra))
+        return (_Status.CUDA_SUCCESS,)
+
+    fake = SimpleNamespace(
+        CUlaunchConfig=bindings.CUlaunchConfig,
+        CUlaunchAttribute=bindings.CUlaunchAttribute,
+        CUlaunchAttributeID=bindings.CUlaunchAttributeID,
+        CUstream=bindings.CUstream,
+        cuLaunchKernelEx=launch_ex,
+    )
+    monkeypatch.setattr(driver, "_state", {"cu": fake})
+    monkeypatch.setattr(driver, "_stream_objects", {})
+    driver.launch_early("F", (4, 2, 1), (128, 1, 1), 256, 9, 0x1000)
+    ((config, function, params, extra),) = launched
+    assert (function, params, extra) == ("F", 0x1000, 0)
+    assert (config.gridDimX, config.gridDimY, config.gridDimZ) == (4, 2, 1)
+    assert (config.blockDimX, config.sharedMemBytes, int(config.hStream)) == (128, 256, 9)
+    (attribute,) = config.attrs
+    assert config.numAttrs == 1
+    ids = bindings.CUlaunchAttributeID
+    assert attribute.id == ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    assert attribute.value.programmaticStreamSerializationAllowed == 1
 
 
 @pytest.mark.parametrize(

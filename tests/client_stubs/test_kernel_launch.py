@@ -56,6 +56,27 @@ def test_launch_calls_the_driver_with_plan(add, fake_driver):
     assert fake_driver.names().count("event_record") == 1 and len(PENDING) == 2
 
 
+def test_a_kernel_that_waits_for_prior_grids_is_launched_early(add, fake_driver, monkeypatch):
+    """Its contract says it waits before touching memory: the same launch goes through
+    `launch_early` (programmatic stream serialization); CUTILE_EARLY_LAUNCH=0 (read at
+    import as `launcher.EARLY_LAUNCH`) and a plain kernel launch it plainly."""
+    add.launch.waits_for_prior_grids = True
+    kernel = Kernel(CUBIN, add)
+    kernel(*args(), stream=5)
+    early = [a for name, a in fake_driver.calls if name == "launch_early"]
+    assert [a[:5] for a in early] == [("FUNC", (7813, 1, 1), (1, 1, 1), 0, 5)]
+    assert "launch" not in fake_driver.names()
+    kernel.op(*args()).sync()
+    assert fake_driver.names().count("launch_early") == 2
+    monkeypatch.setattr(launcher, "EARLY_LAUNCH", False)
+    Kernel(CUBIN, add)(*args())
+    assert fake_driver.names().count("launch") == 1
+    monkeypatch.setattr(launcher, "EARLY_LAUNCH", True)
+    add.launch.waits_for_prior_grids = False
+    Kernel(CUBIN, add)(*args())
+    assert fake_driver.names().count("launch") == 2
+
+
 def test_layout_is_verified_once_per_context(add, fake_driver):
     kernel = Kernel(CUBIN, add)
     kernel(*args())

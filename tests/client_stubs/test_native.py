@@ -2,7 +2,7 @@
 the arguments it was given, hands failures to `on_error`, refuses bad input with Python
 errors, and `client_stubs.driver` routes its hot path through it once cuInit succeeded.
 
-The "driver" here is three C-callable Python functions (ctypes callbacks) that record what
+The "driver" here is four C-callable Python functions (ctypes callbacks) that record what
 they receive: no GPU and no libcuda needed."""
 
 from __future__ import annotations
@@ -24,10 +24,28 @@ LAUNCH = ctypes.CFUNCTYPE(
 )
 CTX_GET_CURRENT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
 STREAM_SYNCHRONIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+LAUNCH_EX = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 4))
+
+
+class LaunchAttribute(ctypes.Structure):
+    """CUlaunchAttribute: an id, padding, a 64-byte value union (here its first int)."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int * 16)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig, as cuda.h lays it out."""
+
+    _fields_ = [
+        *((name, ctypes.c_uint) for name in ("gx", "gy", "gz", "bx", "by", "bz", "smem")),
+        ("stream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(LaunchAttribute)),
+        ("num_attrs", ctypes.c_uint),
+    ]
 
 
 class FakeDriver:
-    """Three driver functions as C callbacks; `result` is what each returns."""
+    """Four driver functions as C callbacks; `result` is what each returns."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
@@ -36,9 +54,20 @@ class FakeDriver:
         self.launch = LAUNCH(self._launch)
         self.ctx_get_current = CTX_GET_CURRENT(self._ctx_get_current)
         self.stream_synchronize = STREAM_SYNCHRONIZE(self._synchronize)
+        self.launch_ex = LAUNCH_EX(self._launch_ex)
 
     def _launch(self, *args: Any) -> int:
         self.calls.append(("launch", args))
+        return self.result
+
+    def _launch_ex(self, config: int, function: int, params: int, extra: int | None) -> int:
+        """Record the config as cuLaunchKernelEx would read it (copied: it lives on the C
+        stack only for the call)."""
+        c = LaunchConfig.from_address(config)
+        attrs = [(c.attrs[i].id, c.attrs[i].value[0]) for i in range(c.num_attrs)]
+        grid, block = (c.gx, c.gy, c.gz), (c.bx, c.by, c.bz)
+        self.calls.append(("launch_ex", (function, grid, block, c.smem, c.stream, params, extra)))
+        self.calls.append(("attrs", tuple(attrs)))
         return self.result
 
     def _ctx_get_current(self, out: Any) -> int:
@@ -55,6 +84,7 @@ class FakeDriver:
             "cuLaunchKernel": self.launch,
             "cuCtxGetCurrent": self.ctx_get_current,
             "cuStreamSynchronize": self.stream_synchronize,
+            "cuLaunchKernelEx": self.launch_ex,
         }.get(name)
         return ctypes.cast(callback, ctypes.c_void_p).value if callback else None
 
@@ -72,6 +102,7 @@ def fake() -> Iterator[FakeDriver]:
         fake.address("cuLaunchKernel"),
         fake.address("cuCtxGetCurrent"),
         fake.address("cuStreamSynchronize"),
+        fake.address("cuLaunchKernelEx"),
         _raise,
     )
     try:
@@ -89,6 +120,21 @@ def test_launch_passes_every_argument_through(fake: FakeDriver) -> None:
     ((name, args),) = fake.calls
     assert name == "launch"
     assert args == (function, 4, 5, 6, 128, 2, 1, 4096, 0xABC, 0xDEAD_BEEF, None)
+
+
+def test_an_early_launch_allows_programmatic_stream_serialization(fake: FakeDriver) -> None:
+    """launch_early: cuLaunchKernelEx with the same launch in its config and one attribute,
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6) set to 1."""
+    function = 0x7F00_0000_5678
+    _launch.launch_early(function, (40, 2, 1), (128, 1, 1), 512, 0xABC, 0xDEAD_BEEF)
+    assert fake.calls == [
+        ("launch_ex", (function, (40, 2, 1), (128, 1, 1), 512, 0xABC, 0xDEAD_BEEF, None)),
+        ("attrs", ((6, 1),)),
+    ]
+    fake.result = 801
+    with pytest.raises(CudaError, match="cuLaunchKernelEx") as raised:
+        _launch.launch_early(function, (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    assert raised.value.code == 801
 
 
 def test_handles_may_be_index_objects(fake: FakeDriver) -> None:
@@ -139,16 +185,20 @@ def test_bad_arguments_raise_and_launch_nothing(
 ) -> None:
     with pytest.raises(error):
         _launch.launch(*args)
+    with pytest.raises(error):
+        _launch.launch_early(*args)
     assert fake.calls == []
 
 
 def test_bind_refuses_null_addresses_and_uncallable_handlers(fake: FakeDriver) -> None:
     with pytest.raises(ValueError, match="null"):
-        _launch.bind(0, 1, 1, _raise)
+        _launch.bind(0, 1, 1, 1, _raise)
+    with pytest.raises(ValueError, match="null"):
+        _launch.bind(1, 1, 1, 0, _raise)
     with pytest.raises(TypeError, match="callable"):
-        _launch.bind(1, 1, 1, "not callable")
+        _launch.bind(1, 1, 1, 1, "not callable")
     with pytest.raises(TypeError):
-        _launch.bind(1, 1, _raise)
+        _launch.bind(1, 1, 1, _raise)
     _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)  # the earlier binding still holds
     assert [name for name, _ in fake.calls] == ["launch"]
 
@@ -164,18 +214,24 @@ def test_an_argument_that_unbinds_the_module_gets_an_error_not_a_crash(fake: Fak
 
     with pytest.raises(RuntimeError, match="bind"):
         _launch.launch(Unbinding(), (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
+    with pytest.raises(RuntimeError, match="bind"):
+        _launch.launch_early(Unbinding(), (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
     with pytest.raises(RuntimeError, match="bind"):
         _launch.synchronize(Unbinding())
     assert fake.calls == []
 
 
 def test_unbound_calls_refuse() -> None:
-    previous = _launch.bind(1, 1, 1, _raise)
+    previous = _launch.bind(1, 1, 1, 1, _raise)
     _launch.unbind()
     try:
         assert not _launch.bound()
         with pytest.raises(RuntimeError, match="bind"):
             _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
+        with pytest.raises(RuntimeError, match="bind"):
+            _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
         with pytest.raises(RuntimeError, match="bind"):
             _launch.synchronize(0)
     finally:
@@ -203,21 +259,27 @@ def test_driver_routes_its_hot_path_through_the_bound_calls(
     fake = FakeDriver()
     monkeypatch.setattr(driver, "_state", {"cu": SimpleNamespace(CUresult=_Result)})
     monkeypatch.setattr(driver, "launch_params", driver._BINDINGS_LAUNCH_PARAMS)
+    monkeypatch.setattr(driver, "launch_early", driver._BINDINGS_LAUNCH_EARLY)
     monkeypatch.setattr(driver, "_driver_address", fake.address)
     monkeypatch.setattr(driver, "primary_handles", {0: 0xC0FFEE})
     monkeypatch.setattr(driver, "current_context_handle", driver.current_context_handle)
     monkeypatch.setattr(driver, "synchronize_handle", driver.synchronize_handle)
-    saved = _launch.bind(1, 1, 1, _raise)  # only to learn the binding to put back
+    saved = _launch.bind(1, 1, 1, 1, _raise)  # only to learn the binding to put back
     try:
         driver._bind_native()
         assert driver.launch_params is _launch.launch
+        assert driver.launch_early is _launch.launch_early
         assert driver.synchronize_handle is _launch.synchronize
         assert driver.current_context_handle is _launch.current_context
         driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver._BINDINGS_LAUNCH_PARAMS(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver.synchronize(11)
         assert driver.context_handle(0) == 0xC0FFEE
-        assert [name for name, _ in fake.calls] == ["launch", "launch", "sync", "ctx"]
+        driver._BINDINGS_LAUNCH_EARLY(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
+        assert [name for name, _ in fake.calls] == [
+            *("launch", "launch", "sync", "ctx"),
+            *("launch_ex", "attrs"),
+        ]
         fake.result = 1
         with pytest.raises(CudaError, match=r"cuLaunchKernel.*E1"):
             driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)

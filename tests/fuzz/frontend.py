@@ -71,7 +71,9 @@ def input_for(seed: int | str, index: int) -> FuzzInput:
 def problems_of(fuzz_input: FuzzInput, time_bound: float = TIME_BOUND) -> list[str]:
     """What is wrong with how the front end handled `fuzz_input` (empty: nothing)."""
     source = SourceFile(fuzz_input.name, fuzz_input.text)
-    request = CompileRequest((source,), fuzz_input.entry, fuzz_input.generics)
+    request = CompileRequest(
+        (source,), fuzz_input.entry, fuzz_input.generics, early_launch=fuzz_input.early_launch
+    )
     started = time.perf_counter()
     try:
         result = compile_kernel(request, stop_after=Stage.BYTECODE)

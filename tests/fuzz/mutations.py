@@ -45,9 +45,16 @@ class FuzzInput:
     generics: tuple[tuple[str, str], ...]
     mutations: tuple[str, ...]  # what was done, for the report
 
+    @property
+    def early_launch(self) -> bool:
+        """Whether the input compiles with `early_launch` (the grid-dependency pass): half of
+        them, by the text's length, so that the inputs a seed makes stay the same."""
+        return len(self.text) % 2 == 1
+
     def to_json(self) -> str:
         fields = {"entry": self.entry, "generics": dict(self.generics), "file": self.name}
-        return json.dumps({**fields, "mutations": list(self.mutations)}, indent=1)
+        extra = {"early_launch": self.early_launch, "mutations": list(self.mutations)}
+        return json.dumps({**fields, **extra}, indent=1)
 
 
 @functools.cache

@@ -10,7 +10,9 @@ Then, on the GPU machine, with OUT copied along:
 OUT holds exactly the kernels the tests name (`--specialize none`: the tests launch each
 entry with arguments of their own); OUT/default holds a few kernels as `cutile-compile`
 builds them by default, with their automatic variants (tests/gpu/test_default_variants_gpu.py,
-and `tests.benchmarks.launch_overhead OUT/default` for the per-launch choice of variant).
+and `tests.benchmarks.launch_overhead OUT/default` for the per-launch choice of variant);
+OUT/early holds `add` and `gemm` built with `--early-launch` (tests/gpu/test_early_launch_gpu.py,
+and `tests.benchmarks.launch_overhead OUT/early` for what early launches save).
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ def default_argv(out: Path) -> list[list[str]]:
     ]
 
 
+def early_argv(out: Path) -> list[list[str]]:
+    """`default_argv`'s kernels compiled to wait for prior grids (launched early)."""
+    return [[*run, "--early-launch"] for run in default_argv(out)]
+
+
 def variant_argv(
     out: Path, file: str, entry: str, generics: list[str], facts: list[str]
 ) -> list[str]:
@@ -113,7 +120,8 @@ def variants(out: Path) -> list[list[str]]:
 
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    for run in [argv(out), *variants(out), *default_argv(out / "default")]:
+    runs = [argv(out), *variants(out), *default_argv(out / "default"), *early_argv(out / "early")]
+    for run in runs:
         status = cutile_compile(run)
         if status:
             return status

@@ -21,9 +21,9 @@ from lowering.ir.attributes import EntryHints, RoundingMode
 from lowering.ir.core import Builder, Function, Module, Op, Value
 from lowering.ir.ops_control import For
 from lowering.ir.ops_convert import FToI
-from lowering.ir.ops_core import Constant, Return
+from lowering.ir.ops_core import Constant, GdcLaunchDependentsTko, GdcWaitTko, Return
 from lowering.ir.ops_math import Exp
-from lowering.ir.types import ElementType, TileType
+from lowering.ir.types import TOKEN, ElementType, TileType
 from lowering.tileiras import Tileiras
 
 VADD_OPS = (
@@ -117,6 +117,22 @@ def test_op_level_gates() -> None:
     assert write_bytecode(module, (13, 4))
 
 
+def _grid_dependency_module() -> Module:
+    b = Builder()
+    launch = b.emit(GdcLaunchDependentsTko, result_token=TOKEN).result_token
+    b.emit(GdcWaitTko, result_token=TOKEN, token=launch)
+    b.emit(Return)
+    return Module((Function("gdc", (), b.finish(())),))
+
+
+def test_grid_dependency_ops_need_13_4() -> None:
+    """gdc_launch_dependents_tko (0x77) and gdc_wait_tko (0x78): R token, a count of the
+    optional token, [token]."""
+    with pytest.raises(BytecodeError, match=r"gdc_launch_dependents_tko: this op needs .* 13.4"):
+        write_bytecode(_grid_dependency_module(), (13, 3))
+    assert write_bytecode(_grid_dependency_module(), (13, 4))
+
+
 def test_undefined_values_are_reported(vadd_module: Module) -> None:
     fn = vadd_module.functions[0]
     ghost = Value(999, fn.params[0].type)
@@ -168,6 +184,13 @@ def test_regions_disassemble(for_module: Module, tileirdisasm: str, tmp_path: Pa
     assert "%for = for %loopIdx in (" in text and "iter_values(%iterArg0 = " in text
     assert "continue %" in text
     assert "store_view_tko weak %for," in text  # the for's result is numbered after its body
+
+
+@pytest.mark.tileiras
+def test_grid_dependency_ops_disassemble(tileirdisasm: str, tmp_path: Path) -> None:
+    text = _disassemble(tileirdisasm, write_bytecode(_grid_dependency_module(), (13, 4)), tmp_path)
+    assert "%0 = gdc_launch_dependents_tko -> token" in text, text
+    assert "%1 = gdc_wait_tko token = %0 -> token" in text, text
 
 
 @pytest.mark.tileiras

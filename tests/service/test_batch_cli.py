@@ -287,6 +287,22 @@ def test_process_success_and_failure(tileiras, add_rs, tmp_path) -> None:
     assert usage.returncode == 2
 
 
+def test_early_launch_kernels_say_so_in_their_contracts(tileiras, add_rs, tmp_path) -> None:
+    """`--early-launch`: every kernel waits for prior grids, says so in its contract, is
+    bytecode 13.4, and is filed under another key than the plain build's."""
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--specialize", "none"]
+    keys = {}
+    for flags in ((), ("--early-launch",)):
+        out = tmp_path / ("early" if flags else "plain")
+        assert main([*argv, *flags, "-o", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+        (kernel,) = json.loads((out / MANIFEST_NAME).read_text())["kernels"]
+        contract = contract_pb2.LaunchContract.FromString((out / kernel["contract"]).read_bytes())
+        assert contract.launch.waits_for_prior_grids == bool(flags)
+        assert contract.target.bytecode_version == ("13.4" if flags else "13.3")
+        keys[flags] = kernel["request_key"]
+    assert len(set(keys.values())) == 2
+
+
 def test_the_python_client_opens_the_output(tileiras, add_rs, tmp_path) -> None:
     from client_stubs.artifacts import Bundle
 

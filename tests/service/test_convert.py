@@ -62,6 +62,7 @@ def test_valid_request_gets_every_default() -> None:
     assert request.host_arch == "x86_64"
     assert request.lineinfo is False
     assert request.exact_accumulators is False
+    assert request.early_launch is False
 
 
 def test_an_explicit_zero_opt_level_means_O0() -> None:
@@ -71,12 +72,13 @@ def test_an_explicit_zero_opt_level_means_O0() -> None:
 
 def test_explicit_options_are_kept() -> None:
     options = compile_pb2.CompileOptions(
-        opt_level=1, host_arch="aarch64", lineinfo=True, exact_accumulators=True
+        opt_level=1, host_arch="aarch64", lineinfo=True, exact_accumulators=True, early_launch=True
     )
     request = request_from_proto(
         _request(generics={}, generic_args=["128"], target="sm_100", options=options)
     )
     assert request.exact_accumulators is True
+    assert request.early_launch is True
     assert request.generic_args == ("128",)
     assert request.generics == ()
     assert (request.arch, request.opt_level, request.host_arch, request.lineinfo) == (

@@ -1,7 +1,7 @@
 """Compile every kernel the decoder benchmark launches into one bundle folder (on the CPU
 machine, which has tileiras); copy the folder to the GPU host along with the repository.
 
-    python -m tests.benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH]
+    python -m tests.benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH] [--early-launch]
                                                      # default OUT: gpu_artifacts/decode
 
 Only the specializations the runs need (`tests.benchmarks.decode.kernels.specializations`): the
@@ -11,7 +11,9 @@ a cutile-rs checkout (`--cutile-rs`, or CUTILE_RS), also the f16 decoder's kerne
 cutile-kernels specializations, compiled unchanged from the checkout, and ours in f16) for
 `bench.F16_RUNS`, correctness and memcheck. Jobs run as parallel cutile-compile processes,
 each writing its own bundle folder, merged into OUT's manifest at the end; the artifact cache
-makes a rebuild quick.
+makes a rebuild quick. `--early-launch` compiles every kernel to wait for prior grids, so
+that the decode step's kernels are launched early (programmatic dependent launch; compare
+with a plain bundle, or with CUTILE_EARLY_LAUNCH=0 on the same one).
 """
 
 from __future__ import annotations
@@ -105,6 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--cutile-rs", type=Path, help="a cutile-rs checkout (or CUTILE_RS)")
     parser.add_argument("--list", action="store_true", help="print the specializations only")
+    parser.add_argument(
+        "--early-launch", action="store_true", help="kernels that wait for prior grids"
+    )
     args = parser.parse_args(argv)
     root = args.cutile_rs or (Path(os.environ["CUTILE_RS"]) if "CUTILE_RS" in os.environ else None)
     if root is not None and not (root / K.CUTILE_SRC).is_dir():
@@ -125,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         source, specs = work[i]
         argv = job_argv(specs, parts[i], source)  # type: ignore[arg-type]
         command = [sys.executable, "-m", "service.cli.batch", *argv]
+        if args.early_launch:
+            command.append("--early-launch")
         return subprocess.run(command, cwd=REPO, check=False).returncode
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:

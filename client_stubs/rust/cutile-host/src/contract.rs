@@ -278,6 +278,9 @@ pub struct ContractSpec {
     /// CTAs per tile block: a host or persistent grid must be a multiple of it on axis 0;
     /// an output-derived grid (one tile block per tile) is scaled by it on axis 0.
     pub cluster_blocks: u32,
+    /// The kernel waits for the grids before it before touching memory: it may be launched
+    /// early (programmatic stream serialization).
+    pub waits_for_prior_grids: bool,
 }
 
 impl ContractSpec {
@@ -394,6 +397,7 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
             .collect(),
         launch_checks,
         cluster_blocks: launch.cluster_blocks.max(1),
+        waits_for_prior_grids: launch.waits_for_prior_grids,
     })
 }
 

@@ -208,6 +208,50 @@ pub unsafe fn launch(
     )
 }
 
+/// [`launch`] through `cuLaunchKernelEx` with programmatic stream serialization allowed:
+/// the kernel may start while the kernel before it on `stream` drains.
+///
+/// # Safety
+/// As for [`launch`]; and the kernel must wait for prior grids before it touches memory
+/// (its contract's `waits_for_prior_grids`).
+pub unsafe fn launch_early(
+    function: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem_bytes: u32,
+    stream: CUstream,
+    params: *mut *mut c_void,
+) -> Result<()> {
+    let mut early = cu::CUlaunchAttribute {
+        id: cu::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value: cu::CUlaunchAttributeValue { pad: [0; 64] },
+    };
+    early.value.programmaticStreamSerializationAllowed = 1;
+    let config = cu::CUlaunchConfig {
+        gridDimX: grid[0],
+        gridDimY: grid[1],
+        gridDimZ: grid[2],
+        blockDimX: block[0],
+        blockDimY: block[1],
+        blockDimZ: block[2],
+        sharedMemBytes: shared_mem_bytes,
+        hStream: stream,
+        attrs: &mut early,
+        numAttrs: 1,
+    };
+    check(
+        cu::cuLaunchKernelEx(&config, function, params, std::ptr::null_mut()),
+        "cuLaunchKernelEx",
+    )
+}
+
+/// Whether kernels that wait for prior grids are launched early (CUTILE_EARLY_LAUNCH=0: no).
+pub fn early_launch_allowed() -> bool {
+    static ALLOWED: OnceLock<bool> = OnceLock::new();
+    *ALLOWED.get_or_init(|| std::env::var("CUTILE_EARLY_LAUNCH").map_or(true, |v| v != "0"))
+}
+
 pub(crate) fn mem_alloc(bytes: usize) -> Result<CUdeviceptr> {
     let mut ptr: CUdeviceptr = 0;
     // SAFETY: writes one device pointer; a zero-byte request is rounded up.

@@ -371,10 +371,15 @@ impl Kernel {
             *memo = Some(self.prepare(args, grid)?);
         }
         let prepared = memo.as_mut().expect("prepared above");
+        let launch = if self.spec.waits_for_prior_grids && driver::early_launch_allowed() {
+            driver::launch_early // the kernel waits for prior grids before touching memory
+        } else {
+            driver::launch
+        };
         // SAFETY: `params` holds one pointer per ABI slot into `buffer`, packed and checked
         // against the contract, whose layout matched the cubin's when it was loaded.
         unsafe {
-            driver::launch(
+            launch(
                 function,
                 prepared.grid,
                 self.spec.block,

@@ -1,0 +1,79 @@
+"""Make every entry wait for the grids it depends on before it touches memory (one pass over
+the tile IR), so that a host may launch it early: programmatic dependent launch (PDL).
+
+A launch with programmatic stream serialization may start while the kernel before it on the
+stream is still running; the kernel's `gdc_wait_tko` then holds its tile blocks until that
+kernel has completed and its writes are visible (in a plain launch there is nothing to wait
+for and it costs nothing). What the early start saves is the launch itself: the tile blocks
+are placed, their parameters read and their index arithmetic done while the previous grid
+drains, which on a decode step of a few hundred small kernels is most of the gap between
+two kernels.
+
+The pass puts `gdc_launch_dependents_tko` (the kernels after this one may start launching
+once every tile block got here) and `gdc_wait_tko` at the top of each entry, and orders every
+memory access after the wait: each `make_token` (the start of an output's token chain, of the
+print and raw-pointer chains, and cutile-rs's `new_token_unordered`) becomes the wait's
+token, and each access that had no token (a shared input's load) takes it. Nothing reads or
+writes global memory before the wait, so the kernel is safe however it is launched; the
+contract says so (`LaunchConfig.waits_for_prior_grids`), and only then does a host launch it
+early.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from lowering.ir.core import (
+    Block,
+    FreshIds,
+    Function,
+    Module,
+    Op,
+    Value,
+    map_regions,
+    substitute,
+    walk,
+)
+from lowering.ir.ops_core import GdcLaunchDependentsTko, GdcWaitTko, MakeToken
+from lowering.ir.ops_memory import LoadPtrTko, LoadViewTko, StorePtrTko, StoreViewTko
+from lowering.ir.ops_pointer import AtomicCasTko, AtomicRedViewTko, AtomicRmwTko
+from lowering.ir.types import TOKEN
+
+MEMORY_ACCESSES = (
+    LoadViewTko,
+    StoreViewTko,
+    LoadPtrTko,
+    StorePtrTko,
+    AtomicRmwTko,
+    AtomicCasTko,
+    AtomicRedViewTko,
+)
+
+
+def wait_for_prior_grids(module: Module) -> Module:
+    """`module` with every entry starting with a grid-dependency wait that orders all of its
+    memory accesses."""
+    functions = tuple(_function(f) if f.is_entry else f for f in module.functions)
+    return dataclasses.replace(module, functions=functions)
+
+
+def _function(function: Function) -> Function:
+    ids = FreshIds(function)
+    launch = GdcLaunchDependentsTko(result_token=ids.value(TOKEN))
+    wait = GdcWaitTko(result_token=ids.value(TOKEN))
+    waited = wait.result_token
+    made = {op.result.id: waited for op in walk(function.body) if isinstance(op, MakeToken)}
+    body = _block(function.body, made, waited)
+    return dataclasses.replace(function, body=Block(body.args, (launch, wait, *body.ops)))
+
+
+def _block(block: Block, made: dict[int, Value], waited: Value) -> Block:
+    ops = (_op(op, made, waited) for op in block.ops if not isinstance(op, MakeToken))
+    return Block(block.args, tuple(ops))
+
+
+def _op(op: Op, made: dict[int, Value], waited: Value) -> Op:
+    op = substitute(op, made)
+    if isinstance(op, MEMORY_ACCESSES) and op.token is None:
+        op = dataclasses.replace(op, token=waited)
+    return map_regions(op, lambda inner: _block(inner, made, waited))
