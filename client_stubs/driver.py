@@ -507,7 +507,7 @@ def _bind_native() -> None:
         ("synchronize_handle", _PYTHON_SYNCHRONIZE_HANDLE, bound.synchronize),
     )
     for name, python, compiled in replacements:
-        if globals()[name] is python:
+        if compiled is not None and globals()[name] is python:
             globals()[name] = compiled
 
 
@@ -554,7 +554,7 @@ def launch_early(
     `waits_for_prior_grids`). The compiled launcher takes this function's place where it
     is built."""
     native_driver = _state.get("native")
-    if native_driver is not None:
+    if native_driver is not None and native_driver.launch_early is not None:
         native_driver.launch_early(function, grid, block, shared_mem_bytes, stream, params_address)
         return
     driver = _state["cu"]

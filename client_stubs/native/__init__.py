@@ -3,9 +3,10 @@ time the client makes the same calls through `cuda.bindings` (a little slower pe
 
 `_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent`, `cuStreamSynchronize` and
 `cuLaunchKernelEx` (an early launch: programmatic stream serialization) through function
-pointers bound once to the bindings' own driver. `bind_driver` binds it and
-returns its calls, or None where it is not built, is switched off (CUTILE_NATIVE_LAUNCH=0) or
-the driver has no address for one of them.
+pointers bound once to the bindings' own driver. `bind_driver` binds it and returns its
+calls, or None where it is not built, is switched off (CUTILE_NATIVE_LAUNCH=0) or the driver
+has no address for one of the first three (without cuLaunchKernelEx, early launches take the
+bindings' path).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class NativeDriver:
     none) and `synchronize(stream)`; a failing call raises through `on_error`."""
 
     launch: Callable[..., None]
-    launch_early: Callable[..., None]
+    launch_early: Callable[..., None] | None  # None: the driver has no cuLaunchKernelEx
     current_context: Callable[[], int]
     synchronize: Callable[[int], None]
 
@@ -49,9 +50,8 @@ def bind_driver(
     if not available():
         return None
     addresses = [address_of(name) for name in DRIVER_CALLS]
-    if not all(addresses):
+    if not all(addresses[:3]):
         return None
-    _launch.bind(*addresses, on_error)
-    return NativeDriver(
-        _launch.launch, _launch.launch_early, _launch.current_context, _launch.synchronize
-    )
+    _launch.bind(*(address or 0 for address in addresses), on_error)
+    early = _launch.launch_early if addresses[3] else None
+    return NativeDriver(_launch.launch, early, _launch.current_context, _launch.synchronize)

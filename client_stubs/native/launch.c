@@ -116,7 +116,8 @@ static PyObject *address_or_none(void *pointer) {
 }
 
 /* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx addresses,
- * on_error) -> the previous binding, in the same form (None for what was unbound) */
+ * on_error) -> the previous binding, in the same form (None for what was unbound); the
+ * cuLaunchKernelEx address may be 0 (a driver without it: launch_early refuses) */
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     unsigned long long addresses[4];
     if (nargs != 5) {
@@ -128,7 +129,7 @@ static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (as_u64(args[i], &addresses[i]) < 0) {
             return NULL;
         }
-        if (addresses[i] == 0) {
+        if (addresses[i] == 0 && i < 3) {
             PyErr_SetString(PyExc_ValueError, "a driver function's address is null");
             return NULL;
         }
@@ -259,7 +260,7 @@ static PyObject *launch_early(PyObject *module, PyObject *const *args, Py_ssize_
     }
     launch_kernel_ex_fn call = launch_kernel_ex; /* read after the conversions */
     if (call == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "bind(...) first");
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first, with cuLaunchKernelEx");
         return NULL;
     }
     launch_attribute early = {0};

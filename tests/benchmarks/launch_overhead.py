@@ -19,7 +19,9 @@ the queue afterwards, untimed), "round trip" figures include waiting for the GPU
                  every RETIRE_EVERY launches, client_stubs.pending)
   chained        a 100-launch `.then` chain built once, `.start()` (one event for all)
   graph replay   `Graph.capture` of the same 100-launch chain, `replay()`
-  sync / asyncio one `kernel.op(...)` per round trip: `.sync()` against `await`
+  sync / asyncio one `kernel.op(...)` per round trip: `.sync()` against `await`; the rounds
+                 of op.sync() alternate with those of the raw round trip, and the target
+                 takes the median of their paired differences
   pipeline       16 asyncio tasks on 4 streams, each awaiting 16 launches in turn (16 in
                  flight at once), per launch, against the same launches run with .sync()
   spin budget    `await op` and the pipeline again with other bounds on the spin before a
@@ -68,6 +70,18 @@ def median_us(run_round: Callable[[], float], launches: int, rounds: int = ROUND
     run_round()  # warm-up
     samples = [run_round() / launches * 1e6 for _ in range(rounds)]
     return statistics.median(samples)
+
+
+def paired_medians_us(
+    first: Callable[[], float], second: Callable[[], float], launches: int, rounds: int = ROUNDS
+) -> tuple[float, float, float]:
+    """Rounds of `first` and `second` taken in turn (so that drift, e.g. of clocks, touches
+    both alike): the median of each, and the median of their paired differences, in µs per
+    launch."""
+    first(), second()  # warm-up
+    pairs = [(first() / launches * 1e6, second() / launches * 1e6) for _ in range(rounds)]
+    a, b = zip(*pairs, strict=True)
+    return statistics.median(a), statistics.median(b), statistics.median(y - x for x, y in pairs)
 
 
 def timed_loop(fn: Callable[[], object], count: int, after: Callable[[], object]) -> float:
@@ -384,12 +398,14 @@ def main(argv: list[str]) -> int:
     report(f"graph replay ({CHAIN} kernels)", replay_us, "per kernel")
 
     print("round trip (launch + wait for the GPU):")
-    raw_sync_us = median_us(
-        lambda: timed_loop(lambda: (raw(), driver.synchronize(0)), 50, nothing), 50
+    raw_sync_us, sync_us, sync_over_raw_us = paired_medians_us(
+        lambda: timed_loop(lambda: (raw(), driver.synchronize(0)), 50, nothing),
+        lambda: timed_loop(lambda: kernel.op(*args).sync(), 50, nothing),
+        50,
     )
     report("raw + cuStreamSynchronize", raw_sync_us)
-    sync_us = median_us(lambda: timed_loop(lambda: kernel.op(*args).sync(), 50, nothing), 50)
-    report("op.sync()", sync_us)
+    report("op.sync()", sync_us, "(rounds taken in turn with the raw ones)")
+    report("  op.sync() - (raw + sync), paired", sync_over_raw_us)
 
     async_us = await_round_trip_us(kernel, args)
     report("await op", async_us)
@@ -426,7 +442,7 @@ def main(argv: list[str]) -> int:
     print("targets:")
     if torch_us is not None:
         verdict("eager / torch add", eager_us / torch_us, 1.0)
-    verdict("op.sync() - (raw + sync)", sync_us - raw_sync_us, 1.0, "µs")
+    verdict("op.sync() - (raw + sync)", sync_over_raw_us, 1.0, "µs")
     verdict("chained / raw", chained_us / raw_us, 1.2)
     verdict("await / sync (one op)", async_us / sync_us, 1.1)
     verdict(f"await / sync (chain of {CHAIN})", chain_async_us / chain_sync_us, 1.1)

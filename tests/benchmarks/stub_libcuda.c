@@ -45,6 +45,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
                         unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
     return OK;
 }
+CUresult cuLaunchKernelEx(const void *config, void *f, void **params, void **extra) { return OK; }
 CUresult cuEventCreate(void **event, unsigned flags) { *event = (void *)(handles += 16); return OK; }
 CUresult cuEventRecord(void *event, void *stream) { return OK; }
 CUresult cuEventQuery(void *event) { return OK; }

@@ -193,8 +193,6 @@ def test_bad_arguments_raise_and_launch_nothing(
 def test_bind_refuses_null_addresses_and_uncallable_handlers(fake: FakeDriver) -> None:
     with pytest.raises(ValueError, match="null"):
         _launch.bind(0, 1, 1, 1, _raise)
-    with pytest.raises(ValueError, match="null"):
-        _launch.bind(1, 1, 1, 0, _raise)
     with pytest.raises(TypeError, match="callable"):
         _launch.bind(1, 1, 1, 1, "not callable")
     with pytest.raises(TypeError):
@@ -247,6 +245,19 @@ def test_switched_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_a_driver_without_an_address_keeps_the_bindings_path() -> None:
     assert native.bind_driver(lambda name: None, _raise) is None
+
+
+def test_a_driver_without_cuLaunchKernelEx_keeps_the_rest(fake: FakeDriver) -> None:
+    """Only early launches need cuLaunchKernelEx: without it the other calls are bound and
+    `launch_early` is None (the bindings' path serves it); the module refuses the call."""
+    bound = native.bind_driver(
+        lambda name: None if name == "cuLaunchKernelEx" else fake.address(name), _raise
+    )
+    assert bound is not None and bound.launch is _launch.launch and bound.launch_early is None
+    with pytest.raises(RuntimeError, match="cuLaunchKernelEx"):
+        _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    bound.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
+    assert [name for name, _ in fake.calls] == ["launch"]
 
 
 def test_driver_routes_its_hot_path_through_the_bound_calls(

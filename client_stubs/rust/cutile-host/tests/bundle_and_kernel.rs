@@ -212,3 +212,13 @@ fn unchecked_kernels_need_the_opt_in() {
         .contains("unchecked accesses"));
     assert!(Kernel::new(CUBIN.to_vec(), &contract, true).is_ok());
 }
+
+#[test]
+fn a_kernel_that_waits_for_prior_grids_says_so() {
+    let mut contract = vector_contract("accepted", "add");
+    assert!(!validate_contract(&contract).unwrap().waits_for_prior_grids);
+    contract.launch.as_mut().unwrap().waits_for_prior_grids = true;
+    assert!(validate_contract(&contract).unwrap().waits_for_prior_grids);
+    let kernel = Kernel::new(CUBIN.to_vec(), &contract, false).unwrap();
+    assert!(kernel.spec().waits_for_prior_grids);
+}
