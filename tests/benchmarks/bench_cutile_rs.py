@@ -2,12 +2,17 @@
 (`tests.benchmarks.build_cutile_rs`), launched through `Bundle.kernel(...)` with no `for_args` and
 no declared facts (the per-launch choice of variant is the default path's), vs torch.matmul:
 f16 at 4096^3 and 8192^3, 128x128x64 tiles (issue 14's real-code target: >= 0.85x torch).
+`--jit FOLDER` adds the same kernels compiled by cutile-rs's own compiler
+(`tests.benchmarks.cutile_rs_jit`'s OUT/jit bundle), launched through our host on the same
+tensors: the two compilers side by side.
 
     PYTHONPATH=. python3 -m tests.benchmarks.bench_cutile_rs BUNDLE [--json OUT.json] [--quick]
+        [--jit gpu_artifacts/cutile-rs-jit/jit]
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,7 +37,9 @@ def _launcher(bundle, kernel: CutileRsKernel, z, x, y) -> Callable[[], object]: 
     return lambda: compiled(*args)
 
 
-def measure(bundle, kernel: CutileRsKernel, size: int) -> Row:  # type: ignore[no-untyped-def]
+def measure(  # type: ignore[no-untyped-def]
+    bundle, kernel: CutileRsKernel, size: int, compiler: str = "default path"
+) -> Row:
     import torch
 
     torch.manual_seed(0)
@@ -56,7 +63,7 @@ def measure(bundle, kernel: CutileRsKernel, size: int) -> Row:  # type: ignore[n
         "TFLOP/s",
         ours,
         reference.seconds(),
-        "default path, 128x128x64",
+        f"{compiler}, 128x128x64",
         error,
         tolerance,
     )
@@ -65,14 +72,20 @@ def measure(bundle, kernel: CutileRsKernel, size: int) -> Row:  # type: ignore[n
 def main(argv: Sequence[str] | None = None) -> None:
     from client_stubs import Bundle
 
-    args = parse_args(__doc__.splitlines()[0], argv)
+    def jit_option(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--jit", type=Path, help="cutile-rs-compiled kernels (cutile_rs_jit)")
+
+    args = parse_args(__doc__.splitlines()[0], argv, jit_option)
     bundle = Bundle.open(args.bundle)
+    jit = None if args.jit is None else Bundle.open(args.jit)
     sizes = CUTILE_RS_SIZES[:1] if args.quick else CUTILE_RS_SIZES
     rows = []
     for size in sizes:
         for kernel in CUTILE_RS_KERNELS:
             if kernel.generics.get("K", str(size)) == str(size):
                 rows.append(measure(bundle, kernel, size))
+                if jit is not None:
+                    rows.append(measure(jit, kernel, size, "cutile-rs's compiler"))
     report("tests.benchmarks.bench_cutile_rs", "cutile-rs GEMM, default path", rows, args.json)
 
 

@@ -109,7 +109,12 @@ def max_error(ours: torch.Tensor, expected: torch.Tensor) -> float:
     return float((ours.float() - expected.float()).abs().max())
 
 
-def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+def parse_args(
+    description: str,
+    argv: Sequence[str] | None = None,
+    extra: Callable[[argparse.ArgumentParser], object] | None = None,
+) -> argparse.Namespace:
+    """The arguments every benchmark family takes (`extra` adds a family's own)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "bundle", help="bundle folder from `python -m tests.benchmarks.build_bundle`"
@@ -119,6 +124,8 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
         "--tune-cache", type=Path, help="autotune record folder (default: a fresh one per run)"
     )
     parser.add_argument("--quick", action="store_true", help="only the largest shapes")
+    if extra is not None:
+        extra(parser)
     args = parser.parse_args(argv)
     if args.tune_cache is None:
         args.tune_cache = Path(tempfile.mkdtemp(prefix="tune-"))
