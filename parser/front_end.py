@@ -20,6 +20,7 @@ from parser.cst_to_ast import MAX_NESTING_DEPTH, ParseDeadline, parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, Label, Severity
 from parser.generics import bind_generics
 from parser.optimization_hints import divisibility_cap
+from parser.parsed_files import PARSED_FILES
 from parser.program import Program, find_entry, link
 from parser.render import render, to_json
 from parser.render_lsp import lsp_range, to_lsp
@@ -76,8 +77,10 @@ def parse_program(
     deadline: ParseDeadline | None = None,
 ) -> Program:
     """Parse every file (tree-sitter stops here; `deadline` bounds its wall time over all
-    of them, CT0007 past it) and link the kernel modules."""
-    return link(tuple(parse_file(source, sink, deadline=deadline) for source in sources), sink)
+    of them, CT0007 past it; a file's clean parse is reused for the same `SourceFile`,
+    `parsed_files`) and link the kernel modules."""
+    parsed = tuple(PARSED_FILES.parse(source, sink, deadline) for source in sources)
+    return link(parsed, sink)
 
 
 def check_entry(

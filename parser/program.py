@@ -16,7 +16,7 @@ from parser.diagnostics import DiagnosticSink
 from parser.items import ItemIndex
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per compile: caches key on it by identity
 class Program:
     files: tuple[A.ParsedFile, ...]
     modules: tuple[A.KernelModule, ...]
