@@ -72,6 +72,9 @@ def write_report(
         if of_tier:
             agreed = sum(r.agrees for r in of_tier)
             lines.append(f"| {TIER_TITLES[tier]} | {len(of_tier)} | {agreed} |")
+    differing = [r for r in results if not r.agrees]
+    if differing:
+        lines += ["", "## Where we differ", "", *_differences(differing)]
     for tier, _ in TIERS:
         of_tier = [r for r in results if r.case.site.tier == tier]
         if of_tier:
@@ -105,6 +108,17 @@ def _table(tier: str, results: Sequence[Result], gpu: dict[str, dict[str, object
             row += _gpu_cells(gpu.get(case.key) or gpu.get(short))
         rows.append(row)
     return rows
+
+
+def _differences(results: Sequence[Result]) -> list[str]:
+    """One item per entry whose verdict differs from cutile-rs's: why (the table's
+    `difference`), or that it is not yet explained."""
+    items = []
+    for result in results:
+        case = result.case
+        why = case.difference or "not yet explained."
+        items.append(f"- `{case.site.path}` `{case.site.function}`{case.label}: {why}")
+    return items
 
 
 def _gpu_cells(found: dict[str, object] | None) -> str:

@@ -2,7 +2,8 @@
 
 `cutile_rs_entries.json` (examples and kernels) holds the generics each entry's host code
 launches it with; `cutile_rs_tests.json` (cutile/tests) adds the verdict cutile-rs's test
-expects (`compile` or `reject`, with the substance its assertion checks). Keys are
+expects (`compile` or `reject`, with the substance its assertion checks), and where our
+verdict deliberately differs, why (`difference`, with the evidence). Keys are
 `path::function` or `path::module::function`; a `#N` suffix marks one of several cases of
 one entry (generic sets with different verdicts).
 """
@@ -30,6 +31,7 @@ class Case:
     substance: str = ""  # for a reject: what cutile-rs's test asserts of the error
     label: str = ""  # "#2" when the entry has several cases
     grid: tuple[int, ...] | None = field(default=None, compare=False)
+    difference: str = field(default="", compare=False)  # why we deliberately differ
 
     @property
     def key(self) -> str:
@@ -97,4 +99,5 @@ def _case(site: EntrySite, row: Row) -> Case:
         str(data.get("substance") or ""),
         row.label,
         tuple(int(g) for g in grid) if isinstance(grid, list) else None,
+        str(data.get("difference") or ""),
     )

@@ -31,6 +31,7 @@ def test_tables_give_each_entry_its_generics_and_verdict() -> None:
     assert cases_for(add, rows) == [Case(add, (("S", "[128]"),), "sm_90", "compile")]
     (case,) = cases_for(shared, rows)
     assert (case.verdict, case.substance) == ("reject", "cannot borrow as mutable")
+    assert case.difference == ""
     stray = EntrySite("tests", "cutile/tests/other.rs", "m", "k", 1)
     assert cases_for(stray, rows) == [Case(stray, (), "sm_90", "unknown")]
 
@@ -61,6 +62,10 @@ def test_the_report_lists_every_entry_with_its_outcome(tmp_path: Path, tileiras)
     assert "**(differs)**" not in shared
     copies = next(line for line in text.splitlines() if "`probes::copies`" in line)
     assert copies.endswith("compiled **(differs)** |")
+    # each difference is listed with the table's explanation, before the tables
+    differ = text.index("## Where we differ")
+    assert differ < text.index("## cutile-examples/examples")
+    assert "- `cutile/tests/verdicts.rs` `copies`: the fixture says so." in text[differ:]
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert sorted(k["function"] for k in manifest["kernels"]) == ["add", "copies"]
 
