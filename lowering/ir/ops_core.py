@@ -41,40 +41,36 @@ class JoinTokens(Op):
         return [] if all(isinstance(t.type, TokenType) for t in self.tokens) else ["non-token"]
 
 
-def _token_problems(op: GdcWaitTko | GdcLaunchDependentsTko) -> list[str]:
-    errors = [] if isinstance(op.result_token.type, TokenType) else ["result must be a token"]
-    if op.token is not None and not isinstance(op.token.type, TokenType):
-        errors.append("token operand must be a token")
-    return errors
+@dataclass(frozen=True, kw_only=True)
+class _GridDependencyOp(Op):
+    """A grid-dependency control op (bytecode 13.4+): a result token, an optional one in."""
+
+    TRAITS = frozenset({Trait.SIDE_EFFECTS})
+    result_token: Value = result()
+    token: Value | None = optional_operand()
+
+    def verify(self) -> list[str]:
+        errors = [] if isinstance(self.result_token.type, TokenType) else ["result must be a token"]
+        if self.token is not None and not isinstance(self.token.type, TokenType):
+            errors.append("token operand must be a token")
+        return errors
 
 
 @dataclass(frozen=True, kw_only=True)
-class GdcWaitTko(Op):
+class GdcWaitTko(_GridDependencyOp):
     """Wait until the grids this launch depends on (a programmatic dependent launch) have
     completed and their memory is visible; nothing to wait for in a plain launch. Memory
-    accesses that must come after it take its token. Bytecode 13.4+."""
+    accesses that must come after it take its token."""
 
     NAME = "gdc_wait_tko"
-    TRAITS = frozenset({Trait.SIDE_EFFECTS})
-    result_token: Value = result()
-    token: Value | None = optional_operand()
-
-    def verify(self) -> list[str]:
-        return _token_problems(self)
 
 
 @dataclass(frozen=True, kw_only=True)
-class GdcLaunchDependentsTko(Op):
+class GdcLaunchDependentsTko(_GridDependencyOp):
     """Let the grids that depend on this one start launching once every tile block of this
-    grid has passed here (they still wait for its completion). Bytecode 13.4+."""
+    grid has passed here (they still wait for its completion)."""
 
     NAME = "gdc_launch_dependents_tko"
-    TRAITS = frozenset({Trait.SIDE_EFFECTS})
-    result_token: Value = result()
-    token: Value | None = optional_operand()
-
-    def verify(self) -> list[str]:
-        return _token_problems(self)
 
 
 @dataclass(frozen=True, kw_only=True)
