@@ -117,7 +117,7 @@ static PyObject *address_or_none(void *pointer) {
 
 /* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx addresses,
  * on_error) -> the previous binding, in the same form (None for what was unbound); the
- * cuLaunchKernelEx address may be 0 (a driver without it: launch_early refuses) */
+ * cuLaunchKernelEx address may be 0 or None (a driver without it: launch_early refuses) */
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     unsigned long long addresses[4];
     if (nargs != 5) {
@@ -126,6 +126,10 @@ static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     for (int i = 0; i < 4; i++) {
+        if (i == 3 && args[i] == Py_None) { /* as a previous binding gives it back */
+            addresses[i] = 0;
+            continue;
+        }
         if (as_u64(args[i], &addresses[i]) < 0) {
             return NULL;
         }

@@ -258,6 +258,11 @@ def test_a_driver_without_cuLaunchKernelEx_keeps_the_rest(fake: FakeDriver) -> N
         _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
     bound.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
     assert [name for name, _ in fake.calls] == ["launch"]
+    previous = _launch.bind(1, 1, 1, 1, _raise)
+    assert previous[3] is None
+    _launch.bind(*previous)  # a binding given back binds again
+    with pytest.raises(RuntimeError, match="cuLaunchKernelEx"):
+        _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
 
 
 def test_driver_routes_its_hot_path_through_the_bound_calls(
