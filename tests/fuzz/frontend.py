@@ -72,7 +72,11 @@ def problems_of(fuzz_input: FuzzInput, time_bound: float = TIME_BOUND) -> list[s
     """What is wrong with how the front end handled `fuzz_input` (empty: nothing)."""
     source = SourceFile(fuzz_input.name, fuzz_input.text)
     request = CompileRequest(
-        (source,), fuzz_input.entry, fuzz_input.generics, early_launch=fuzz_input.early_launch
+        (source,),
+        fuzz_input.entry,
+        fuzz_input.generics,
+        specialization=fuzz_input.facts,
+        early_launch=fuzz_input.early_launch,
     )
     started = time.perf_counter()
     try:

@@ -4,12 +4,14 @@ Each input is a function of one `random.Random`: a seed file and one of its entr
 the generics the catalog builds it with, then one to four mutations drawn from `MUTATIONS`
 (token deletes, duplicates, swaps and replacements; byte edits; lines spliced in from
 another file; deep nesting; huge or malformed literals; stress snippets such as a chain of
-device functions that call the next twice) and sometimes odd generics or entry names.
+device functions that call the next twice) and sometimes odd generics or entry names; a third
+of the inputs also carry tensor facts a host could send, and half compile for early launch.
 The same seed always gives the same input, so a run only needs to keep seeds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -17,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
+
+from parser.specialization import TensorFacts
+from service.convert import BASE_ALIGNS, FACT_DIVISORS, MAX_FACT_AXES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "rust_examples"
 
@@ -28,6 +33,7 @@ _TOKEN = re.compile(
 _ENTRY = re.compile(r"#\[cutile::entry[^\]]*\]\s*(?:pub\s+)?(?:unsafe\s+)?fn\s+(\w+)")
 _HEADER = re.compile(r"^//\s*entry:\s*(\S+)\s+generics:(.*)$", re.MULTILINE)  # invalid/*.rs
 _GENERIC = re.compile(r"(\w+)=(\[[^\]]*\]|[^\s,]+)")
+_TENSOR_PARAM = re.compile(r"(\w+)\s*:\s*&(?:mut\s+)?Tensor")
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,24 @@ class FuzzInput:
         them, by the text's length, so that the inputs a seed makes stay the same."""
         return len(self.text) % 2 == 1
 
+    @property
+    def facts(self) -> tuple[TensorFacts, ...]:
+        """Tensor facts a host could send with the input (a third of the inputs), drawn from
+        the text (so that the inputs a seed makes stay the same) within what the service
+        accepts: divisors and base alignments of its sets, at most its number of axes, for
+        names the text declares as tensors or not at all."""
+        rng = Random(self.text)
+        if rng.random() >= 1 / 3:
+            return ()
+        names = sorted(set(_TENSOR_PARAM.findall(self.text)) | {"x", "z", "n", "nope"})
+        chosen = rng.sample(names, k=rng.randint(1, min(4, len(names))))
+        return tuple(sorted((_random_facts(rng, name) for name in chosen), key=lambda f: f.param))
+
     def to_json(self) -> str:
         fields = {"entry": self.entry, "generics": dict(self.generics), "file": self.name}
-        extra = {"early_launch": self.early_launch, "mutations": list(self.mutations)}
+        facts = [dataclasses.asdict(f) for f in self.facts]
+        extra = {"early_launch": self.early_launch, "facts": facts}
+        extra["mutations"] = list(self.mutations)
         return json.dumps({**fields, **extra}, indent=1)
 
 
@@ -476,3 +497,12 @@ MUTATIONS: tuple[Callable[[str, Random], str], ...] = (
     stress_snippet,
 )
 _WEIGHTS = (30, 8, 8, 4, 3, 3, 4, 3, 3, 3, 3, 5, 1)
+
+
+def _random_facts(rng: Random, name: str) -> TensorFacts:
+    axes = rng.randint(0, MAX_FACT_AXES)
+    divisors = sorted(FACT_DIVISORS)
+    dims = tuple(rng.choice(divisors) for _ in range(rng.randint(0, axes)))
+    strides = tuple(rng.choice(divisors) for _ in range(rng.randint(0, axes)))
+    align = rng.choice(sorted(BASE_ALIGNS))
+    return TensorFacts(name, dims, strides, base_align=align, unit_last_stride=rng.random() < 0.7)
