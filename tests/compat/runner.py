@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cache=not args.no_cache,
             bundle=args.bundle,
             stop_after=stop_after,
+            early_launch=args.early_launch,
         )
     )
     write_report(args.output, results, revision=_revision(root), gpu_results=args.gpu_results)
@@ -83,8 +84,10 @@ def compile_cases(
     cache: bool = True,
     bundle: Path | None = None,
     stop_after: Stage = Stage.CUBIN,
+    early_launch: bool = False,
 ) -> Iterator[Result]:
-    """Each case's result, in the order given; its artifact into `bundle` when it compiled."""
+    """Each case's result, in the order given; its artifact into `bundle` when it compiled
+    (`early_launch`: every kernel compiled to wait for prior grids)."""
     texts: dict[str, SourceFile] = {}
     work = []
     for case in cases:
@@ -98,7 +101,7 @@ def compile_cases(
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),
         initializer=_start_worker,
-        initargs=(cache, stop_after, bundle is not None),
+        initargs=(cache, stop_after, bundle is not None, early_launch),
     ) as pool:
         for job, done in zip(work, pool.map(_compile_one, work), strict=True):
             key, diagnostics, cubin, contract, variants = done
@@ -125,13 +128,17 @@ _ENGINE: CompileEngine | None = None
 
 _STOP_AFTER = Stage.CUBIN
 _VARIANTS = False  # also compile the automatic variants (for a bundle)
+_EARLY_LAUNCH = False  # compile every kernel to wait for prior grids
 
 
-def _start_worker(cache: bool, stop_after: Stage, variants: bool = False) -> None:
-    global _ENGINE, _STOP_AFTER, _VARIANTS
+def _start_worker(
+    cache: bool, stop_after: Stage, variants: bool = False, early_launch: bool = False
+) -> None:
+    global _ENGINE, _STOP_AFTER, _VARIANTS, _EARLY_LAUNCH
     _ENGINE = CompileEngine(Tileiras.locate(), cache=DiskCache() if cache else None)
     _STOP_AFTER = stop_after
     _VARIANTS = variants
+    _EARLY_LAUNCH = early_launch
 
 
 # an automatic variant: its key, facts, cubin and serialized contract
@@ -198,6 +205,7 @@ def _request(case: Case, source: SourceFile) -> CompileRequest:
         entry=f"{case.site.module}::{case.site.function}",
         generics=case.generics,
         arch=case.arch,
+        early_launch=_EARLY_LAUNCH,
     )
 
 
@@ -227,6 +235,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", help="only entries whose key contains this")
     parser.add_argument("--tables", type=Path, help=argparse.SUPPRESS)  # the unit test's
     parser.add_argument("--no-cache", action="store_true", help="compile everything anew")
+    parser.add_argument(
+        "--early-launch",
+        action="store_true",
+        help="compile every kernel to wait for prior grids (and the GPU check then launches "
+        "them early)",
+    )
     parser.add_argument(
         "--front-end-only",
         action="store_true",
