@@ -99,6 +99,18 @@ def test_speed_mode_writes_the_rows_benchmarks_md_renders(
     assert "qkv:" in row["plan"]
 
 
+def test_speed_mode_times_an_also_bundle_in_the_same_run(
+    cpu_bench: FakeBundle, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "decode.json"
+    argv = ["B", "speed", "--runs", "small:1:64", "--steps", "4", "--also", "B2"]
+    assert bench.main([*argv, "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["also_tps"] > 0
+    text = capsys.readouterr().out
+    assert "| --also tok/s | also/bound" in text and "the --also bundle:" in text
+
+
 def test_memcheck_mode_runs_prefill_and_graph_decode(
     cpu_bench: FakeBundle, capsys: pytest.CaptureFixture[str]
 ) -> None:

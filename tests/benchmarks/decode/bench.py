@@ -16,7 +16,9 @@ per run (model:batch:context, the KV cache holding `context` positions, filled w
 keys and values, decode starting `--steps` before its end), ours next to torch, and the
 memory-bandwidth bound: (weights + KV cache bytes per step) / the measured copy bandwidth.
 `memcheck` runs the small model (prefill + a few graph-replayed decode steps, ours only).
-`--breakdown` adds each kernel's GPU time per step to a speed run (decode/breakdown.py).
+`--breakdown` adds each kernel's GPU time per step to a speed run (decode/breakdown.py);
+`--also BUNDLE2` times a second build's decoder in the same run (e.g. one built with
+`decode.build --early-launch`, whose kernels are launched early).
 `--f16` runs each mode with the f16 decoder over cutile-kernels' kernels
 (tests/benchmarks/decode/model_f16.py; batch 1) next to torch in f16.
 """
@@ -368,6 +370,7 @@ class Row:
     copy_bandwidth: float
     launches_per_step: int
     plan: str
+    also_tps: float = 0.0  # `--also`: the second bundle's decoder, same weights and caches
 
 
 def _elapsed(run_steps, repeats: int) -> float:
@@ -498,9 +501,10 @@ def speed_run(
     torch_eager: bool,
     f16: bool = False,
     breakdown: bool = False,
+    also=None,  # a second bundle, or None
 ) -> Row:
-    """One run: ours, then torch, on the same weights and the same KV cache; decode starts
-    `steps` + 4 positions before the cache's end."""
+    """One run: ours (and the `also` bundle's decoder), then torch, on the same weights and
+    the same KV cache; decode starts `steps` + 4 positions before the cache's end."""
     import torch
 
     from tests.benchmarks.decode.reference import Reference, rope_tables
@@ -516,6 +520,10 @@ def speed_run(
     ours_tps, launches, plan = _time_ours(
         bundle, run, weights, rope, caches, start, tokens, steps, f16, breakdown
     )
+    also_tps = 0.0
+    if also is not None:
+        log("  the --also bundle:")
+        also_tps = _time_ours(also, run, weights, rope, caches, start, tokens, steps, f16)[0]
     ref = Reference(model, weights, batch, cache_len, rope, caches=caches)
     graph_tps, eager_tps = _time_torch(ref, tokens, start, steps, torch_eager)
     step_bytes = model.step_bytes(batch, start + steps // 2)
@@ -534,6 +542,7 @@ def speed_run(
         bandwidth,
         launches,
         plan,
+        also_tps,
     )
 
 
@@ -544,6 +553,7 @@ def speed(
     torch_eager: bool,
     f16: bool = False,
     breakdown: bool = False,
+    also=None,  # a second bundle, or None
 ) -> list[Row]:
     import torch
 
@@ -555,7 +565,9 @@ def speed(
         for run in (r for r in runs if r.model == name):
             try:
                 rows.append(
-                    speed_run(bundle, run, weights, bandwidth, steps, torch_eager, f16, breakdown)
+                    speed_run(
+                        bundle, run, weights, bandwidth, steps, torch_eager, f16, breakdown, also
+                    )
                 )
             except Exception as exc:  # one failing run still leaves the others
                 log(f"run {run} failed: {type(exc).__name__}: {exc}")
@@ -566,15 +578,17 @@ def speed(
 
 
 def print_table(rows: Sequence[Row]) -> None:
+    also = any(r.also_tps for r in rows)
     print(
         "model      batch context | ours tok/s | torch eager | torch+graphs | bound "
-        "| ours/bound | ours/graphs"
+        "| ours/bound | ours/graphs" + (" | --also tok/s | also/bound" if also else "")
     )
     for r in rows:
+        extra = f" | {r.also_tps:12.1f} | {r.also_tps / r.bound_tps:10.2f}" if also else ""
         print(
             f"{r.model:<10} {r.batch:>5} {r.context:>7} | {r.ours_tps:10.1f} | "
             f"{r.torch_eager_tps:11.1f} | {r.torch_graph_tps:12.1f} | {r.bound_tps:5.0f} | "
-            f"{r.ours_tps / r.bound_tps:10.2f} | {r.ours_tps / r.torch_graph_tps:11.2f}",
+            f"{r.ours_tps / r.bound_tps:10.2f} | {r.ours_tps / r.torch_graph_tps:11.2f}{extra}",
             flush=True,
         )
 
@@ -627,6 +641,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="speed: also print each kernel's GPU time per decode step (torch.profiler)",
     )
     parser.add_argument(
+        "--also",
+        type=Path,
+        help="speed: a second bundle (e.g. `decode.build --early-launch`) timed on the same "
+        "weights and caches, in the same run",
+    )
+    parser.add_argument(
         "--f16",
         action="store_true",
         help="the f16 decoder over cutile-kernels' kernels (batch 1; torch in f16)",
@@ -643,6 +663,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.f16 and any(r.batch != 1 for r in runs):
         raise SystemExit("error: the f16 decoder (cutile-kernels) decodes batch 1 only")
     bundle = check_bundle(args.bundle, required_specs(args.mode, runs, args.f16))
+    also = None
+    if args.also is not None:
+        also = check_bundle(args.also, required_specs(args.mode, runs, args.f16))
     log(f"{torch.cuda.get_device_name()}, bundle {args.bundle}: every kernel present")
     if args.mode == "memcheck":
         return 0 if memcheck(bundle, args.steps or 4, args.f16) else 1
@@ -650,7 +673,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ok = correctness(bundle, MODELS[args.model], args.batch, args.steps or 32, args.f16)
         log("correctness " + ("PASSED" if ok else "FAILED"))
         return 0 if ok else 1
-    rows = speed(bundle, runs, args.steps or 64, not args.no_torch_eager, args.f16, args.breakdown)
+    rows = speed(
+        bundle, runs, args.steps or 64, not args.no_torch_eager, args.f16, args.breakdown, also
+    )
     print_table(rows)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
