@@ -19,6 +19,10 @@ from client_stubs.errors import ContractError
 from protos.generated.cutile.compile.v1 import contract_pb2
 
 SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
+# what a cubin needs to wait for prior grids (`waits_for_prior_grids`): the gdc ops of Tile IR
+# bytecode 13.4, and dependent launches, from sm_90
+EARLY_LAUNCH_MIN_BYTECODE = (13, 4)
+EARLY_LAUNCH_MIN_SM = 90
 
 # Param kinds and slot roles as short strings (the proto enums, without prefixes).
 TENSOR_IN = "TENSOR_IN"
@@ -263,6 +267,8 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
     block = tuple(contract.launch.block) or (1, 1, 1)
     if len(block) != 3 or any(b <= 0 for b in block):
         raise ContractError(f"contract of `{name}`: block {tuple(block)} is not 3 positive dims")
+    if contract.launch.waits_for_prior_grids:
+        _check_prior_grid_wait(name, contract.target)
     return ContractSpec(
         function=contract.kernel.function,
         module=contract.kernel.module,
@@ -286,6 +292,21 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
             for position, check in enumerate(contract.launch_checks)
         ),
     )
+
+
+def _check_prior_grid_wait(kernel: str, target: contract_pb2.Target) -> None:
+    """A kernel said to wait for prior grids is launched early, so its cubin must have the
+    wait: bytecode 13.4 or later (the first with it) for sm_90 or later (the first with
+    dependent launches; tileiras drops the wait below)."""
+    version = tuple(int(n) for n in target.bytecode_version.split(".") if n.isdigit())
+    digits = target.sm.removeprefix("sm_").rstrip("af")
+    sm = int(digits) if digits.isdigit() else 0
+    if version < EARLY_LAUNCH_MIN_BYTECODE or sm < EARLY_LAUNCH_MIN_SM:
+        raise ContractError(
+            f"contract of `{kernel}` says it waits for prior grids, but its cubin is bytecode "
+            f"{target.bytecode_version or '?'} for {target.sm or '?'} (the wait needs bytecode "
+            "13.4 or later and sm_90 or later)"
+        )
 
 
 def _param(kernel: str, position: int, p: contract_pb2.Param) -> ParamSpec:

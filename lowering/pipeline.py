@@ -37,7 +37,7 @@ from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFaul
 from lowering.widen_accumulators import widen_accumulators
 from parser import ast_nodes as A
 from parser import messages
-from parser.arch import ARCHS, DEFAULT_ARCH
+from parser.arch import ARCHS, DEFAULT_ARCH, arch_number
 from parser.front_end import (
     Diagnostic,
     DiagnosticSink,
@@ -56,6 +56,7 @@ _log = logging.getLogger(__name__)
 COMPILER_VERSION = compiler_version()  # "0.1.0+<digest of the compiler's source>"
 DEFAULT_BYTECODE_VERSION = DEFAULT_VERSION
 EARLY_LAUNCH_BYTECODE_VERSION = (13, 4)  # the first with grid-dependency ops (gdc_*)
+EARLY_LAUNCH_MIN_SM = 90  # dependent launches exist from sm_90 (tileiras drops gdc ops below)
 __all__ = [
     "ARCHS",
     "DEFAULT_ARCH",
@@ -89,7 +90,8 @@ class CompileRequest:
     # keep f16 mma accumulators carried by loops in f16 (`lowering.widen_accumulators`)
     exact_accumulators: bool = False
     # wait for prior grids before any memory access, so that hosts may launch the kernel
-    # early (programmatic dependent launch; `lowering.grid_dependency`; bytecode 13.4)
+    # early (programmatic dependent launch; `lowering.grid_dependency`; bytecode 13.4; from
+    # sm_90, below which there are no dependent launches and the request is a plain kernel)
     early_launch: bool = False
 
 
@@ -203,7 +205,8 @@ def _compile(
         lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
     lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
     lowered = dataclasses.replace(lowered, module=group_block_order(lowered.module))
-    if request.early_launch:
+    waits = request.early_launch and (arch_number(request.arch) or 0) >= EARLY_LAUNCH_MIN_SM
+    if waits:
         lowered = dataclasses.replace(lowered, module=wait_for_prior_grids(lowered.module))
     problems = verify_module(lowered.module)
     if problems:
@@ -212,7 +215,7 @@ def _compile(
         return CompileResult(tuple(sink), Stage.IR, kernel=kernel, ir=lowered.module)
 
     # 4. write Tile IR bytecode (our own writer)
-    version = EARLY_LAUNCH_BYTECODE_VERSION if request.early_launch else DEFAULT_BYTECODE_VERSION
+    version = EARLY_LAUNCH_BYTECODE_VERSION if waits else DEFAULT_BYTECODE_VERSION
     bytecode = write_bytecode(lowered.module, version)
     frontend_ms = _now_ms() - started
     if stop_after is Stage.BYTECODE:
@@ -269,7 +272,7 @@ def _compile(
         opt_level=request.opt_level,
         host_arch=request.host_arch,
         raw_memory=lowered.raw_memory,
-        waits_for_prior_grids=request.early_launch,
+        waits_for_prior_grids=waits,
     )
     total_ms = _now_ms() - started
     return CompileResult(

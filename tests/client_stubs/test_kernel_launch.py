@@ -61,6 +61,7 @@ def test_a_kernel_that_waits_for_prior_grids_is_launched_early(add, fake_driver,
     `launch_early` (programmatic stream serialization); CUTILE_EARLY_LAUNCH=0 (read at
     import as `launcher.EARLY_LAUNCH`) and a plain kernel launch it plainly."""
     add.launch.waits_for_prior_grids = True
+    add.target.bytecode_version = "13.4"  # where the wait exists (else the contract is refused)
     kernel = Kernel(CUBIN, add)
     kernel(*args(), stream=5)
     early = [a for name, a in fake_driver.calls if name == "launch_early"]

@@ -137,6 +137,15 @@ def test_the_contract_says_whether_the_kernel_waits(tileiras: Tileiras) -> None:
     assert plain.bytecode_version == "13.3"
 
 
+def test_below_sm_90_an_early_launch_request_gives_a_plain_kernel(tileiras: Tileiras) -> None:
+    """Dependent launches exist from sm_90 (tileiras drops the gdc ops below): the kernel
+    stays plain, and its contract says it does not wait."""
+    result = compiled(stop_after=Stage.CUBIN, arch="sm_80")
+    assert result.contract is not None and not result.contract.waits_for_prior_grids
+    assert result.contract.bytecode_version == "13.3"
+    assert not any(isinstance(op, GdcWaitTko) for op in walk(result.ir.functions[0].body))  # type: ignore[union-attr]
+
+
 def test_the_assembled_kernel_waits_before_its_first_global_access(tileiras: Tileiras) -> None:
     """In the PTX the cubin carries (`lineinfo`): `griddepcontrol.launch_dependents`, then
     `griddepcontrol.wait`, then the first global load."""

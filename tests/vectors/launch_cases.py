@@ -120,6 +120,12 @@ def accepted(case: MakeCase) -> list[Case]:
             [partition(tensor(Z, [9, 17, 33]), [4, 8, 16]), tensor(X, [9, 17, 33])],
         ),
         case(
+            "early_launch",
+            "a kernel that waits for prior grids: bytecode 13.4 for sm_90",
+            _edited(_waits_for_prior_grids("13.4", "sm_90")),
+            add_args(),
+        ),
+        case(
             "zero_size_input",
             "an empty input is fine (only outputs must have extents)",
             add_contract(),
@@ -892,6 +898,15 @@ def _set(path: str, value: object) -> Callable[[pb.LaunchContract], None]:
     return edit
 
 
+def _waits_for_prior_grids(bytecode: str, sm: str) -> Callable[[pb.LaunchContract], None]:
+    def edit(c: pb.LaunchContract) -> None:
+        c.launch.waits_for_prior_grids = True
+        c.target.bytecode_version = bytecode
+        c.target.sm = sm
+
+    return edit
+
+
 def contracts(case: MakeCase) -> list[Case]:
     add = add_args()
     bad: list[tuple[str, str, pb.LaunchContract]] = [
@@ -1065,6 +1080,21 @@ def contracts(case: MakeCase) -> list[Case]:
             _edited(
                 lambda c: c.assumptions.add(param=1, kind=pb.ASSUMPTION_KIND_SLAB_DIV, value=32)
             ),
+        ),
+        (
+            "prior_grids_bytecode",
+            "waits for prior grids, from bytecode 13.3 (no wait there)",
+            _edited(_waits_for_prior_grids("13.3", "sm_90")),
+        ),
+        (
+            "prior_grids_sm",
+            "waits for prior grids, for sm_80 (tileiras drops the wait)",
+            _edited(_waits_for_prior_grids("13.4", "sm_80")),
+        ),
+        (
+            "prior_grids_unknown",
+            "waits for prior grids, no bytecode version",
+            _edited(_waits_for_prior_grids("", "sm_90")),
         ),
         (
             "mapped_any_tile",

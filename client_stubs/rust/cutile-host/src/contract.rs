@@ -373,6 +373,9 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         .map(|(position, c)| launch_check(&name, &params, position, c))
         .collect::<Result<Vec<_>>>()?;
     let target = contract.target.clone().unwrap_or_default();
+    if launch.waits_for_prior_grids {
+        check_prior_grid_wait(&name, &target)?;
+    }
     let safety = contract.safety.unwrap_or_default();
     let specialization = contract.specialization.clone().unwrap_or_default();
     Ok(ContractSpec {
@@ -399,6 +402,44 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         cluster_blocks: launch.cluster_blocks.max(1),
         waits_for_prior_grids: launch.waits_for_prior_grids,
     })
+}
+
+/// A kernel said to wait for prior grids is launched early, so its cubin must have the wait:
+/// bytecode 13.4 or later (the first with it) for sm_90 or later (the first with dependent
+/// launches; tileiras drops the wait below).
+fn check_prior_grid_wait(name: &str, target: &proto::Target) -> Result<()> {
+    let version: Vec<u64> = target
+        .bytecode_version
+        .split('.')
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map(|n| n.parse().unwrap_or(u64::MAX))
+        .collect();
+    let digits = target
+        .sm
+        .strip_prefix("sm_")
+        .unwrap_or(&target.sm)
+        .trim_end_matches(['a', 'f']);
+    let sm: u64 = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse().unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    if version.as_slice() < [13, 4].as_slice() || sm < 90 {
+        let or_unknown = |s: &str| {
+            if s.is_empty() {
+                "?".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        return Err(contract_error(format!(
+            "contract of `{name}` says it waits for prior grids, but its cubin is bytecode {} \
+             for {} (the wait needs bytecode 13.4 or later and sm_90 or later)",
+            or_unknown(&target.bytecode_version),
+            or_unknown(&target.sm)
+        )));
+    }
+    Ok(())
 }
 
 /// Python's repr of a tuple of ints: `(1,)`, `(1, 2)`.

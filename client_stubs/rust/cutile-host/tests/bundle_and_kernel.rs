@@ -218,6 +218,12 @@ fn a_kernel_that_waits_for_prior_grids_says_so() {
     let mut contract = vector_contract("accepted", "add");
     assert!(!validate_contract(&contract).unwrap().waits_for_prior_grids);
     contract.launch.as_mut().unwrap().waits_for_prior_grids = true;
+    // refused until its cubin can wait: bytecode 13.4 or later (launch_vectors checks the rest)
+    assert!(matches!(
+        validate_contract(&contract),
+        Err(Error::Contract(message)) if message.contains("bytecode ? for sm_90")
+    ));
+    contract.target.as_mut().unwrap().bytecode_version = "13.4".to_string();
     assert!(validate_contract(&contract).unwrap().waits_for_prior_grids);
     let kernel = Kernel::new(CUBIN.to_vec(), &contract, false).unwrap();
     assert!(kernel.spec().waits_for_prior_grids);
