@@ -22,7 +22,6 @@ what each cubin's machine code shows (`tests.benchmarks.sass_stats`), ours next 
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -41,6 +40,7 @@ from lowering.tileiras import Tileiras, nvidia_binary
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cli.batch import main as cutile_compile
 from tests.benchmarks import sass_stats
+from tests.benchmarks.build_cutile_rs import out_and_checkout
 from tests.benchmarks.configs import CUTILE_RS_SIZES, CUTILE_RS_TILE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -279,16 +279,11 @@ def jit_entry(job: JitKernel, cubin: Path, reference: Path, bundle: Path) -> dic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", nargs="?", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--cutile-rs", type=Path, default=os.environ.get("CUTILE_RS"))
-    args = parser.parse_args(argv)
-    if args.cutile_rs is None:
-        parser.error("give --cutile-rs PATH (or set CUTILE_RS)")
-    out: Path = args.out.resolve()
+    out, checkout = out_and_checkout(__doc__.splitlines()[0], DEFAULT_OUT, argv)
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     jobs = kernels()
-    build_and_run(args.cutile_rs, out, jobs)
+    build_and_run(checkout, out, jobs)
     tileiras = Tileiras.locate()
     bundle = out / "jit"
     shutil.rmtree(bundle, ignore_errors=True)
@@ -299,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cubin = out / f"{job.label}.cubin"
         bytecode = (out / f"{job.label}.tileirbc").read_bytes()
         cubin.write_bytes(tileiras.assemble(bytecode, arch="sm_90", opt_level=3))
-        reference = ours(args.cutile_rs, out, job)
+        reference = ours(checkout, out, job)
         entries.append(jit_entry(job, cubin, reference, bundle))
         (our_entry,) = [
             k
