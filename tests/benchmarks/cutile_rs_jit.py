@@ -1,17 +1,18 @@
-"""Compile cutile-rs's GEMM examples with cutile-rs's own compiler, as its JIT would for the
-benchmark's launches, next to ours: the cubins for the real-code comparison (issue 14).
+"""Compile cutile-rs examples with cutile-rs's own compiler, as its JIT would for the
+benchmarks' launches, next to ours: the cubins for the real-code comparison (issue 14).
 
     python -m tests.benchmarks.cutile_rs_jit --cutile-rs PATH [OUT]   # gpu_artifacts/cutile-rs-jit
 
 PATH is a local cutile-rs checkout (or CUTILE_RS); nothing of it is copied into this repository.
 The script writes a small Rust program into OUT/crate (its kernels are the examples' own
 `#[cutile::module]` blocks, read from the checkout at build time) that calls cutile-rs's
-compile-only API (`KernelCompiler`) with what the JIT derives from the benchmark's tensors:
-the generics, each tensor's unit strides and its divisibility facts (`compute_spec` of a
-256-byte aligned row-major f16 matrix). It builds that program (cutile-rs needs the CUDA
-headers, cuda.h and curand.h, which OUT/toolkit assembles from the nvidia wheels, and
-libclang for bindgen: `apt-get install libclang-dev`), runs it for the Tile IR bytecode, and
-assembles each with tileiras exactly as the JIT does (`--gpu-name sm_90 --opt-level 3`).
+compile-only API (`KernelCompiler`) with what the JIT derives from the launch's arguments:
+the generics, each tensor's unit strides and divisibility facts (`compute_spec` of its shape
+and strides at a 256-byte aligned base) and the integer scalars' hints. It builds that
+program (cutile-rs needs the CUDA headers, cuda.h and curand.h, which OUT/toolkit assembles
+from the nvidia wheels, and libclang for bindgen: `apt-get install libclang-dev`), runs it
+for the Tile IR bytecode, and assembles each with tileiras exactly as the JIT does
+(`--gpu-name sm_90 --opt-level 3`).
 
 OUT/jit is then a bundle our host launches (`bench_cutile_rs BUNDLE --jit OUT/jit` times both
 on the GPU): each cubin with the contract of our own compile of the same kernel, specialized
@@ -24,13 +25,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,26 +51,54 @@ ALIGNED_BASE = 0x7F00_0000_0000  # a 256-byte aligned device address (the facts 
 
 
 @dataclass(frozen=True)
+class TensorArg:
+    """A tensor argument as the JIT sees it at launch: its shape, strides and element size
+    (row-major at an aligned base unless the strides say otherwise)."""
+
+    name: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    element_bytes: int
+
+    def facts(self, entry: str) -> str:
+        """What the JIT infers, as `cutile-compile --facts` spells it."""
+        dims = ",".join(str(_divisor(d)) for d in self.shape)
+        strides = ",".join(str(_divisor(s)) for s in self.strides)
+        return f"{entry}:{self.name}:dims={dims}:strides={strides}"
+
+
+def _divisor(value: int) -> int:
+    """The largest power of two up to 16 dividing `value` (16 for 0), as the JIT caps it."""
+    return 16 if value == 0 else min(value & -value, 16)
+
+
+def row_major(name: str, shape: tuple[int, ...], element_bytes: int) -> TensorArg:
+    strides = tuple(math.prod(shape[i + 1 :]) for i in range(len(shape)))
+    return TensorArg(name, shape, strides, element_bytes)
+
+
+@dataclass(frozen=True)
 class JitKernel:
-    """One specialization the benchmark launches: the example, its module and entry, the
-    JIT's generic list (array generics expanded) and ours (by name), and the tensors'
-    parameter names (every tensor a row-major `size` x `size` f16 matrix)."""
+    """One specialization a benchmark launches: the example, its module and entry, the JIT's
+    generic list (array generics expanded) and ours (by name), its tensor arguments and its
+    integer scalars' values (the JIT's divisibility hints)."""
 
     source: str  # relative to the checkout
     module: str
     entry: str
     jit_generics: tuple[str, ...]
     generics: tuple[tuple[str, str], ...]
-    tensors: tuple[str, ...]
-    size: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.entry}-{self.size}"
+    tensors: tuple[TensorArg, ...]
+    label: str
+    scalars: tuple[tuple[str, int], ...] = ()
 
 
 def kernels() -> list[JitKernel]:
     bm, bn, bk = (CUTILE_RS_TILE[k] for k in ("BM", "BN", "BK"))
+
+    def square(size: int) -> tuple[TensorArg, ...]:
+        return tuple(row_major(t, (size, size), 2) for t in ("z", "x", "y"))
+
     found = [
         JitKernel(
             "cutile-examples/examples/gemm.rs",
@@ -76,8 +106,8 @@ def kernels() -> list[JitKernel]:
             "gemm",
             ("f16", bm, bn, bk, str(size)),
             (("E", "f16"), ("BM", bm), ("BN", bn), ("BK", bk), ("K", str(size))),
-            ("z", "x", "y"),
-            size,
+            square(size),
+            f"gemm-{size}",
         )
         for size in CUTILE_RS_SIZES
     ]
@@ -89,8 +119,23 @@ def kernels() -> list[JitKernel]:
             "gemm_persistent",
             ("f16", bm, bn, bk, "8", "1"),
             (("T", "f16"), ("BM", bm), ("BN", bn), ("BK", bk), ("MAP_SHAPE", "[8, 1]")),
-            ("z", "x", "y"),
-            CUTILE_RS_SIZES[0],
+            square(CUTILE_RS_SIZES[0]),
+            f"gemm_persistent-{CUTILE_RS_SIZES[0]}",
+        )
+    )
+    # flash_attention.rs in f32 at the compatibility check's size (b, h, m, d) = (4, 32,
+    # 1024, 64), where it runs at a small fraction of torch's SDPA
+    qkv = tuple(row_major(t, (4, 32, 1024, 64), 4) for t in ("q", "k", "v"))
+    found.append(
+        JitKernel(
+            "cutile-examples/examples/flash_attention.rs",
+            "my_module",
+            "fmha",
+            ("128", "64", "64"),
+            (("BM", "128"), ("BN", "64"), ("D", "64")),
+            (row_major("out", (128, 1024, 64), 4), *qkv),
+            "fmha-f32",
+            (("query_group_size", 1),),
         )
     )
     return found
@@ -132,40 +177,58 @@ cuda-async = {{ path = "{root}/cuda-async" }}
 MAIN_HEAD = """//! Generated by tests/benchmarks/cutile_rs_jit.py: cutile-rs's compile-only API on
 //! the benchmark's specializations; writes OUT/<label>.tileirbc and OUT/<label>.ir.
 use cutile::compile_api::KernelCompiler;
-use cutile::cutile_compiler::specialization::compute_spec;
+use cutile::cutile_compiler::specialization::{compute_spec, DivHint};
 use std::path::PathBuf;
 
 """
+
+
+def _ints(values: Iterable[int]) -> str:
+    return ", ".join(str(v) for v in values)
 
 
 def _rust_strings(values: Sequence[str]) -> str:
     return ", ".join(f"{json.dumps(v)}.to_string()" for v in values)
 
 
+def _outer(job: JitKernel) -> str:
+    """The Rust module the program wraps an example's kernel module in (examples reuse
+    module names: gemm.rs and flash_attention.rs both have `my_module`)."""
+    return re.sub(r"\W", "_", Path(job.source).stem) + "_rs"
+
+
 def main_rs(checkout: Path, jobs: Sequence[JitKernel]) -> str:
-    """The program: every kernel's module once, then one compile per specialization."""
-    modules = {}
+    """The program: every example's kernel module once, then one compile per
+    specialization."""
+    modules: dict[str, str] = {}
     for job in jobs:
-        if job.module not in modules:
-            modules[job.module] = module_block((checkout / job.source).read_text(), job.module)
-    body = [MAIN_HEAD, *(f"{block}\n\n" for block in modules.values())]
+        outer = _outer(job)
+        if outer not in modules:
+            block = module_block((checkout / job.source).read_text(), job.module)
+            modules[outer] = f"mod {outer} {{\n{block}\n}}\n\n"
+    body = [MAIN_HEAD, *modules.values()]
     body.append(
         'fn main() {\n    let out = PathBuf::from(std::env::args().nth(1).expect("OUT"));\n'
     )
     for job in jobs:
-        n = job.size
         specs = ", ".join(
-            f'("{t}", compute_spec({ALIGNED_BASE:#x}, &[{n}, {n}], &[{n}, 1], 2))'
+            f'("{t.name}", compute_spec({ALIGNED_BASE:#x}, &[{_ints(t.shape)}], '
+            f"&[{_ints(t.strides)}], {t.element_bytes}))"
             for t in job.tensors
         )
-        strides = ", ".join(f'("{t}", &[-1, 1][..])' for t in job.tensors)
+        strides = ", ".join(
+            f'("{t.name}", &[{_ints(1 if s == 1 else -1 for s in t.strides)}][..])'
+            for t in job.tensors
+        )
+        hints = ", ".join(f'("{n}", DivHint::from_value({v}))' for n, v in job.scalars)
         body.append(
             f"""    {{
-        let ast = {job.module}::__module_ast_self;
+        let ast = {_outer(job)}::{job.module}::__module_ast_self;
         let artifacts = KernelCompiler::new(ast, "{job.module}", "{job.entry}")
             .generics(vec![{_rust_strings(job.jit_generics)}])
             .strides(&[{strides}])
             .spec_args(&[{specs}])
+            .scalar_hints(&[{hints}])
             .target("sm_90")
             .compile()
             .expect("{job.label}: compile");
@@ -242,7 +305,7 @@ def ours(checkout: Path, out: Path, job: JitKernel) -> Path:
     """Our compile of the same kernel specialized to the same facts: its bundle folder."""
     folder = out / "ours" / job.label
     generics = ",".join(f"{k}={v}" for k, v in job.generics)
-    facts = [f"{job.entry}:{t}:dims=16,16:strides=16,1" for t in job.tensors]
+    facts = [t.facts(job.entry) for t in job.tensors]
     argv = [str(checkout / job.source), "--entry", job.entry, "--generics", generics]
     argv += [arg for fact in facts for arg in ("--facts", fact)]
     if cutile_compile([*argv, "--arch", "sm_90", "-o", str(folder)]):
@@ -255,7 +318,7 @@ def jit_entry(job: JitKernel, cubin: Path, reference: Path, bundle: Path) -> dic
     manifest = json.loads((reference / "manifest.json").read_text())
     (entry,) = [k for k in manifest["kernels"] if k["facts"]]
     contract = contract_pb2.LaunchContract.FromString((reference / entry["contract"]).read_bytes())
-    (symbol,) = function_symbols(cubin.read_bytes())
+    (symbol,) = [s for s in function_symbols(cubin.read_bytes()) if s.startswith(job.entry)]
     ours_layout = param_layout(reference / entry["cubin"])
     theirs = param_layout(cubin)
     if not ours_layout or ours_layout != theirs:
@@ -263,7 +326,7 @@ def jit_entry(job: JitKernel, cubin: Path, reference: Path, bundle: Path) -> dic
             f"{job.label}: parameter layouts differ: ours {ours_layout}, theirs {theirs}"
         )
     contract.kernel.entry_symbol = symbol
-    stem = f"{job.entry}-cutile-rs-{job.size}-sm_90"
+    stem = f"{job.label}-cutile-rs-sm_90"
     shutil.copyfile(cubin, bundle / f"{stem}.cubin")
     data = contract_bytes(contract)
     (bundle / f"{stem}.contract.pb").write_bytes(data)

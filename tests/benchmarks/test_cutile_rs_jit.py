@@ -40,12 +40,21 @@ def test_the_named_module_item_is_read_whole() -> None:
         jit.module_block(EXAMPLE, "absent")
 
 
-def test_the_specializations_are_the_default_path_benchmarks() -> None:
-    """Each kernel the JIT compiles is one the default-path benchmark launches (same source,
-    entry and generics: its rows line up), with every size covered."""
+def test_the_specializations_include_the_default_path_benchmarks() -> None:
+    """Each GEMM the default-path benchmark launches is compiled by the JIT too (same source,
+    entry and generics: its rows line up), at every size."""
     benchmarked = {(k.source, k.entry, tuple(k.generics.items())) for k in CUTILE_RS_KERNELS}
     compiled = {(k.source, k.entry, k.generics) for k in jit.kernels()}
-    assert compiled == benchmarked
+    assert benchmarked <= compiled
+    assert len({k.label for k in jit.kernels()}) == len(jit.kernels())
+
+
+def test_the_jits_facts_are_the_largest_power_of_two_up_to_16() -> None:
+    out = jit.row_major("out", (128, 1024, 64), 4)
+    assert out.strides == (65536, 64, 1)
+    assert out.facts("fmha") == "fmha:out:dims=16,16,16:strides=16,16,1"
+    odd = jit.TensorArg("x", (1000, 12, 0), (24, 2, 1), 2)
+    assert odd.facts("k") == "k:x:dims=8,4,16:strides=8,2,1"
 
 
 def test_the_program_compiles_each_specialization_with_the_jits_facts(tmp_path: Path) -> None:
@@ -53,27 +62,33 @@ def test_the_program_compiles_each_specialization_with_the_jits_facts(tmp_path: 
     example = checkout / "cutile-examples" / "examples"
     example.mkdir(parents=True)
     (example / "gemm.rs").write_text(EXAMPLE)
+    (example / "other.rs").write_text(EXAMPLE)  # a second example with a `my_module` too
     jobs = [
         jit.JitKernel(
-            "cutile-examples/examples/gemm.rs",
+            f"cutile-examples/examples/{file}",
             "my_module",
             "gemm",
             ("f16", "128"),
             (("E", "f16"), ("BM", "128")),
-            ("z",),
-            size,
+            (jit.row_major("z", (size, size), 2),),
+            f"{file}-{size}",
+            (("n", 12),),
         )
-        for size in (4096, 8192)
+        for file, size in (("gemm.rs", 4096), ("gemm.rs", 8192), ("other.rs", 64))
     ]
     program = jit.main_rs(checkout, jobs)
-    assert program.count("mod my_module {") == 1  # the module once, however many compiles
+    # each example's module once, wrapped so that equal module names do not clash
+    assert program.count("mod my_module {") == 2
+    assert "mod gemm_rs {\n#[cutile::module]" in program and "mod other_rs {" in program
     assert "mod helpers" not in program and "fn main() {\n    let out" in program
-    assert program.count('KernelCompiler::new(ast, "my_module", "gemm")') == 2
+    assert program.count('KernelCompiler::new(ast, "my_module", "gemm")') == 3
+    assert "let ast = other_rs::my_module::__module_ast_self;" in program
     assert '.generics(vec!["f16".to_string(), "128".to_string()])' in program
     assert '.strides(&[("z", &[-1, 1][..])])' in program
     base = f"{jit.ALIGNED_BASE:#x}"
     assert f'("z", compute_spec({base}, &[8192, 8192], &[8192, 1], 2))' in program
-    assert 'out.join("gemm-4096.tileirbc")' in program
+    assert '.scalar_hints(&[("n", DivHint::from_value(12))])' in program
+    assert 'out.join("gemm.rs-4096.tileirbc")' in program
 
 
 ELF = """
