@@ -256,6 +256,19 @@ def test_add_compiles_for_sm_90(real_server, add_rs: Path) -> None:
     assert second.artifact == first.artifact
 
 
+def test_an_early_launch_request_gets_a_kernel_that_waits(real_server, add_rs: Path) -> None:
+    """`CompileOptions.early_launch`: the contract says the kernel waits for prior grids,
+    and it is another artifact than the plain one (another key)."""
+    plain = _call(real_server, _request(add_rs.read_text(), name="add.rs"))
+    options = compile_pb2.CompileOptions(early_launch=True)
+    early = _call(real_server, _request(add_rs.read_text(), name="add.rs", options=options))
+    assert early.ok and plain.ok
+    assert early.artifact.contract.launch.waits_for_prior_grids
+    assert not plain.artifact.contract.launch.waits_for_prior_grids
+    assert early.artifact.contract.target.bytecode_version == "13.4"
+    assert early.artifact.request_key != plain.artifact.request_key
+
+
 def test_compile_error_has_a_location(real_server, bad_kernel_source: str) -> None:
     response = _call(real_server, _request(bad_kernel_source, name="bad.rs", entry="bad"))
     assert not response.ok
