@@ -99,6 +99,8 @@ def _build_wheel(tmp: Path) -> Path:
     built = _run([*argv, "-q", "-w", str(dist), str(src)], timeout=120)
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = dist.glob("cutile_serve-*.whl")
+    # the compiled launcher is on Python's stable ABI: one wheel serves CPython 3.10 and later
+    assert "-cp310-abi3-" in wheel.name, wheel.name
     return wheel
 
 
