@@ -192,8 +192,8 @@ def _compile(
 
     # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), keep loads
     #    under an `if` in a loop off TMA (`lowering.branch_loads`), hand a GEMM's tiles to
-    #    blocks in row groups (`lowering.block_order`), order every memory access after a
-    #    wait for prior grids (`lowering.grid_dependency`, unless asked not to), verify it
+    #    blocks in row groups (`lowering.block_order`), when asked (from sm_90) order every
+    #    memory access after a wait for prior grids (`lowering.grid_dependency`), verify it
     abi, param_bytes = entry_abi(kernel.signature)
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
