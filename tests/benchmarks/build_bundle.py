@@ -3,13 +3,15 @@ machine, which has tileiras); copy the folder to the GPU host along with the rep
 
     python -m tests.benchmarks.build_bundle [OUT]        # default OUT: gpu_artifacts/bench
     python -m tests.benchmarks.build_bundle OUT --family attention   # one family's kernels only
+    python -m tests.benchmarks.build_bundle OUT --early-launch   # kernels that wait for prior grids
 
 Each family compiles its declared configurations (tests/benchmarks/configs.py) twice where tensor
 facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
 are multiples of 16 elements (every benchmark shape is), which `Bundle.kernel(...,
 for_args=...)` picks. Only these (`--specialize none`): the configurations say which
 variants each benchmark times; a group marked `specialize="auto"` gets the default path's
-automatic variants instead.
+automatic variants instead. `--early-launch` builds every kernel to wait for prior grids
+(launched early): the same benchmarks on such a bundle show what the wait costs a kernel.
 """
 
 from __future__ import annotations
@@ -55,10 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--family", choices=sorted(configs.FAMILIES), help="compile only this family's kernels"
     )
+    parser.add_argument(
+        "--early-launch", action="store_true", help="kernels that wait for prior grids"
+    )
     args = parser.parse_args(argv)
     groups = configs.FAMILIES[args.family] if args.family else configs.GROUPS
+    extra = ["--early-launch"] if args.early_launch else []
     for job in compile_jobs(args.out, groups):
-        status = cutile_compile(job)
+        status = cutile_compile([*job, *extra])
         if status:
             return status
     return 0

@@ -43,6 +43,18 @@ def test_a_family_compiles_only_its_own_entries(tmp_path: Path) -> None:
     assert all(any(arg.endswith("flash_attention.rs") for arg in job) for job in jobs)
 
 
+def test_early_launch_passes_to_every_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.benchmarks import build_bundle
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(build_bundle, "cutile_compile", lambda job: seen.append(job) or 0)
+    assert main([str(tmp_path), "--family", "add", "--early-launch"]) == 0
+    assert seen and all(job[-1] == "--early-launch" for job in seen)
+    seen.clear()
+    assert main([str(tmp_path), "--family", "add"]) == 0
+    assert seen and not any("--early-launch" in job for job in seen)
+
+
 def test_an_unknown_family_is_a_usage_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as raised:
         main([str(tmp_path), "--family", "convolution"])
