@@ -301,8 +301,9 @@ def param_layout(cubin: Path) -> list[tuple[int, int]]:
     return [layout[i] for i in sorted(layout)]
 
 
-def ours(checkout: Path, out: Path, job: JitKernel) -> Path:
-    """Our compile of the same kernel specialized to the same facts: its bundle folder."""
+def ours(checkout: Path, out: Path, job: JitKernel) -> tuple[Path, dict]:
+    """Our compile of the same kernel specialized to the same facts: its bundle folder and
+    the manifest entry of that specialization."""
     folder = out / "ours" / job.label
     generics = ",".join(f"{k}={v}" for k, v in job.generics)
     facts = [t.facts(job.entry) for t in job.tensors]
@@ -310,13 +311,14 @@ def ours(checkout: Path, out: Path, job: JitKernel) -> Path:
     argv += [arg for fact in facts for arg in ("--facts", fact)]
     if cutile_compile([*argv, "--arch", "sm_90", "-o", str(folder)]):
         raise SystemExit(f"cutile-compile failed for {job.label}")
-    return folder
-
-
-def jit_entry(job: JitKernel, cubin: Path, reference: Path, bundle: Path) -> dict:
-    """A manifest entry for cutile-rs's cubin with our contract of the same kernel."""
-    manifest = json.loads((reference / "manifest.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
     (entry,) = [k for k in manifest["kernels"] if k["facts"]]
+    return folder, entry
+
+
+def jit_entry(job: JitKernel, cubin: Path, reference: Path, entry: dict, bundle: Path) -> dict:
+    """A manifest entry for cutile-rs's cubin with our contract of the same kernel (`entry`
+    of the bundle folder `reference`)."""
     contract = contract_pb2.LaunchContract.FromString((reference / entry["contract"]).read_bytes())
     (symbol,) = [s for s in function_symbols(cubin.read_bytes()) if s.startswith(job.entry)]
     ours_layout = param_layout(reference / entry["cubin"])
@@ -357,13 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cubin = out / f"{job.label}.cubin"
         bytecode = (out / f"{job.label}.tileirbc").read_bytes()
         cubin.write_bytes(tileiras.assemble(bytecode, arch="sm_90", opt_level=3))
-        reference = ours(checkout, out, job)
-        entries.append(jit_entry(job, cubin, reference, bundle))
-        (our_entry,) = [
-            k
-            for k in json.loads((reference / "manifest.json").read_text())["kernels"]
-            if k["facts"]
-        ]
+        reference, our_entry = ours(checkout, out, job)
+        entries.append(jit_entry(job, cubin, reference, our_entry, bundle))
         pairs += [reference / our_entry["cubin"], cubin]
     manifest = {"schema": 1, "kernels": entries}
     (bundle / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
