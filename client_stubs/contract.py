@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,6 +24,9 @@ SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
 # bytecode 13.4, and dependent launches, from sm_90
 EARLY_LAUNCH_MIN_BYTECODE = (13, 4)
 EARLY_LAUNCH_MIN_SM = 90
+# the most bytes of kernel parameters the driver takes (CUDA 12.1+, Volta and newer): a larger
+# buffer is never launchable, and a hostile contract must not make the host allocate it
+PARAM_BUFFER_LIMIT = 32764
 
 # Param kinds and slot roles as short strings (the proto enums, without prefixes).
 TENSOR_IN = "TENSOR_IN"
@@ -62,6 +66,11 @@ _ROLE_KINDS = {  # a mapped output's slots are exactly those of a partitioned ou
     "PART_DIM": (TENSOR_OUT, TENSOR_OUT_MAPPED),
     "PART_STRIDE": (TENSOR_OUT, TENSOR_OUT_MAPPED),
     "VALUE": (SCALAR,),
+}
+_AXIS_ROLES = frozenset({"DIM", "STRIDE", "PART_DIM", "PART_STRIDE"})
+_KIND_ROLES = {  # the slots of each param kind, in ABI order (an axis role: one per axis)
+    kind: tuple(role for role, kinds in _ROLE_KINDS.items() if kind in kinds)
+    for kind in (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED, SCALAR, POINTER)
 }
 _ASSUMPTIONS = {
     contract_pb2.ASSUMPTION_KIND_BASE_ALIGN: "BASE_ALIGN",
@@ -262,6 +271,7 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         raise ContractError(f"contract of `{name}` has no entry_symbol")
     params = tuple(_param(name, position, p) for position, p in enumerate(contract.params))
     slots = tuple(_slot(name, params, s) for s in contract.abi)
+    _check_slot_coverage(name, params, slots)
     buffer_bytes = _buffer_bytes(name, contract.launch.param_buffer_bytes, slots)
     grid_mode, grid_outputs = _grid(name, contract.grid, params)
     block = tuple(contract.launch.block) or (1, 1, 1)
@@ -316,7 +326,7 @@ def _param(kernel: str, position: int, p: contract_pb2.Param) -> ParamSpec:
     if p.kind not in _KINDS:
         raise ContractError(f"{where}: unknown kind {p.kind}")
     if p.dtype not in DTYPES:
-        raise ContractError(f"{where}: unknown dtype {p.dtype!r}")
+        raise ContractError(f"{where}: unknown dtype {p.dtype!a}")
     kind = _KINDS[p.kind]
     declared, tiles, groups = tuple(p.declared_shape), tuple(p.tile_shape), tuple(p.map_shape)
     _check_shapes(where, kind, p.rank, declared, tiles, groups)
@@ -359,10 +369,10 @@ def _slot(kernel: str, params: tuple[ParamSpec, ...], s: contract_pb2.AbiSlot) -
         raise ContractError(f"{where}: unknown role {s.role}")
     if param.kind not in _ROLE_KINDS[role]:
         raise ContractError(f"{where}: role {role} is invalid for {param.kind} `{param.name}`")
-    if role in ("DIM", "STRIDE", "PART_DIM", "PART_STRIDE") and s.axis >= param.rank:
+    if role in _AXIS_ROLES and s.axis >= param.rank:
         raise ContractError(f"{where}: axis {s.axis} out of range for rank {param.rank}")
     if s.ctype not in CTYPE_SIZES:
-        raise ContractError(f"{where}: unknown ctype {s.ctype!r}")
+        raise ContractError(f"{where}: unknown ctype {s.ctype!a}")
     if s.size != CTYPE_SIZES[s.ctype]:
         raise ContractError(
             f"{where}: size {s.size} differs from {s.ctype}'s {CTYPE_SIZES[s.ctype]}"
@@ -372,6 +382,25 @@ def _slot(kernel: str, params: tuple[ParamSpec, ...], s: contract_pb2.AbiSlot) -
     if role == "PTR" and s.size != 8:
         raise ContractError(f"{where}: a pointer slot must be 8 bytes")
     return SlotSpec(s.param, role, s.axis, s.ctype, s.offset, s.size)
+
+
+def _check_slot_coverage(
+    kernel: str, params: tuple[ParamSpec, ...], slots: tuple[SlotSpec, ...]
+) -> None:
+    """Every param has each slot its kind needs, once (kernelParams must hold exactly the
+    cubin's parameters: a missing slot would have the driver read past them)."""
+    counts = Counter((s.param, s.role, s.axis if s.role in _AXIS_ROLES else 0) for s in slots)
+    for param in params:
+        for role in _KIND_ROLES[param.kind]:
+            for axis in range(param.rank) if role in _AXIS_ROLES else (0,):
+                count = counts[param.index, role, axis]
+                if count != 1:
+                    where = f" for axis {axis}" if role in _AXIS_ROLES else ""
+                    have = "no" if count == 0 else str(count)
+                    raise ContractError(
+                        f"contract of `{kernel}`: param {param.index} `{param.name}` has "
+                        f"{have} {role} slot{'s' if count > 1 else ''}{where}, where it needs one"
+                    )
 
 
 def _buffer_bytes(kernel: str, declared: int, slots: tuple[SlotSpec, ...]) -> int:
@@ -388,7 +417,13 @@ def _buffer_bytes(kernel: str, declared: int, slots: tuple[SlotSpec, ...]) -> in
         raise ContractError(
             f"contract of `{kernel}`: param_buffer_bytes {declared} < {end} needed by the ABI slots"
         )
-    return declared or end
+    size = declared or end
+    if size > PARAM_BUFFER_LIMIT:
+        raise ContractError(
+            f"contract of `{kernel}`: a parameter buffer of {size} bytes is past the driver's "
+            f"limit of {PARAM_BUFFER_LIMIT} bytes of kernel parameters"
+        )
+    return size
 
 
 def _grid(

@@ -67,6 +67,33 @@ def test_buffer_smaller_than_slots(add):
         validate_contract(add)
 
 
+def test_buffer_past_the_drivers_limit_is_never_allocated(add):
+    add.launch.param_buffer_bytes = 2**32 - 1  # a hostile contract: 4 GiB of parameters
+    with pytest.raises(ContractError, match="past the driver's limit of 32764 bytes"):
+        validate_contract(add)
+    add.launch.param_buffer_bytes = 0  # then the last slot's end decides
+    add.abi[-1].offset = 40000
+    with pytest.raises(ContractError, match="40004 bytes is past"):
+        validate_contract(add)
+
+
+def test_every_param_needs_each_of_its_slots_once(add, saxpy):
+    del saxpy.abi[0]  # the scalar's VALUE slot
+    with pytest.raises(ContractError, match="param 0 `a` has no VALUE slot, where it needs one"):
+        validate_contract(saxpy)
+    add.abi[10].CopyFrom(add.abi[9])  # y: DIM twice, no STRIDE
+    add.abi[10].offset = 52
+    with pytest.raises(ContractError, match="param 2 `y` has 2 DIM slots for axis 0"):
+        validate_contract(add)
+
+
+def test_hostile_text_is_quoted_as_ascii(add):
+    add.abi[1].ctype = "it's\x1b[2J"
+    with pytest.raises(ContractError) as raised:
+        validate_contract(add)
+    assert str(raised.value).endswith('unknown ctype "it\'s\\x1b[2J"')
+
+
 def test_role_invalid_for_kind(add):
     add.abi[5].role = pb.SLOT_ROLE_PART_DIM  # x is an input
     with pytest.raises(ContractError, match="PART_DIM is invalid"):

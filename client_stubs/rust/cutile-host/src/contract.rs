@@ -3,6 +3,8 @@
 //! enum value, dtype or ctype, an inconsistent ABI, or a launch check that names a missing
 //! param, axis or grid axis is a [`Error::Contract`].
 
+use std::collections::HashMap;
+
 use crate::dtype::DType;
 use crate::errors::{Error, Result};
 use crate::proto;
@@ -10,6 +12,9 @@ use crate::proto::grid_rule::Mode;
 use crate::proto::quantity::Value as QuantityValue;
 
 pub const SUPPORTED_SCHEMA_VERSIONS: [u32; 1] = [1];
+/// The most bytes of kernel parameters the driver takes (CUDA 12.1+, Volta and newer): a
+/// larger buffer is never launchable, and a hostile contract must not make the host allocate it.
+pub const PARAM_BUFFER_LIMIT: usize = 32764;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamKind {
@@ -43,7 +48,7 @@ impl ParamKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     Ptr,
     Dim,
@@ -63,6 +68,24 @@ impl Role {
             Role::PartStride => "PART_STRIDE",
             Role::Value => "VALUE",
         }
+    }
+
+    /// Every role, in ABI order.
+    pub const ALL: [Role; 6] = [
+        Role::Ptr,
+        Role::Dim,
+        Role::Stride,
+        Role::PartDim,
+        Role::PartStride,
+        Role::Value,
+    ];
+
+    /// One slot per axis of the param (else one slot per param).
+    pub fn per_axis(self) -> bool {
+        matches!(
+            self,
+            Role::Dim | Role::Stride | Role::PartDim | Role::PartStride
+        )
     }
 
     fn allows(self, kind: ParamKind) -> bool {
@@ -346,6 +369,7 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         .iter()
         .map(|s| slot(&name, &params, s))
         .collect::<Result<Vec<_>>>()?;
+    check_slot_coverage(&name, &params, &slots)?;
     let launch = contract.launch.clone().unwrap_or_default();
     let buffer_bytes = buffer_bytes(&name, launch.param_buffer_bytes as usize, &slots)?;
     let (grid_mode, grid_outputs) =
@@ -361,6 +385,10 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
             py_tuple(&block)
         )));
     }
+    let target = contract.target.clone().unwrap_or_default();
+    if launch.waits_for_prior_grids {
+        check_prior_grid_wait(&name, &target)?;
+    }
     let assumptions = contract
         .assumptions
         .iter()
@@ -372,10 +400,6 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         .enumerate()
         .map(|(position, c)| launch_check(&name, &params, position, c))
         .collect::<Result<Vec<_>>>()?;
-    let target = contract.target.clone().unwrap_or_default();
-    if launch.waits_for_prior_grids {
-        check_prior_grid_wait(&name, &target)?;
-    }
     let safety = contract.safety.unwrap_or_default();
     let specialization = contract.specialization.clone().unwrap_or_default();
     Ok(ContractSpec {
@@ -442,6 +466,37 @@ fn check_prior_grid_wait(name: &str, target: &proto::Target) -> Result<()> {
     Ok(())
 }
 
+/// Python's `ascii()` of a string: quoted as `repr` quotes it (single quotes unless the text
+/// holds a single quote and no double one), with backslashes, that quote, control characters
+/// and everything past ASCII escaped, so a hostile name cannot put raw bytes in a message.
+pub(crate) fn py_ascii(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// Python's repr of a tuple of ints: `(1,)`, `(1, 2)`.
 pub(crate) fn py_tuple<T: std::fmt::Display>(items: &[T]) -> String {
     let parts: Vec<String> = items.iter().map(|i| i.to_string()).collect();
@@ -480,7 +535,7 @@ fn param(kernel: &str, position: usize, p: &proto::Param) -> Result<ParamSpec> {
     let kind = param_kind(p.kind)
         .ok_or_else(|| contract_error(format!("{at}: unknown kind {}", p.kind)))?;
     let dtype = DType::parse(&p.dtype)
-        .ok_or_else(|| contract_error(format!("{at}: unknown dtype '{}'", p.dtype)))?;
+        .ok_or_else(|| contract_error(format!("{at}: unknown dtype {}", py_ascii(&p.dtype))))?;
     let rank = p.rank as usize;
     check_shapes(
         &at,
@@ -582,18 +637,14 @@ fn slot(kernel: &str, params: &[ParamSpec], s: &proto::AbiSlot) -> Result<SlotSp
         )));
     }
     let axis = s.axis as usize;
-    if matches!(
-        r,
-        Role::Dim | Role::Stride | Role::PartDim | Role::PartStride
-    ) && axis >= param.rank
-    {
+    if r.per_axis() && axis >= param.rank {
         return Err(contract_error(format!(
             "{at}: axis {axis} out of range for rank {}",
             param.rank
         )));
     }
     let ctype = DType::parse(&s.ctype)
-        .ok_or_else(|| contract_error(format!("{at}: unknown ctype '{}'", s.ctype)))?;
+        .ok_or_else(|| contract_error(format!("{at}: unknown ctype {}", py_ascii(&s.ctype))))?;
     let size = s.size as usize;
     if size != ctype.itemsize() {
         return Err(contract_error(format!(
@@ -621,6 +672,45 @@ fn slot(kernel: &str, params: &[ParamSpec], s: &proto::AbiSlot) -> Result<SlotSp
     })
 }
 
+/// Every param has each slot its kind needs, once (kernelParams must hold exactly the cubin's
+/// parameters: a missing slot would have the driver read past them).
+fn check_slot_coverage(kernel: &str, params: &[ParamSpec], slots: &[SlotSpec]) -> Result<()> {
+    let mut counts: HashMap<(usize, Role, usize), usize> = HashMap::new();
+    for s in slots {
+        let axis = if s.role.per_axis() { s.axis } else { 0 };
+        *counts.entry((s.param, s.role, axis)).or_default() += 1;
+    }
+    for param in params {
+        for role in Role::ALL.into_iter().filter(|r| r.allows(param.kind)) {
+            let axes = if role.per_axis() { param.rank } else { 1 };
+            for axis in 0..axes {
+                let count = counts.get(&(param.index, role, axis)).copied().unwrap_or(0);
+                if count != 1 {
+                    let place = if role.per_axis() {
+                        format!(" for axis {axis}")
+                    } else {
+                        String::new()
+                    };
+                    let have = if count == 0 {
+                        "no".to_string()
+                    } else {
+                        count.to_string()
+                    };
+                    let plural = if count > 1 { "s" } else { "" };
+                    return Err(contract_error(format!(
+                        "contract of `{kernel}`: param {} `{}` has {have} {} slot{plural}{place}, \
+                         where it needs one",
+                        param.index,
+                        param.name,
+                        role.name()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn buffer_bytes(kernel: &str, declared: usize, slots: &[SlotSpec]) -> Result<usize> {
     for pair in slots.windows(2) {
         let (previous, slot) = (pair[0], pair[1]);
@@ -637,7 +727,14 @@ fn buffer_bytes(kernel: &str, declared: usize, slots: &[SlotSpec]) -> Result<usi
             "contract of `{kernel}`: param_buffer_bytes {declared} < {end} needed by the ABI slots"
         )));
     }
-    Ok(if declared != 0 { declared } else { end })
+    let size = if declared != 0 { declared } else { end };
+    if size > PARAM_BUFFER_LIMIT {
+        return Err(contract_error(format!(
+            "contract of `{kernel}`: a parameter buffer of {size} bytes is past the driver's \
+             limit of {PARAM_BUFFER_LIMIT} bytes of kernel parameters"
+        )));
+    }
+    Ok(size)
 }
 
 fn grid(
@@ -867,4 +964,26 @@ fn quantity(at: &str, params: &[ParamSpec], q: Option<&proto::Quantity>) -> Resu
         return Ok(Quantity::SlabTiles { param, axis, tile });
     }
     Ok(Quantity::TileCount { param, axis, tile })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::py_ascii;
+
+    #[test]
+    fn strings_quote_as_pythons_ascii() {
+        // each right-hand side is what Python's ascii() prints for the left-hand side
+        let cases = [
+            ("f32", "'f32'"),
+            ("add\u{0}", "'add\\x00'"),
+            ("e\u{e9}\u{301}", "'e\\xe9\\u0301'"),
+            ("it's", "\"it's\""),
+            ("a\"b'c\\", "'a\"b\\'c\\\\'"),
+            ("\u{1b}[2J", "'\\x1b[2J'"),
+            ("\u{1f600}\t", "'\\U0001f600\\t'"),
+        ];
+        for (text, quoted) in cases {
+            assert_eq!(py_ascii(text), quoted, "{text:?}");
+        }
+    }
 }

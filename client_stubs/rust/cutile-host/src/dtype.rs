@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::minifloat::{self, FloatFormat};
+
 /// One cuTile element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -19,6 +21,12 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// fp8 e4m3 (no infinities), e5m2 (IEEE) and the e8m0 block scale: bit patterns on the host.
+    F8E4M3FN,
+    F8E5M2,
+    F8E8M0FNU,
+    /// Two fp4 e2m1 values packed in a byte (the host sees the byte).
+    F4E2M1FNx2,
 }
 
 /// Signed, unsigned, float or bool.
@@ -30,7 +38,7 @@ pub enum Class {
     Float,
 }
 
-pub const ALL: [DType; 13] = [
+pub const ALL: [DType; 17] = [
     DType::Bool,
     DType::I8,
     DType::I16,
@@ -44,6 +52,10 @@ pub const ALL: [DType; 13] = [
     DType::BF16,
     DType::F32,
     DType::F64,
+    DType::F8E4M3FN,
+    DType::F8E5M2,
+    DType::F8E8M0FNU,
+    DType::F4E2M1FNx2,
 ];
 
 impl DType {
@@ -63,6 +75,10 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F8E4M3FN => "f8e4m3fn",
+            DType::F8E5M2 => "f8e5m2",
+            DType::F8E8M0FNU => "f8e8m0fnu",
+            DType::F4E2M1FNx2 => "f4e2m1fnx2",
         }
     }
 
@@ -74,6 +90,7 @@ impl DType {
     pub fn itemsize(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::F8E4M3FN | DType::F8E5M2 | DType::F8E8M0FNU | DType::F4E2M1FNx2 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
@@ -85,7 +102,19 @@ impl DType {
             DType::Bool => Class::Bool,
             DType::I8 | DType::I16 | DType::I32 | DType::I64 => Class::Signed,
             DType::U8 | DType::U16 | DType::U32 | DType::U64 => Class::Unsigned,
+            DType::F4E2M1FNx2 => Class::Unsigned, // a byte of two codes
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Class::Float,
+            DType::F8E4M3FN | DType::F8E5M2 | DType::F8E8M0FNU => Class::Float,
+        }
+    }
+
+    /// The 8-bit float format of an fp8 dtype (None for the others).
+    pub fn minifloat(self) -> Option<FloatFormat> {
+        match self {
+            DType::F8E4M3FN => Some(minifloat::F8E4M3FN),
+            DType::F8E5M2 => Some(minifloat::F8E5M2),
+            DType::F8E8M0FNU => Some(minifloat::F8E8M0FNU),
+            _ => None,
         }
     }
 
@@ -248,6 +277,10 @@ pub fn pack_ctype(ctype: DType, value: Scalar, out: &mut [u8]) -> Result<(), Str
         }
         Class::Float => {
             let v = value.as_f64();
+            if let Some(format) = ctype.minifloat() {
+                out[0] = format.encode(v)?;
+                return Ok(());
+            }
             match ctype {
                 DType::F64 => out.copy_from_slice(&v.to_le_bytes()),
                 DType::F32 => out.copy_from_slice(&to_f32(v)?.to_le_bytes()),

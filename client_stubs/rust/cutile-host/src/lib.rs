@@ -11,6 +11,7 @@ pub mod dtype;
 pub mod errors;
 pub mod graph;
 pub mod launch;
+pub mod minifloat;
 pub mod plan;
 pub mod tensor;
 
