@@ -277,10 +277,76 @@ def scalar_args(**values: object) -> list[dict[str, Any]]:
     return [partition(tensor(Z, [256]), [128])] + [scalar(v) for v in base.values()]  # type: ignore[arg-type]
 
 
+MINI = ("f8e4m3fn", "f8e5m2", "f8e8m0fnu", "f4e2m1fnx2")
+
+
+def minifloat_contract() -> pb.LaunchContract:
+    """An fp8 output and a scalar of each 8-bit element type (fp8, the e8m0 scale, fp4 pairs)."""
+    params = [P("z", OUT, "f8e4m3fn", [128]), P("x", IN, "f8e5m2", [-1])]
+    return build_contract("mini", params + [P(f"s_{n}", SCALAR, n) for n in MINI])
+
+
+def minifloat_args(**values: object) -> list[dict[str, Any]]:
+    base: dict[str, object] = {
+        "f8e4m3fn": 1.0,
+        "f8e5m2": -0.5,
+        "f8e8m0fnu": 0.25,
+        "f4e2m1fnx2": 0xAB,
+    }
+    base.update(values)
+    whole = [partition(tensor(Z, [256], "f8e4m3fn"), [128]), tensor(X, [256], "f8e5m2")]
+    return whole + [scalar(v) for v in base.values()]  # type: ignore[arg-type]
+
+
 def scalars(case: MakeCase) -> list[Case]:
     c = scalar_contract()
     x = tensor(X, [N])
+    mini = minifloat_contract()
     return [
+        case(
+            "minifloats",
+            "fp8 and e8m0 scalars as their codes, fp4 pairs as a byte",
+            mini,
+            minifloat_args(),
+        ),
+        case(
+            "minifloat_ties",
+            "halfway between two e4m3 values: the even code; e5m2 takes infinity",
+            mini,
+            minifloat_args(f8e4m3fn=1.0625, f8e5m2=float("inf")),
+        ),
+        case(
+            "minifloat_nan",
+            "NaN packs as each format's NaN",
+            mini,
+            minifloat_args(f8e4m3fn=float("nan"), f8e5m2=float("nan"), f8e8m0fnu=float("nan")),
+        ),
+        case(
+            "e4m3_overflow",
+            "480 is past e4m3's 448 by more than rounding",
+            mini,
+            minifloat_args(f8e4m3fn=480.0),
+        ),
+        case("e4m3_rounds_down", "463 rounds to 448", mini, minifloat_args(f8e4m3fn=463.0)),
+        case("e8m0_negative", "the e8m0 scale has no sign", mini, minifloat_args(f8e8m0fnu=-1.0)),
+        case(
+            "fp4_pair_range",
+            "a byte of two fp4 codes given 256",
+            mini,
+            minifloat_args(f4e2m1fnx2=256),
+        ),
+        case(
+            "fp4_pair_float",
+            "a byte of two fp4 codes given 1.5",
+            mini,
+            minifloat_args(f4e2m1fnx2=1.5),
+        ),
+        case(
+            "fp8_tensor_dtype",
+            "an e5m2 tensor for the e4m3 output",
+            mini,
+            [partition(tensor(Z, [256], "f8e5m2"), [128]), *minifloat_args()[1:]],
+        ),
         case("extremes", "every scalar dtype at the edge of its range", c, scalar_args()),
         case(
             "rounding",
@@ -1097,6 +1163,41 @@ def contracts(case: MakeCase) -> list[Case]:
             _edited(_waits_for_prior_grids("", "sm_90")),
         ),
         (
+            "buffer_limit",
+            "a parameter buffer past the driver's 32764 bytes",
+            _edited(_set("launch.param_buffer_bytes", 2**32 - 1)),
+        ),
+        (
+            "slot_far",
+            "a slot at offset 40000: the buffer it implies is past the limit",
+            _edited(
+                lambda c: (
+                    setattr(c.abi[10], "offset", 40000)
+                    or setattr(c.launch, "param_buffer_bytes", 0)
+                )
+            ),
+        ),
+        (
+            "slot_missing",
+            "a tensor input without its stride slot",
+            _edited(lambda c: c.abi.__delitem__(10)),
+        ),
+        (
+            "slot_twice",
+            "a DIM slot given twice",
+            _edited(lambda c: (c.abi[10].CopyFrom(c.abi[9]), setattr(c.abi[10], "offset", 52))),
+        ),
+        (
+            "value_missing",
+            "a scalar without its VALUE slot",
+            _edited(lambda c: c.abi.__delitem__(0), saxpy_contract),
+        ),
+        (
+            "ctype_escaped",
+            "a ctype with control characters and quotes, quoted as Python's ascii()",
+            _edited(_set("abi.10.ctype", "it's\x1b[2J\u00e9")),
+        ),
+        (
             "mapped_any_tile",
             "a -1 tile on a mapped output (only a partitioned one takes any extent)",
             _edited(lambda c: c.params[0].tile_shape.__setitem__(0, -1), copy_persistent_contract),
@@ -1113,6 +1214,22 @@ def contracts(case: MakeCase) -> list[Case]:
     return [case(name, about, contract, add) for name, about, contract in bad]
 
 
+# ---- fuzzed: a seeded sample of the launch-contract fuzzer's inputs ---------------------------
+
+# inputs of tests/fuzz/contract_inputs.py kept as vectors (the long run, and a fresh sample in
+# every pytest run: tests/fuzz/launch_contracts.py)
+FUZZED = 40
+
+
+def fuzzed(case: MakeCase) -> list[Case]:
+    from tests.fuzz.contract_inputs import describe, make_input
+
+    inputs = (make_input("vectors", i) for i in range(FUZZED))
+    return [
+        case(f"input_{i}", describe(x), x.contract, x.args, x.grid) for i, x in enumerate(inputs)
+    ]
+
+
 FAMILIES: dict[str, Callable[[MakeCase], list[Case]]] = {
     "accepted": accepted,
     "binding": binding,
@@ -1125,4 +1242,5 @@ FAMILIES: dict[str, Callable[[MakeCase], list[Case]]] = {
     "launch_checks": launch_checks,
     "slabs": slabs,
     "contracts": contracts,
+    "fuzzed": fuzzed,
 }
