@@ -282,8 +282,11 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
     facts = raw.get("facts") or []
     if not isinstance(facts, list):
         raise BundleError(f"{where}: `facts` must be a list")
+    module = raw.get("module", "")
+    if not isinstance(module, str):
+        raise BundleError(f"{where}: `module` must be a string")
     return BundleEntry(
-        module=str(raw.get("module", "")),
+        module=module,
         function=raw["function"],
         generics=tuple((str(k), normalize_generic(v)) for k, v in generics.items()),
         sm=raw["sm"],
@@ -342,7 +345,9 @@ def _relaxation(facts: list[object], where: str) -> int:
     return total
 
 
-def _inside(root: Path, name: str, where: str) -> Path:
+def _inside(root: Path, name: object, where: str) -> Path:
+    if not isinstance(name, str) or "\x00" in name:
+        raise BundleError(f"{where}: a file name must be text without NUL, got {name!a}")
     path = (root / name).resolve()
     if not path.is_relative_to(root.resolve()):
         raise BundleError(f"{where}: {name!r} points outside the bundle")

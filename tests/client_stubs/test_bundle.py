@@ -160,6 +160,28 @@ def test_contract_must_agree_with_manifest(tmp_path, kit):
                             "sm": "sm_90",
                             "cubin": "a.cubin",
                             "cubin_sha256": "00",
+                            **fields,
+                        }
+                    ],
+                },
+                message,
+            )
+            for fields, message in (
+                ({"contract": "c.pb\x00.txt"}, "text without NUL, got 'c.pb\\\\x00.txt'"),
+                ({"contract": 5}, "text without NUL, got 5"),
+                ({"contract": "c.pb", "module": None}, "`module` must be a string"),
+            )
+        ),
+        *(
+            (
+                {
+                    "schema": 1,
+                    "kernels": [
+                        {
+                            "function": "add",
+                            "sm": "sm_90",
+                            "cubin": "a.cubin",
+                            "cubin_sha256": "00",
                             "contract": "c.pb",
                             "facts": facts,
                         }
