@@ -27,19 +27,10 @@ from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kern
 from parser.render import render_all
 from parser.spans import SourceFile
 from rust_examples.catalog import Specialization, specializations
-from tests.fake_cubin import fake_cubin
+from tests.fake_cubin import StandInAssembler
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 SPECS = specializations()
-
-
-class _StandInAssembler:
-    """Returns a minimal cubin for the arch holding the entry symbol, without tileiras."""
-
-    version = "<tileiras>"
-
-    def assemble(self, bytecode: bytes, *, arch: str, symbol: str | None = None, **_: object):
-        return fake_cubin(arch, symbol or "", bytecode)
 
 
 def _compile(
@@ -85,7 +76,7 @@ def _check_golden(path: Path, text: str, what: str) -> None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.label for s in SPECS])
 def test_ir_and_contract_match_their_golden_dumps(spec: Specialization) -> None:
-    result = _compile(spec, Stage.CUBIN, _StandInAssembler())
+    result = _compile(spec, Stage.CUBIN, StandInAssembler())
     stem = _golden_stem(spec)
     _check_golden(GOLDEN / f"{stem}.ir", print_module(result.ir), f"IR of {spec.label}")  # type: ignore[arg-type]
     contract = contract_dump(result.contract)  # type: ignore[arg-type]

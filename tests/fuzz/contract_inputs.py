@@ -122,19 +122,13 @@ def _catalog_contracts() -> list[tuple[str, pb.LaunchContract]]:
     from parser.spans import SourceFile
     from rust_examples.catalog import specializations
     from service.convert import contract_to_proto
-    from tests.fake_cubin import fake_cubin
-
-    class StandIn:
-        version = "<tileiras>"
-
-        def assemble(self, bytecode: bytes, *, arch: str, symbol: str | None = None, **_: object):
-            return fake_cubin(arch, symbol or "", bytecode)
+    from tests.fake_cubin import StandInAssembler
 
     out = []
     for spec in specializations():
         source = SourceFile(f"rust_examples/{spec.file}", spec.path.read_text())
         request = CompileRequest((source,), spec.entry, spec.generics)
-        result = compile_kernel(request, assembler=StandIn())  # type: ignore[arg-type]
+        result = compile_kernel(request, assembler=StandInAssembler())  # type: ignore[arg-type]
         if result.contract is not None:
             out.append((spec.label, contract_to_proto(result.contract)))
     return out

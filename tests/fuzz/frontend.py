@@ -1,4 +1,4 @@
-"""Fuzz the front end: `compile_kernel` to Stage.BYTECODE (no tileiras) on mutated kernels.
+"""Fuzz the front end: `compile_kernel` on mutated kernels, tileiras replaced by a stand-in.
 
     python -m tests.fuzz.frontend --inputs N [--seed S] [--jobs J] [--out DIR]
 
@@ -7,6 +7,8 @@ Every input (tests/fuzz/mutations.py) must come back as diagnostics or a result:
 - every label of every diagnostic lies inside the source it names; only the codes in
   FILE_LEVEL, which are about the request or a whole file, may have no label;
 - rendering each diagnostic, as text and as JSON, works and stays under RENDER_BOUND;
+- a kernel that compiles comes with a launch contract the hosts accept (`validate_contract`
+  of its protobuf form);
 - the input finishes within TIME_BOUND seconds, measured in process.
 
 The long run puts the inputs through worker processes, so that a native crash (tree-sitter
@@ -43,11 +45,15 @@ from pathlib import Path
 from random import Random
 from typing import IO
 
-from lowering.pipeline import CompileRequest, Stage, compile_kernel
+from client_stubs.contract import validate_contract
+from client_stubs.errors import ContractError
+from lowering.pipeline import CompileRequest, CompileResult, compile_kernel
 from parser import codes
 from parser.diagnostics import Diagnostic
 from parser.render import render, to_json
 from parser.spans import SourceFile
+from service.convert import contract_to_proto
+from tests.fake_cubin import StandInAssembler
 from tests.fuzz.mutations import FuzzInput, make_input
 
 TIME_BOUND = 10.0  # seconds one input may take in process
@@ -55,6 +61,7 @@ HANG_KILL = 60.0  # seconds before the parent kills a worker stuck on one input
 RENDER_BOUND = 64 * 1024  # characters one rendered diagnostic may take
 MEMORY_LIMIT = 4 << 30  # address space of a worker: a runaway input fails, not the machine
 FILE_LEVEL = frozenset({"CT0003", "CT0101", "CT0104"})  # no kernel module, entry, facts
+STAND_IN = StandInAssembler()  # the contract is built after assembly; it needs no cubin
 CHUNK = 50  # inputs a worker is handed at once
 PROGRESS_EVERY = 5000  # inputs between progress lines on stderr
 
@@ -80,8 +87,9 @@ def problems_of(fuzz_input: FuzzInput, time_bound: float = TIME_BOUND) -> list[s
     )
     started = time.perf_counter()
     try:
-        result = compile_kernel(request, stop_after=Stage.BYTECODE)
+        result = compile_kernel(request, assembler=STAND_IN)  # type: ignore[arg-type]
         found = [p for d in result.diagnostics for p in _diagnostic_problems(d, source)]
+        found += _contract_problems(result)
     except InputTimedOut:
         return [f"hang: over {time_bound:.0f} s"]
     except Exception as exc:
@@ -90,6 +98,20 @@ def problems_of(fuzz_input: FuzzInput, time_bound: float = TIME_BOUND) -> list[s
     if elapsed > time_bound:
         found.append(f"slow: {elapsed:.1f} s")
     return found
+
+
+def _contract_problems(result: CompileResult) -> list[str]:
+    """A kernel that compiled must come with a contract the hosts accept (both validate
+    alike: tests/fuzz/launch_contracts.py)."""
+    if not result.ok:
+        return []
+    if result.contract is None:
+        return ["no contract: the kernel compiled without one"]
+    try:
+        validate_contract(contract_to_proto(result.contract))
+    except ContractError as exc:
+        return [f"bad contract: {exc}"]
+    return []
 
 
 def _diagnostic_problems(diagnostic: Diagnostic, source: SourceFile) -> list[str]:
@@ -163,6 +185,8 @@ class Tally:
                 "bad span",
                 "no span",
                 "noisy",
+                "bad contract",
+                "no contract",
             )
         )
         rate = self.inputs / seconds if seconds else 0.0

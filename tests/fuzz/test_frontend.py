@@ -10,6 +10,7 @@ from random import Random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from client_stubs.errors import ContractError
 from tests.fuzz import frontend
 from tests.fuzz.mutations import MUTATIONS, FuzzInput, make_input, seeds
 
@@ -49,6 +50,19 @@ def test_a_planted_internal_error_is_reported_with_its_input(monkeypatch) -> Non
 
 def _raising_compiler(*_args: object, **_kwargs: object) -> object:
     raise RuntimeError("planted")
+
+
+def test_a_contract_the_hosts_refuse_is_reported(monkeypatch) -> None:
+    seed = seeds()[0]
+    entry, generics = seed.entries[0]
+    clean = FuzzInput("k.rs", seed.text, entry, generics, ())
+    assert frontend.problems_of(clean) == []
+
+    def refusing(_contract: object) -> None:
+        raise ContractError("planted")
+
+    monkeypatch.setattr(frontend, "validate_contract", refusing)
+    assert frontend.problems_of(clean) == ["bad contract: planted"]
 
 
 def test_the_long_run_counts_a_worker_crash_and_a_hang_and_saves_both(tmp_path: Path) -> None:
