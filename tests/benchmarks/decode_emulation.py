@@ -26,19 +26,10 @@ from rust_examples.catalog import EXAMPLES
 from service.convert import contract_to_proto
 from tests.benchmarks.decode_emulators import EMULATORS
 from tests.client_stubs.fake_driver import FakeDriver
-from tests.fake_cubin import fake_cubin
+from tests.fake_cubin import StandInAssembler, fake_cubin
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.int32: "i32"}
 Launch = tuple[Kernel, tuple[object, ...]]
-
-
-class _Assembler:
-    """Stands in for tileiras: a minimal cubin holding the entry symbol."""
-
-    version = "emulated"
-
-    def assemble(self, bytecode: bytes, *, arch: str, symbol: str, **_: object) -> bytes:
-        return fake_cubin(arch, symbol)
 
 
 class FakeBundle:
@@ -73,7 +64,7 @@ class FakeBundle:
         if key not in self.kernels:
             name = entry if module is None else f"{module}::{entry}"
             request = CompileRequest((self._source(module),), name, tuple(generics.items()))
-            result = compile_kernel(request, stop_after=Stage.CUBIN, assembler=_Assembler())
+            result = compile_kernel(request, stop_after=Stage.CUBIN, assembler=StandInAssembler())
             assert result.ok, result.diagnostics
             contract = contract_to_proto(result.contract)
             cubin = fake_cubin("sm_90", result.contract.entry_symbol)  # type: ignore[union-attr]

@@ -120,75 +120,25 @@ def test_contract_must_agree_with_manifest(tmp_path, kit):
         Bundle.open(tmp_path).kernel("add")
 
 
+def _one_entry(**fields: object) -> dict:
+    """A manifest of one add entry with `fields` over (or beside) the required ones."""
+    entry = {"function": "add", "sm": "sm_90", "cubin": "a.cubin", "cubin_sha256": "00"}
+    return {"schema": 1, "kernels": [{**entry, **fields}]}
+
+
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
         ({"schema": 2, "kernels": []}, "schema"),
         ({"schema": 1, "kernels": {}}, "list"),
         ({"schema": 1, "kernels": [{"function": "add"}]}, "missing string field"),
-        (
-            {
-                "schema": 1,
-                "kernels": [
-                    {
-                        "function": "add",
-                        "sm": "sm_90",
-                        "cubin": "../x.cubin",
-                        "cubin_sha256": "00",
-                        "contract": "c.pb",
-                    }
-                ],
-            },
-            "outside",
-        ),
-        (
-            {
-                "schema": 1,
-                "kernels": [
-                    {"function": "add", "sm": "sm_90", "cubin": "a.cubin", "cubin_sha256": "00"}
-                ],
-            },
-            "contract",
-        ),
+        (_one_entry(cubin="../x.cubin", contract="c.pb"), "outside"),
+        (_one_entry(), "contract"),
+        (_one_entry(contract="c.pb\x00.txt"), "text without NUL, got 'c.pb\\\\x00.txt'"),
+        (_one_entry(contract=5), "text without NUL, got 5"),
+        (_one_entry(contract="c.pb", module=None), "`module` must be a string"),
         *(
-            (
-                {
-                    "schema": 1,
-                    "kernels": [
-                        {
-                            "function": "add",
-                            "sm": "sm_90",
-                            "cubin": "a.cubin",
-                            "cubin_sha256": "00",
-                            **fields,
-                        }
-                    ],
-                },
-                message,
-            )
-            for fields, message in (
-                ({"contract": "c.pb\x00.txt"}, "text without NUL, got 'c.pb\\\\x00.txt'"),
-                ({"contract": 5}, "text without NUL, got 5"),
-                ({"contract": "c.pb", "module": None}, "`module` must be a string"),
-            )
-        ),
-        *(
-            (
-                {
-                    "schema": 1,
-                    "kernels": [
-                        {
-                            "function": "add",
-                            "sm": "sm_90",
-                            "cubin": "a.cubin",
-                            "cubin_sha256": "00",
-                            "contract": "c.pb",
-                            "facts": facts,
-                        }
-                    ],
-                },
-                message,
-            )
+            (_one_entry(contract="c.pb", facts=facts), message)
             for facts, message in (
                 ({"param": "x"}, "`facts` must be a list"),
                 (["x"], "must be an object"),
