@@ -36,7 +36,9 @@ fn main() {
         let z = DeviceTensor::zeros(d, DType::F32, &[n])?;
         let stream = d.stream()?;
         let mut args = args![z.partition(&[1024])?, &x, &y];
-        let mut raw = kernel.raw_launch(&stream, &args, None)?;
+        let mut raw = kernel
+            .choose(&args, None)
+            .raw_launch(&stream, &args, None)?;
         kernel.launch(&stream, &args, None)?; // load, verify, warm up
         stream.synchronize()?;
         let (mut raw_us, mut eager_us) = (Vec::new(), Vec::new());

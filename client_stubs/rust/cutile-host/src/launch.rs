@@ -137,7 +137,7 @@ impl Args {
         }
     }
 
-    fn plan_args(&self) -> Vec<PlanArg<'_>> {
+    pub(crate) fn plan_args(&self) -> Vec<PlanArg<'_>> {
         self.0.iter().map(Arg::plan_arg).collect()
     }
 
@@ -148,12 +148,12 @@ impl Args {
 
 /// What a checked plan depends on, per argument: compared to reuse the plan.
 #[derive(Clone, Debug, PartialEq)]
-enum Key {
+pub(crate) enum Key {
     Tensor(TensorLayout, Vec<i64>, Vec<i64>, i64),
     Scalar(u8, u128),
 }
 
-fn key_of(arg: &Arg) -> Key {
+pub(crate) fn key_of(arg: &Arg) -> Key {
     match arg {
         Arg::Tensor(t) => Key::Tensor(t.layout().clone(), Vec::new(), Vec::new(), 0),
         Arg::Out(p) => Key::Tensor(p.layout().clone(), p.tile().to_vec(), Vec::new(), -1),
@@ -169,7 +169,7 @@ fn key_of(arg: &Arg) -> Key {
     }
 }
 
-fn key_matches(key: &Key, arg: &Arg) -> bool {
+pub(crate) fn key_matches(key: &Key, arg: &Arg) -> bool {
     match (key, arg) {
         (Key::Tensor(l, t, m, n), Arg::Tensor(x)) => {
             t.is_empty() && m.is_empty() && *n == 0 && l == x.layout()

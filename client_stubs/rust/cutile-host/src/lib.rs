@@ -14,6 +14,7 @@ pub mod launch;
 pub mod minifloat;
 pub mod plan;
 pub mod tensor;
+pub mod variants;
 
 /// The protobuf messages and the gRPC client, generated from `protos/` at build time.
 pub mod proto {
@@ -28,3 +29,4 @@ pub use graph::Graph;
 pub use launch::{Arg, Args, DeviceOp, Kernel, Pending};
 pub use plan::{plan_launch, LaunchPlan, PlanArg, TensorLayout};
 pub use tensor::{Device, DeviceTensor, Element, MappedPartition, Partition, Stream};
+pub use variants::Variants;

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use cutile_host::artifacts::integrity::{contract_bytes, sha256_hex};
 use cutile_host::artifacts::Bundle;
 use cutile_host::proto::{Assumption, LaunchContract};
-use cutile_host::{plan_launch, validate_contract, DType, Error, Kernel, PlanArg, TensorLayout};
+use cutile_host::variants::best_variant;
+use cutile_host::{
+    plan_launch, validate_contract, DType, Error, Kernel, PlanArg, TensorLayout, Variants,
+};
 use prost::Message;
 use serde_json::{json, Value};
 
@@ -174,6 +177,84 @@ fn variants_are_chosen_by_the_arguments() {
         "multiples of 8 take the specialized variant (log2 8 x 3)"
     );
     assert_eq!(pick(1001), 0, "others the general one");
+}
+
+#[test]
+fn a_bundle_kernel_launches_the_best_variant_the_arguments_meet() {
+    let dir = tempfile::tempdir().unwrap();
+    let general = vector_contract("accepted", "add");
+    let special = aligned(dir.path());
+    let facts = json!([{"param": "z", "dim_divisors": [8]}, {"param": "x", "dim_divisors": [8]},
+                       {"param": "y", "dim_divisors": [8]}]);
+    write_manifest(
+        dir.path(),
+        vec![
+            write_entry(dir.path(), "general", &general, json!([])),
+            write_entry(dir.path(), "special", &special, facts),
+        ],
+    );
+    let bundle = Bundle::open(dir.path()).unwrap();
+    // no choice for the caller: both variants load, the specialized one first
+    let variants = bundle.kernel("add", &[], None, None, false).unwrap();
+    assert_eq!(variants.kernels().len(), 2);
+    assert!(
+        variants.labels()[0].ends_with("specialized (9)"),
+        "{:?}",
+        variants.labels()
+    );
+    let layout = |n: i64, dtype: DType| {
+        let z = TensorLayout::contiguous(1 << 40, &[n], dtype, 0);
+        let x = TensorLayout::contiguous(2 << 40, &[n], DType::F32, 0);
+        let y = TensorLayout::contiguous(3 << 40, &[n], DType::F32, 0);
+        (z, x, y)
+    };
+    let pick = |n: i64, dtype: DType| {
+        let (z, x, y) = layout(n, dtype);
+        let args = [
+            PlanArg::Partition {
+                layout: &z,
+                tile: &[128],
+            },
+            PlanArg::Tensor(&x),
+            PlanArg::Tensor(&y),
+        ];
+        best_variant(variants.kernels(), &args, None)
+    };
+    assert_eq!(
+        pick(1024, DType::F32),
+        0,
+        "multiples of 8: the specialized variant"
+    );
+    assert_eq!(pick(1001, DType::F32), 1, "others: the general one");
+    // arguments every variant refuses alike (an f16 output) go to the best one, whose
+    // launch reports the dtype, not an assumption
+    assert_eq!(pick(1001, DType::F16), 0);
+}
+
+#[test]
+fn a_bundle_kernel_of_unrelated_entries_is_ambiguous() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = vector_contract("accepted", "add");
+    let mut other = write_entry(dir.path(), "b256", &contract, json!([]));
+    other["generics"] = json!({"B": 256});
+    write_manifest(
+        dir.path(),
+        vec![write_entry(dir.path(), "b128", &contract, json!([])), other],
+    );
+    let bundle = Bundle::open(dir.path()).unwrap();
+    let error = |found: Result<Variants, Error>| found.err().unwrap().kind_name();
+    assert_eq!(
+        error(bundle.kernel("add", &[], None, None, false)),
+        "AmbiguousKernelError"
+    );
+    assert_eq!(
+        error(bundle.kernel("mul", &[], None, None, false)),
+        "KernelNotFoundError"
+    );
+    let one = bundle
+        .kernel("add", &[("B", "128")], None, None, false)
+        .unwrap();
+    assert_eq!(one.kernels().len(), 1);
 }
 
 #[test]

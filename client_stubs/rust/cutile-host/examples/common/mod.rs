@@ -13,7 +13,7 @@ use std::sync::Arc;
 use cutile_host::artifacts::Bundle;
 use cutile_host::client::{CompileClient, Connection, Source};
 use cutile_host::launch::host_arch;
-use cutile_host::{Device, Kernel};
+use cutile_host::{Device, Kernel, Variants};
 
 /// The exit status of an example that found no GPU.
 pub const SKIPPED: i32 = 3;
@@ -90,7 +90,8 @@ pub fn setup(name: &'static str) -> Setup {
 }
 
 impl Setup {
-    /// `entry` of `file` (its text `source`) at `generics`, for this GPU, verified.
+    /// `entry` of `file` (its text `source`) at `generics`, for this GPU, verified: from a
+    /// bundle, every variant it holds (each launch takes the best its arguments meet).
     pub fn kernel(
         &self,
         file: &str,
@@ -98,12 +99,15 @@ impl Setup {
         entry: &str,
         generics: &[(&str, &str)],
         allow_unchecked: bool,
-    ) -> Arc<Kernel> {
+    ) -> Arc<Variants> {
         let kernel = match &self.origin {
-            Origin::Bundle(bundle) => bundle
-                .find_general(entry, generics, Some(self.device.sm()), None)
-                .and_then(|found| bundle.load(found))
-                .and_then(|loaded| Kernel::new(loaded.cubin, &loaded.contract, allow_unchecked)),
+            Origin::Bundle(bundle) => bundle.kernel(
+                entry,
+                generics,
+                Some(self.device.sm()),
+                None,
+                allow_unchecked,
+            ),
             Origin::Server(client) => {
                 let mut request = Source::new(file, source, entry)
                     .target(self.device.sm())
@@ -114,6 +118,7 @@ impl Setup {
                 self.runtime
                     .block_on(client.compile(&request))
                     .and_then(|artifact| Kernel::from_artifact(&artifact, allow_unchecked))
+                    .and_then(|kernel| Variants::new(vec![((0, 0), Arc::new(kernel), file.into())]))
             }
         };
         Arc::new(kernel.unwrap_or_else(|e| fail(self.name, &e)))

@@ -103,7 +103,8 @@ impl BundleEntry {
         text
     }
 
-    fn rank(&self) -> (i64, u32) {
+    /// How variants of one kernel order: the least relaxed, then the most specialized first.
+    pub fn rank(&self) -> (i64, u32) {
         (-(self.relaxation as i64), self.specificity)
     }
 }
@@ -162,7 +163,7 @@ impl Bundle {
         Ok(Bundle { root, entries })
     }
 
-    fn candidates(
+    pub(crate) fn candidates(
         &self,
         function: &str,
         generics: &[(&str, &str)],
