@@ -69,6 +69,12 @@ BREAK_OUTSIDE_LOOP: Final = _code(
     "E0268", "break-outside-loop", "`break` or `continue` outside a loop"
 )
 DUPLICATE_DEFINITION: Final = _code("E0428", "duplicate-definition", "a name is defined twice")
+GENERIC_NAME_REUSED: Final = _code(
+    "E0403", "generic-name-reused", "one function's generic parameters repeat a name"
+)
+PARAM_BOUND_TWICE: Final = _code(
+    "E0415", "param-bound-twice", "one function's parameter list binds a name twice"
+)
 MISSING_FIELD: Final = _code("E0063", "missing-field", "a struct literal leaves out a field")
 UNKNOWN_FIELD: Final = _code("E0560", "unknown-field", "a struct literal names no such field")
 WRONG_GENERIC_COUNT: Final = _code(

@@ -21,6 +21,7 @@ from parser import messages
 from parser.bracket_scan import scan_brackets
 from parser.desugar import hoist_diverging_ifs
 from parser.diagnostics import Diagnostic, DiagnosticSink
+from parser.messages import Message
 from parser.spans import SourceFile, Span
 
 Node = tree_sitter.Node
@@ -560,6 +561,8 @@ class _Converter:
         where = next((c for c in node.named_children if c.type == "where_clause"), None)
         generics = self._generic_params(generics_node, where)
         params = self._params(params_node) if params_node else ()
+        self._names_once(generics, messages.GENERIC_NAME_REUSED)
+        self._names_once(params, messages.PARAM_BOUND_TWICE)
         body = self._block(body_node) if body_node else A.Block(self.span(node), (), None)
         return A.Function(
             self.span(node),
@@ -573,6 +576,21 @@ class _Converter:
             self._entry_attr(entry_attr) if entry_attr is not None else None,
             module_path,
         )
+
+    def _names_once(
+        self, declared: tuple[A.GenericParam, ...] | tuple[A.Param, ...], message: Message
+    ) -> None:
+        """rustc's E0403 / E0415: a name declared twice in one generics or parameter list
+        (the second would shadow the first, and a generic could never be bound)."""
+        first: dict[str, Span] = {}
+        for item in declared:
+            if item.name == "_":
+                continue
+            if item.name in first:
+                secondary = ((first[item.name], f"first use of `{item.name}`"),)
+                self.sink.add(message.at(item.span, secondary, name=item.name))
+            else:
+                first[item.name] = item.span
 
     def _generic_params(self, node: Node | None, where: Node | None) -> tuple[A.GenericParam, ...]:
         if node is None:

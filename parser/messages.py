@@ -1462,6 +1462,19 @@ DEFINED_MORE_THAN_ONCE: Final = Message(
     "ambiguous call",
     help=("rename one of them",),
 )
+GENERIC_NAME_REUSED: Final = Message(
+    codes.GENERIC_NAME_REUSED,
+    "the name `{name}` is already used for a generic parameter in this item's generic "
+    "parameters",
+    "already used",
+    help=("rename one of them",),
+)
+PARAM_BOUND_TWICE: Final = Message(
+    codes.PARAM_BOUND_TWICE,
+    "identifier `{name}` is bound more than once in this parameter list",
+    "used as parameter more than once",
+    help=("rename one of them",),
+)
 NO_SUCH_METHOD: Final = Message(
     codes.UNKNOWN_METHOD, "no method named `{method}` found for `{receiver}`", "method not found"
 )
