@@ -9,6 +9,8 @@ from typing import Any
 
 from client_stubs.client import CompileClient, request_key
 from client_stubs.integrity import seal
+from client_stubs.specialization import facts_for
+from client_stubs.tensor import DeviceTensor
 from protos.generated.cutile.compile.v1 import compile_pb2
 from tests.client_stubs.conftest import add_contract, scale_ptr_contract
 
@@ -132,8 +134,50 @@ def artifacts() -> list[dict[str, Any]]:
     ]
 
 
+def _layout(
+    ptr: int, shape: list[int], strides: list[int] | None = None, dtype: str = "f32"
+) -> dict[str, Any]:
+    return {"ptr": hex(ptr), "shape": shape, "strides": strides, "dtype": dtype}
+
+
+def facts() -> list[dict[str, Any]]:
+    """Named tensor layouts and the facts `specialization.facts_for` measures of them (what a
+    served kernel asks the service for: both hosts must ask alike, as they share a cache)."""
+    cases = {
+        "contiguous": {"x": _layout(0x7F00_0000_0000, [4096, 4096])},
+        "odd_extents": {"x": _layout(0x7F00_0000_0000, [1001, 3])},
+        "nothing_to_say": {"x": _layout(0x7F00_0000_0010, [3, 5], [5, 1])},
+        "misaligned_base": {"x": _layout(0x7F00_0000_0004, [64])},
+        "column_block": {"x": _layout(0x7F00_0000_0000, [512, 64], [3000, 1])},
+        "transposed": {"x": _layout(0x7F00_0000_0000, [64, 48], [1, 64])},
+        "zero_and_negative": {"x": _layout(0x7F00_0000_0000, [0, 8], [-8, -1])},
+        "rank3_bf16": {"q": _layout(0x7F00_0000_0100, [2, 32, 128], None, "bf16")},
+        "sorted_by_name": {
+            "z": _layout(0x7F00_0000_0000, [1024]),
+            "a": _layout(0x7F00_0000_0008, [7]),
+            "m": _layout(0x7F00_0000_0000, [3]),
+        },
+    }
+    out = []
+    for name, tensors in cases.items():
+        objects = {
+            param: DeviceTensor(int(t["ptr"], 16), t["shape"], t["strides"], t["dtype"])
+            for param, t in tensors.items()
+        }
+        measured = facts_for(objects)
+        out.append(
+            {
+                "name": name,
+                "tensors": tensors,
+                "facts_pb": [f.SerializeToString(deterministic=True).hex() for f in measured],
+            }
+        )
+    return out
+
+
 def families() -> dict[str, Any]:
     return {
+        "facts": {"cases": facts()},
         "request_keys": {"cases": request_keys()},
         "artifacts": {"signing_key": SIGNING_KEY.hex(), "cases": artifacts()},
     }

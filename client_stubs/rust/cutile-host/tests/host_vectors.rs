@@ -1,13 +1,16 @@
 //! The artifact-layer vectors the Python client wrote (tests/vectors/host) and the contracts
 //! of the launch vectors: the Rust host computes the same request keys, the same contract
-//! bytes (so the same contract digests) and the same integrity verdicts.
+//! bytes (so the same contract digests), the same integrity verdicts and the same measured
+//! tensor facts (a served kernel's specialization requests).
 
 use std::path::PathBuf;
 
 use cutile_host::artifacts::integrity::{contract_bytes, verify};
 use cutile_host::artifacts::ArtifactCache;
+use cutile_host::client::facts::facts_for;
 use cutile_host::client::{request_key, Source};
 use cutile_host::proto::{Artifact, CompileRequest, LaunchContract, TensorFacts};
+use cutile_host::{DType, TensorLayout};
 use prost::Message;
 use serde_json::Value;
 
@@ -195,4 +198,42 @@ fn the_cache_writes_the_python_layout() {
     assert_eq!(cache.get(key).unwrap(), None, "a corrupt entry is a miss");
     assert!(!path.exists(), "and is removed");
     assert!(cache.put("ABC", b"x").is_err());
+}
+
+#[test]
+fn measured_facts_match_python() {
+    let doc = read(vectors().join("host/facts.json"));
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 8);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let tensors: Vec<(String, TensorLayout)> = case["tensors"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(param, t)| {
+                let ptr = t["ptr"].as_str().unwrap().trim_start_matches("0x");
+                let ptr = u64::from_str_radix(ptr, 16).unwrap();
+                let shape: Vec<i64> = t["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_i64().unwrap())
+                    .collect();
+                let dtype = DType::parse(t["dtype"].as_str().unwrap()).unwrap();
+                let mut layout = TensorLayout::contiguous(ptr, &shape, dtype, 0);
+                if let Some(strides) = t["strides"].as_array() {
+                    layout.strides = strides.iter().map(|v| v.as_i64().unwrap()).collect();
+                }
+                (param.clone(), layout)
+            })
+            .collect();
+        let named: Vec<(&str, &TensorLayout)> =
+            tensors.iter().map(|(n, l)| (n.as_str(), l)).collect();
+        let got: Vec<String> = facts_for(&named)
+            .iter()
+            .map(|f| hex::encode(f.encode_to_vec()))
+            .collect();
+        assert_eq!(got, strings(&case["facts_pb"]), "{name}");
+    }
 }

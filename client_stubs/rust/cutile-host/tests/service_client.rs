@@ -1,7 +1,8 @@
 //! The Rust client against a real `cutile-serve` (the Python daemon, started here on a free
 //! port with a bearer token): capabilities, a compile that fails with rendered diagnostics,
 //! a real compile (tileiras) verified and cached where the Python client looks, a cache hit
-//! with the daemon gone, FindMissing, chunked GetArtifact and NOT_FOUND.
+//! with the daemon gone, FindMissing, chunked GetArtifact and NOT_FOUND; a served kernel
+//! specialized per measured facts.
 //!
 //! The daemon runs on the Python of `$CUTILE_PYTHON` (CI: the repository's `.venv`); without
 //! one, the test says so and passes.
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use cutile_host::client::{CompileClient, Connection, Source};
-use cutile_host::Error;
+use cutile_host::{DType, Error, PlanArg, TensorLayout};
 
 const TOKEN: &str = "rust-host-test-token";
 
@@ -166,4 +167,61 @@ async fn the_rust_client_talks_to_cutile_serve() {
     drop(daemon);
     let again = client.compile(&add_source()).await.unwrap();
     assert_eq!(again.cubin, artifact.cubin);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_kernel_asks_once_per_measured_facts() {
+    let Some(python) = python() else {
+        eprintln!("no Python with the service found (set CUTILE_PYTHON): not started");
+        return;
+    };
+    let daemon = start_daemon(&python);
+    let mut connection = Connection::new(&format!("127.0.0.1:{}", daemon.port));
+    connection.token = Some(TOKEN.into());
+    let cache_dir = tempfile::tempdir().unwrap();
+    let mut client = CompileClient::new(&connection).unwrap();
+    client.cache = Some(cutile_host::artifacts::ArtifactCache::new(cache_dir.path()));
+    let served = client.served(add_source(), false).await.unwrap();
+    assert!(
+        served.specializations().is_empty(),
+        "nothing asked before a launch"
+    );
+
+    let layouts = |n: i64| {
+        let at = |i: u64| TensorLayout::contiguous(i << 40, &[n], DType::F32, 0);
+        (at(1), at(2), at(3))
+    };
+    let kernel_for = |n: i64| {
+        let served = &served;
+        async move {
+            let (z, x, y) = layouts(n);
+            let args = [
+                PlanArg::Partition {
+                    layout: &z,
+                    tile: &[1024],
+                },
+                PlanArg::Tensor(&x),
+                PlanArg::Tensor(&y),
+            ];
+            served.kernel_for_layouts(&args).await
+        }
+    };
+    // odd extents say nothing beyond the defaults: the general kernel, no request
+    let odd = kernel_for(1001).await;
+    assert!(std::sync::Arc::ptr_eq(&odd, served.general()));
+    assert!(served.specializations().is_empty());
+    // extents divisible by 16: the specialization, which assumes it, asked for once
+    let wide = kernel_for(1 << 20).await;
+    assert!(!std::sync::Arc::ptr_eq(&wide, served.general()));
+    let dim_div = wide
+        .spec()
+        .assumptions
+        .iter()
+        .filter(|a| a.kind.name() == "DIM_DIV" && a.value == 16)
+        .count();
+    assert!(dim_div >= 1, "{:?}", wide.spec().assumptions);
+    let again = kernel_for(4096).await; // the same facts (16 | 4096)
+    assert!(std::sync::Arc::ptr_eq(&again, &wide));
+    assert_eq!(served.specializations().len(), 1);
+    assert!(served.errors.lock().unwrap().is_empty());
 }
