@@ -173,7 +173,10 @@ def _first_node_deeper_than(root: Node, limit: int, root_level: int = 0) -> Node
     while True:
         if levels[-1] > limit:
             return cursor.node
-        if cursor.goto_first_child():
+        # a subtree of n nodes is at most n levels deep: one that cannot pass the limit is
+        # not walked (`descendant_count` is stored in the tree), so a file costs a few
+        # hundred steps instead of one per node
+        if levels[-1] + cursor.node.descendant_count > limit and cursor.goto_first_child():
             levels.append(levels[-1] + _counts(cursor.node))
             continue
         while not cursor.goto_next_sibling():
