@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from client_stubs.tensor import DeviceTensor
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 MAX_DIVISOR = 16
@@ -31,7 +30,12 @@ def largest_divisor(value: int, limit: int = MAX_DIVISOR) -> int:
 def tensor_facts(name: str, tensor: object) -> compile_pb2.TensorFacts:
     """The facts of `tensor` (a DeviceTensor, Partition, MappedPartition, or anything
     `DeviceTensor.wrap` takes: torch, cupy, `__cuda_array_interface__`) as parameter `name`."""
-    held = tensor if hasattr(tensor, "layout") else DeviceTensor.wrap(tensor)
+    if hasattr(tensor, "layout"):
+        held = tensor
+    else:
+        from client_stubs.tensor import DeviceTensor  # numpy: only for foreign arrays
+
+        held = DeviceTensor.wrap(tensor)
     layout = held.layout  # type: ignore[attr-defined]
     align = largest_divisor(layout.ptr, DEFAULT_BASE_ALIGN)
     return compile_pb2.TensorFacts(

@@ -32,6 +32,9 @@ class RequestKey:
         return self.sha256[:8]
 
 
+NO_KEY = RequestKey("0" * 64, 0)  # what an outcome with no compiled request carries
+
+
 def request_key(
     request: CompileRequest,
     *,

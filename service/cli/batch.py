@@ -89,6 +89,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
@@ -111,6 +112,7 @@ from parser.front_end import (
 )
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache.disk import DiskCache, default_cache_dir
+from service.cache.keys import NO_KEY
 from service.cli.facts_arg import (
     FactsError,
     facts_for_entry,
@@ -127,7 +129,6 @@ from service.cli.manifest import (
     write_manifest,
 )
 from service.cli.progress import Progress
-from service.cli.remote_compiler import NO_KEY, RemoteCompiler
 from service.cli.sarif import sarif_log
 from service.cli.specialize_arg import (
     AutoVariant,
@@ -253,7 +254,10 @@ class LocalCompiler:
             self.engine.pool = None
 
 
-Compiler = LocalCompiler | RemoteCompiler
+if TYPE_CHECKING:  # RemoteCompiler (and gRPC) load only with --server
+    from service.cli.remote_compiler import RemoteCompiler
+
+    Compiler = LocalCompiler | RemoteCompiler
 
 
 @dataclass
@@ -785,6 +789,8 @@ def _run_remote(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:
     except (TokenError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from service.cli.remote_compiler import RemoteCompiler
+
     compiler = RemoteCompiler(args.server, token=token, root_certificates=roots)
     try:
         return Batch(args, compiler, Report(args.message_format)).run(sources)

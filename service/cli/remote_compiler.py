@@ -25,7 +25,7 @@ from lowering.pipeline import CompileRequest
 from parser.front_end import Diagnostic, DiagnosticCode, Severity, SourceFile
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.cache.artifact import Artifact
-from service.cache.keys import RequestKey
+from service.cache.keys import NO_KEY, RequestKey
 from service.cli.client_convert import batch_item, diagnostic_from_proto
 from service.compile.engine import Outcome
 
@@ -35,7 +35,6 @@ DEFAULT_CHUNK = 256
 DEFAULT_TIMEOUT_S = 3600.0
 RETRY_ROUNDS = 5
 MAX_MESSAGE_BYTES = 64 << 20
-NO_KEY = RequestKey("0" * 64, 0)
 
 
 class RemoteCompiler:
