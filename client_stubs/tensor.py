@@ -133,6 +133,12 @@ class DeviceTensor:
         steps = contiguous_strides(dims) if strides is None else tuple(int(s) for s in strides)
         if len(steps) != len(dims):
             raise ValueError(f"shape {dims} and strides {steps} differ in rank")
+        if not 0 <= int(ptr) < 2**64 or not all(-(2**63) <= v < 2**63 for v in (*dims, *steps)):
+            raise ValueError(
+                f"a device tensor's address is 64-bit and its extents and strides are int64 "
+                f"(as in DLPack and the driver), got address {int(ptr):#x}, shape {dims}, "
+                f"strides {steps}"
+            )
         self._layout: TensorLayout | None = TensorLayout(
             int(ptr), dims, steps, dtype_name(dtype), int(device), owner
         )

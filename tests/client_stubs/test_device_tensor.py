@@ -31,6 +31,20 @@ def test_negative_stride_extent():
     assert t.byte_extent == (0x2000 - 12, 0x2004)
 
 
+def test_layouts_stay_in_int64_as_dlpack_and_the_driver_keep_them():
+    assert DeviceTensor(2**64 - 16, (2**62,), (1,)).shape == (2**62,)
+    for ptr, shape, strides in (
+        (2**64, (4,), None),  # past a 64-bit address
+        (-16, (4,), None),
+        (0, (2**63,), None),  # an extent past int64
+        (0, (4,), (2**63,)),  # a stride past int64
+        (0, (2**40, 2**40), None),  # a contiguous stride of 2^40 fits, the element count does not
+        (0, (2**32, 2**32, 2), None),  # contiguous strides past int64
+    ):
+        with pytest.raises(ValueError, match="int64"):
+            DeviceTensor(ptr, shape, strides)
+
+
 def test_dtype_specs_are_normalized():
     assert DeviceTensor(0, 4, dtype=np.float16).dtype == "f16"
     assert DeviceTensor(0, 4, dtype="float32").dtype == "f32"

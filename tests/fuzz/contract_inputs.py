@@ -211,9 +211,11 @@ def mutate_args(
     elif what == 1 and whole["shape"]:
         axis = rng.randrange(len(whole["shape"]))
         whole["shape"] = list(whole["shape"])
-        whole["shape"][axis] = rng.choice((1, 3, 15, 17, 2**31, 2**40))
+        whole["shape"][axis] = rng.choice((0, 1, 3, 15, 17, 2**31, 2**40, 2**62, 2**63 - 1, -1))
     elif what == 2:
-        whole["strides"] = [rng.choice((0, 1, 2, 3, 2**31)) for _ in whole["shape"]]
+        whole["strides"] = [
+            rng.choice((0, 1, 2, 3, -1, 2**31, 2**62, 2**63 - 1)) for _ in whole["shape"]
+        ]
     elif what == 3:
         whole["ptr"] = hex(rng.choice((0, int(whole["ptr"], 16) + rng.choice((1, 2, 8)))))
     else:
