@@ -195,12 +195,23 @@ def bits_to_float_array(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return values[np.asarray(bits, dtype=np.uint8) & ((1 << fmt.bits) - 1)]
 
 
+def f32_array_to_tf32_bits(values: np.ndarray) -> np.ndarray:
+    """f32 values rounded to tf32 (10 fraction bits, nearest even) as `uint32` f32 bit
+    patterns; infinities and NaNs keep their bits."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0xFFF + ((bits >> 13) & 1)) & 0xFFFFE000
+    finite = np.isfinite(values)
+    return np.where(finite, rounded, bits).astype(np.uint32)
+
+
 def _round_to_raw(host: np.ndarray, element: Element) -> np.ndarray:
     """Float values as raw bit patterns of an element numpy cannot hold."""
     if element.float_format is not None:
         return float_array_to_bits(host, element.float_format)
     if element.name == "bf16":
         return f32_array_to_bf16_bits(host.astype(np.float32))
+    if element.name == "tf32":
+        return f32_array_to_tf32_bits(host.astype(np.float32))
     raise TypeError(f"{element.name} takes raw {element.raw} bytes, got {host.dtype} values")
 
 

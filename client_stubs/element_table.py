@@ -151,16 +151,19 @@ ELEMENTS: tuple[Element, ...] = (
         mantissa=23,
         aliases=("float32",),
     ),
-    # tf32 is an mma operand format: Tile IR's arithmetic takes f16/bf16/f32/f64 only.
+    # tf32 is an mma operand format: Tile IR's arithmetic takes f16/bf16/f32/f64 only. In
+    # memory it is an f32 bit pattern (cuTile Rust's `tf32(u32)`): tensors of it are raw
+    # `uint32` on the host (floats rounded to 10 fraction bits), scalars pack as f32.
     Element(
         "tf32",
         FLOAT,
         32,
         "tf32",
+        raw="uint32",
+        struct="f",
         float_max=3.4011621342146535e38,  # (2 - 2^-10) * 2^127: f32's range, 10 fraction bits
         mantissa=10,
         computes=False,
-        host=False,
     ),
     Element(
         "f64",

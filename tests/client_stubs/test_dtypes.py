@@ -26,6 +26,7 @@ def test_all_names_and_sizes():
         "f16": 2,
         "bf16": 2,
         "f32": 4,
+        "tf32": 4,
         "f64": 8,
         "f8e4m3fn": 1,
         "f8e5m2": 1,
@@ -181,3 +182,20 @@ def test_fp8_rounds_to_nearest_even():
     assert fmt.encode(-0.0) == 0x80
     values = np.array([1.0 + 2**-4, 1.0 + 3 * 2**-4, 2**-10, 2**-10 + 2**-12])
     assert list(dtypes.float_array_to_bits(values, fmt)) == [0x38, 0x3A, 0x00, 0x01]
+
+
+def test_tf32_is_an_f32_bit_pattern_rounded_to_ten_fraction_bits():
+    values = np.array([1.0, 1.0 + 2**-11, 1.0 + 3 * 2**-11, np.inf, -2.5], np.float32)
+    bits = dtypes.as_element_array(values, "tf32")
+    assert bits.dtype == np.uint32
+    # halfway cases round to the even tf32 value: 1 + 2^-11 -> 1.0, 1 + 3 * 2^-11 -> 1 + 2^-9
+    assert [hex(b) for b in bits] == [
+        "0x3f800000",
+        "0x3f800000",
+        "0x3f804000",
+        "0x7f800000",
+        "0xc0200000",
+    ]
+    packed = bytearray(4)
+    dtypes.pack_ctype("tf32", 1.5, packed, 0)  # a scalar travels in its f32 container
+    assert packed == struct.pack("<f", 1.5)

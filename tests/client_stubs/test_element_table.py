@@ -57,7 +57,8 @@ def test_ir_elements_and_bytecode_tags_are_the_rows():
 
 def test_client_dtypes_are_the_host_rows():
     assert list(dtypes.DTYPES) == [e.name for e in HOST_ELEMENTS]
-    assert "tf32" not in dtypes.DTYPES  # no host type
+    assert "f4e2m1fn" not in dtypes.DTYPES  # exists only packed, two to a byte
+    assert dtypes.numpy_dtype("tf32").name == "uint32"  # cuTile Rust's tf32(u32): f32 bits
     for e in HOST_ELEMENTS:
         assert dtypes.dtype(e.name).itemsize == e.storage_bytes
         assert dtypes.numpy_dtype(e.name).itemsize == e.storage_bytes

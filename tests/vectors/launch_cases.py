@@ -286,6 +286,11 @@ def minifloat_contract() -> pb.LaunchContract:
     return build_contract("mini", params + [P(f"s_{n}", SCALAR, n) for n in MINI])
 
 
+def tf32_contract() -> pb.LaunchContract:
+    params = [P("z", OUT, "tf32", [128]), P("x", IN, "tf32", [-1]), P("s", SCALAR, "tf32")]
+    return build_contract("tf32", params)
+
+
 def minifloat_args(**values: object) -> list[dict[str, Any]]:
     base: dict[str, object] = {
         "f8e4m3fn": 1.0,
@@ -340,6 +345,18 @@ def scalars(case: MakeCase) -> list[Case]:
             "a byte of two fp4 codes given 1.5",
             mini,
             minifloat_args(f4e2m1fnx2=1.5),
+        ),
+        case(
+            "tf32",
+            "tf32 tensors (f32 bit patterns) and a tf32 scalar, packed as f32",
+            tf32_contract(),
+            [partition(tensor(Z, [256], "tf32"), [128]), tensor(X, [256], "tf32"), scalar(1.5)],
+        ),
+        case(
+            "tf32_for_f32",
+            "an f32 tensor for a tf32 parameter",
+            tf32_contract(),
+            [partition(tensor(Z, [256], "tf32"), [128]), tensor(X, [256], "f32"), scalar(1.5)],
         ),
         case(
             "fp8_tensor_dtype",

@@ -20,6 +20,8 @@ pub enum DType {
     F16,
     BF16,
     F32,
+    /// The mma operand format, an f32 bit pattern in memory (cuTile Rust's `tf32(u32)`).
+    TF32,
     F64,
     /// fp8 e4m3 (no infinities), e5m2 (IEEE) and the e8m0 block scale: bit patterns on the host.
     F8E4M3FN,
@@ -38,7 +40,7 @@ pub enum Class {
     Float,
 }
 
-pub const ALL: [DType; 17] = [
+pub const ALL: [DType; 18] = [
     DType::Bool,
     DType::I8,
     DType::I16,
@@ -51,6 +53,7 @@ pub const ALL: [DType; 17] = [
     DType::F16,
     DType::BF16,
     DType::F32,
+    DType::TF32,
     DType::F64,
     DType::F8E4M3FN,
     DType::F8E5M2,
@@ -74,6 +77,7 @@ impl DType {
             DType::F16 => "f16",
             DType::BF16 => "bf16",
             DType::F32 => "f32",
+            DType::TF32 => "tf32",
             DType::F64 => "f64",
             DType::F8E4M3FN => "f8e4m3fn",
             DType::F8E5M2 => "f8e5m2",
@@ -92,7 +96,7 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::F8E4M3FN | DType::F8E5M2 | DType::F8E8M0FNU | DType::F4E2M1FNx2 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
-            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I32 | DType::U32 | DType::F32 | DType::TF32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
         }
     }
@@ -103,7 +107,7 @@ impl DType {
             DType::I8 | DType::I16 | DType::I32 | DType::I64 => Class::Signed,
             DType::U8 | DType::U16 | DType::U32 | DType::U64 => Class::Unsigned,
             DType::F4E2M1FNx2 => Class::Unsigned, // a byte of two codes
-            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Class::Float,
+            DType::F16 | DType::BF16 | DType::F32 | DType::TF32 | DType::F64 => Class::Float,
             DType::F8E4M3FN | DType::F8E5M2 | DType::F8E8M0FNU => Class::Float,
         }
     }
@@ -283,7 +287,8 @@ pub fn pack_ctype(ctype: DType, value: Scalar, out: &mut [u8]) -> Result<(), Str
             }
             match ctype {
                 DType::F64 => out.copy_from_slice(&v.to_le_bytes()),
-                DType::F32 => out.copy_from_slice(&to_f32(v)?.to_le_bytes()),
+                // tf32 scalars travel in an f32 container, as Python's struct 'f' packs them
+                DType::F32 | DType::TF32 => out.copy_from_slice(&to_f32(v)?.to_le_bytes()),
                 DType::F16 => {
                     let h = half::f16::from_f64(v);
                     if h.is_infinite() && v.is_finite() {
