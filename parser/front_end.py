@@ -98,6 +98,8 @@ def check_entry(
     entry = find_entry(program, entry_name, sink)
     bound = bind_generics(entry, generics, generic_args, sink) if entry else None
     kernel = typecheck_entry(program, entry, bound, sink) if entry and bound is not None else None
+    if kernel is None and not sink.has_errors:  # a silent stop would look like success
+        raise AssertionError("the entry check stopped without reporting why")
     if kernel is None or sink.has_errors:
         return kernel
     # Borrows, moves and `unsafe` (rustc's rules in the reference) need the typed facts
