@@ -1464,8 +1464,7 @@ DEFINED_MORE_THAN_ONCE: Final = Message(
 )
 GENERIC_NAME_REUSED: Final = Message(
     codes.GENERIC_NAME_REUSED,
-    "the name `{name}` is already used for a generic parameter in this item's generic "
-    "parameters",
+    "the name `{name}` is already used for a generic parameter in this item's generic parameters",
     "already used",
     help=("rename one of them",),
 )
