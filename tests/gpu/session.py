@@ -1,0 +1,246 @@
+"""A GPU session in few calls: build every artifact the GPU checks need here (tileiras), then
+run the checks on the GPU machine, each step bounded, every log kept.
+
+    python -m tests.gpu.session build [--cutile-rs PATH] [-j J]       # this machine
+    PYTHONPATH=. python3 -m tests.gpu.session run OUT [--budget S] [--only A,B]   # the GPU
+
+`build` writes gpu_artifacts/ (the bundle of every example, the decoder's kernels plain and
+built to launch early, and with a cutile-rs checkout its GEMM examples by our compiler and by
+its own) and prints the paths to carry. `run` takes the steps below in order, skips those
+whose artifacts are missing, starts none it cannot finish within `--budget` seconds (default
+570: one device call runs at most 600), and writes each step's output to OUT/<step>.log, the
+JSON some steps write beside it, and OUT/summary.json (status and seconds per step). Steps
+that need a longer call are listed with their own budget; `--only` picks a subset, so a
+session is a few calls of ~10 minutes each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ART = "gpu_artifacts"
+PY = sys.executable
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    argv: tuple[str, ...]  # "{out}" is replaced by the run's output folder
+    seconds: int  # the bound of this step
+    needs: tuple[str, ...]  # artifact folders it reads
+    env: tuple[tuple[str, str], ...] = field(default=())
+
+
+def _py(*args: str) -> tuple[str, ...]:
+    return (PY, "-m", *args)
+
+
+DECODE_RUNS = "4b:1:1024,4b:1:8192,32b:1:1024"
+STEPS = (
+    Step(
+        "gpu-tests",
+        _py("pytest", "tests/gpu", "--ignore=tests/gpu/test_decoder_gpu.py", "-q"),
+        300,
+        (f"{ART}/bundle",),
+        (("CUTILE_GPU_ARTIFACTS", f"{ART}/bundle"),),
+    ),
+    Step(
+        "decoder-tests-early",
+        _py("pytest", "tests/gpu/test_decoder_gpu.py", "-q"),
+        240,
+        (f"{ART}/decode-early",),
+        (("CUTILE_GPU_ARTIFACTS", f"{ART}/decode-early"),),
+    ),
+    Step(
+        "launch-overhead",
+        _py("tests.benchmarks.launch_overhead", f"{ART}/bundle/default"),
+        120,
+        (f"{ART}/bundle/default",),
+    ),
+    Step(
+        "launch-overhead-early",
+        _py("tests.benchmarks.launch_overhead", f"{ART}/bundle/early"),
+        120,
+        (f"{ART}/bundle/early",),
+    ),
+    Step(
+        "decode-early-vs-plain",
+        _py(
+            "tests.benchmarks.decode.bench",
+            f"{ART}/decode",
+            "speed",
+            "--runs",
+            DECODE_RUNS,
+            "--no-torch-eager",
+            "--also",
+            f"{ART}/decode-early",
+            "--json",
+            "{out}/decode_early_vs_plain.json",
+        ),
+        540,
+        (f"{ART}/decode", f"{ART}/decode-early"),
+    ),
+    Step(
+        "decode-correctness-early",
+        _py("tests.benchmarks.decode.bench", f"{ART}/decode-early", "correctness"),
+        300,
+        (f"{ART}/decode-early",),
+    ),
+    Step(
+        "decode-memcheck-early",
+        (
+            "compute-sanitizer",
+            "--tool",
+            "memcheck",
+            "--report-api-errors",
+            "no",
+            "--error-exitcode",
+            "1",
+            *_py("tests.benchmarks.decode.bench", f"{ART}/decode-early", "memcheck"),
+        ),
+        300,
+        (f"{ART}/decode-early",),
+    ),
+    Step(
+        "cutile-rs",
+        _py(
+            "tests.benchmarks.bench_cutile_rs",
+            f"{ART}/cutile-rs",
+            "--jit",
+            f"{ART}/cutile-rs-jit/jit",
+            "--json",
+            "{out}/cutile_rs.json",
+        ),
+        300,
+        (f"{ART}/cutile-rs", f"{ART}/cutile-rs-jit/jit"),
+    ),
+)
+
+
+def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
+    """What `build` runs, in order."""
+    commands = [
+        _py("tests.gpu.build_artifacts", f"{ART}/bundle"),
+        _py("tests.benchmarks.decode.build", f"{ART}/decode", "-j", str(jobs)),
+        _py(
+            "tests.benchmarks.decode.build",
+            f"{ART}/decode-early",
+            "-j",
+            str(jobs),
+            "--early-launch",
+        ),
+    ]
+    if cutile_rs is not None:
+        commands += [
+            _py(
+                "tests.benchmarks.build_cutile_rs",
+                f"{ART}/cutile-rs",
+                "--cutile-rs",
+                str(cutile_rs),
+            ),
+            _py(
+                "tests.benchmarks.cutile_rs_jit",
+                f"{ART}/cutile-rs-jit",
+                "--cutile-rs",
+                str(cutile_rs),
+            ),
+        ]
+    return commands
+
+
+CARRY = (
+    f"{ART}/bundle",
+    f"{ART}/decode",
+    f"{ART}/decode-early",
+    f"{ART}/cutile-rs",
+    f"{ART}/cutile-rs-jit/jit",
+    "client_stubs/native/_launch.abi3.so",
+)
+
+
+def build(cutile_rs: Path | None, jobs: int) -> int:
+    for command in build_commands(cutile_rs, jobs):
+        print("$", " ".join(command), flush=True)
+        if subprocess.run(command, cwd=REPO, check=False).returncode:
+            return 1
+    present = [path for path in CARRY if (REPO / path).exists()]
+    print("carry:", json.dumps(present))
+    return 0
+
+
+def plan(only: set[str] | None, budget: float, root: Path) -> list[tuple[Step, str]]:
+    """(step, why it is skipped or "") for every step, in order."""
+    left, rows = budget, []
+    for step in STEPS:
+        if only is not None and step.name not in only:
+            continue
+        missing = [need for need in step.needs if not (root / need).exists()]
+        if missing:
+            rows.append((step, f"missing {', '.join(missing)}"))
+        elif step.seconds > left:
+            rows.append((step, f"needs {step.seconds} s, {left:.0f} s left of the budget"))
+        else:
+            left -= step.seconds
+            rows.append((step, ""))
+    return rows
+
+
+def run(out: Path, budget: float, only: set[str] | None) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, dict[str, object]] = {}
+    started = time.monotonic()
+    for step, skipped in plan(only, budget, REPO):
+        if skipped:
+            summary[step.name] = {"status": "skipped", "why": skipped}
+            print(f"{step.name}: skipped ({skipped})", flush=True)
+            continue
+        argv = [part.replace("{out}", str(out)) for part in step.argv]
+        env = {**os.environ, "PYTHONPATH": str(REPO), **dict(step.env)}
+        began = time.monotonic()
+        with (out / f"{step.name}.log").open("w") as log:
+            log.write("$ " + " ".join(argv) + "\n")
+            log.flush()
+            try:
+                code = subprocess.run(
+                    argv, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                    timeout=step.seconds, check=False,
+                ).returncode  # fmt: skip
+            except subprocess.TimeoutExpired:
+                code = 124
+        took = time.monotonic() - began
+        summary[step.name] = {"status": code, "seconds": round(took, 1)}
+        print(f"{step.name}: exit {code} in {took:.0f} s", flush=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"session: {time.monotonic() - started:.0f} s")
+    return 0 if all(row["status"] in (0, "skipped") for row in summary.values()) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    modes = parser.add_subparsers(dest="mode", required=True)
+    building = modes.add_parser("build")
+    building.add_argument("--cutile-rs", type=Path, default=os.environ.get("CUTILE_RS"))
+    building.add_argument("-j", "--jobs", type=int, default=2)
+    running = modes.add_parser("run")
+    running.add_argument("out", type=Path)
+    running.add_argument("--budget", type=float, default=570.0)
+    running.add_argument(
+        "--only", help="comma-separated step names: " + ", ".join(s.name for s in STEPS)
+    )
+    options = parser.parse_args(argv)
+    if options.mode == "build":
+        return build(options.cutile_rs, options.jobs)
+    only = set(options.only.split(",")) if options.only else None
+    return run(options.out, options.budget, only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""tests/gpu/session.py without a GPU: the plan honours the budget and missing artifacts, a run
+bounds, logs and summarizes every step, and the build commands name what the steps read."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gpu import session
+
+
+def _artifacts(root: Path, *paths: str) -> None:
+    for path in paths:
+        (root / path).mkdir(parents=True, exist_ok=True)
+
+
+def test_the_plan_skips_missing_artifacts_and_what_the_budget_cannot_hold(tmp_path: Path) -> None:
+    _artifacts(tmp_path, "gpu_artifacts/bundle/default", "gpu_artifacts/bundle/early")
+    rows = {step.name: why for step, why in session.plan(None, 570, tmp_path)}
+    assert rows["gpu-tests"] == "" and rows["launch-overhead"] == ""
+    assert rows["launch-overhead-early"] == ""
+    assert rows["decode-early-vs-plain"].startswith("missing gpu_artifacts/decode")
+    small = {step.name: why for step, why in session.plan(None, 350, tmp_path)}
+    assert small["gpu-tests"] == "" and small["launch-overhead-early"].startswith("needs 120 s")
+    only = [step.name for step, _ in session.plan({"launch-overhead"}, 570, tmp_path)]
+    assert only == ["launch-overhead"]
+
+
+def test_every_step_reads_what_build_writes() -> None:
+    built = {part for command in session.build_commands(Path("/x"), 2) for part in command}
+    for step in session.STEPS:
+        for need in step.needs:
+            assert any(need == b or need.startswith(b + "/") for b in built), (step.name, need)
+    assert all(step.seconds <= 570 for step in session.STEPS)
+
+
+def test_a_run_logs_bounds_and_summarizes_each_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = (
+        session.Step("ok", (sys.executable, "-c", "print('fine')"), 30, ()),
+        session.Step("fails", (sys.executable, "-c", "raise SystemExit(3)"), 30, ()),
+        session.Step("hangs", (sys.executable, "-c", "import time; time.sleep(30)"), 1, ()),
+        session.Step("absent", (sys.executable, "-c", "pass"), 1, ("nowhere",)),
+    )
+    monkeypatch.setattr(session, "STEPS", steps)
+    out = tmp_path / "out"
+    assert session.run(out, 100, None) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["ok"]["status"] == 0 and summary["fails"]["status"] == 3
+    assert summary["hangs"]["status"] == 124 and summary["absent"]["status"] == "skipped"
+    assert (out / "ok.log").read_text().splitlines()[-1] == "fine"
