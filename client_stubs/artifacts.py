@@ -350,7 +350,7 @@ def _inside(root: Path, name: object, where: str) -> Path:
         raise BundleError(f"{where}: a file name must be text without NUL, got {name!a}")
     path = (root / name).resolve()
     if not path.is_relative_to(root.resolve()):
-        raise BundleError(f"{where}: {name!r} points outside the bundle")
+        raise BundleError(f"{where}: {name!a} points outside the bundle")
     return path
 
 

@@ -107,6 +107,9 @@ class TensorLayout:
         return all(s == c for (_, s), c in zip(live, expected, strict=False))
 
 
+_I64_MIN, _I64_MAX, _U64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
 def _normalize_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     for extent in dims:
@@ -133,7 +136,10 @@ class DeviceTensor:
         steps = contiguous_strides(dims) if strides is None else tuple(int(s) for s in strides)
         if len(steps) != len(dims):
             raise ValueError(f"shape {dims} and strides {steps} differ in rank")
-        if not 0 <= int(ptr) < 2**64 or not all(-(2**63) <= v < 2**63 for v in (*dims, *steps)):
+        values = dims + steps
+        if not 0 <= int(ptr) <= _U64_MAX or (
+            values and (min(values) < _I64_MIN or max(values) > _I64_MAX)
+        ):
             raise ValueError(
                 f"a device tensor's address is 64-bit and its extents and strides are int64 "
                 f"(as in DLPack and the driver), got address {int(ptr):#x}, shape {dims}, "
