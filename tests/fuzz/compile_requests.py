@@ -18,9 +18,6 @@ Every input must:
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -34,11 +31,11 @@ from lowering.pipeline import compile_kernel
 from parser import codes
 from service.convert import InvalidRequest, contract_to_proto, request_from_proto
 from tests.fake_cubin import StandInAssembler
+from tests.fuzz.campaign import report, rust_disagrees, scratch_folder
 from tests.fuzz.request_inputs import RequestInput, describe, make_input
 
 TIME_BOUND = 10.0  # seconds one input may take in process
 PARSE_LIMIT_MS = 2000  # the server's parse limit
-RUST_HOST = Path(__file__).resolve().parents[2] / "client_stubs" / "rust"
 STAND_IN = StandInAssembler()
 
 
@@ -91,14 +88,9 @@ def key_case(name: str, case: RequestInput) -> dict[str, Any]:
 
 def run_rust(cases: Sequence[dict[str, Any]], folder: Path) -> str | None:
     """The Rust host's keys of `cases`: None when every one is Python's, else cargo's report."""
-    path = folder / "fuzzed-requests.json"
-    path.write_text(json.dumps({"cases": list(cases)}), encoding="utf-8")
-    env = {**os.environ, "CUTILE_REQUEST_KEY_VECTORS": str(path)}
-    command = ["cargo", "test", "-q", "--test", "host_vectors", "request_keys", "--", "--nocapture"]
-    result = subprocess.run(
-        command, cwd=RUST_HOST, env=env, capture_output=True, text=True, check=False
+    return rust_disagrees(
+        cases, folder, "CUTILE_REQUEST_KEY_VECTORS", ("host_vectors", "request_keys")
     )
-    return None if result.returncode == 0 else (result.stdout + result.stderr)[-20000:]
 
 
 def run(seed: str, count: int, rust: bool) -> int:
@@ -113,19 +105,18 @@ def run(seed: str, count: int, rust: bool) -> int:
         else:
             keys.append(key_case(f"input_{index}", case))
     took = time.perf_counter() - started
-    print(
+    report(
         f"inputs={count} findings={sum(map(len, findings.values()))} "
-        f"({count / took:.0f} inputs/s, {took:.0f} s)"
+        f"({count / took:.0f} inputs/s, {took:.0f} s)",
+        findings,
+        lambda index: describe(make_input(seed, index)),
     )
-    for index, found in list(findings.items())[:50]:
-        for finding in found:
-            print(f"  input {index} [{describe(make_input(seed, index))[:300]}] {finding[:1000]}")
     failed = bool(findings)
     if rust:
-        report = run_rust(keys, Path(os.environ.get("TMPDIR", "/tmp")))
+        differs = run_rust(keys, scratch_folder())
         same = f"rust: the same key for all {len(keys)}"
-        print(same if report is None else f"rust: differs\n{report}")
-        failed = failed or report is not None
+        print(same if differs is None else f"rust: differs\n{differs}")
+        failed = failed or differs is not None
     return 1 if failed else 0
 
 

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -40,13 +38,13 @@ from google.protobuf import json_format
 from client_stubs import Kernel, driver
 from client_stubs.errors import ClientError
 from tests.client_stubs.fake_driver import CUBIN, FakeDriver
+from tests.fuzz.campaign import report, rust_disagrees, scratch_folder
 from tests.fuzz.contract_inputs import LaunchInput, describe, make_input
 from tests.vectors.args import build_arg, outcome
 
 TIME_BOUND = 5.0  # seconds one input may take, planner and launch (GC pauses of a long run)
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 MESSAGE_BOUND = 8192  # characters an error message may take
-RUST_HOST = Path(__file__).resolve().parents[2] / "client_stubs" / "rust"
 
 
 def vector_case(name: str, case: LaunchInput, expect: dict[str, Any]) -> dict[str, Any]:
@@ -185,14 +183,7 @@ def _same(launched: dict[str, Any], expect: dict[str, Any]) -> bool:
 
 def run_rust(cases: Sequence[dict[str, Any]], folder: Path) -> str | None:
     """The Rust planner on `cases`: None when it agrees on every one, else cargo's report."""
-    path = folder / "fuzzed-inputs.json"
-    path.write_text(json.dumps({"cases": list(cases)}), encoding="utf-8")
-    env = {**os.environ, "CUTILE_LAUNCH_VECTORS": str(path)}
-    command = ["cargo", "test", "-q", "--test", "launch_vectors", "--", "--nocapture"]
-    result = subprocess.run(
-        command, cwd=RUST_HOST, env=env, capture_output=True, text=True, check=False
-    )
-    return None if result.returncode == 0 else (result.stdout + result.stderr)[-20000:]
+    return rust_disagrees(cases, folder, "CUTILE_LAUNCH_VECTORS", ("launch_vectors",))
 
 
 def run(seed: str, count: int, rust: bool, out: Path | None) -> int:
@@ -209,27 +200,26 @@ def run(seed: str, count: int, rust: bool, out: Path | None) -> int:
                 findings[index] = found
     took = time.perf_counter() - started
     accepted = sum("accepted" in c["expect"] for c in cases)
-    print(
+    report(
         f"inputs={count} accepted={accepted} refused={count - accepted} "
-        f"findings={sum(map(len, findings.values()))} ({count / took:.0f} inputs/s, {took:.0f} s)"
+        f"findings={sum(map(len, findings.values()))} ({count / took:.0f} inputs/s, {took:.0f} s)",
+        findings,
+        lambda index: cases[index]["about"],
     )
-    for index, found in list(findings.items())[:50]:
-        for finding in found:
-            print(f"  input {index} {finding[:2000]}")
     failed = bool(findings)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         kept = [cases[i] for i in findings]
         (out / f"findings-{seed}.json").write_text(json.dumps({"cases": kept}, indent=1))
     if rust:
-        folder = out or Path(os.environ.get("TMPDIR", "/tmp"))
+        folder = out or scratch_folder()
         folder.mkdir(parents=True, exist_ok=True)
         clean = [c for c in cases if not {"exception", "unbuildable"} & set(c["expect"])]
-        report = run_rust(clean, folder)
-        if report is None:
+        differs = run_rust(clean, folder)
+        if differs is None:
             print(f"rust: the same verdict on all {len(clean)} inputs")
         else:
-            print(f"rust: differs\n{report}")
+            print(f"rust: differs\n{differs}")
             failed = True
     return 1 if failed else 0
 

@@ -62,6 +62,22 @@ fn aligned(dir: &Path) -> LaunchContract {
     c
 }
 
+/// A bundle of add<B=128> twice: the general kernel and a variant for extents divisible by 8.
+fn general_and_special(dir: &Path) -> Bundle {
+    let general = vector_contract("accepted", "add");
+    let special = aligned(dir);
+    let facts = json!([{"param": "z", "dim_divisors": [8]}, {"param": "x", "dim_divisors": [8]},
+                       {"param": "y", "dim_divisors": [8]}]);
+    write_manifest(
+        dir,
+        vec![
+            write_entry(dir, "general", &general, json!([])),
+            write_entry(dir, "special", &special, facts),
+        ],
+    );
+    Bundle::open(dir).unwrap()
+}
+
 #[test]
 fn a_bundle_entry_loads_verified() {
     let dir = tempfile::tempdir().unwrap();
@@ -132,18 +148,7 @@ fn tampering_is_refused() {
 #[test]
 fn variants_are_chosen_by_the_arguments() {
     let dir = tempfile::tempdir().unwrap();
-    let general = vector_contract("accepted", "add");
-    let special = aligned(dir.path());
-    let facts = json!([{"param": "z", "dim_divisors": [8]}, {"param": "x", "dim_divisors": [8]},
-                       {"param": "y", "dim_divisors": [8]}]);
-    write_manifest(
-        dir.path(),
-        vec![
-            write_entry(dir.path(), "general", &general, json!([])),
-            write_entry(dir.path(), "special", &special, facts),
-        ],
-    );
-    let bundle = Bundle::open(dir.path()).unwrap();
+    let bundle = general_and_special(dir.path());
     assert_eq!(
         bundle.find("add", &[], None, None).unwrap_err().kind_name(),
         "AmbiguousKernelError"
@@ -182,18 +187,7 @@ fn variants_are_chosen_by_the_arguments() {
 #[test]
 fn a_bundle_kernel_launches_the_best_variant_the_arguments_meet() {
     let dir = tempfile::tempdir().unwrap();
-    let general = vector_contract("accepted", "add");
-    let special = aligned(dir.path());
-    let facts = json!([{"param": "z", "dim_divisors": [8]}, {"param": "x", "dim_divisors": [8]},
-                       {"param": "y", "dim_divisors": [8]}]);
-    write_manifest(
-        dir.path(),
-        vec![
-            write_entry(dir.path(), "general", &general, json!([])),
-            write_entry(dir.path(), "special", &special, facts),
-        ],
-    );
-    let bundle = Bundle::open(dir.path()).unwrap();
+    let bundle = general_and_special(dir.path());
     // no choice for the caller: both variants load, the specialized one first
     let variants = bundle.kernel("add", &[], None, None, false).unwrap();
     assert_eq!(variants.kernels().len(), 2);
