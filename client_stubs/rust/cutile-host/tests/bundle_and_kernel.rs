@@ -137,12 +137,23 @@ fn tampering_is_refused() {
         .to_string()
         .contains("no contract_sha256"));
 
-    entry["cubin"] = json!("../outside.cubin");
-    write_manifest(dir.path(), vec![entry]);
-    assert!(Bundle::open(dir.path())
-        .unwrap_err()
-        .to_string()
-        .contains("outside the bundle"));
+    // hostile manifest fields are refused as the Python host refuses them
+    for (field, value, message) in [
+        ("cubin", json!("../outside.cubin"), "outside the bundle"),
+        (
+            "contract",
+            json!("c.pb\u{0}.txt"),
+            "text without NUL, got 'c.pb\\x00.txt'",
+        ),
+        ("module", json!(null), "`module` must be a string"),
+        ("module", json!(5), "`module` must be a string"),
+    ] {
+        let mut hostile = entry.clone();
+        hostile[field] = value;
+        write_manifest(dir.path(), vec![hostile]);
+        let error = Bundle::open(dir.path()).unwrap_err().to_string();
+        assert!(error.contains(message), "{field}: {error}");
+    }
 }
 
 #[test]

@@ -368,12 +368,13 @@ fn entry(root: &Path, index: usize, raw: &Value) -> Result<BundleEntry> {
         Some(Value::Array(items)) => items.clone(),
         Some(_) => return Err(bundle_error(format!("{at}: `facts` must be a list"))),
     };
+    let module = match raw.get("module") {
+        None => "",
+        Some(Value::String(text)) => text.as_str(),
+        Some(_) => return Err(bundle_error(format!("{at}: `module` must be a string"))),
+    };
     Ok(BundleEntry {
-        module: raw
-            .get("module")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
+        module: module.to_string(),
         function: str_field(raw, "function").unwrap().to_string(),
         generics,
         sm: str_field(raw, "sm").unwrap().to_string(),
@@ -406,7 +407,7 @@ fn specificity(facts: &[Value], at: &str) -> Result<u32> {
                         "{at}: `facts[].{key}` must be positive integers"
                     )));
                 };
-                total += 63 - d.leading_zeros();
+                total = u32::saturating_add(total, 63 - d.leading_zeros());
             }
         }
     }
@@ -442,6 +443,12 @@ fn relaxation(facts: &[Value], at: &str) -> Result<u32> {
 }
 
 fn inside(root: &Path, name: &str, at: &str) -> Result<PathBuf> {
+    if name.contains('\0') {
+        return Err(bundle_error(format!(
+            "{at}: a file name must be text without NUL, got {}",
+            crate::contract::py_ascii(name)
+        )));
+    }
     let path = root.join(name);
     let resolved = path.canonicalize().unwrap_or_else(|_| normalize(&path));
     let base = root.canonicalize().unwrap_or_else(|_| normalize(root));
