@@ -167,13 +167,18 @@ CARRY = (
 
 
 def build(cutile_rs: Path | None, jobs: int) -> int:
+    """Every build command, each one whatever the others did (the steps that read a failed
+    one's output are skipped on the GPU); 1 if any failed."""
+    failed = []
     for command in build_commands(cutile_rs, jobs):
         print("$", " ".join(command), flush=True)
         if subprocess.run(command, cwd=REPO, check=False).returncode:
-            return 1
+            failed.append(command[2])
     present = [path for path in CARRY if (REPO / path).exists()]
     print("carry:", json.dumps(present))
-    return 0
+    if failed:
+        print("failed:", ", ".join(failed))
+    return 1 if failed else 0
 
 
 def plan(only: set[str] | None, budget: float, root: Path) -> list[tuple[Step, str]]:
