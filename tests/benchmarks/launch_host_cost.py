@@ -26,8 +26,9 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
 `--bindings` runs the real `client_stubs.driver` and cuda-python instead of the fake: on a
 machine without a GPU, over `tests/benchmarks/stub_libcuda.c` (its header says how to build and
 load it), where every driver call succeeds at once, so the figures are the client plus the
-bindings' own cost, next to a raw `cuLaunchKernel` through the same bindings. The script also
-runs on checkouts older than `client_stubs.variants` (without those rows).
+bindings' own cost, next to a raw `cuLaunchKernel` through the same bindings; the stub counts
+the driver calls each row makes (the compiled launcher's too, which Python cannot see). The
+script also runs on checkouts older than `client_stubs.variants` (without those rows).
 """
 
 from __future__ import annotations
@@ -247,11 +248,29 @@ def with_bindings(rounds: int, profiling: bool) -> None:
         print(f"host cost per launch, add<B={N}>, cuda-python bindings (best of {rounds} rounds)")
         report("raw cuLaunchKernel", best_us(raw, PER_ROUND, rounds, reset))
         both = best_us(lambda: (raw(), cu.cuStreamSynchronize(0)), PER_ROUND, rounds, reset)
-        report("raw + cuStreamSynchronize", both)
-        run_rows(kernel, chooser, args, rounds, reset, lambda fn, per=1: "")
+        report("raw + cuStreamSynchronize", both, stub_calls_per(lambda: (raw(), synchronize(0))))
+        run_rows(kernel, chooser, args, rounds, reset, stub_calls_per)
         if profiling:
             profile("eager", lambda: kernel(*args), reset)
             profile("op.sync()", lambda: kernel.op(*args).sync(), reset)
+
+
+def stub_calls_per(fn: Callable[[], object], per: int = 1) -> str:
+    """The driver calls one `fn()` makes, counted by the stub libcuda over 64 calls after a
+    warm-up call ("" on a libcuda that does not count: a real one)."""
+    import ctypes
+
+    lib = ctypes.CDLL("libcuda.so.1")
+    if not hasattr(lib, "stub_count_start"):
+        return ""
+    fn()
+    lib.stub_count_start()
+    for _ in range(64):
+        fn()
+    text = ctypes.create_string_buffer(4096)
+    lib.stub_counts(text, len(text))
+    counts = (line.split() for line in text.value.decode().splitlines())
+    return ", ".join(f"{name} {int(count) / 64 / per:g}" for name, count in counts) or "none"
 
 
 def variant_kernel(folder: Path) -> Kernel | None:
