@@ -78,6 +78,28 @@ fn general_and_special(dir: &Path) -> Bundle {
     Bundle::open(dir).unwrap()
 }
 
+/// add's layouts: z (of `dtype`), x and y of `n` f32 each, far apart.
+fn add_layouts(n: i64, dtype: DType) -> (TensorLayout, TensorLayout, TensorLayout) {
+    let at = |ptr: u64, dtype: DType| TensorLayout::contiguous(ptr, &[n], dtype, 0);
+    (
+        at(1 << 40, dtype),
+        at(2 << 40, DType::F32),
+        at(3 << 40, DType::F32),
+    )
+}
+
+/// add's arguments: z partitioned in tiles of 128, x and y.
+fn add_args<'a>(z: &'a TensorLayout, x: &'a TensorLayout, y: &'a TensorLayout) -> [PlanArg<'a>; 3] {
+    [
+        PlanArg::Partition {
+            layout: z,
+            tile: &[128],
+        },
+        PlanArg::Tensor(x),
+        PlanArg::Tensor(y),
+    ]
+}
+
 #[test]
 fn a_bundle_entry_loads_verified() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,19 +193,10 @@ fn variants_are_chosen_by_the_arguments() {
             .specificity,
         0
     );
-    let layout = |ptr: u64, n: i64| TensorLayout::contiguous(ptr, &[n], DType::F32, 0);
     let pick = |n: i64| {
-        let (z, x, y) = (layout(1 << 40, n), layout(2 << 40, n), layout(3 << 40, n));
-        let args = [
-            PlanArg::Partition {
-                layout: &z,
-                tile: &[128],
-            },
-            PlanArg::Tensor(&x),
-            PlanArg::Tensor(&y),
-        ];
+        let (z, x, y) = add_layouts(n, DType::F32);
         bundle
-            .find_for("add", &[], None, None, &args, None)
+            .find_for("add", &[], None, None, &add_args(&z, &x, &y), None)
             .unwrap()
             .specificity
     };
@@ -207,23 +220,9 @@ fn a_bundle_kernel_launches_the_best_variant_the_arguments_meet() {
         "{:?}",
         variants.labels()
     );
-    let layout = |n: i64, dtype: DType| {
-        let z = TensorLayout::contiguous(1 << 40, &[n], dtype, 0);
-        let x = TensorLayout::contiguous(2 << 40, &[n], DType::F32, 0);
-        let y = TensorLayout::contiguous(3 << 40, &[n], DType::F32, 0);
-        (z, x, y)
-    };
     let pick = |n: i64, dtype: DType| {
-        let (z, x, y) = layout(n, dtype);
-        let args = [
-            PlanArg::Partition {
-                layout: &z,
-                tile: &[128],
-            },
-            PlanArg::Tensor(&x),
-            PlanArg::Tensor(&y),
-        ];
-        best_variant(variants.kernels(), &args, None)
+        let (z, x, y) = add_layouts(n, dtype);
+        best_variant(variants.kernels(), &add_args(&z, &x, &y), None)
     };
     assert_eq!(
         pick(1024, DType::F32),
