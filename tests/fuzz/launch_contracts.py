@@ -102,12 +102,14 @@ def plan_problems(case: LaunchInput, expect: dict[str, Any]) -> list[str]:
 
 
 def launch_verdict(
-    case: LaunchInput, fitting: LaunchInput | None, patch: pytest.MonkeyPatch
+    case: LaunchInput,
+    expect: dict[str, Any],
+    fitting: LaunchInput | None,
+    patch: pytest.MonkeyPatch,
 ) -> dict[str, Any]:
     """What `Kernel.launch` does with the input on the fake driver (after launching `fitting`
-    on the same kernel, when given): the planner's verdict form."""
+    on the same kernel, when given), in the form of the planner's verdict `expect`."""
     launched: list[tuple[tuple[int, ...], bytes]] = []
-    expect = planner_verdict(case)
     size = len(bytes.fromhex(expect["accepted"]["param_buffer"])) if "accepted" in expect else 0
 
     first = case.contract.abi[0].offset if case.contract.abi else 0  # kernelParams[0] points there
@@ -149,7 +151,7 @@ def check(case: LaunchInput, patch: pytest.MonkeyPatch) -> tuple[dict[str, Any],
     findings = [f"[planner] {p}" for p in plan_problems(case, expect)]
     if "unbuildable" in expect:
         return expect, []
-    launched = launch_verdict(case, _fitting_twin(case), patch)
+    launched = launch_verdict(case, expect, _fitting_twin(case), patch)
     if "exception" not in expect and not _same(launched, expect):
         findings.append(f"[launch] planner {expect}, launch {launched}")
     took = time.perf_counter() - started
