@@ -14,21 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from client_stubs import Bundle, BundleError, DeviceTensor, Variants, driver
+from client_stubs import Bundle, BundleError, DeviceTensor, Variants
 
 pytestmark = pytest.mark.gpu
 
 ENV = "CUTILE_GPU_ARTIFACTS"
 GEMM = {"E": "f16", "BM": "128", "BN": "128", "BK": "64"}
-
-
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if driver.device_count() == 0 or not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    driver.ensure_context(0)
-    return torch
 
 
 @pytest.fixture(scope="module")

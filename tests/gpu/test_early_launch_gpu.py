@@ -36,15 +36,6 @@ LINKS = 64
 
 
 @pytest.fixture(scope="module")
-def torch() -> Any:
-    torch = pytest.importorskip("torch")
-    if driver.device_count() == 0 or not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    driver.ensure_context(0)
-    return torch
-
-
-@pytest.fixture(scope="module")
 def add(torch: Any) -> Kernel:
     root = os.environ.get(ENV)
     if not root:

@@ -23,7 +23,6 @@ from client_stubs import (
     BundleEntry,
     DeviceTensor,
     LaunchCheckError,
-    driver,
 )
 from tests.gpu.support import ENV
 from tests.gpu.support import entries as _entries
@@ -31,15 +30,6 @@ from tests.gpu.support import entries as _entries
 pytestmark = pytest.mark.gpu
 
 TOLERANCE = {"f32": 1e-3, "f16": 1e-2, "bf16": 3e-2, "f64": 1e-9}
-
-
-@pytest.fixture(scope="module")
-def torch():
-    torch = pytest.importorskip("torch")
-    if driver.device_count() == 0 or not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    driver.ensure_context(0)
-    return torch
 
 
 def _kernel(entry: BundleEntry):

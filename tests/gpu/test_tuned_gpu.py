@@ -12,10 +12,9 @@ import math
 import pytest
 
 from client_stubs import AssumptionError, BundleEntry, DeviceTensor, GridLimitError
-from tests.gpu.test_examples_gpu import _check, _dtype, _entries, _inputs, _kernel, torch
+from tests.gpu.test_examples_gpu import _check, _dtype, _entries, _inputs, _kernel
 
 pytestmark = pytest.mark.gpu
-__all__ = ["torch"]  # the fixture, shared with test_examples_gpu
 
 
 def _gemm_args(entry: BundleEntry, z, x, y, blocks: int) -> tuple:  # type: ignore[no-untyped-def]
