@@ -137,7 +137,7 @@ def test_the_add_norm_holds_a_whole_row_where_its_partials_fit() -> None:
 
 @pytest.mark.parametrize(
     ("group", "tokens", "chunk"),
-    [(4, 1, 8), (8, 1, 4), (4, 16, 1), (8, 16, 1)],
+    [(4, 1, 32), (8, 1, 16), (4, 16, 2), (8, 16, 1)],
     ids=["4b-decode", "32b-decode", "4b-prefill", "32b-prefill"],
 )
 def test_the_merge_reads_as_many_splits_as_fit_its_chunk(
