@@ -183,3 +183,15 @@ def test_decode_rows_get_their_own_table_and_the_issue_16_targets() -> None:
     assert "| Qwen3-4B | 64 | 1024 | 6000.0 | not run | 5000.0 | 9000.0 | 0.67 | 1.20 |  |" in text
     # the kernel targets table ignores decode rows
     assert "| gemm f16 | 8192x8192x8192 | 1.00 |" in text
+
+
+def test_the_other_compilers_rows_are_no_target() -> None:
+    """bench_cutile_rs --jit times the same kernels built by cutile-rs's compiler: the target
+    row is ours (the default path), whichever of the two comes last."""
+    shape = "4096x4096x4096"
+    row = {"case": "cutile-rs gemm.rs gemm f16", "shape": shape, "work": 2 * 4096**3}
+    row |= {"max_error": 0.0, "tolerance": 1.0}
+    ours = {**row, "ours_s": 1.0, "torch_s": 0.9, "config": "default path, 128x128x64"}
+    theirs = {**row, "ours_s": 2.0, "torch_s": 0.9, "config": "cutile-rs's compiler, 128x128x64"}
+    text = render([_result("cutile-rs GEMM, default path", "TFLOP/s", [ours, theirs])])
+    assert f"| cutile-rs gemm.rs gemm f16 | {shape} | 0.85 | 0.90 | yes |" in text

@@ -23,6 +23,8 @@ ORDER = (
     "cutile-rs GEMM, default path",
 )
 CUTILE_PYTHON = "cuTile Python"  # tests/benchmarks/bench_cutile_python.py: compared, not a target
+# bench_cutile_rs --jit: the same kernels by cutile-rs's own compiler, compared, not a target
+OTHER_COMPILER = "cutile-rs's compiler"
 DECODE = "decode"  # tests/benchmarks/decode/bench.py: tokens/s of whole models, its own table
 # issue 16's targets: (model, batch, least ours / bound, least ours / torch + CUDA graphs)
 DECODE_TARGETS = (("Qwen3-4B", 1, 0.80, 1.00), ("Qwen3-32B", 1, 0.80, None))
@@ -68,6 +70,7 @@ def targets(results: Sequence[Mapping[str, object]]) -> str:
         for result in results
         if result["family"] not in (CUTILE_PYTHON, DECODE)
         for row in result["rows"]  # type: ignore[attr-defined]
+        if not str(row.get("config", "")).startswith(OTHER_COMPILER)
     }
     lines = [
         "## Targets",
