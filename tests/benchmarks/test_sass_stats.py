@@ -44,7 +44,7 @@ def test_an_empty_dump_counts_nothing() -> None:
     assert (s.registers, s.wgmma, s.spills, s.wgmma_kinds) == (0, 0, 0, ())
 
 
-def _tma_gemm_cubin(exact: bool) -> bytes:
+def _tma_gemm_cubin(exact: bool, early_launch: bool = False) -> bytes:
     """The persistent f16 GEMM with the facts that give it TMA loads (its fast variant)."""
     facts = tuple(TensorFacts(p, (16, 16), (16, 1)) for p in ("x", "y", "z"))
     request = CompileRequest(
@@ -53,6 +53,7 @@ def _tma_gemm_cubin(exact: bool) -> bytes:
         (("BM", "128"), ("BN", "128"), ("BK", "64")),
         specialization=facts,
         exact_accumulators=exact,
+        early_launch=early_launch,
     )
     result = compile_kernel(request, stop_after=Stage.CUBIN)
     assert result.ok and result.cubin, [render(d) for d in result.diagnostics]
@@ -88,3 +89,20 @@ def test_the_command_prints_a_row_per_cubin(tileiras, tmp_path: Path, capsys) ->
     header, row = capsys.readouterr().out.splitlines()
     assert header.split()[:3] == ["cubin", "bytes", "regs"]
     assert row.startswith("gemm.cubin ") and "HGMMA" in row
+
+
+@pytest.mark.tileiras
+def test_an_early_launched_gemm_compiles_like_the_plain_one(tileiras, tmp_path: Path) -> None:
+    """With the grid-dependency trigger after its tensor-core loop tileiras spilled the
+    accumulators (lowering/grid_dependency.py keeps it first in such an entry)."""
+    cuobjdump = find_cuobjdump()
+    if cuobjdump is None:
+        pytest.skip("cuobjdump not installed")
+    found = []
+    for early in (False, True):
+        path = tmp_path / f"early_{early}.cubin"
+        path.write_bytes(_tma_gemm_cubin(False, early_launch=early))
+        found.append(stats(path, cuobjdump))
+    plain, early = found
+    assert early.spills == plain.spills == 0
+    assert early.wgmma_full_waits == plain.wgmma_full_waits

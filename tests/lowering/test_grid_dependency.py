@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from lowering.grid_dependency import MEMORY_ACCESSES
+from lowering.grid_dependency import MEMORY_ACCESSES, TENSOR_CORE_OPS
 from lowering.ir.core import Block, Value, walk
 from lowering.ir.ops_control import For
-from lowering.ir.ops_core import GdcLaunchDependentsTko, GdcWaitTko, MakeToken
+from lowering.ir.ops_core import GdcLaunchDependentsTko, GdcWaitTko, MakeToken, Return
 from lowering.ir.verify import verify_module
 from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kernel
 from lowering.tileiras import Tileiras
@@ -49,13 +49,23 @@ def compiled(
 
 
 def ordered_after_the_wait(body: Block) -> list[str]:
-    """Problems: the entry does not start with the two gdc ops, a `make_token` is left, or a
-    memory access has no token (only accesses, their tokens and block arguments carry
-    tokens, so every chain starts at the wait)."""
+    """Problems: the entry does not start with the wait and end with the trigger (right before
+    its `return`; with tensor-core ops: the trigger, then the wait, at the top), a
+    `make_token` is left, or a memory access has no token (only accesses, their tokens and
+    block arguments carry tokens, so every chain starts at the wait)."""
     problems = []
-    first, second, *_ = body.ops
-    if not (isinstance(first, GdcLaunchDependentsTko) and isinstance(second, GdcWaitTko)):
-        problems.append(f"starts with {first.NAME}, {second.NAME}")
+    first, second, *_, trigger, last = body.ops
+    if any(isinstance(op, TENSOR_CORE_OPS) for op in walk(body)):
+        if not (isinstance(first, GdcLaunchDependentsTko) and isinstance(second, GdcWaitTko)):
+            problems.append(f"starts with {first.NAME}, {second.NAME}")
+    else:
+        if not isinstance(first, GdcWaitTko):
+            problems.append(f"starts with {first.NAME}")
+        if not (isinstance(trigger, GdcLaunchDependentsTko) and isinstance(last, Return)):
+            problems.append(f"ends with {trigger.NAME}, {last.NAME}")
+    triggers = [op for op in walk(body) if isinstance(op, GdcLaunchDependentsTko)]
+    if len(triggers) != 1:
+        problems.append(f"{len(triggers)} triggers")
     for op in walk(body):
         if isinstance(op, MakeToken):
             problems.append("a make_token is left")
@@ -69,7 +79,7 @@ def test_the_entry_waits_before_every_access() -> None:
     assert result.ir is not None
     (function,) = result.ir.functions
     assert ordered_after_the_wait(function.body) == []
-    waited = function.body.ops[1].results[0]
+    waited = function.body.ops[0].results[0]
     accesses = [op for op in walk(function.body) if isinstance(op, MEMORY_ACCESSES)]
     load, store = accesses
     assert load.token == waited  # a shared input's load had no token
@@ -157,12 +167,16 @@ def test_below_sm_90_an_early_launch_request_gives_a_plain_kernel(tileiras: Tile
 def test_the_assembled_kernel_waits_before_its_first_global_access(
     tileiras_13_4: Tileiras,
 ) -> None:
-    """In the PTX the cubin carries (`lineinfo`): `griddepcontrol.launch_dependents`, then
-    `griddepcontrol.wait`, then the first global load."""
+    """In the PTX the cubin carries (`lineinfo`): `griddepcontrol.wait` before the first global
+    load, `griddepcontrol.launch_dependents` after the last load (tileiras may sink the store
+    past it: the trigger only lets the next grid be placed, whose wait still waits for this
+    grid to complete)."""
     cubin = compiled(stop_after=Stage.CUBIN, lineinfo=True).cubin
     assert cubin is not None
     ptx = cubin.decode("latin-1")
     events = [m.group(0) for m in re.finditer(r"griddepcontrol\.\w+|ld\.global|st\.global", ptx)]
-    assert events[:3] == ["griddepcontrol.launch_dependents", "griddepcontrol.wait", "ld.global"]
+    assert events[:2] == ["griddepcontrol.wait", "ld.global"]
+    trigger = events.index("griddepcontrol.launch_dependents")
+    assert "ld.global" not in events[trigger:] and events.count("griddepcontrol.wait") == 1
     plain = compiled(stop_after=Stage.CUBIN, lineinfo=True, early_launch=False).cubin
     assert plain is not None and b"griddepcontrol" not in plain
