@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -71,9 +71,17 @@ class Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
     temp_root: str
+    _killing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _killed: bool = False
 
     def kill(self) -> None:
-        """SIGKILL the worker and every tileiras group running in its temp root."""
+        """SIGKILL the worker and every tileiras group running in its temp root, once: a
+        stopped compile and the pool's `close` may kill the same worker at the same time
+        (closing its connection twice raised EBADF out of the daemon's shutdown)."""
+        with self._killing:
+            if self._killed:
+                return
+            self._killed = True
         killed = kill_runs_under(self.temp_root)
         if killed:
             log.info("killed %d tileiras process group(s) of a stopped compile", killed)

@@ -126,3 +126,39 @@ def _gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_worker_killed_from_two_threads_at_once_dies_once(tmp_path: Path) -> None:
+    """A stopped compile kills its worker while the pool's `close` kills every worker: the
+    second kill is a no-op (closing the connection twice raised EBADF at shutdown)."""
+    import multiprocessing
+    import threading
+
+    from service.compile.worker_pool import Worker
+
+    for round_ in range(20):
+        ours, theirs = multiprocessing.Pipe()
+        process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(60,))
+        process.start()
+        worker = Worker(process, ours, str(tmp_path / f"run{round_}"))
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def kill(
+            worker: Worker = worker,
+            start: threading.Barrier = start,
+            errors: list[BaseException] = errors,
+        ) -> None:
+            start.wait()
+            try:
+                worker.kill()
+            except BaseException as exc:  # any is the finding
+                errors.append(exc)
+
+        threads = [threading.Thread(target=kill) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        theirs.close()
+        assert errors == [] and process.exitcode is not None and ours.closed
