@@ -15,8 +15,8 @@ every memory access after the wait: each `make_token` (the start of an output's 
 of the print and raw-pointer chains, and cutile-rs's `new_token_unordered`) becomes the
 wait's token, and each access that had no token (a shared input's load) takes it. Nothing
 reads or writes global memory before the wait, so the kernel is safe however it is launched;
-the contract says so
-(`LaunchConfig.waits_for_prior_grids`), and only then does a host launch it early.
+the contract says so (`LaunchConfig.waits_for_prior_grids`), and only then does a host
+launch it early.
 
 Why the trigger comes last (H200, 2026-12-05): with it first, every kernel's blocks let the
 next grid launch at once, so the grids of a chain pile up on the SMs waiting, holding the
@@ -59,8 +59,8 @@ from lowering.ir.ops_memory import LoadPtrTko, LoadViewTko, StorePtrTko, StoreVi
 from lowering.ir.ops_pointer import AtomicCasTko, AtomicRedViewTko, AtomicRmwTko
 from lowering.ir.types import TOKEN
 
-# an entry with these keeps its trigger at the top: after its loop, tileiras spills the
-# accumulators of a tensor-core loop (the benchmark GEMMs: 0 -> 1445 spills, wgmma waits 2 -> 24)
+# an entry with these keeps its trigger at the top: with it after a tensor-core loop tileiras
+# spills the loop's accumulators (the benchmark GEMMs: up to 1583 spills, a wait per wgmma)
 TENSOR_CORE_OPS = (MmaF, MmaI, MmaFScaled)
 
 MEMORY_ACCESSES = (
