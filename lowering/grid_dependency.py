@@ -53,7 +53,7 @@ from lowering.ir.core import (
     substitute,
     walk,
 )
-from lowering.ir.ops_core import GdcLaunchDependentsTko, GdcWaitTko, MakeToken, Return
+from lowering.ir.ops_core import GdcLaunchDependentsTko, GdcWaitTko, MakeToken
 from lowering.ir.ops_matmul import MmaF, MmaFScaled, MmaI
 from lowering.ir.ops_memory import LoadPtrTko, LoadViewTko, StorePtrTko, StoreViewTko
 from lowering.ir.ops_pointer import AtomicCasTko, AtomicRedViewTko, AtomicRmwTko
@@ -90,10 +90,9 @@ def _function(function: Function) -> Function:
     body = _block(function.body, made, waited)
     if any(isinstance(op, TENSOR_CORE_OPS) for op in walk(body)):
         ops = (launch, wait, *body.ops)
-    elif body.ops and isinstance(body.ops[-1], Return):  # the trigger as the last act
-        ops = (wait, *body.ops[:-1], launch, body.ops[-1])
-    else:
-        ops = (wait, *body.ops, launch)
+    else:  # the trigger as the last act before the body's `return`
+        *rest, last = body.ops
+        ops = (wait, *rest, launch, last)
     return dataclasses.replace(function, body=Block(body.args, ops))
 
 

@@ -71,17 +71,14 @@ class Worker:
     process: multiprocessing.process.BaseProcess
     conn: Connection
     temp_root: str
-    _killing: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _killed: bool = False
+    _killed: threading.Lock = field(default_factory=threading.Lock, repr=False)  # held once killed
 
     def kill(self) -> None:
         """SIGKILL the worker and every tileiras group running in its temp root, once: a
         stopped compile and the pool's `close` may kill the same worker at the same time
         (closing its connection twice raised EBADF out of the daemon's shutdown)."""
-        with self._killing:
-            if self._killed:
-                return
-            self._killed = True
+        if not self._killed.acquire(blocking=False):
+            return
         killed = kill_runs_under(self.temp_root)
         if killed:
             log.info("killed %d tileiras process group(s) of a stopped compile", killed)

@@ -24,6 +24,7 @@ from tests.benchmarks.configs import (
 )
 from tests.benchmarks.family import Reference, Row, max_error, parse_args, report
 from tests.benchmarks.timing import median_seconds
+from tests.benchmarks.write_benchmarks_md import OTHER_COMPILER
 
 
 def _launcher(bundle, kernel: CutileRsKernel, z, x, y) -> Callable[[], object]:  # type: ignore[no-untyped-def]
@@ -85,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             if kernel.generics.get("K", str(size)) == str(size):
                 rows.append(measure(bundle, kernel, size))
                 if jit is not None:
-                    rows.append(measure(jit, kernel, size, "cutile-rs's compiler"))
+                    rows.append(measure(jit, kernel, size, OTHER_COMPILER))
     report("tests.benchmarks.bench_cutile_rs", "cutile-rs GEMM, default path", rows, args.json)
 
 
