@@ -106,7 +106,7 @@ def build_request(
     host_arch: str = "",
     lineinfo: bool = False,
     exact_accumulators: bool = False,
-    early_launch: bool = False,
+    early_launch: bool = True,
     skip_cache: bool = False,
     specialize_for: Mapping[str, object] | None = None,
     specialization: Sequence[compile_pb2.TensorFacts] = (),
@@ -127,7 +127,7 @@ def build_request(
     request.options.host_arch = host_arch
     request.options.lineinfo = lineinfo
     request.options.exact_accumulators = exact_accumulators
-    request.options.early_launch = early_launch
+    request.options.plain_launch = not early_launch
     request.options.skip_cache = skip_cache
     request.specialization.extend(facts_for(specialize_for or {}))
     request.specialization.extend(specialization)

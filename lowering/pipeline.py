@@ -91,8 +91,9 @@ class CompileRequest:
     exact_accumulators: bool = False
     # wait for prior grids before any memory access, so that hosts may launch the kernel
     # early (programmatic dependent launch; `lowering.grid_dependency`; bytecode 13.4; from
-    # sm_90, below which there are no dependent launches and the request is a plain kernel)
-    early_launch: bool = False
+    # sm_90, below which there are no dependent launches and the request is a plain kernel);
+    # False: a plain kernel
+    early_launch: bool = True
 
 
 @dataclass(frozen=True)

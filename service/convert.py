@@ -99,7 +99,7 @@ def request_from_proto(
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,
         lineinfo=options.lineinfo,
         exact_accumulators=options.exact_accumulators,
-        early_launch=options.early_launch,
+        early_launch=not options.plain_launch,
         specialization=tuple(
             sorted(
                 (facts_from_proto(f) for f in message.specialization),
@@ -242,6 +242,13 @@ def _check_options(options: compile_pb2.CompileOptions) -> list[FieldViolation]:
         found.append(
             FieldViolation(
                 "options.host_arch", f"unsupported host arch {options.host_arch!r}; use {arches}"
+            )
+        )
+    if options.early_launch and options.plain_launch:  # the deprecated opt-in against its opposite
+        found.append(
+            FieldViolation(
+                "options.plain_launch",
+                "contradicts options.early_launch (deprecated: kernels launch early by default)",
             )
         )
     return found

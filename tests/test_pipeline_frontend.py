@@ -24,7 +24,11 @@ _OP = re.compile(r"^\s*(?:(?P<results>%\d+(?:, %\d+)*) = )?(?P<name>[a-z_]+)(?P<
 
 
 def lower(text: str, entry: str, generics: dict[str, str], name: str = "k.rs") -> CompileResult:
-    request = CompileRequest((SourceFile(name, text),), entry, tuple(generics.items()))
+    # plain kernels: the IR as the front end lowers it, before the early-launch pass orders
+    # every access after a wait (tests/lowering/test_grid_dependency.py)
+    request = CompileRequest(
+        (SourceFile(name, text),), entry, tuple(generics.items()), early_launch=False
+    )
     return compile_kernel(request, stop_after=Stage.IR)
 
 
@@ -166,7 +170,9 @@ def test_diagnostics_are_deterministic() -> None:
 
 def test_positional_generics_lower_like_named_ones() -> None:
     named = ir_text(SAXPY, "saxpy", {"E": "bf16", "B": "256"})
-    request = CompileRequest((SourceFile("k.rs", SAXPY),), "saxpy", (), ("bf16", "256"))
+    request = CompileRequest(
+        (SourceFile("k.rs", SAXPY),), "saxpy", (), ("bf16", "256"), early_launch=False
+    )
     positional = compile_kernel(request, stop_after=Stage.IR)
     assert positional.ok
     assert print_module(positional.ir) == named

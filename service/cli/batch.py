@@ -3,7 +3,7 @@
     cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo] [--exact-accumulators]
-                   [--early-launch]
+                   [--no-early-launch]
                    [--message-format human|json|sarif] [-j N] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
@@ -574,9 +574,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--early-launch",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="the kernel waits for prior grids before it touches memory, and hosts launch "
-        "it while the kernel before it drains (programmatic dependent launch; bytecode 13.4)",
+        "it while the kernel before it drains (programmatic dependent launch; bytecode 13.4; "
+        "the default); --no-early-launch: a plain kernel",
     )
     parser.add_argument(
         "--message-format",

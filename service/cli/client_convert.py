@@ -44,7 +44,7 @@ def batch_item(request: CompileRequest, source_indices: list[int]) -> compile_pb
             host_arch=request.host_arch,
             lineinfo=request.lineinfo,
             exact_accumulators=request.exact_accumulators,
-            early_launch=request.early_launch,
+            plain_launch=not request.early_launch,
         ),
         specialization=[
             compile_pb2.TensorFacts(

@@ -3,15 +3,16 @@ machine, which has tileiras); copy the folder to the GPU host along with the rep
 
     python -m tests.benchmarks.build_bundle [OUT]        # default OUT: gpu_artifacts/bench
     python -m tests.benchmarks.build_bundle OUT --family attention   # one family's kernels only
-    python -m tests.benchmarks.build_bundle OUT --early-launch   # kernels that wait for prior grids
+    python -m tests.benchmarks.build_bundle OUT --no-early-launch   # plain kernels
 
 Each family compiles its declared configurations (tests/benchmarks/configs.py) twice where tensor
 facts help: the general kernel and a `--facts` variant for tensors whose extents and strides
 are multiples of 16 elements (every benchmark shape is), which `Bundle.kernel(...,
 for_args=...)` picks. Only these (`--specialize none`): the configurations say which
 variants each benchmark times; a group marked `specialize="auto"` gets the default path's
-automatic variants instead. `--early-launch` builds every kernel to wait for prior grids
-(launched early): the same benchmarks on such a bundle show what the wait costs a kernel.
+automatic variants instead. Kernels wait for prior grids and are launched early, as
+`cutile-compile` builds them by default; `--no-early-launch` builds plain kernels: the same
+benchmarks on such a bundle show what the wait costs a kernel.
 """
 
 from __future__ import annotations
@@ -58,11 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--family", choices=sorted(configs.FAMILIES), help="compile only this family's kernels"
     )
     parser.add_argument(
-        "--early-launch", action="store_true", help="kernels that wait for prior grids"
+        "--early-launch",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="kernels that wait for prior grids, launched early (the default); "
+        "--no-early-launch: plain kernels",
     )
     args = parser.parse_args(argv)
     groups = configs.FAMILIES[args.family] if args.family else configs.GROUPS
-    extra = ["--early-launch"] if args.early_launch else []
+    extra = [] if args.early_launch else ["--no-early-launch"]
     for job in compile_jobs(args.out, groups):
         status = cutile_compile([*job, *extra])
         if status:

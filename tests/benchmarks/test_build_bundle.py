@@ -43,16 +43,18 @@ def test_a_family_compiles_only_its_own_entries(tmp_path: Path) -> None:
     assert all(any(arg.endswith("flash_attention.rs") for arg in job) for job in jobs)
 
 
-def test_early_launch_passes_to_every_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_early_launch_passes_to_every_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.benchmarks import build_bundle
 
     seen: list[list[str]] = []
     monkeypatch.setattr(build_bundle, "cutile_compile", lambda job: seen.append(job) or 0)
-    assert main([str(tmp_path), "--family", "add", "--early-launch"]) == 0
-    assert seen and all(job[-1] == "--early-launch" for job in seen)
+    assert main([str(tmp_path), "--family", "add", "--no-early-launch"]) == 0
+    assert seen and all(job[-1] == "--no-early-launch" for job in seen)
     seen.clear()
-    assert main([str(tmp_path), "--family", "add"]) == 0
-    assert seen and not any("--early-launch" in job for job in seen)
+    assert main([str(tmp_path), "--family", "add"]) == 0  # early, cutile-compile's default
+    assert seen and not any("early-launch" in arg for job in seen for arg in job)
 
 
 def test_an_unknown_family_is_a_usage_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -84,10 +84,10 @@ def compile_cases(
     cache: bool = True,
     bundle: Path | None = None,
     stop_after: Stage = Stage.CUBIN,
-    early_launch: bool = False,
+    early_launch: bool = True,
 ) -> Iterator[Result]:
     """Each case's result, in the order given; its artifact into `bundle` when it compiled
-    (`early_launch`: every kernel compiled to wait for prior grids)."""
+    (`early_launch`: every kernel compiled to wait for prior grids, the default)."""
     texts: dict[str, SourceFile] = {}
     work = []
     for case in cases:
@@ -128,11 +128,11 @@ _ENGINE: CompileEngine | None = None
 
 _STOP_AFTER = Stage.CUBIN
 _VARIANTS = False  # also compile the automatic variants (for a bundle)
-_EARLY_LAUNCH = False  # compile every kernel to wait for prior grids
+_EARLY_LAUNCH = True  # compile every kernel to wait for prior grids (the default)
 
 
 def _start_worker(
-    cache: bool, stop_after: Stage, variants: bool = False, early_launch: bool = False
+    cache: bool, stop_after: Stage, variants: bool = False, early_launch: bool = True
 ) -> None:
     global _ENGINE, _STOP_AFTER, _VARIANTS, _EARLY_LAUNCH
     _ENGINE = CompileEngine(Tileiras.locate(), cache=DiskCache() if cache else None)
@@ -237,9 +237,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-cache", action="store_true", help="compile everything anew")
     parser.add_argument(
         "--early-launch",
-        action="store_true",
-        help="compile every kernel to wait for prior grids (and the GPU check then launches "
-        "them early)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="compile every kernel to wait for prior grids, as cutile-compile does by default "
+        "(and the GPU check then launches them early); --no-early-launch: plain kernels",
     )
     parser.add_argument(
         "--front-end-only",

@@ -9,10 +9,11 @@ Then, on the GPU machine, with OUT copied along:
 
 OUT holds exactly the kernels the tests name (`--specialize none`: the tests launch each
 entry with arguments of their own); OUT/default holds a few kernels as `cutile-compile`
-builds them by default, with their automatic variants (tests/gpu/test_default_variants_gpu.py,
-and `tests.benchmarks.launch_overhead OUT/default` for the per-launch choice of variant);
-OUT/early holds `add` and `gemm` built with `--early-launch` (tests/gpu/test_early_launch_gpu.py,
-and `tests.benchmarks.launch_overhead OUT/early` for what early launches save).
+builds them by default, with their automatic variants, launched early
+(tests/gpu/test_default_variants_gpu.py, tests/gpu/test_early_launch_gpu.py, and
+`tests.benchmarks.launch_overhead OUT/default` for the per-launch choice of variant);
+OUT/plain holds the same kernels built with `--no-early-launch`
+(`tests.benchmarks.launch_overhead OUT/plain` for what early launches save).
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ def default_argv(out: Path) -> list[list[str]]:
     ]
 
 
-def early_argv(out: Path) -> list[list[str]]:
-    """`default_argv`'s kernels compiled to wait for prior grids (launched early)."""
-    return [[*run, "--early-launch"] for run in default_argv(out)]
+def plain_argv(out: Path) -> list[list[str]]:
+    """`default_argv`'s kernels compiled plain (not launched early)."""
+    return [[*run, "--no-early-launch"] for run in default_argv(out)]
 
 
 def variant_argv(
@@ -120,7 +121,7 @@ def variants(out: Path) -> list[list[str]]:
 
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    runs = [argv(out), *variants(out), *default_argv(out / "default"), *early_argv(out / "early")]
+    runs = [argv(out), *variants(out), *default_argv(out / "default"), *plain_argv(out / "plain")]
     for run in runs:
         status = cutile_compile(run)
         if status:

@@ -4,14 +4,16 @@ run the checks on the GPU machine, each step bounded, every log kept.
     python -m tests.gpu.session build [--cutile-rs PATH] [-j J]       # this machine
     PYTHONPATH=. python3 -m tests.gpu.session run OUT [--budget S] [--only A,B]   # the GPU
 
-`build` writes gpu_artifacts/ (the bundle of every example, the decoder's kernels plain and
-built to launch early, and with a cutile-rs checkout its GEMM examples by our compiler and by
-its own) and prints the paths to carry. `run` takes the steps below in order, skips those
-whose artifacts are missing, starts none it cannot finish within `--budget` seconds (default
-570: one device call runs at most 600), and writes each step's output to OUT/<step>.log, the
-JSON some steps write beside it, and OUT/summary.json (status and seconds per step). Steps
-that need a longer call are listed with their own budget; `--only` picks a subset, so a
-session is a few calls of ~10 minutes each.
+`build` writes gpu_artifacts/ (the bundle of every example, the benchmark bundle and the
+decoder's kernels, each as built by default, launched early, and plain, and with a cutile-rs
+checkout its GEMM examples by our compiler and by its own), packs it into one gzipped tar
+(artifacts/gpu.tgz: a third of the size, so that all of it fits the device's 64 MiB carry)
+and prints the paths to carry. `run` unpacks that tar where gpu_artifacts/ is missing, takes
+the steps below in order, skips those whose artifacts are missing, starts none it cannot
+finish within `--budget` seconds (default 570: one device call runs at most 600), and
+writes each step's output to OUT/<step>.log, the JSON some steps write beside it, and
+OUT/summary.json (status and seconds per step). `--only` picks a subset, so a session is a
+few calls of ~10 minutes each.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 ART = "gpu_artifacts"
+PACKED = "artifacts/gpu.tgz"  # git-ignored, carried to the device in place of ART
 PY = sys.executable
 
 
@@ -53,11 +57,11 @@ STEPS = (
         (("CUTILE_GPU_ARTIFACTS", f"{ART}/bundle"),),
     ),
     Step(
-        "decoder-tests-early",
+        "decoder-tests",
         _py("pytest", "tests/gpu/test_decoder_gpu.py", "-q"),
         240,
-        (f"{ART}/decode-early",),
-        (("CUTILE_GPU_ARTIFACTS", f"{ART}/decode-early"),),
+        (f"{ART}/decode",),
+        (("CUTILE_GPU_ARTIFACTS", f"{ART}/decode"),),
     ),
     Step(
         "launch-overhead",
@@ -66,13 +70,13 @@ STEPS = (
         (f"{ART}/bundle/default",),
     ),
     Step(
-        "launch-overhead-early",
-        _py("tests.benchmarks.launch_overhead", f"{ART}/bundle/early"),
+        "launch-overhead-plain",
+        _py("tests.benchmarks.launch_overhead", f"{ART}/bundle/plain"),
         120,
-        (f"{ART}/bundle/early",),
+        (f"{ART}/bundle/plain",),
     ),
     Step(
-        "decode-early-vs-plain",
+        "decode-vs-plain",
         _py(
             "tests.benchmarks.decode.bench",
             f"{ART}/decode",
@@ -81,21 +85,21 @@ STEPS = (
             DECODE_RUNS,
             "--no-torch-eager",
             "--also",
-            f"{ART}/decode-early",
+            f"{ART}/decode-plain",
             "--json",
-            "{out}/decode_early_vs_plain.json",
+            "{out}/decode_vs_plain.json",
         ),
         540,
-        (f"{ART}/decode", f"{ART}/decode-early"),
+        (f"{ART}/decode", f"{ART}/decode-plain"),
     ),
     Step(
-        "decode-correctness-early",
-        _py("tests.benchmarks.decode.bench", f"{ART}/decode-early", "correctness"),
+        "decode-correctness",
+        _py("tests.benchmarks.decode.bench", f"{ART}/decode", "correctness"),
         300,
-        (f"{ART}/decode-early",),
+        (f"{ART}/decode",),
     ),
     Step(
-        "decode-memcheck-early",
+        "decode-memcheck",
         (
             "compute-sanitizer",
             "--tool",
@@ -104,10 +108,28 @@ STEPS = (
             "no",
             "--error-exitcode",
             "1",
-            *_py("tests.benchmarks.decode.bench", f"{ART}/decode-early", "memcheck"),
+            *_py("tests.benchmarks.decode.bench", f"{ART}/decode", "memcheck"),
         ),
         300,
-        (f"{ART}/decode-early",),
+        (f"{ART}/decode",),
+    ),
+    Step(
+        "bench-tables",
+        _py("tests.benchmarks.run_all", f"{ART}/bench", "{out}/bench", "-o", "{out}/BENCHMARKS.md"),
+        240,
+        (f"{ART}/bench",),
+    ),
+    Step(
+        "bench-tables-plain",
+        _py(
+            "tests.benchmarks.run_all",
+            f"{ART}/bench-plain",
+            "{out}/bench-plain",
+            "-o",
+            "{out}/BENCHMARKS-plain.md",
+        ),
+        240,
+        (f"{ART}/bench-plain",),
     ),
     Step(
         "cutile-rs",
@@ -132,11 +154,13 @@ def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
         _py("tests.benchmarks.decode.build", f"{ART}/decode", "-j", str(jobs)),
         _py(
             "tests.benchmarks.decode.build",
-            f"{ART}/decode-early",
+            f"{ART}/decode-plain",
             "-j",
             str(jobs),
-            "--early-launch",
+            "--no-early-launch",
         ),
+        _py("tests.benchmarks.build_bundle", f"{ART}/bench"),
+        _py("tests.benchmarks.build_bundle", f"{ART}/bench-plain", "--no-early-launch"),
     ]
     if cutile_rs is not None:
         commands += [
@@ -156,14 +180,40 @@ def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
     return commands
 
 
-CARRY = (
+# what the GPU steps read: packed into PACKED, carried with the compiled launcher
+ARTIFACTS = (
     f"{ART}/bundle",
+    f"{ART}/bench",
+    f"{ART}/bench-plain",
     f"{ART}/decode",
-    f"{ART}/decode-early",
+    f"{ART}/decode-plain",
     f"{ART}/cutile-rs",
     f"{ART}/cutile-rs-jit/jit",
-    "client_stubs/native/_launch.abi3.so",
 )
+LAUNCHER = "client_stubs/native/_launch.abi3.so"
+
+
+def pack(root: Path) -> Path | None:
+    """The present ARTIFACTS of `root` in one gzipped tar, root / PACKED (None: none)."""
+    present = [path for path in ARTIFACTS if (root / path).exists()]
+    if not present:
+        return None
+    packed = root / PACKED
+    packed.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(packed, "w:gz") as tar:
+        for path in present:
+            tar.add(root / path, arcname=path)
+    return packed
+
+
+def unpack(root: Path) -> bool:
+    """Unpack root / PACKED into root where root / ART is missing; whether it did."""
+    packed = root / PACKED
+    if (root / ART).exists() or not packed.exists():
+        return False
+    with tarfile.open(packed, "r:gz") as tar:
+        tar.extractall(root, filter="data")
+    return True
 
 
 def build(cutile_rs: Path | None, jobs: int) -> int:
@@ -174,8 +224,10 @@ def build(cutile_rs: Path | None, jobs: int) -> int:
         print("$", " ".join(command), flush=True)
         if subprocess.run(command, cwd=REPO, check=False).returncode:
             failed.append(command[2])
-    present = [path for path in CARRY if (REPO / path).exists()]
-    print("carry:", json.dumps(present))
+    packed = pack(REPO)
+    carry = [str(packed.relative_to(REPO))] if packed else []
+    carry += [LAUNCHER] if (REPO / LAUNCHER).exists() else []
+    print("carry:", json.dumps(carry))
     if failed:
         print("failed:", ", ".join(failed))
     return 1 if failed else 0
@@ -200,6 +252,8 @@ def plan(only: set[str] | None, budget: float, root: Path) -> list[tuple[Step, s
 
 def run(out: Path, budget: float, only: set[str] | None) -> int:
     out.mkdir(parents=True, exist_ok=True)
+    if unpack(REPO):
+        print(f"unpacked {PACKED}", flush=True)
     summary: dict[str, dict[str, object]] = {}
     started = time.monotonic()
     for step, skipped in plan(only, budget, REPO):

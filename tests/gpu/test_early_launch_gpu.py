@@ -1,11 +1,11 @@
-"""Early launches on the GPU: kernels compiled with `--early-launch` wait for prior grids
-before touching memory, and the client launches them with programmatic stream
+"""Early launches on the GPU: kernels compiled by default wait for prior grids before
+touching memory, and the client launches them with programmatic stream
 serialization, so each may start while the kernel before it drains. A chain in which every
 launch reads what the one before it wrote must still see every write: eagerly, in a captured
 graph, and after work that is not ours (torch's). Buffers are torch tensors wrapped anew for
 each launch (as the decoder does): one launch writes a buffer the next one reads.
 
-    python -m tests.gpu.build_artifacts OUT      # writes OUT/early too
+    python -m tests.gpu.build_artifacts OUT      # writes OUT/default too
     PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu/test_early_launch_gpu.py
 """
 
@@ -42,7 +42,7 @@ def add(torch: Any) -> Kernel:
     if not root:
         pytest.skip(f"{ENV} is not set")
     try:
-        return Bundle.open(Path(root) / "early").kernel("add", {"B": "1024"})
+        return Bundle.open(Path(root) / "default").kernel("add", {"B": "1024"})
     except BundleError as exc:
         pytest.skip(str(exc))
 

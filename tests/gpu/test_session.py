@@ -18,13 +18,13 @@ def _artifacts(root: Path, *paths: str) -> None:
 
 
 def test_the_plan_skips_missing_artifacts_and_what_the_budget_cannot_hold(tmp_path: Path) -> None:
-    _artifacts(tmp_path, "gpu_artifacts/bundle/default", "gpu_artifacts/bundle/early")
+    _artifacts(tmp_path, "gpu_artifacts/bundle/default", "gpu_artifacts/bundle/plain")
     rows = {step.name: why for step, why in session.plan(None, 570, tmp_path)}
     assert rows["gpu-tests"] == "" and rows["launch-overhead"] == ""
-    assert rows["launch-overhead-early"] == ""
-    assert rows["decode-early-vs-plain"].startswith("missing gpu_artifacts/decode")
+    assert rows["launch-overhead-plain"] == ""
+    assert rows["decode-vs-plain"].startswith("missing gpu_artifacts/decode")
     small = {step.name: why for step, why in session.plan(None, 350, tmp_path)}
-    assert small["gpu-tests"] == "" and small["launch-overhead-early"].startswith("needs 120 s")
+    assert small["gpu-tests"] == "" and small["launch-overhead-plain"].startswith("needs 120 s")
     only = [step.name for step, _ in session.plan({"launch-overhead"}, 570, tmp_path)]
     assert only == ["launch-overhead"]
 
@@ -53,3 +53,26 @@ def test_a_run_logs_bounds_and_summarizes_each_step(
     assert summary["ok"]["status"] == 0 and summary["fails"]["status"] == 3
     assert summary["hangs"]["status"] == 124 and summary["absent"]["status"] == "skipped"
     assert (out / "ok.log").read_text().splitlines()[-1] == "fine"
+
+
+def test_the_artifacts_travel_packed_and_run_unpacks_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here, device = tmp_path / "here", tmp_path / "device"
+    (here / "gpu_artifacts/bench").mkdir(parents=True)
+    (here / "gpu_artifacts/bench/manifest.json").write_text("{}")
+    (here / "gpu_artifacts/unlisted").mkdir()  # only what the steps read travels
+    packed = session.pack(here)
+    assert packed == here / session.PACKED
+    (device / "artifacts").mkdir(parents=True)
+    packed.rename(device / session.PACKED)
+    assert session.unpack(device)
+    assert (device / "gpu_artifacts/bench/manifest.json").read_text() == "{}"
+    assert not (device / "gpu_artifacts/unlisted").exists()
+    assert not session.unpack(device)  # already there: left alone
+    assert session.pack(tmp_path / "empty") is None
+    monkeypatch.setattr(session, "REPO", device)
+    monkeypatch.setattr(session, "STEPS", ())
+    (device / "gpu_artifacts/bench/manifest.json").unlink()
+    assert session.run(tmp_path / "out", 10, None) == 0  # present: no second unpack
+    assert not (device / "gpu_artifacts/bench/manifest.json").exists()

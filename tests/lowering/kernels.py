@@ -27,6 +27,7 @@ def compile_example(
     stop_after: Stage = Stage.CUBIN,
     **options: object,
 ) -> CompileResult:
+    options.setdefault("early_launch", False)  # see `compile_text`
     request = CompileRequest((example(name),), entry, tuple(generics.items()), **options)  # type: ignore[arg-type]
     return compile_kernel(request, stop_after=stop_after)
 
@@ -37,8 +38,16 @@ def compile_text(
     generics: dict[str, str] | None = None,
     stop_after: Stage = Stage.CUBIN,
     arch: str = DEFAULT_ARCH,
+    early_launch: bool = False,
 ) -> CompileResult:
+    """`text` compiled to `stop_after`. Plain kernels unless `early_launch`: these tests read
+    the IR the front end lowers, before the early-launch pass orders every access after a
+    wait for prior grids (tests/lowering/test_grid_dependency.py)."""
     request = CompileRequest(
-        (SourceFile("k.rs", text),), entry, tuple((generics or {}).items()), arch=arch
+        (SourceFile("k.rs", text),),
+        entry,
+        tuple((generics or {}).items()),
+        arch=arch,
+        early_launch=early_launch,
     )
     return compile_kernel(request, stop_after=stop_after)

@@ -1,7 +1,8 @@
-"""`lowering.grid_dependency`: every entry starts by letting its dependents launch and waiting
-for the grids before it, and no memory access can happen before that wait (each one is
-ordered after it through tokens) when compiled with `early_launch=True`; without it (the
-default) the kernel stays as it was. The real tileiras places `griddepcontrol.wait` before
+"""`lowering.grid_dependency`: every entry waits for the grids before it and lets its
+dependents launch (last, or first in an entry with tensor-core ops), and no memory access
+can happen before that wait (each one is ordered after it through tokens) when compiled
+with `early_launch=True` (the default); with `early_launch=False` the kernel stays as it
+was. The real tileiras places `griddepcontrol.wait` before
 the first global access."""
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def test_the_entry_waits_before_every_access() -> None:
 
 
 def test_plain_launch_leaves_the_kernel_alone() -> None:
-    assert not CompileRequest((), "f").early_launch  # the default
+    assert CompileRequest((), "f").early_launch  # the default
     result = compiled(early_launch=False)
     assert result.ir is not None
     ops = list(walk(result.ir.functions[0].body))

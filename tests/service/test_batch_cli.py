@@ -288,19 +288,20 @@ def test_process_success_and_failure(tileiras, add_rs, tmp_path) -> None:
 
 
 def test_early_launch_kernels_say_so_in_their_contracts(tileiras, add_rs, tmp_path) -> None:
-    """`--early-launch`: every kernel waits for prior grids, says so in its contract, is
-    bytecode 13.4, and is filed under another key than the plain build's."""
+    """By default (`--early-launch`) every kernel waits for prior grids, says so in its
+    contract, is bytecode 13.4, and is filed under another key than the `--no-early-launch`
+    build's."""
     if (13, 4) not in tileiras.bytecode_versions:
         pytest.skip("this tileiras does not read bytecode 13.4")
     argv = [str(add_rs), "--entry", "add", "--generics", "B=128", "--specialize", "none"]
     keys = {}
-    for flags in ((), ("--early-launch",)):
-        out = tmp_path / ("early" if flags else "plain")
+    for flags in (("--no-early-launch",), ()):
+        out = tmp_path / ("plain" if flags else "early")
         assert main([*argv, *flags, "-o", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
         (kernel,) = json.loads((out / MANIFEST_NAME).read_text())["kernels"]
         contract = contract_pb2.LaunchContract.FromString((out / kernel["contract"]).read_bytes())
-        assert contract.launch.waits_for_prior_grids == bool(flags)
-        assert contract.target.bytecode_version == ("13.4" if flags else "13.3")
+        assert contract.launch.waits_for_prior_grids == (not flags)
+        assert contract.target.bytecode_version == ("13.3" if flags else "13.4")
         keys[flags] = kernel["request_key"]
     assert len(set(keys.values())) == 2
 

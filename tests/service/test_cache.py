@@ -54,7 +54,7 @@ def test_key_is_stable_and_hex() -> None:
         {"host_arch": "aarch64"},
         {"lineinfo": True},
         {"exact_accumulators": True},
-        {"early_launch": True},
+        {"early_launch": False},
         {"specialization": (TensorFacts("x", (16,), (1,)),)},
         {"specialization": (TensorFacts("x", (), (16,)),)},
         {"specialization": (TensorFacts("x", base_align=4),)},

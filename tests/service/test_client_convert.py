@@ -22,7 +22,7 @@ def test_a_batch_item_means_the_same_request() -> None:
         host_arch="aarch64",
         lineinfo=True,
         exact_accumulators=True,
-        early_launch=True,
+        early_launch=False,
         specialization=(
             TensorFacts("x", (16,), (1,)),
             TensorFacts("y", base_align=4, unit_last_stride=False),
@@ -44,7 +44,7 @@ def test_a_batch_item_means_the_same_request() -> None:
     assert back.generics == request.generics
     assert (back.entry, back.arch, back.opt_level) == ("kernel::add", "sm_80", 1)
     assert (back.host_arch, back.lineinfo, back.exact_accumulators) == ("aarch64", True, True)
-    assert back.early_launch
+    assert not back.early_launch
     assert back.specialization == request.specialization
     assert list(item.source_indices) == [0]
 

@@ -62,7 +62,7 @@ def test_valid_request_gets_every_default() -> None:
     assert request.host_arch == "x86_64"
     assert request.lineinfo is False
     assert request.exact_accumulators is False
-    assert request.early_launch is False
+    assert request.early_launch is True  # plain_launch unset
 
 
 def test_an_explicit_zero_opt_level_means_O0() -> None:
@@ -70,15 +70,27 @@ def test_an_explicit_zero_opt_level_means_O0() -> None:
     assert request_from_proto(_request(generics={}, options=options)).opt_level == 0
 
 
+def test_the_deprecated_early_launch_opt_in_is_the_default() -> None:
+    options = compile_pb2.CompileOptions(early_launch=True)
+    assert request_from_proto(_request(generics={}, options=options)).early_launch is True
+
+
+def test_early_launch_and_plain_launch_together_are_refused() -> None:
+    options = compile_pb2.CompileOptions(early_launch=True, plain_launch=True)
+    with pytest.raises(InvalidRequest) as caught:
+        request_from_proto(_request(generics={}, options=options))
+    assert [v.field for v in caught.value.violations] == ["options.plain_launch"]
+
+
 def test_explicit_options_are_kept() -> None:
     options = compile_pb2.CompileOptions(
-        opt_level=1, host_arch="aarch64", lineinfo=True, exact_accumulators=True, early_launch=True
+        opt_level=1, host_arch="aarch64", lineinfo=True, exact_accumulators=True, plain_launch=True
     )
     request = request_from_proto(
         _request(generics={}, generic_args=["128"], target="sm_100", options=options)
     )
     assert request.exact_accumulators is True
-    assert request.early_launch is True
+    assert request.early_launch is False
     assert request.generic_args == ("128",)
     assert request.generics == ()
     assert (request.arch, request.opt_level, request.host_arch, request.lineinfo) == (

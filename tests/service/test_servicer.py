@@ -256,13 +256,19 @@ def test_add_compiles_for_sm_90(real_server, add_rs: Path) -> None:
     assert second.artifact == first.artifact
 
 
-def test_an_early_launch_request_gets_a_kernel_that_waits(real_server, add_rs: Path) -> None:
-    """`CompileOptions.early_launch`: the contract says the kernel waits for prior grids,
-    and it is another artifact than the plain one (another key)."""
-    plain = _call(real_server, _request(add_rs.read_text(), name="add.rs"))
-    options = compile_pb2.CompileOptions(early_launch=True)
-    early = _call(real_server, _request(add_rs.read_text(), name="add.rs", options=options))
-    assert early.ok and plain.ok
+def test_kernels_wait_by_default_and_plain_launch_asks_for_a_plain_one(
+    real_server, add_rs: Path
+) -> None:
+    """By default the contract says the kernel waits for prior grids (launched early);
+    `CompileOptions.plain_launch` gets a plain kernel, another artifact (another key); the
+    deprecated `early_launch` opt-in asks for the default."""
+    early = _call(real_server, _request(add_rs.read_text(), name="add.rs"))
+    options = compile_pb2.CompileOptions(plain_launch=True)
+    plain = _call(real_server, _request(add_rs.read_text(), name="add.rs", options=options))
+    opted = compile_pb2.CompileOptions(early_launch=True)
+    also = _call(real_server, _request(add_rs.read_text(), name="add.rs", options=opted))
+    assert early.ok and plain.ok and also.ok
+    assert also.artifact.request_key == early.artifact.request_key
     assert early.artifact.contract.launch.waits_for_prior_grids
     assert not plain.artifact.contract.launch.waits_for_prior_grids
     assert early.artifact.contract.target.bytecode_version == "13.4"

@@ -18,7 +18,7 @@ memory-bandwidth bound: (weights + KV cache bytes per step) / the measured copy 
 `memcheck` runs the small model (prefill + a few graph-replayed decode steps, ours only).
 `--breakdown` adds each kernel's GPU time per step to a speed run (decode/breakdown.py);
 `--also BUNDLE2` times a second build's decoder in the same run (e.g. one built with
-`decode.build --early-launch`, whose kernels are launched early).
+`decode.build --no-early-launch`, whose kernels are plain).
 `--f16` runs each mode with the f16 decoder over cutile-kernels' kernels
 (tests/benchmarks/decode/model_f16.py; batch 1) next to torch in f16.
 """
@@ -643,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--also",
         type=Path,
-        help="speed: a second bundle (e.g. `decode.build --early-launch`) timed on the same "
+        help="speed: a second bundle (e.g. `decode.build --no-early-launch`) timed on the same "
         "weights and caches, in the same run",
     )
     parser.add_argument(

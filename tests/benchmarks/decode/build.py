@@ -1,7 +1,7 @@
 """Compile every kernel the decoder benchmark launches into one bundle folder (on the CPU
 machine, which has tileiras); copy the folder to the GPU host along with the repository.
 
-    python -m tests.benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH] [--early-launch]
+    python -m tests.benchmarks.decode.build [OUT] [-j 2] [--cutile-rs PATH] [--no-early-launch]
                                                      # default OUT: gpu_artifacts/decode
 
 Only the specializations the runs need (`tests.benchmarks.decode.kernels.specializations`): the
@@ -11,9 +11,10 @@ a cutile-rs checkout (`--cutile-rs`, or CUTILE_RS), also the f16 decoder's kerne
 cutile-kernels specializations, compiled unchanged from the checkout, and ours in f16) for
 `bench.F16_RUNS`, correctness and memcheck. Jobs run as parallel cutile-compile processes,
 each writing its own bundle folder, merged into OUT's manifest at the end; the artifact cache
-makes a rebuild quick. `--early-launch` compiles every kernel to wait for prior grids, so
-that the decode step's kernels are launched early (programmatic dependent launch; compare
-with a plain bundle, or with CUTILE_EARLY_LAUNCH=0 on the same one).
+makes a rebuild quick. Every kernel waits for prior grids, as `cutile-compile` builds it by
+default, so that the decode step's kernels are launched early (programmatic dependent
+launch); `--no-early-launch` builds plain kernels to compare with (or CUTILE_EARLY_LAUNCH=0
+on the same bundle).
 """
 
 from __future__ import annotations
@@ -108,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cutile-rs", type=Path, help="a cutile-rs checkout (or CUTILE_RS)")
     parser.add_argument("--list", action="store_true", help="print the specializations only")
     parser.add_argument(
-        "--early-launch", action="store_true", help="kernels that wait for prior grids"
+        "--early-launch",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="kernels that wait for prior grids, launched early (the default); "
+        "--no-early-launch: plain kernels",
     )
     args = parser.parse_args(argv)
     root = args.cutile_rs or (Path(os.environ["CUTILE_RS"]) if "CUTILE_RS" in os.environ else None)
@@ -130,8 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         source, specs = work[i]
         argv = job_argv(specs, parts[i], source)  # type: ignore[arg-type]
         command = [sys.executable, "-m", "service.cli.batch", *argv]
-        if args.early_launch:
-            command.append("--early-launch")
+        if not args.early_launch:
+            command.append("--no-early-launch")
         return subprocess.run(command, cwd=REPO, check=False).returncode
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:

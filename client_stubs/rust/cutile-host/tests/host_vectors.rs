@@ -71,10 +71,10 @@ fn source_of(inputs: &Value) -> Source {
         .get("exact_accumulators")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    source.early_launch = inputs
+    source.plain_launch = !inputs
         .get("early_launch")
         .and_then(Value::as_bool)
-        .unwrap_or(false);
+        .unwrap_or(true);
     source.skip_cache = inputs
         .get("skip_cache")
         .and_then(Value::as_bool)

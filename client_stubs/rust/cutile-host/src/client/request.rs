@@ -102,9 +102,9 @@ pub struct Source {
     /// Keep f16 mma accumulators of loops nested in loops in f16 at every step (default:
     /// carried in f32 and rounded once after the loop).
     pub exact_accumulators: bool,
-    /// Compile the kernel to wait for prior grids before it touches memory, so that hosts
-    /// launch it early (programmatic dependent launch; default: a plain kernel).
-    pub early_launch: bool,
+    /// Compile a plain kernel. By default the kernel waits for prior grids before it touches
+    /// memory, so that hosts launch it early (programmatic dependent launch).
+    pub plain_launch: bool,
     pub skip_cache: bool,
     /// What the host knows about its tensor arguments (see `TensorFacts`).
     pub specialization: Vec<TensorFacts>,
@@ -157,7 +157,9 @@ impl Source {
                 lineinfo: self.lineinfo,
                 skip_cache: self.skip_cache,
                 exact_accumulators: self.exact_accumulators,
-                early_launch: self.early_launch,
+                plain_launch: self.plain_launch,
+                // early_launch (deprecated) stays false: plain_launch decides
+                ..Default::default()
             }),
             specialization: self.specialization.clone(),
         }

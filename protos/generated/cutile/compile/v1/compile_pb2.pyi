@@ -81,20 +81,22 @@ class TensorFacts(_message.Message):
     def __init__(self, param: _Optional[str] = ..., dim_divisors: _Optional[_Iterable[int]] = ..., stride_divisors: _Optional[_Iterable[int]] = ..., base_align: _Optional[int] = ..., any_last_stride: _Optional[bool] = ...) -> None: ...
 
 class CompileOptions(_message.Message):
-    __slots__ = ("opt_level", "host_arch", "lineinfo", "skip_cache", "exact_accumulators", "early_launch")
+    __slots__ = ("opt_level", "host_arch", "lineinfo", "skip_cache", "exact_accumulators", "early_launch", "plain_launch")
     OPT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     HOST_ARCH_FIELD_NUMBER: _ClassVar[int]
     LINEINFO_FIELD_NUMBER: _ClassVar[int]
     SKIP_CACHE_FIELD_NUMBER: _ClassVar[int]
     EXACT_ACCUMULATORS_FIELD_NUMBER: _ClassVar[int]
     EARLY_LAUNCH_FIELD_NUMBER: _ClassVar[int]
+    PLAIN_LAUNCH_FIELD_NUMBER: _ClassVar[int]
     opt_level: int
     host_arch: str
     lineinfo: bool
     skip_cache: bool
     exact_accumulators: bool
     early_launch: bool
-    def __init__(self, opt_level: _Optional[int] = ..., host_arch: _Optional[str] = ..., lineinfo: _Optional[bool] = ..., skip_cache: _Optional[bool] = ..., exact_accumulators: _Optional[bool] = ..., early_launch: _Optional[bool] = ...) -> None: ...
+    plain_launch: bool
+    def __init__(self, opt_level: _Optional[int] = ..., host_arch: _Optional[str] = ..., lineinfo: _Optional[bool] = ..., skip_cache: _Optional[bool] = ..., exact_accumulators: _Optional[bool] = ..., early_launch: _Optional[bool] = ..., plain_launch: _Optional[bool] = ...) -> None: ...
 
 class CompileResponse(_message.Message):
     __slots__ = ("ok", "diagnostics", "artifact", "cache", "timings")
