@@ -22,7 +22,7 @@ from parser.generics import bind_generics
 from parser.optimization_hints import divisibility_cap
 from parser.parsed_files import PARSED_FILES
 from parser.program import Program, find_entry, link
-from parser.render import render, to_json
+from parser.render import MAX_DIAGNOSTICS, render, to_json
 from parser.render_lsp import lsp_range, to_lsp
 from parser.spans import SourceFile, Span
 from parser.specialization import (
@@ -38,6 +38,7 @@ from parser.typed_kernel import TypedBody, TypedKernel
 __all__ = [
     "ALL_CODES",
     "DEFAULT_BASE_ALIGN",
+    "MAX_DIAGNOSTICS",
     "MAX_NESTING_DEPTH",
     "ArrayType",
     "Diagnostic",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from lowering.contract import AssumptionKind, LaunchContract, ParamKind, Quantity, SlotRole
@@ -26,6 +26,7 @@ from lowering.pipeline import (
 )
 from parser.front_end import (
     DEFAULT_BASE_ALIGN,
+    MAX_DIAGNOSTICS,
     Diagnostic,
     Label,
     Severity,
@@ -56,6 +57,7 @@ class Limits:
     max_entry_chars: int = 256
     max_generics: int = 64
     max_generic_value_chars: int = 256
+    max_facts: int = 64  # specialization entries (one per tensor parameter)
 
 
 DEFAULT_LIMITS = Limits()
@@ -65,6 +67,12 @@ DEFAULT_LIMITS = Limits()
 class FieldViolation:
     field: str  # "sources[0].name", "options.opt_level"
     description: str
+
+
+def clip(text: str, chars: int = 64) -> str:
+    """`text`, cut to `chars` characters with an ellipsis: a client's value quoted back in
+    an error stays short whatever the client sent."""
+    return text if len(text) <= chars else text[: chars - 1] + "\u2026"
 
 
 class InvalidRequest(ValueError):
@@ -130,7 +138,7 @@ def validate(
         *_check_generics(message, limits),
         *_check_target(message.target),
         *_check_options(message.options),
-        *_check_specialization(message.specialization),
+        *_check_specialization(message.specialization, limits),
     ]
 
 
@@ -141,9 +149,6 @@ def _check_sources(
     if not sources:
         return [FieldViolation("sources", "at least one source file is required")]
     found = []
-    if len(sources) > limits.max_files:
-        message = f"{len(sources)} files exceed the limit of {limits.max_files}"
-        found.append(FieldViolation("sources", message))
     total = sum(text_bytes(s) for s in sources)
     if total > limits.max_source_bytes:
         found.append(
@@ -151,6 +156,9 @@ def _check_sources(
                 "sources", f"{total} source bytes exceed the limit of {limits.max_source_bytes}"
             )
         )
+    if len(sources) > limits.max_files:  # and no look at each of them
+        message = f"{len(sources)} files exceed the limit of {limits.max_files}"
+        return [FieldViolation("sources", message), *found]
     seen: set[str] = set()
     for index, source in enumerate(sources):
         problem = file_name_problem(source.name, limits.max_name_chars)
@@ -209,10 +217,12 @@ def _check_generics(message: compile_pb2.CompileRequest, limits: Limits) -> list
         )
     if len(message.generics) + len(message.generic_args) > limits.max_generics:
         found.append(FieldViolation("generics", f"more than {limits.max_generics} generics"))
+        return found  # and no look at each of them
     for name, value in sorted(message.generics.items()):
+        field = f"generics[{clip(name)!r}]"
         if not _IDENT.fullmatch(name):
-            found.append(FieldViolation(f"generics[{name!r}]", "not a generic parameter name"))
-        found.extend(_check_generic_value(f"generics[{name!r}]", value, limits))
+            found.append(FieldViolation(field, "not a generic parameter name"))
+        found.extend(_check_generic_value(field, value, limits))
     for index, value in enumerate(message.generic_args):
         found.extend(_check_generic_value(f"generic_args[{index}]", value, limits))
     return found
@@ -229,7 +239,8 @@ def _check_generic_value(field: str, value: str, limits: Limits) -> list[FieldVi
 def _check_target(target: str) -> list[FieldViolation]:
     if target and target not in ARCHS:
         supported = ", ".join(ARCHS)
-        return [FieldViolation("target", f"unsupported target {target!r}; supported: {supported}")]
+        message = f"unsupported target {clip(target)!r}; supported: {supported}"
+        return [FieldViolation("target", message)]
     return []
 
 
@@ -241,7 +252,8 @@ def _check_options(options: compile_pb2.CompileOptions) -> list[FieldViolation]:
         arches = ", ".join(HOST_ARCHES)
         found.append(
             FieldViolation(
-                "options.host_arch", f"unsupported host arch {options.host_arch!r}; use {arches}"
+                "options.host_arch",
+                f"unsupported host arch {clip(options.host_arch)!r}; use {arches}",
             )
         )
     if options.early_launch and options.plain_launch:  # the deprecated opt-in against its opposite
@@ -255,13 +267,18 @@ def _check_options(options: compile_pb2.CompileOptions) -> list[FieldViolation]:
 
 
 def _check_specialization(
-    specialization: Iterable[compile_pb2.TensorFacts],
+    specialization: Sequence[compile_pb2.TensorFacts], limits: Limits
 ) -> list[FieldViolation]:
+    if len(specialization) > limits.max_facts:  # and no look at each of them
+        message = f"{len(specialization)} entries exceed the limit of {limits.max_facts}"
+        return [FieldViolation("specialization", message)]
     found = []
     seen: set[str] = set()
     for index, facts in enumerate(specialization):
         where = f"specialization[{index}]"
-        if not facts.param or facts.param in seen:
+        if not _IDENT.fullmatch(facts.param) or len(facts.param) > limits.max_entry_chars:
+            found.append(FieldViolation(f"{where}.param", "must name a tensor parameter"))
+        elif facts.param in seen:
             found.append(FieldViolation(f"{where}.param", "must name a distinct tensor parameter"))
         seen.add(facts.param)
         for name, divisors in (
@@ -293,6 +310,20 @@ _SEVERITY = {
     Severity.NOTE: compile_pb2.SEVERITY_NOTE,
     Severity.HELP: compile_pb2.SEVERITY_HELP,
 }
+
+
+def diagnostics_to_proto(diagnostics: Sequence[Diagnostic]) -> list[compile_pb2.Diagnostic]:
+    """The first MAX_DIAGNOSTICS diagnostics (as the CLI renders them), then a note counting
+    the rest: an answer stays bounded however many problems a source holds."""
+    shown = [diagnostic_to_proto(d) for d in diagnostics[:MAX_DIAGNOSTICS]]
+    if len(diagnostics) > MAX_DIAGNOSTICS:
+        note = f"{len(diagnostics) - MAX_DIAGNOSTICS} more diagnostics not shown"
+        shown.append(
+            compile_pb2.Diagnostic(
+                severity=compile_pb2.SEVERITY_NOTE, message=note, rendered=f"note: {note}"
+            )
+        )
+    return shown
 
 
 def diagnostic_to_proto(diagnostic: Diagnostic) -> compile_pb2.Diagnostic:

@@ -200,7 +200,10 @@ class CompileEngine:
         if hit is not None:
             self._count_lookup(hit)
             return hit, False
-        flight_key = (key.sha256, skip_cache)
+        # the file names too: they are not in the key (the artifact does not depend on them),
+        # but the diagnostics a joined caller gets do; one client's file names never reach
+        # another's answer
+        flight_key = (key.sha256, skip_cache, tuple(s.name for s in request.sources))
         joined = scheduler.in_flight(flight_key)
         if not joined and scheduler.full:  # refused: no miss to count, nothing to run
             raise Overloaded(scheduler.retry_delay_s)

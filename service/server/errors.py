@@ -16,7 +16,7 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from service.convert import FieldViolation
+from service.convert import FieldViolation, clip
 
 DOMAIN = "cutile.compile.v1"
 
@@ -37,18 +37,30 @@ def invalid_argument(violations: Iterable[FieldViolation]) -> grpc.Status:
     return to_grpc(invalid_argument_proto(violations))
 
 
+# what one INVALID_ARGUMENT status lists: the first MAX_VIOLATIONS violations, each field and
+# description clipped, so that the status (a trailer, which gRPC clients cap at 16 KiB)
+# stays a few KiB however many problems a hostile request holds
+MAX_VIOLATIONS = 16
+MAX_VIOLATION_CHARS = 200
+
+
 def invalid_argument_proto(violations: Iterable[FieldViolation]) -> status_pb2.Status:
     violations = list(violations)
-    bad_request = error_details_pb2.BadRequest(
-        field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-            for v in violations
-        ]
-    )
-    first = violations[0] if violations else FieldViolation("", "malformed request")
+    listed = [
+        error_details_pb2.BadRequest.FieldViolation(
+            field=clip(v.field, MAX_VIOLATION_CHARS),
+            description=clip(v.description, MAX_VIOLATION_CHARS),
+        )
+        for v in violations[:MAX_VIOLATIONS]
+    ]
+    if len(violations) > MAX_VIOLATIONS:
+        more = f"{len(violations) - MAX_VIOLATIONS} more violations not listed"
+        listed.append(error_details_pb2.BadRequest.FieldViolation(field="", description=more))
+    first = listed[0] if listed else FieldViolation("", "malformed request")
     message = f"invalid request: {first.field}: {first.description}"
     if len(violations) > 1:
         message += f" (and {len(violations) - 1} more)"
+    bad_request = error_details_pb2.BadRequest(field_violations=listed)
     return rich(code_pb2.INVALID_ARGUMENT, message, INVALID_REQUEST, bad_request)
 
 

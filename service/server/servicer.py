@@ -63,7 +63,7 @@ from service.convert import (
     FieldViolation,
     InvalidRequest,
     Limits,
-    diagnostic_to_proto,
+    diagnostics_to_proto,
     request_from_proto,
     validate,
 )
@@ -91,6 +91,9 @@ class ServiceLimits:
     max_find_missing_keys: int = 4096
     max_inline_cubin_bytes: int = 4 << 20  # CompileBatch: larger cubins go by GetArtifact
     artifact_chunk_bytes: int = 1 << 20
+    # the smallest chunk served when a client asks for smaller ones: a 1-byte chunk size
+    # would make one cheap request cost a message per cubin byte
+    min_artifact_chunk_bytes: int = 4096
     max_receive_message_bytes: int = 8 << 20
     max_parse_ms: int = 2000  # all sources of one compile (a 1 MiB source parses in ~0.4 s)
 
@@ -295,7 +298,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> compile_pb2.CompileBatchResult:
         result = compile_pb2.CompileBatchResult(index=index)
         try:
-            message = _item_request(request, index, item)
+            message = _item_request(request, item, self.limits)
             domain = request_from_proto(message, self.limits, self.sources.get)
         except InvalidRequest as exc:
             prefixed = [
@@ -347,9 +350,10 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         if found is None:
             await context.abort_with_status(errors.not_found(f"no artifact for key {key[:8]}"))
             return
-        chunk = self.service_limits.artifact_chunk_bytes
+        limits = self.service_limits
+        chunk = limits.artifact_chunk_bytes
         if 0 < request.max_chunk_bytes < chunk:
-            chunk = request.max_chunk_bytes
+            chunk = max(request.max_chunk_bytes, min(limits.min_artifact_chunk_bytes, chunk))
         first = sealed(found, key, request.key.size, self.signing_key)
         first.cubin = b""  # the cubin follows in chunks
         yield compile_pb2.ArtifactChunk(artifact=first)
@@ -418,8 +422,8 @@ def _late_source(diagnostics: tuple[Diagnostic, ...], request: DomainRequest) ->
     an invalid request, not a kernel error (retrying the same source would not help)."""
     for diagnostic in diagnostics:
         if diagnostic.code == codes.PARSE_TIME_LIMIT and diagnostic.primary_span is not None:
-            late = diagnostic.primary_span.file
-            return next((i for i, s in enumerate(request.sources) if s is late), 0)
+            late = diagnostic.primary_span.file.name  # names are distinct within a request
+            return next((i for i, s in enumerate(request.sources) if s.name == late), 0)
     return None
 
 
@@ -437,18 +441,24 @@ def _fault(fault: CompileFault, entry: str) -> grpc.Status:
 
 
 def _item_request(
-    request: compile_pb2.CompileBatchRequest, index: int, item: compile_pb2.BatchItem
+    request: compile_pb2.CompileBatchRequest, item: compile_pb2.BatchItem, limits: Limits
 ) -> compile_pb2.CompileRequest:
-    """The CompileRequest of one batch item, or InvalidRequest for bad source indices."""
+    """The CompileRequest of one batch item, or InvalidRequest for bad source indices (more
+    than a request may have files: refused as a whole, without a look at each)."""
     indices = list(item.source_indices) or list(range(len(request.sources)))
+    if len(indices) > limits.max_files:
+        message = f"{len(indices)} indices exceed the limit of {limits.max_files} files"
+        raise InvalidRequest([FieldViolation("source_indices", message)])
     problems = []
+    seen: set[int] = set()
     for position, source in enumerate(indices):
         if source >= len(request.sources):
             problems.append(
                 FieldViolation(f"source_indices[{position}]", f"no source file {source}")
             )
-        elif indices.index(source) != position:
+        elif source in seen:
             problems.append(FieldViolation(f"source_indices[{position}]", "repeated index"))
+        seen.add(source)
     if problems:
         raise InvalidRequest(problems)
     options = item.options if item.HasField("options") else request.options
@@ -465,9 +475,9 @@ def _item_request(
 
 def _check_keys(keys, limit: int, field: str = "keys") -> list[FieldViolation]:
     keys = list(keys)
+    if len(keys) > limit:  # and no look at each of them
+        return [FieldViolation(field, f"{len(keys)} keys exceed the limit of {limit}")]
     found = []
-    if len(keys) > limit:
-        found.append(FieldViolation(field, f"{len(keys)} keys exceed the limit of {limit}"))
     for index, key in enumerate(keys):
         name = field if field == "key" else f"{field}[{index}]"
         if not _HEX_KEY.fullmatch(key.sha256):
@@ -481,7 +491,7 @@ def response_from_outcome(
     cache = compile_pb2.CACHE_OUTCOME_JOINED if joined else _CACHE_OUTCOME[outcome.cache_hit]
     response = compile_pb2.CompileResponse(
         ok=outcome.ok,
-        diagnostics=[diagnostic_to_proto(d) for d in outcome.diagnostics],
+        diagnostics=diagnostics_to_proto(outcome.diagnostics),
         cache=cache,
         timings=compile_pb2.CompileTimings(
             frontend_ms=outcome.timings.frontend_ms,

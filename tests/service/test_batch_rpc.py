@@ -9,6 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 from google.rpc import code_pb2, error_details_pb2
+from grpc_status import rpc_status
 
 from client_stubs.integrity import verify
 from lowering.pipeline import ARCHS, CompileResult
@@ -16,6 +17,7 @@ from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.cache.disk import DiskCache
 from service.cache.store import CacheEntry
 from service.compile.engine import CompileEngine
+from service.server import errors
 from service.server.servicer import ServiceLimits
 
 TIMEOUT_S = 30
@@ -43,7 +45,12 @@ def compiler(fake_compiler, make_error):
 @pytest.fixture
 def server(start_server, compiler, fake_assembler, tmp_path: Path):
     engine = CompileEngine(fake_assembler, cache=DiskCache(tmp_path / "c"), compile_fn=compiler)
-    limits = ServiceLimits(artifact_chunk_bytes=5, max_inline_cubin_bytes=8, max_batch_items=10)
+    limits = ServiceLimits(
+        artifact_chunk_bytes=5,
+        min_artifact_chunk_bytes=3,
+        max_inline_cubin_bytes=8,
+        max_batch_items=10,
+    )
     return start_server(engine, service_limits=limits)
 
 
@@ -122,7 +129,10 @@ def test_large_cubins_are_left_out_of_batch_results_and_fetched_in_chunks(stub) 
     assert [c.offset for c in body] == list(range(0, artifact.cubin_digest.size, 5))
     cubin = b"".join(c.data for c in body)
     assert hashlib.sha256(cubin).hexdigest() == artifact.cubin_digest.sha256
-    assert len(_fetch(stub, artifact.request_key, max_chunk=2)) == 1 + -(-len(cubin) // 2)
+    assert len(_fetch(stub, artifact.request_key, max_chunk=4)) == 1 + -(-len(cubin) // 4)
+    # no chunks below the server's floor (3 here, 4 KiB by default): one message per byte
+    # would cost the server as much as the client
+    assert len(_fetch(stub, artifact.request_key, max_chunk=1)) == 1 + -(-len(cubin) // 3)
 
 
 def test_find_missing_and_not_found(stub) -> None:
@@ -156,6 +166,39 @@ def test_malformed_batch_envelope_is_invalid_argument(stub) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         _batch(stub, _item("add"), sources=[compile_pb2.SourceFile(name="../x.rs", text="")])
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _violations(status) -> list[tuple[str, str]]:
+    bad = error_details_pb2.BadRequest()
+    (detail,) = [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)]
+    detail.Unpack(bad)
+    return [(v.field, v.description) for v in bad.field_violations]
+
+
+def test_an_item_of_more_source_indices_than_files_is_refused_as_a_whole(stub) -> None:
+    """200,000 indices (a 200 KB item) get one violation, at once, in a result a client
+    reads: not 200,000 of them built on the event loop."""
+    (result,) = _batch(stub, _item("add", source_indices=[7] * 200_000))
+    assert result.status.code == code_pb2.INVALID_ARGUMENT
+    assert _violations(result.status) == [
+        ("items[0].source_indices", "200000 indices exceed the limit of 64 files")
+    ]
+    (result,) = _batch(stub, _item("add", source_indices=[1, 9, 1]))
+    assert _violations(result.status) == [
+        ("items[0].source_indices[1]", "no source file 9"),
+        ("items[0].source_indices[2]", "repeated index"),
+    ]
+
+
+def test_a_status_lists_the_first_violations_and_counts_the_rest(stub) -> None:
+    keys = [compile_pb2.Digest(sha256="not hex") for _ in range(1000)]
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.FindMissing(compile_pb2.FindMissingRequest(keys=keys), timeout=TIMEOUT_S)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    listed = _violations(rpc_status.from_call(caught.value))
+    assert len(listed) == errors.MAX_VIOLATIONS + 1
+    assert listed[0] == ("keys[0].sha256", "must be 64 lowercase hex digits")
+    assert listed[-1] == ("", f"{1000 - errors.MAX_VIOLATIONS} more violations not listed")
 
 
 def test_capabilities(stub) -> None:

@@ -12,7 +12,10 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from lowering.pipeline import CompileResult
+from lowering.pipeline import CompileResult, Stage
+from parser.codes import OUTPUT_RANK
+from parser.diagnostics import error
+from parser.spans import Span
 from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.cache.disk import DiskCache
 from service.compile.engine import CompileEngine
@@ -174,3 +177,35 @@ def test_full_queue_is_resource_exhausted_with_retry_info(
     assert running.result().ok and queued.result().ok and joined.result().ok
     assert stub.Compile(_request("3"), timeout=WAIT_S).ok  # room again
     assert gated.started == 3
+
+
+def test_a_request_under_other_file_names_compiles_on_its_own_and_keeps_its_names(
+    start_server, fake_assembler, cache, channel_for
+) -> None:
+    """File names are not in the key, so two clients' sources may share one; their
+    diagnostics name each client's own files, so a failing compile is not shared between
+    them (one client's file names never reach another)."""
+
+    def failing(request, **kwargs) -> CompileResult:
+        source = request.sources[0]
+        problem = error(OUTPUT_RANK, "a bad thing", Span(source, 0, 3), "here")
+        return CompileResult(diagnostics=(problem,), stage_reached=Stage.CHECK)
+
+    gated = GatedCompiler(failing)
+    stub = channel_for(_server(start_server, gated, fake_assembler, cache))
+
+    def named(name: str) -> compile_pb2.CompileRequest:
+        request = _request()
+        request.sources[0].name = name
+        return request
+
+    first = stub.Compile.future(named("private_a.rs"), timeout=WAIT_S)
+    _until(lambda: gated.started == 1)
+    second = stub.Compile.future(named("b.rs"), timeout=WAIT_S)
+    _until(lambda: gated.started == 2)  # not joined: a flight of its own
+    gated.gate.set()
+    a, b = first.result(), second.result()
+    assert not a.ok and not b.ok
+    assert b.cache == compile_pb2.CACHE_OUTCOME_MISS
+    assert {s.source_name for d in b.diagnostics for s in d.spans} == {"b.rs"}
+    assert "private_a" not in b.diagnostics[0].rendered

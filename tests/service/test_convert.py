@@ -8,14 +8,17 @@ from lowering.contract import AssumptionKind, ParamKind, SlotRole
 from lowering.pipeline import DEFAULT_ARCH
 from parser.codes import TILEIRAS_FAILED
 from parser.diagnostics import Diagnostic, Label, Severity
+from parser.render import MAX_DIAGNOSTICS
 from parser.spans import SourceFile, Span
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 from service.convert import (
     InvalidRequest,
     Limits,
+    clip,
     contract_to_proto,
     diagnostic_to_proto,
+    diagnostics_to_proto,
     digest,
     file_name_problem,
     request_from_proto,
@@ -196,6 +199,57 @@ def test_size_limits() -> None:
     assert [v.field for v in violations] == ["sources", "sources"]
     assert "3 files exceed the limit of 2" in violations[0].description
     assert "18 source bytes" in violations[1].description  # UTF-8 bytes, not characters
+
+
+def test_past_a_count_limit_no_entry_is_looked_at() -> None:
+    """A hostile request of many bad entries gets one violation per limit, not one per
+    entry (which would cost the server time and make an answer no client can read)."""
+    unnamed = [compile_pb2.SourceFile() for _ in range(1000)]
+    assert [v.field for v in validate(_request(sources=unnamed))] == ["sources"]
+    facts = [compile_pb2.TensorFacts() for _ in range(1000)]
+    (violation,) = validate(_request(specialization=facts))
+    assert violation.field == "specialization"
+    assert "1000 entries exceed the limit of 64" in violation.description
+    generics = {f"G{i}": "1" for i in range(1000)}
+    assert [v.field for v in validate(_request(generics=generics))] == ["generics"]
+
+
+def test_a_fact_names_a_parameter() -> None:
+    facts = [
+        compile_pb2.TensorFacts(param="x"),
+        compile_pb2.TensorFacts(param="not a name"),
+        compile_pb2.TensorFacts(param="y" * 300),
+        compile_pb2.TensorFacts(param="x"),
+    ]
+    violations = validate(_request(specialization=facts))
+    assert [(v.field, v.description) for v in violations] == [
+        ("specialization[1].param", "must name a tensor parameter"),
+        ("specialization[2].param", "must name a tensor parameter"),
+        ("specialization[3].param", "must name a distinct tensor parameter"),
+    ]
+
+
+def test_values_quoted_back_are_clipped() -> None:
+    huge = "x" * 20_000
+    message = _request(target=huge, generics={huge + "!": "1"})
+    message.options.host_arch = huge
+    violations = validate(message)
+    assert {v.field for v in violations} == {
+        f"generics[{clip(huge + '!')!r}]",
+        "target",
+        "options.host_arch",
+    }
+    assert all(len(v.field) + len(v.description) < 300 for v in violations)
+    assert clip("short") == "short" and clip("abcdef", 4) == "abc\u2026"
+
+
+def test_diagnostics_past_the_cap_become_one_note(make_error) -> None:
+    many = [make_error("k.rs") for _ in range(MAX_DIAGNOSTICS + 50)]
+    shown = diagnostics_to_proto(many)
+    assert len(shown) == MAX_DIAGNOSTICS + 1
+    assert shown[-1].severity == compile_pb2.SEVERITY_NOTE
+    assert shown[-1].message == "50 more diagnostics not shown"
+    assert len(diagnostics_to_proto(many[:3])) == 3
 
 
 def test_all_violations_are_reported_together() -> None:
