@@ -348,29 +348,49 @@ def _relaxation(facts: list[object], where: str) -> int:
 def _inside(root: Path, name: object, where: str) -> Path:
     if not isinstance(name, str) or "\x00" in name:
         raise BundleError(f"{where}: a file name must be text without NUL, got {name!a}")
-    path = (root / name).resolve()
-    if not path.is_relative_to(root.resolve()):
+    try:
+        path = (root / name).resolve()
+        inside = path.is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError before Python 3.13
+        raise BundleError(f"{where}: {name!a} cannot be resolved: {exc}") from None
+    if not inside:
         raise BundleError(f"{where}: {name!a} points outside the bundle")
     return path
 
 
 def _read_contract(entry: BundleEntry) -> contract_pb2.LaunchContract:
     contract = contract_pb2.LaunchContract()
-    if entry.contract is not None and entry.contract.exists():
+    blob = _read_if_present(entry, entry.contract)
+    if blob is not None:
         try:
-            contract.ParseFromString(entry.contract.read_bytes())
+            contract.ParseFromString(blob)
         except DecodeError as exc:
             raise BundleError(f"{entry.contract}: not a LaunchContract: {exc}") from None
         return contract
-    if entry.contract_json is not None and entry.contract_json.exists():
+    text = _read_if_present(entry, entry.contract_json)
+    if text is not None:
         try:
-            json_format.Parse(entry.contract_json.read_text(encoding="utf-8"), contract)
-        except json_format.ParseError as exc:
+            json_format.Parse(text.decode("utf-8"), contract)
+        except (json_format.ParseError, UnicodeDecodeError) as exc:
             raise BundleError(f"{entry.contract_json}: not a LaunchContract: {exc}") from None
         return contract
     raise BundleError(
         f"{entry.label()}: contract file missing ({entry.contract or entry.contract_json})"
     )
+
+
+def _read_if_present(entry: BundleEntry, path: Path | None) -> bytes | None:
+    """The bytes of `path`, None when the manifest names none or it does not exist; a path
+    that cannot be read (a folder, a name too long for the file system...) is a `BundleError`
+    naming it."""
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise BundleError(f"{entry.label()}: cannot read {path}: {exc}") from None
 
 
 def _check_consistent(entry: BundleEntry, contract: contract_pb2.LaunchContract) -> None:

@@ -200,13 +200,16 @@ def _pointer(kernel: str, param: ParamSpec, arg: object) -> BoundArg:
                 kernel, param.name, expected, "a tensor moved into a Partition"
             )
         layout = arg.layout
+        _check_allocated(kernel, param, layout)
         if layout.dtype != param.dtype:
             raise DTypeMismatchError(kernel, param.name, param.dtype, layout.dtype)
         return BoundArg(param, layout, (), layout.ptr)
     if isinstance(arg, numbers.Integral) and not isinstance(arg, bool):
         address = int(arg)
         if not 0 < address < 1 << 64:
-            raise ScalarValueError(kernel, param.name, "a device address in [1, 2^64)", address)
+            raise ScalarValueError(
+                kernel, param.name, "a device address in [1, 2^64)", _shown(address)
+            )
         return BoundArg(param, None, (), address)
     _reject_host(kernel, param, arg, expected)
     raise ArgumentKindError(kernel, param.name, expected, _type_name(arg))
@@ -375,7 +378,22 @@ def _type_name(arg: object) -> str:
 # ---- per-argument checks ------------------------------------------------------------------
 
 
+def _check_allocated(kernel: str, param: ParamSpec, layout: TensorLayout) -> None:
+    """Memory `DeviceTensor.free()` gave back (through any view of it) may belong to another
+    tensor by now: never launched on. A memoized launch of it is checked again (`free()`
+    counts a move) and refused here."""
+    if layout.freed:
+        raise MovedArgumentError(
+            kernel,
+            param.name,
+            "a tensor of allocated device memory",
+            "a tensor whose memory was freed",
+            "DeviceTensor.free() gave it back to the allocator, which may have handed it out again",
+        )
+
+
 def _check_tensor(kernel: str, param: ParamSpec, layout: TensorLayout) -> None:
+    _check_allocated(kernel, param, layout)
     if layout.dtype != param.dtype:
         raise DTypeMismatchError(kernel, param.name, param.dtype, layout.dtype)
     if layout.ndim != param.rank:
@@ -417,19 +435,31 @@ def _scalar(kernel: str, param: ParamSpec, arg: object) -> int | float | bool:
     if kind.kind == "b":
         if isinstance(arg, bool) or (isinstance(arg, numbers.Integral) and int(arg) in (0, 1)):
             return bool(arg)
-        raise ScalarValueError(kernel, param.name, expected, repr(arg))
+        raise ScalarValueError(kernel, param.name, expected, _shown(arg))
     if kind.is_integer:
         if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
             raise ScalarValueError(kernel, param.name, expected, repr(arg))
         low, high = int_range(param.dtype)
         if not low <= int(arg) <= high:
             raise ScalarValueError(
-                kernel, param.name, f"{param.dtype} in [{low}, {high}]", int(arg)
+                kernel, param.name, f"{param.dtype} in [{low}, {high}]", _shown(int(arg))
             )
         return int(arg)
     if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
         raise ScalarValueError(kernel, param.name, expected, repr(arg))
-    return float(arg)
+    try:
+        return float(arg)
+    except OverflowError as exc:  # an int (or Fraction) beyond the largest double
+        actual = f"{_type_name(arg)} beyond the float range"
+        raise ScalarValueError(kernel, param.name, expected, actual, str(exc)) from None
+
+
+def _shown(value: object) -> str:
+    """`repr(value)`, or the size of an int of more than 128 bits (no scalar holds one, and
+    Python refuses to print one of more than 4300 digits)."""
+    if isinstance(value, numbers.Integral) and int(value).bit_length() > 128:
+        return f"an int of {int(value).bit_length()} bits"
+    return repr(value)
 
 
 def _common_device(kernel: str, bound: list[BoundArg]) -> int | None:

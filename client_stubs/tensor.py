@@ -52,9 +52,9 @@ class cached(Generic[T]):  # lower case: used like functools.cached_property
 
 
 class Moves:
-    """A counter bumped by every ownership move (partition, unpartition, map, unmap): while it
-    is unchanged, every handle is in the state it was in, which lets the launch memo trust
-    object identity alone."""
+    """A counter bumped by every ownership move (partition, unpartition, map, unmap) and every
+    `free()`: while it is unchanged, every handle is in the state it was in, which lets the
+    launch memo trust object identity alone."""
 
     count = 0
 
@@ -73,6 +73,13 @@ class TensorLayout:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def freed(self) -> bool:
+        """Whether `DeviceTensor.free()` gave this memory back (through any view of it).
+        Inlined in the handles' `plan_key`, on the launch memo's path."""
+        owner = self.owner
+        return type(owner) is driver.DeviceAllocation and not owner.ptr
 
     @cached
     def values(self) -> tuple[object, ...]:
@@ -231,8 +238,11 @@ class DeviceTensor:
         return self._layout is None
 
     def plan_key(self) -> tuple[TensorLayout | None, object]:
-        """(live layout or None when moved, tiling): what a launch plan depends on."""
-        return self._layout, None
+        """(live layout or None when moved or freed, tiling): what a launch plan depends on."""
+        lay = self._layout
+        if lay is not None and type(lay.owner) is driver.DeviceAllocation and not lay.owner.ptr:
+            return None, None
+        return lay, None
 
     ptr = property(lambda self: self.layout.ptr)
     shape = property(lambda self: self.layout.shape)
@@ -251,7 +261,7 @@ class DeviceTensor:
 
     def narrow(self, axis: int, start: int, length: int) -> DeviceTensor:
         """A view of `length` elements along `axis` from `start` (shares memory and owner)."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         if not 0 <= axis < lay.ndim:
             raise IndexError(f"axis {axis} out of range for rank {lay.ndim}")
         if start < 0 or length < 0 or start + length > lay.shape[axis]:
@@ -265,7 +275,7 @@ class DeviceTensor:
 
     def reshape(self, shape: int | Sequence[int]) -> DeviceTensor:
         """A contiguous view with another shape of the same element count."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         dims = _normalize_shape(shape)
         if math.prod(dims) != lay.numel:
             raise ValueError(f"cannot reshape {lay.shape} to {dims}")
@@ -275,7 +285,7 @@ class DeviceTensor:
 
     def partition(self, tile_shape: int | Sequence[int]) -> Partition:
         """Move this tensor into a `Partition` of `tile_shape` tiles (for a kernel output)."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         PENDING.check_release(self, "partition")
         tiles = _normalize_shape(tile_shape)
         if len(tiles) != lay.ndim:
@@ -300,14 +310,14 @@ class DeviceTensor:
     def to_numpy(self) -> np.ndarray:
         """Copy to a new host array (synchronous; any strides, via the byte extent).
         `PendingWorkError` while unfinished GPU work writes it."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         PENDING.check_host(self, "read on the host", reads_only=True)
         return _layout_to_numpy(lay)
 
     def copy_from_numpy(self, array: np.ndarray) -> None:
         """Overwrite this contiguous tensor with a host array of the same shape.
         `PendingWorkError` while unfinished GPU work uses it."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         PENDING.check_host(self, "overwrite from the host", reads_only=False)
         host = np.ascontiguousarray(as_element_array(np.asarray(array), lay.dtype))
         if host.shape != lay.shape:
@@ -320,8 +330,8 @@ class DeviceTensor:
     # ---- zero-copy export (see `dlpack_export`) -------------------------------------------
 
     def _exported(self, how: str) -> TensorLayout:
-        """The layout to hand a consumer: not moved, and no unfinished work on it."""
-        lay = self.layout
+        """The layout to hand a consumer: not moved or freed, and no unfinished work on it."""
+        lay = _allocated(self.layout)
         PENDING.check_host(self, f"export through {how}", reads_only=False)
         return lay
 
@@ -360,8 +370,10 @@ class DeviceTensor:
 
     def free(self) -> None:
         """Free the device memory this tensor owns (allocated by `empty`, `zeros`,
-        `from_numpy`); every view of it becomes invalid. `PendingWorkError` while unfinished
-        GPU work or a live CUDA graph uses any of it; `ValueError` for foreign memory."""
+        `from_numpy`). Every view and partition of it then raises `MovedTensorError` where its
+        memory would be used (a launch: `MovedArgumentError`). `PendingWorkError` while
+        unfinished GPU work or a live CUDA graph uses any of it; `ValueError` for foreign
+        memory."""
         lay = self.layout
         allocation = lay.owner
         if not isinstance(allocation, driver.DeviceAllocation):
@@ -371,6 +383,7 @@ class DeviceTensor:
             )
         PENDING.check_release(_AllocationSpan(allocation), "free")
         allocation.free()
+        Moves.count += 1  # a launch remembered with any view of it is checked (refused) again
 
     def __repr__(self) -> str:
         if self._layout is None:
@@ -411,10 +424,13 @@ class Partition:
         return self._tensor is None or self._mapped_into is not None
 
     def plan_key(self) -> tuple[TensorLayout | None, object]:
-        """(live layout or None when moved or consumed, tile shape)."""
+        """(live layout or None when moved, consumed or freed, tile shape)."""
+        lay = self._layout
         if self._tensor is None or self._mapped_into is not None:
             return None, None
-        return self._layout, self._tile_shape
+        if type(lay.owner) is driver.DeviceAllocation and not lay.owner.ptr:
+            return None, None
+        return lay, self._tile_shape
 
     @property
     def tile_shape(self) -> tuple[int, ...]:
@@ -441,7 +457,7 @@ class Partition:
     def to_numpy(self) -> np.ndarray:
         """Copy the partitioned tensor to the host without unpartitioning it (e.g. between
         graph replays). `PendingWorkError` while unfinished GPU work writes it."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         PENDING.check_host(self, "read on the host", reads_only=True)
         return _layout_to_numpy(lay)
 
@@ -450,7 +466,7 @@ class Partition:
         `MappedPartitionMut` output: `num_tile_blocks` blocks walk its tiles in the grouped
         order `map_shape` names (it must equal the kernel's MAP; the launch checks it, and
         that 1 <= num_tile_blocks <= num_tiles)."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         PENDING.check_release(self, "map")
         groups = _normalize_shape(map_shape)
         if len(groups) != lay.ndim:
@@ -532,11 +548,14 @@ class MappedPartition:
         return self._partition is None
 
     def plan_key(self) -> tuple[TensorLayout | None, object]:
-        """(live layout or None when consumed, (tiles, map, num_tile_blocks))."""
+        """(live layout or None when consumed or freed, (tiles, map, num_tile_blocks))."""
         partition = self._partition
         if partition is None:
             return None, None
-        return partition._layout, (partition._tile_shape, self._map_shape, self._num_tile_blocks)
+        lay = partition._layout
+        if type(lay.owner) is driver.DeviceAllocation and not lay.owner.ptr:
+            return None, None
+        return lay, (partition._tile_shape, self._map_shape, self._num_tile_blocks)
 
     @property
     def tile_shape(self) -> tuple[int, ...]:
@@ -577,7 +596,7 @@ class MappedPartition:
     def to_numpy(self) -> np.ndarray:
         """Copy the tensor to the host without unmapping (`PendingWorkError` while unfinished
         GPU work writes it)."""
-        lay = self.layout
+        lay = _allocated(self.layout)
         PENDING.check_host(self, "read on the host", reads_only=True)
         return _layout_to_numpy(lay)
 
@@ -604,6 +623,17 @@ class MappedPartition:
 
 def _itemsize(name: str) -> int:
     return dtype(name).itemsize
+
+
+def _allocated(lay: TensorLayout) -> TensorLayout:
+    """`lay`, unless `DeviceTensor.free()` gave its memory back (the allocator may have handed
+    it to another tensor since): then `MovedTensorError`."""
+    if lay.freed:
+        raise MovedTensorError(
+            "this tensor's memory was freed by free() (of it or of another view of the same "
+            "allocation); the allocator may have handed it out again"
+        )
+    return lay
 
 
 def _layout_to_numpy(lay: TensorLayout) -> np.ndarray:

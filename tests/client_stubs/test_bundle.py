@@ -168,6 +168,45 @@ def test_corrupt_contract(tmp_path, kit):
         Bundle.open(tmp_path).kernel("add")
 
 
+def _point_contract_at(root: Path, *, contract: str, json_only: bool = False) -> None:
+    """Rewrite the manifest's one entry to name `contract` (as `contract_json` when
+    `json_only`: then the binary contract is dropped)."""
+    manifest = json.loads((root / "manifest.json").read_text())
+    entry = manifest["kernels"][0]
+    entry.pop("contract", None)
+    entry["contract_json" if json_only else "contract"] = contract
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_symlink_loop_in_a_path_is_a_bundle_error(tmp_path, kit):
+    write_bundle(tmp_path, kit, [("add", 128, "sm_90")])
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    _point_contract_at(tmp_path, contract="a/x.pb")
+    with pytest.raises(BundleError, match=r"kernels\[0\]: 'a/x.pb' cannot be resolved"):
+        Bundle.open(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("folder", r"cannot read .*folder: .*Is a directory"), ("x" * 300, "name too long")],
+)
+def test_an_unreadable_contract_path_is_a_bundle_error(tmp_path, kit, name, message):
+    write_bundle(tmp_path, kit, [("add", 128, "sm_90")])
+    (tmp_path / "folder").mkdir()
+    _point_contract_at(tmp_path, contract=name)
+    with pytest.raises(BundleError, match=message) as info:
+        Bundle.open(tmp_path).kernel("add")
+    assert str(tmp_path / name) in str(info.value)
+
+
+def test_a_contract_json_of_invalid_utf8_is_a_bundle_error(tmp_path, kit):
+    write_bundle(tmp_path, kit, [("add", 128, "sm_90")], json_only=True)
+    (tmp_path / "add_B128_sm_90.contract.json").write_bytes(b'{"kernel": {"function": "\xff"}}')
+    with pytest.raises(BundleError, match=r"add_B128_sm_90\.contract\.json: not a LaunchContract"):
+        Bundle.open(tmp_path).kernel("add")
+
+
 def _add_variant(root: Path, kit, stem: str, facts: list[dict]) -> dict:
     """An add<B=128> whose contract assumes what `facts` say of x (param 1): BASE_ALIGN 16 and
     STRIDE_ONE unless relaxed, DIM_DIV for `dim_divisors`; z and y keep the defaults."""

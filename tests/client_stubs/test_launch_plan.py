@@ -256,6 +256,17 @@ def test_scalar_values_are_range_and_kind_checked(kit):
         assert info.value.param == "n"
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "bool"])
+@pytest.mark.parametrize(
+    "value", [2**1024, -(10**400), 10**5000], ids=["2**1024", "-10**400", "10**5000"]
+)
+def test_an_int_beyond_every_scalar_is_a_scalar_value_error(kit, dtype, value):
+    # float(value) overflows; an int of more than 4300 digits cannot even be printed
+    c = kit.build("k", [kit.P("a", kit.SCALAR, dtype), kit.P("z", kit.OUT, "f32", [8])])
+    with pytest.raises(ScalarValueError, match=r"parameter `a`: .*(beyond the float|of \d+ bits)"):
+        plan_launch(c, [value, fake(Z, 8).partition([8])])
+
+
 def test_arity(add):
     with pytest.raises(ArityError) as info:
         plan_launch(add, vadd_args()[:2])

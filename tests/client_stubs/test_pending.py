@@ -10,7 +10,15 @@ import weakref
 import numpy as np
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver, synchronize
+from client_stubs import (
+    DeviceTensor,
+    Kernel,
+    MovedArgumentError,
+    MovedTensorError,
+    PendingWorkError,
+    driver,
+    synchronize,
+)
 from client_stubs.pending import PENDING, RETIRE_EVERY, Access
 from tests.client_stubs.fake_driver import CUBIN
 
@@ -67,6 +75,70 @@ def test_freeing_a_tensor_in_use_raises_until_the_work_finished(add, busy):
     busy.complete()
     x.free()
     assert ("mem_free", (x.ptr,)) in busy.calls
+
+
+def _launches(fake) -> int:
+    return fake.names().count("launch")
+
+
+def test_a_freed_input_is_never_launched_on_even_when_memoized(add, fake_driver):
+    z, x, y = tensors()
+    kernel, part, view = Kernel(CUBIN, add), z.partition([128]), x.reshape(N)
+    for args in ((part, x, y), (part, x, y), (part, view, y)):  # the second: the memo's hit
+        kernel(*args)
+    launched = _launches(fake_driver)
+    x.free()
+    for args in ((part, x, y), (part, view, y), (part, DeviceTensor(x.ptr, N, owner=x.owner), y)):
+        with pytest.raises(MovedArgumentError, match=r"parameter `x`.*memory was freed"):
+            kernel(*args)
+        with pytest.raises(MovedArgumentError, match="memory was freed"):
+            kernel.plan(*args)
+        with pytest.raises(MovedArgumentError, match="memory was freed"):
+            kernel.op(*args).sync()
+    assert _launches(fake_driver) == launched
+
+
+def test_a_partition_or_mapped_partition_of_freed_memory_is_never_launched_on(
+    add, persistent, fake_driver
+):
+    z, x, y = tensors()
+    kernel, part = Kernel(CUBIN, add), z.reshape(N).partition([128])
+    kernel(part, x, y)
+    square = DeviceTensor.empty((256, 256))
+    mapped = square.reshape((256, 256)).partition([64, 64]).map([4, 1], 4)
+    copy, x2 = Kernel(CUBIN, persistent), DeviceTensor.empty((256, 256))
+    copy(mapped, x2)
+    launched = _launches(fake_driver)
+    z.free()
+    square.free()
+    for launch, args in ((kernel, (part, x, y)), (copy, (mapped, x2))):
+        with pytest.raises(MovedArgumentError, match=r"parameter `z`.*memory was freed"):
+            launch(*args)
+    assert _launches(fake_driver) == launched
+
+
+def test_a_freed_tensors_memory_is_not_touched_on_the_host(fake_driver):
+    x = DeviceTensor.zeros(N)
+    view, part = x.narrow(0, 8, 64), x.reshape(N).partition([128])
+    x.free()
+    fake_driver.calls.clear()
+    uses = [
+        lambda: x.copy_from_numpy(np.zeros(N, np.float32)),
+        x.to_numpy,
+        view.to_numpy,
+        part.to_numpy,
+        lambda: part.map([1], 1),
+        lambda: x.narrow(0, 0, 8),
+        lambda: view.reshape(64),
+        lambda: x.partition([128]),
+        x.__dlpack__,
+        lambda: view.__cuda_array_interface__,
+    ]
+    for use in uses:
+        with pytest.raises(MovedTensorError, match=r"memory was freed by free\(\)"):
+            use()
+    assert fake_driver.calls == []
+    assert part.unpartition().shape == (N,)  # giving the handle back touches no memory
 
 
 def test_free_refuses_foreign_memory():

@@ -123,6 +123,14 @@ def test_a_moved_tensor_is_not_a_pointer(kit):
         plan_launch(kit.scale_ptr(), [y, 0x8000_0000, 1.0, N], grid=GRID)
 
 
+def test_a_freed_tensor_is_not_a_pointer(kit, fake_driver):
+    y = DeviceTensor.empty(N)
+    view = y.narrow(0, 0, N)
+    y.free()
+    with pytest.raises(MovedArgumentError, match=r"parameter `y`.*memory was freed"):
+        plan_launch(kit.scale_ptr(), [view, 0x8000_0000, 1.0, N], grid=GRID)
+
+
 @pytest.mark.parametrize(
     ("grid", "message"),
     [
