@@ -332,8 +332,13 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         engine = self.engine
 
         def missing() -> list[compile_pb2.Digest]:
-            # present only what GetArtifact would serve: a readable, verified artifact
-            return [k for k in request.keys if engine is None or not engine.artifact(k.sha256)]
+            # present only what GetArtifact would serve: a readable, verified artifact; each
+            # distinct key read once (a request of one key repeated reads it once)
+            present = {
+                key: engine is not None and engine.artifact(key) is not None
+                for key in {k.sha256 for k in request.keys}
+            }
+            return [k for k in request.keys if not present[k.sha256]]
 
         return compile_pb2.FindMissingResponse(missing=await asyncio.to_thread(missing))
 

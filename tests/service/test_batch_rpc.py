@@ -158,6 +158,25 @@ def test_find_missing_and_not_found(stub) -> None:
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
+def test_find_missing_reads_each_distinct_key_once(
+    start_server, compiler, fake_assembler, tmp_path: Path
+) -> None:
+    engine = CompileEngine(fake_assembler, cache=DiskCache(tmp_path / "c"), compile_fn=compiler)
+    reads: list[str] = []
+    read = engine.artifact
+    engine.artifact = lambda key: reads.append(key) or read(key)  # type: ignore[method-assign]
+    server = start_server(engine)
+    with grpc.insecure_channel(server.target) as channel:
+        stub = compile_pb2_grpc.CompileServiceStub(channel)
+        request = compile_pb2.CompileRequest(sources=SOURCES[:1], entry="add", generic_args=["1"])
+        present = stub.Compile(request, timeout=TIMEOUT_S).artifact.request_key
+        absent = compile_pb2.Digest(sha256="0" * 64, size=10)
+        keys = [present] * 1000 + [absent, present, absent]
+        found = stub.FindMissing(compile_pb2.FindMissingRequest(keys=keys), timeout=TIMEOUT_S)
+    assert list(found.missing) == [absent, absent]  # in request order, repeats kept
+    assert sorted(reads) == sorted([present.sha256, absent.sha256])
+
+
 def test_malformed_batch_envelope_is_invalid_argument(stub) -> None:
     for items in ([], [_item("add")] * 11):
         with pytest.raises(grpc.RpcError) as caught:
