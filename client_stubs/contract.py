@@ -27,6 +27,7 @@ EARLY_LAUNCH_MIN_SM = 90
 # the most bytes of kernel parameters the driver takes (CUDA 12.1+, Volta and newer): a larger
 # buffer is never launchable, and a hostile contract must not make the host allocate it
 PARAM_BUFFER_LIMIT = 32764
+_U64_MAX = 2**64 - 1
 
 # Param kinds and slot roles as short strings (the proto enums, without prefixes).
 TENSOR_IN = "TENSOR_IN"
@@ -68,6 +69,14 @@ _ROLE_KINDS = {  # a mapped output's slots are exactly those of a partitioned ou
     "VALUE": (SCALAR,),
 }
 _AXIS_ROLES = frozenset({"DIM", "STRIDE", "PART_DIM", "PART_STRIDE"})
+# the slot types a role may have, as the compiler emits them (lowering/abi.py): a device
+# address is u64, an extent or stride a signed index (i32, or i64 for dims past i32); a
+# VALUE slot has its scalar's own dtype. Any other type has the kernel read another type's
+# bits (a dim as a float's, an address as a double's).
+_ROLE_CTYPES: dict[str, tuple[str, ...]] = {
+    "PTR": ("u64",),
+    **{role: ("i32", "i64") for role in _AXIS_ROLES},
+}
 _KIND_ROLES = {  # the slots of each param kind, in ABI order (an axis role: one per axis)
     kind: tuple(role for role, kinds in _ROLE_KINDS.items() if kind in kinds)
     for kind in (TENSOR_IN, TENSOR_OUT, TENSOR_OUT_MAPPED, SCALAR, POINTER)
@@ -308,15 +317,24 @@ def _check_prior_grid_wait(kernel: str, target: contract_pb2.Target) -> None:
     """A kernel said to wait for prior grids is launched early, so its cubin must have the
     wait: bytecode 13.4 or later (the first with it) for sm_90 or later (the first with
     dependent launches; tileiras drops the wait below)."""
-    version = tuple(int(n) for n in target.bytecode_version.split(".") if n.isdigit())
-    digits = target.sm.removeprefix("sm_").rstrip("af")
-    sm = int(digits) if digits.isdigit() else 0
+    numbers = (_ascii_number(n) for n in target.bytecode_version.split("."))
+    version = tuple(n for n in numbers if n is not None)
+    sm = _ascii_number(target.sm.removeprefix("sm_").rstrip("af")) or 0
     if version < EARLY_LAUNCH_MIN_BYTECODE or sm < EARLY_LAUNCH_MIN_SM:
         raise ContractError(
             f"contract of `{kernel}` says it waits for prior grids, but its cubin is bytecode "
             f"{target.bytecode_version or '?'} for {target.sm or '?'} (the wait needs bytecode "
             "13.4 or later and sm_90 or later)"
         )
+
+
+def _ascii_number(text: str) -> int | None:
+    """`text` as a number when it is ASCII digits only (str.isdigit alone takes "²" and
+    "١٣"), else None; past u64, u64's largest (what the Rust host parses it as)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    digits = text.lstrip("0")
+    return min(int(digits or "0"), _U64_MAX) if len(digits) <= 20 else _U64_MAX
 
 
 def _param(kernel: str, position: int, p: contract_pb2.Param) -> ParamSpec:
@@ -344,7 +362,7 @@ def _check_shapes(
     if kind in OUTPUT_KINDS:
         if not 1 <= rank <= 3:
             raise ContractError(f"{where}: output rank {rank} is not 1..3")
-        any_extent = -1 if kind == TENSOR_OUT else 0  # a partitioned output's -1: any tile
+        any_extent = -1 if kind == TENSOR_OUT else None  # a partitioned output's -1: any tile
         if len(tiles) != rank or any(t <= 0 and t != any_extent for t in tiles):
             raise ContractError(f"{where}: tile shape {tiles} does not fit rank {rank}")
     elif kind == TENSOR_IN:
@@ -379,8 +397,12 @@ def _slot(kernel: str, params: tuple[ParamSpec, ...], s: contract_pb2.AbiSlot) -
         )
     if s.offset % s.size:
         raise ContractError(f"{where}: offset is not naturally aligned for {s.ctype}")
-    if role == "PTR" and s.size != 8:
-        raise ContractError(f"{where}: a pointer slot must be 8 bytes")
+    allowed = _ROLE_CTYPES.get(role, (param.dtype,))
+    if s.ctype not in allowed:
+        raise ContractError(
+            f"{where}: a {role} slot of {param.kind} `{param.name}` must be "
+            f"{' or '.join(allowed)}, got {s.ctype}"
+        )
     return SlotSpec(s.param, role, s.axis, s.ctype, s.offset, s.size)
 
 
@@ -434,7 +456,9 @@ def _grid(
     FROM_OUTPUTS takes the grid from partitioned (TENSOR_OUT) outputs; PERSISTENT takes
     (num_tile_blocks, 1, 1) from the mapped outputs' `MappedPartition`s. A contract that
     mixes the two (a mapped output under FROM_OUTPUTS, or a partitioned output under
-    PERSISTENT, whose tiles a persistent grid would not cover) is refused."""
+    PERSISTENT, whose tiles a persistent grid would not cover) is refused, and so is one
+    whose `output_params` (empty: every output) leave an output out or name one twice: the
+    grid is checked against the listed outputs only, and the blocks write every output."""
     mode = _GRID_MODES.get(grid.mode)
     if mode is None:
         raise ContractError(f"contract of `{kernel}`: unsupported grid mode {grid.mode}")
@@ -448,7 +472,8 @@ def _grid(
             f"contract of `{kernel}`: grid mode {mode} cannot launch the {other} "
             f"param(s) {', '.join(f'`{n}`' for n in stray)}"
         )
-    outputs = tuple(grid.output_params) or tuple(p.index for p in params if p.kind == kind)
+    every = tuple(p.index for p in params if p.kind == kind)
+    outputs = tuple(grid.output_params) or every
     if not outputs:
         raise ContractError(f"contract of `{kernel}`: no output defines the launch grid")
     for index in outputs:
@@ -457,6 +482,11 @@ def _grid(
                 f"contract of `{kernel}`: grid param {index} is not an output ({kind} for "
                 f"grid mode {mode})"
             )
+    if sorted(outputs) != list(every):
+        raise ContractError(
+            f"contract of `{kernel}`: grid params {list(outputs)} are not each {kind} param "
+            f"once ({list(every)})"
+        )
     return mode, outputs
 
 

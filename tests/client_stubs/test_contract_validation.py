@@ -150,3 +150,91 @@ def test_assumption_needs_positive_divisor(add):
 def test_empty_block_means_1_1_1(add):
     del add.launch.block[:]
     assert validate_contract(add).block == (1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("slot", "ctype", "size", "wanted"),
+    [
+        (1, "f32", 4, "a DIM slot of TENSOR_OUT `z` must be i32 or i64, got f32"),
+        (2, "u32", 4, "a STRIDE slot of TENSOR_OUT `z` must be i32 or i64, got u32"),
+        (3, "f32", 4, "a PART_DIM slot of TENSOR_OUT `z` must be i32 or i64, got f32"),
+        (0, "f64", 8, "a PTR slot of TENSOR_OUT `z` must be u64, got f64"),
+        (0, "i64", 8, "a PTR slot of TENSOR_OUT `z` must be u64, got i64"),
+    ],
+)
+def test_tensor_slots_have_the_types_the_compiler_emits(add, slot, ctype, size, wanted):
+    # the cubin's layout check sees offsets and sizes only: an f32 dim would reach the kernel
+    # as a float's bits (1000003 read as the i32 1232348208)
+    add.abi[slot].ctype, add.abi[slot].size = ctype, size
+    with pytest.raises(ContractError, match=wanted):
+        validate_contract(add)
+
+
+@pytest.mark.parametrize(("ctype", "size"), [("i32", 4), ("f64", 8), ("bf16", 2)])
+def test_a_value_slot_has_its_scalars_dtype(saxpy, ctype, size):
+    saxpy.abi[0].ctype, saxpy.abi[0].size = ctype, size
+    with pytest.raises(ContractError, match=f"VALUE slot of SCALAR `a` must be f32, got {ctype}"):
+        validate_contract(saxpy)
+
+
+def test_index_slots_may_be_i64(kit):
+    c = kit.build(
+        "add64", [kit.P("z", kit.OUT, "f32", [128], "i64"), kit.P("n", kit.SCALAR, "i64")]
+    )
+    assert {s.ctype for s in validate_contract(c).slots} == {"u64", "i64"}
+
+
+def two_outputs(kit, kind):
+    tile = {"map_shape": [1]} if kind == kit.MAPPED else {}
+    return kit.build(
+        "split",
+        [kit.P("a", kind, "f32", [64], extra=tile), kit.P("b", kind, "f32", [64], extra=tile)],
+    )
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+@pytest.mark.parametrize("listed", [[0], [1], [0, 0], [0, 1, 1]])
+def test_grid_params_name_every_output_once(kit, mapped, listed):
+    # an output left out of the grid is never compared with it: its blocks write past it
+    c = two_outputs(kit, kit.MAPPED if mapped else kit.OUT)
+    c.grid.output_params[:] = listed
+    with pytest.raises(ContractError, match=r"grid params \[.*\] are not each TENSOR_OUT"):
+        validate_contract(c)
+
+
+def test_grid_params_in_any_order(kit):
+    c = two_outputs(kit, kit.OUT)
+    c.grid.output_params[:] = [1, 0]
+    assert validate_contract(c).grid_outputs == (1, 0)
+
+
+def test_a_mapped_tile_is_positive(persistent):
+    persistent.params[0].tile_shape[0] = 0
+    with pytest.raises(ContractError, match=r"tile shape \(0, 64\) does not fit rank 2"):
+        validate_contract(persistent)
+
+
+@pytest.mark.parametrize(
+    ("bytecode", "sm"),
+    [
+        ("13.\u00b2", "sm_90"),  # a superscript two: str.isdigit, but not int()'s
+        ("\u0661\u0663.\u0664", "sm_90"),  # Arabic-Indic 13.4
+        ("13.4", "sm_\u0669\u0660"),  # Arabic-Indic 90
+        ("13.4", "sm_\u00b9\u2070\u2070"),
+        ("", "sm_90"),
+    ],
+)
+def test_early_launch_reads_ascii_digits_only(add, bytecode, sm):
+    add.launch.waits_for_prior_grids = True
+    add.target.bytecode_version, add.target.sm = bytecode, sm
+    with pytest.raises(ContractError, match="waits for prior grids"):
+        validate_contract(add)
+
+
+@pytest.mark.parametrize(
+    ("bytecode", "sm"), [("13.4", "sm_90"), ("013.04", "sm_100a"), ("9" * 5000 + ".0", "sm_90")]
+)
+def test_early_launch_from_bytecode_13_4_and_sm_90(add, bytecode, sm):
+    add.launch.waits_for_prior_grids = True
+    add.target.bytecode_version, add.target.sm = bytecode, sm
+    assert validate_contract(add).waits_for_prior_grids

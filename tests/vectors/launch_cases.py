@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from client_stubs.dtypes import ctype_size
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 from tests.client_stubs.conftest import (
     IN,
     MAPPED,
     OUT,
+    POINTER,
     SCALAR,
     P,
     add_contract,
@@ -577,10 +579,73 @@ def aliasing(case: MakeCase) -> list[Case]:
                 scalar(64),
             ],
         ),
+        *past_i128(case),
+    ]
+
+
+def past_i128(case: MakeCase) -> list[Case]:
+    """Element counts, byte extents and element spans past i128: exact, as Python's ints are
+    (a wrapped count of 0 once made the Rust host skip an input aliasing the output)."""
+    big = 2**63 - 1
+    wide = build_contract(
+        "add64", [P("z", OUT, "f32", [128], "i64"), P("x", IN, "f32", [-1], "i64")]
+    )
+    cube = build_contract(
+        "cube", [P("z", OUT, "f32", [4, 8, 16], "i64"), P("x", IN, "f32", [-1] * 3, "i64")]
+    )
+    fits = build_contract("cube", [P("z", OUT, "f32", [4, 8, 16]), P("x", IN, "f32", [-1] * 3)])
+    fits.assumptions.add(param=1, kind=pb.ASSUMPTION_KIND_FITS_I32)
+    pointee = build_contract("ptr_out", [P("z", OUT, "f32", [128]), P("p", POINTER)])
+    z = partition(tensor(Z, [1024]), [128])
+    z3 = partition(tensor(Z, [4, 8, 16]), [4, 8, 16])
+    return [
+        case(
+            "input_elements_past_i128",
+            "x of 2^128 elements (strides 0) at z's address: not empty, it overlaps z",
+            build_contract("alias", [P("z", OUT, "f32", [128]), P("x", IN, "f32", [-1] * 4)]),
+            [z, tensor(Z, [2**32] * 4, strides=[0] * 4)],
+        ),
+        case(
+            "input_count_past_i128",
+            "x of shape [2^62] * 3 (numel 2^186) with unit strides, far from z",
+            cube,
+            [z3, tensor(X, [2**62] * 3, strides=[1] * 3)],
+        ),
+        case(
+            "input_bytes_past_i128",
+            "x of shape [2^63 - 1], stride 2^63 - 1: bytes past i128, far from z",
+            wide,
+            [z, tensor(X, [big], strides=[big])],
+        ),
+        case(
+            "output_bytes_past_i128",
+            "z of shape [2^63 - 1], stride 2^63 - 1 reaches over x",
+            wide,
+            [partition(tensor(Z, [big], strides=[big]), [128]), tensor(X, [1024])],
+        ),
+        case(
+            "pointee_below_zero",
+            "a raw pointer's tensor with a negative stride, from below address 0 over z",
+            pointee,
+            [partition(tensor(0x40, [128]), [128]), tensor(0x100, [1000], strides=[-1])],
+        ),
+        case(
+            "fits_i32_span_past_i128",
+            "FITS_I32 of x of shape and strides [2^63 - 1] * 3: a span past i128",
+            fits,
+            [z3, tensor(X, [big] * 3, strides=[big] * 3)],
+        ),
     ]
 
 
 # ---- grids: outputs, persistent, host, cluster ----------------------------------------------
+
+
+def split_contract() -> pb.LaunchContract:
+    """Two partitioned outputs and an input."""
+    return build_contract(
+        "split", [P("a", OUT, "f32", [64]), P("b", OUT, "f32", [64]), P("x", IN, "f32", [-1])]
+    )
 
 
 def persistent_contract(outputs: int = 1, map_shape: list[int] | None = None) -> pb.LaunchContract:
@@ -592,9 +657,7 @@ def persistent_contract(outputs: int = 1, map_shape: list[int] | None = None) ->
 
 
 def grids(case: MakeCase) -> list[Case]:
-    two = build_contract(
-        "split", [P("a", OUT, "f32", [64]), P("b", OUT, "f32", [64]), P("x", IN, "f32", [-1])]
-    )
+    two = split_contract()
     wide = build_contract("wide", [P("z", OUT, "f32", [1, 1])])
     clustered = add_contract()
     clustered.launch.cluster_blocks = 2
@@ -742,6 +805,22 @@ def grids(case: MakeCase) -> list[Case]:
             "the add contract with x unused",
             add_contract(),
             [partition(tensor(Z, [N]), [128]), x, x],
+        ),
+        case(
+            "mapped_work_items_past_i128",
+            "a mapped z of 2^186 one-element tiles (strides 1: overlapping itself)",
+            build_contract("mp", [P("z", MAPPED, "f32", [1, 1, 1], "i64")]),
+            [mapped(tensor(Z, [2**62] * 3, strides=[1] * 3), [1, 1, 1], [1, 1, 1], 8)],
+        ),
+        case(
+            "outputs_listed_backwards",
+            "output_params [1, 0]: the grid is the listed first's",
+            _edited(_grid_params(1, 0), split_contract),
+            [
+                partition(tensor(Z, [640]), [64]),
+                partition(tensor(Y, [704]), [64]),
+                tensor(X, [640]),
+            ],
         ),
     ]
 
@@ -981,6 +1060,21 @@ def _set(path: str, value: object) -> Callable[[pb.LaunchContract], None]:
     return edit
 
 
+def _slot_type(slot: int, ctype: str) -> Callable[[pb.LaunchContract], None]:
+    def edit(c: pb.LaunchContract) -> None:
+        c.abi[slot].ctype = ctype
+        c.abi[slot].size = ctype_size(ctype)
+
+    return edit
+
+
+def _grid_params(*listed: int) -> Callable[[pb.LaunchContract], None]:
+    def edit(c: pb.LaunchContract) -> None:
+        c.grid.output_params[:] = listed
+
+    return edit
+
+
 def _waits_for_prior_grids(bytecode: str, sm: str) -> Callable[[pb.LaunchContract], None]:
     def edit(c: pb.LaunchContract) -> None:
         c.launch.waits_for_prior_grids = True
@@ -1051,6 +1145,26 @@ def contracts(case: MakeCase) -> list[Case]:
             "a 4-byte pointer slot",
             _edited(lambda c: (setattr(c.abi[0], "ctype", "u32"), setattr(c.abi[0], "size", 4))),
         ),
+        ("ptr_float", "a PTR slot typed f64", _edited(_slot_type(0, "f64"))),
+        ("ptr_signed", "a PTR slot typed i64", _edited(_slot_type(0, "i64"))),
+        (
+            "dim_float",
+            "a DIM slot typed f32 (the kernel reads a float's bits as the extent)",
+            _edited(_slot_type(1, "f32")),
+        ),
+        ("stride_unsigned", "a STRIDE slot typed u32", _edited(_slot_type(2, "u32"))),
+        ("part_dim_float", "a PART_DIM slot typed f32", _edited(_slot_type(3, "f32"))),
+        ("part_stride_short", "a PART_STRIDE slot typed i16", _edited(_slot_type(4, "i16"))),
+        (
+            "value_class",
+            "an f32 scalar's VALUE slot typed i32",
+            _edited(_slot_type(0, "i32"), saxpy_contract),
+        ),
+        (
+            "value_width",
+            "an f32 scalar's VALUE slot typed f64",
+            _edited(_slot_type(0, "f64"), saxpy_contract),
+        ),
         ("slot_overlap", "two slots at one offset", _edited(_set("abi.10.offset", 48))),
         (
             "buffer_bytes",
@@ -1074,6 +1188,21 @@ def contracts(case: MakeCase) -> list[Case]:
             build_contract("noout", [P("x", IN, "f32", [-1])]),
         ),
         ("host_outputs", "HOST with an output", _edited(_set("grid.mode", pb.GridRule.MODE_HOST))),
+        (
+            "grid_output_subset",
+            "output_params naming one of two outputs (the other's grid never compared)",
+            _edited(_grid_params(0), split_contract),
+        ),
+        (
+            "grid_output_twice",
+            "output_params naming the output twice",
+            _edited(_grid_params(0, 0)),
+        ),
+        (
+            "grid_mapped_subset",
+            "output_params naming one of two mapped outputs",
+            _edited(_grid_params(1), lambda: persistent_contract(2)),
+        ),
         ("block", "a block of two dims", _edited(lambda c: c.launch.block.__delitem__(2))),
         (
             "assumption_param",
@@ -1180,6 +1309,21 @@ def contracts(case: MakeCase) -> list[Case]:
             _edited(_waits_for_prior_grids("", "sm_90")),
         ),
         (
+            "prior_grids_superscript",
+            "waits for prior grids, bytecode 13.\u00b2 (a digit to str.isdigit, not to int)",
+            _edited(_waits_for_prior_grids("13.\u00b2", "sm_90")),
+        ),
+        (
+            "prior_grids_arabic_digits",
+            "waits for prior grids, bytecode 13.4 in Arabic-Indic digits (ASCII digits only)",
+            _edited(_waits_for_prior_grids("\u0661\u0663.\u0664", "sm_90")),
+        ),
+        (
+            "prior_grids_arabic_sm",
+            "waits for prior grids, sm_90 in Arabic-Indic digits",
+            _edited(_waits_for_prior_grids("13.4", "sm_\u0669\u0660")),
+        ),
+        (
             "buffer_limit",
             "a parameter buffer past the driver's 32764 bytes",
             _edited(_set("launch.param_buffer_bytes", 2**32 - 1)),
@@ -1218,6 +1362,11 @@ def contracts(case: MakeCase) -> list[Case]:
             "mapped_any_tile",
             "a -1 tile on a mapped output (only a partitioned one takes any extent)",
             _edited(lambda c: c.params[0].tile_shape.__setitem__(0, -1), copy_persistent_contract),
+        ),
+        (
+            "mapped_tile_zero",
+            "a 0 tile on a mapped output",
+            _edited(lambda c: c.params[0].tile_shape.__setitem__(0, 0), copy_persistent_contract),
         ),
         (
             "mapped_all_owned",

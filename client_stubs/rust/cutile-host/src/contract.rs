@@ -88,6 +88,18 @@ impl Role {
         )
     }
 
+    /// The slot types this role may have, as the compiler emits them (lowering/abi.py): a
+    /// device address is u64, an extent or stride a signed index (i32, or i64 for dims past
+    /// i32); a VALUE slot has its scalar's own dtype. Any other type has the kernel read
+    /// another type's bits (a dim as a float's, an address as a double's).
+    fn ctypes(self, param: &ParamSpec) -> Vec<DType> {
+        match self {
+            Role::Ptr => vec![DType::U64],
+            Role::Value => vec![param.dtype],
+            _ => vec![DType::I32, DType::I64],
+        }
+    }
+
     fn allows(self, kind: ParamKind) -> bool {
         use ParamKind::*;
         match self {
@@ -435,19 +447,14 @@ fn check_prior_grid_wait(name: &str, target: &proto::Target) -> Result<()> {
     let version: Vec<u64> = target
         .bytecode_version
         .split('.')
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        .map(|n| n.parse().unwrap_or(u64::MAX))
+        .filter_map(ascii_number)
         .collect();
     let digits = target
         .sm
         .strip_prefix("sm_")
         .unwrap_or(&target.sm)
         .trim_end_matches(['a', 'f']);
-    let sm: u64 = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        digits.parse().unwrap_or(u64::MAX)
-    } else {
-        0
-    };
+    let sm = ascii_number(digits).unwrap_or(0);
     if version.as_slice() < [13, 4].as_slice() || sm < 90 {
         let or_unknown = |s: &str| {
             if s.is_empty() {
@@ -464,6 +471,14 @@ fn check_prior_grid_wait(name: &str, target: &proto::Target) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// `text` as a number when it is ASCII digits only, else None; past u64, u64's largest.
+fn ascii_number(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(text.parse().unwrap_or(u64::MAX))
 }
 
 /// Python's `ascii()` of a string: quoted as `repr` quotes it (single quotes unless the text
@@ -572,8 +587,8 @@ fn check_shapes(
             )));
         }
         // a partitioned output's -1: any partition tile extent (given at launch)
-        let any_extent = if kind == ParamKind::TensorOut { -1 } else { 0 };
-        if tiles.len() != rank || tiles.iter().any(|&t| t <= 0 && t != any_extent) {
+        let any_extent = (kind == ParamKind::TensorOut).then_some(-1);
+        if tiles.len() != rank || tiles.iter().any(|&t| t <= 0 && Some(t) != any_extent) {
             return Err(contract_error(format!(
                 "{at}: tile shape {} does not fit rank {rank}",
                 py_tuple(tiles)
@@ -657,9 +672,15 @@ fn slot(kernel: &str, params: &[ParamSpec], s: &proto::AbiSlot) -> Result<SlotSp
             "{at}: offset is not naturally aligned for {ctype}"
         )));
     }
-    if r == Role::Ptr && size != 8 {
+    let allowed = r.ctypes(param);
+    if !allowed.contains(&ctype) {
+        let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
         return Err(contract_error(format!(
-            "{at}: a pointer slot must be 8 bytes"
+            "{at}: a {} slot of {} `{}` must be {}, got {ctype}",
+            r.name(),
+            param.kind.name(),
+            param.name,
+            names.join(" or ")
         )));
     }
     Ok(SlotSpec {
@@ -737,6 +758,9 @@ fn buffer_bytes(kernel: &str, declared: usize, slots: &[SlotSpec]) -> Result<usi
     Ok(size)
 }
 
+/// The grid mode and the params that define the grid: every output of the mode's kind, each
+/// once (an empty `output_params`: all of them), since the grid is checked against the listed
+/// outputs only and the blocks write every output.
 fn grid(
     kernel: &str,
     rule: &proto::GridRule,
@@ -775,12 +799,13 @@ fn grid(
             stray.join(", ")
         )));
     }
+    let every: Vec<usize> = params
+        .iter()
+        .filter(|p| p.kind == kind)
+        .map(|p| p.index)
+        .collect();
     let outputs: Vec<usize> = if rule.output_params.is_empty() {
-        params
-            .iter()
-            .filter(|p| p.kind == kind)
-            .map(|p| p.index)
-            .collect()
+        every.clone()
     } else {
         rule.output_params.iter().map(|&i| i as usize).collect()
     };
@@ -797,6 +822,16 @@ fn grid(
                 mode.name()
             )));
         }
+    }
+    let mut listed = outputs.clone();
+    listed.sort_unstable();
+    if listed != every {
+        return Err(contract_error(format!(
+            "contract of `{kernel}`: grid params {} are not each {} param once ({})",
+            py_list(&outputs),
+            kind.name(),
+            py_list(&every)
+        )));
     }
     Ok((mode, outputs))
 }

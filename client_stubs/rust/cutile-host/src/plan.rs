@@ -11,8 +11,8 @@
 //! size, and the ABI slots are packed.
 
 use crate::contract::{
-    ceil_div, py_list, py_tuple, AssumptionKind, AssumptionSpec, ContractSpec, LaunchCheckSpec,
-    ParamKind, ParamSpec, Role,
+    py_list, py_tuple, AssumptionKind, AssumptionSpec, ContractSpec, LaunchCheckSpec, ParamKind,
+    ParamSpec, Role,
 };
 use crate::dtype::{pack_ctype, Class, DType, Scalar};
 use crate::errors::{LaunchError, LaunchErrorKind as K};
@@ -47,38 +47,145 @@ impl TensorLayout {
         self.shape.len()
     }
 
-    pub fn numel(&self) -> i128 {
-        self.shape.iter().map(|&d| d as i128).product()
+    /// The element count; None past i128.
+    pub fn numel(&self) -> Option<i128> {
+        self.shape
+            .iter()
+            .try_fold(1i128, |count, &d| count.checked_mul(d as i128))
     }
 
-    /// Half-open byte range [lo, hi) holding every element; (ptr, ptr) when empty.
-    pub fn byte_extent(&self) -> (i128, i128) {
-        let ptr = self.ptr as i128;
-        if self.numel() == 0 {
+    /// Half-open byte range [lo, hi) holding every element; (ptr, ptr) when empty; None when
+    /// a bound is past i128.
+    pub fn byte_extent(&self) -> Option<(i128, i128)> {
+        let (lo, hi) = self.wide_extent();
+        Some((lo.narrow()?, hi.narrow()?))
+    }
+
+    /// The byte extent, exactly.
+    fn wide_extent(&self) -> (Wide, Wide) {
+        let ptr = Wide::new(self.ptr as i128);
+        if self.shape.contains(&0) {
             return (ptr, ptr);
         }
-        let (mut low, mut high) = (0i128, 0i128);
+        let (mut low, mut high) = (Wide::new(0), Wide::new(0));
         for (&d, &s) in self.shape.iter().zip(&self.strides) {
-            let reach = (d as i128 - 1) * s as i128;
+            let reach = Wide::new(axis_reach(d, s));
             if s < 0 {
-                low += reach;
+                low = low.add(reach);
             } else {
-                high += reach;
+                high = high.add(reach);
             }
         }
-        let size = self.dtype.itemsize() as i128;
-        (ptr + low * size, ptr + (high + 1) * size)
+        let size = self.dtype.itemsize();
+        (
+            ptr.add(low.times(size)),
+            ptr.add(high.add(Wide::new(1)).times(size)),
+        )
     }
 
-    /// One more than the largest element offset (axes of extent 0 left out).
-    pub fn element_span(&self) -> i128 {
+    /// One more than the largest element offset (axes of extent 0 left out), exactly.
+    fn element_span(&self) -> Wide {
         self.shape
             .iter()
             .zip(&self.strides)
             .filter(|(&d, _)| d != 0)
-            .map(|(&d, &s)| (d as i128 - 1) * s as i128)
-            .sum::<i128>()
-            + 1
+            .fold(Wide::new(1), |span, (&d, &s)| {
+                span.add(Wide::new(axis_reach(d, s)))
+            })
+    }
+}
+
+/// The offset of an axis's last element, (extent - 1) * stride: exact in i128 for any i64s.
+fn axis_reach(extent: i64, stride: i64) -> i128 {
+    (extent as i128 - 1) * stride as i128
+}
+
+/// An exact integer of 256 bits, `high` * 2^128 + `low`: a byte extent or element span sums
+/// an i128 per axis, over any number of axes, which an i128 does not always hold, and Python's
+/// ints (the other host's, whose messages the shared vectors compare) never overflow. Each
+/// sum moves `high` by at most one per term, far from its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Wide {
+    high: i128,
+    low: u128,
+}
+
+impl Wide {
+    fn new(value: i128) -> Wide {
+        Wide {
+            high: if value < 0 { -1 } else { 0 },
+            low: value as u128,
+        }
+    }
+
+    fn add(self, other: Wide) -> Wide {
+        let (low, carry) = self.low.overflowing_add(other.low);
+        Wide {
+            high: self.high + other.high + i128::from(carry),
+            low,
+        }
+    }
+
+    /// `self` times a small count (an itemsize).
+    fn times(self, count: usize) -> Wide {
+        (0..count).fold(Wide::new(0), |sum, _| sum.add(self))
+    }
+
+    /// The value as an i128, when it is one.
+    fn narrow(self) -> Option<i128> {
+        let value = self.low as i128;
+        (Wide::new(value) == self).then_some(value)
+    }
+
+    /// Whether it is negative, and the two halves of its magnitude.
+    fn magnitude(self) -> (bool, u128, u128) {
+        if self.high >= 0 {
+            return (false, self.high as u128, self.low);
+        }
+        let low = (!self.low).wrapping_add(1); // two's complement negation
+        (true, (!self.high) as u128 + u128::from(low == 0), low)
+    }
+
+    /// As Python's `f"{value:#x}"` writes it (`-0x..` when negative).
+    fn hex(self) -> String {
+        let (negative, high, low) = self.magnitude();
+        let sign = if negative { "-" } else { "" };
+        if high == 0 {
+            format!("{sign}{low:#x}")
+        } else {
+            format!("{sign}{high:#x}{low:032x}")
+        }
+    }
+}
+
+impl std::fmt::Display for Wide {
+    /// In decimal, as Python's `str` of an int.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const CHUNK: u128 = 10_000_000_000_000_000_000; // 10^19 < 2^64
+        let (negative, high, low) = self.magnitude();
+        let mut limbs = [
+            (high >> 64) as u64,
+            high as u64,
+            (low >> 64) as u64,
+            low as u64,
+        ];
+        let mut chunks = Vec::new(); // base 10^19, the least significant first
+        loop {
+            let mut rest = 0u128;
+            for limb in &mut limbs {
+                let value = (rest << 64) | u128::from(*limb);
+                *limb = (value / CHUNK) as u64;
+                rest = value % CHUNK;
+            }
+            chunks.push(rest);
+            if limbs.iter().all(|&l| l == 0) {
+                break;
+            }
+        }
+        let mut digits = chunks.iter().rev();
+        let first = digits.next().copied().unwrap_or(0);
+        write!(f, "{}{first}", if negative { "-" } else { "" })?;
+        digits.try_for_each(|chunk| write!(f, "{chunk:019}"))
     }
 }
 
@@ -142,6 +249,8 @@ struct Bound<'a> {
     param: &'a ParamSpec,
     layout: Option<&'a TensorLayout>,
     tile: &'a [i64],
+    /// Outputs: the tiles along each axis.
+    grid: Vec<i64>,
     value: Option<Scalar>,
     num_tile_blocks: i64,
 }
@@ -249,6 +358,7 @@ fn bind<'a>(kernel: &str, param: &'a ParamSpec, arg: PlanArg<'a>) -> Checked<Bou
         param,
         layout: None,
         tile: &[],
+        grid: Vec::new(),
         value: None,
         num_tile_blocks: 0,
     };
@@ -258,14 +368,14 @@ fn bind<'a>(kernel: &str, param: &'a ParamSpec, arg: PlanArg<'a>) -> Checked<Bou
         ParamKind::TensorOut => {
             let (layout, tile) = output_layout(kernel, param, arg)?;
             check_tensor(kernel, param, layout)?;
-            check_output(kernel, param, layout, tile)?;
+            b.grid = check_output(kernel, param, layout, tile)?;
             (b.layout, b.tile) = (Some(layout), tile);
         }
         ParamKind::TensorOutMapped => {
             let (layout, tile, map, blocks) = mapped_output(kernel, param, arg)?;
             check_tensor(kernel, param, layout)?;
-            check_output(kernel, param, layout, tile)?;
-            check_mapped(kernel, param, layout, tile, map, blocks)?;
+            b.grid = check_output(kernel, param, layout, tile)?;
+            check_mapped(kernel, param, &b.grid, map, blocks)?;
             (b.layout, b.tile, b.num_tile_blocks) = (Some(layout), tile, blocks);
         }
         ParamKind::TensorIn => {
@@ -465,12 +575,13 @@ fn check_tensor(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Check
     Ok(())
 }
 
+/// The output's tiles along each axis, once its rank, partition tile and extents are checked.
 fn check_output(
     kernel: &str,
     param: &ParamSpec,
     layout: &TensorLayout,
     tile: &[i64],
-) -> Checked<()> {
+) -> Checked<Vec<i64>> {
     let name = Some(param.name.as_str());
     if !(1..=3).contains(&layout.ndim()) {
         return Err(LaunchError::new(
@@ -484,7 +595,8 @@ fn check_output(
     let wanted = &param.tile_shape;
     let fits =
         tile.len() == wanted.len() && wanted.iter().zip(tile).all(|(&w, &t)| w == -1 || w == t);
-    if !fits {
+    // a wildcard (-1) takes a positive tile only (Python's partition() refuses the others)
+    let Some(grid) = tile_grid(&layout.shape, tile).filter(|_| fits) else {
         // Python's repr of the expected list: `'*'` where any extent fits (a -1)
         let expected: Vec<String> = wanted
             .iter()
@@ -497,7 +609,7 @@ fn check_output(
             format!("[{}]", expected.join(", ")),
             py_list(tile),
         ));
-    }
+    };
     if layout.shape.contains(&0) {
         return Err(LaunchError::new(
             K::EmptyOutput,
@@ -507,23 +619,22 @@ fn check_output(
             py_list(&layout.shape),
         ));
     }
-    Ok(())
+    Ok(grid)
 }
 
-/// Tiles per axis: ceil(extent / tile).
-pub fn tile_grid(shape: &[i64], tile: &[i64]) -> Vec<i128> {
+/// Tiles per axis: ceil(extent / tile); None when a tile is not positive.
+pub fn tile_grid(shape: &[i64], tile: &[i64]) -> Option<Vec<i64>> {
     shape
         .iter()
         .zip(tile)
-        .map(|(&d, &t)| ceil_div(d as i128, t as i128))
+        .map(|(&d, &t)| (t > 0).then(|| d.div_euclid(t) + i64::from(d.rem_euclid(t) != 0)))
         .collect()
 }
 
 fn check_mapped(
     kernel: &str,
     param: &ParamSpec,
-    layout: &TensorLayout,
-    tile: &[i64],
+    grid: &[i64],
     map: &[i64],
     blocks: i64,
 ) -> Checked<()> {
@@ -539,14 +650,14 @@ fn check_mapped(
         .detail("the kernel was compiled for this MAP; map the partition with it"));
     }
     // what the persistent loop hands out: one item per tile of the streamed axes (an OWNED
-    // axis, map entry 0, is all of one item)
-    let items: i128 = tile_grid(&layout.shape, tile)
+    // axis, map entry 0, is all of one item); past i128, more than any num_tile_blocks
+    let items = grid
         .iter()
         .zip(map)
         .filter(|(_, &m)| m != 0)
-        .map(|(&t, _)| t)
-        .product();
-    if !(1 <= blocks as i128 && blocks as i128 <= items) {
+        .try_fold(1i128, |count, (&g, _)| count.checked_mul(g as i128));
+    if !(1 <= blocks && items.is_none_or(|items| blocks as i128 <= items)) {
+        let items = items.map_or_else(|| "2^127 or more".into(), |n| n.to_string());
         return Err(LaunchError::new(
             K::NumTileBlocks,
             kernel,
@@ -701,13 +812,9 @@ fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
         AssumptionKind::NonNeg => layout.shape.iter().chain(&layout.strides).all(|&v| v >= 0),
         AssumptionKind::SlabDiv => unreachable!("checked on the partition tile"),
         AssumptionKind::FitsI32 => {
-            let largest = layout
-                .shape
-                .iter()
-                .chain(&layout.strides)
-                .map(|&v| v as i128)
-                .max();
-            largest.unwrap_or(0).max(layout.element_span()) <= I32_MAX
+            let largest = layout.shape.iter().chain(&layout.strides).max();
+            let span = layout.element_span();
+            span.max(Wide::new(largest.map_or(0, |&v| v as i128))) <= Wide::new(I32_MAX)
         }
     }
 }
@@ -789,7 +896,7 @@ fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
                 ),
             ));
         }
-        let (lo, hi) = layout.byte_extent();
+        let (lo, hi) = layout.wide_extent();
         if lo == hi {
             continue;
         }
@@ -797,7 +904,7 @@ fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
             let Some(other_layout) = other.layout.filter(|_| i != j) else {
                 continue;
             };
-            let (other_lo, other_hi) = other_layout.byte_extent();
+            let (other_lo, other_hi) = other_layout.wide_extent();
             if other_lo < hi && lo < other_hi {
                 return Err(LaunchError::new(
                     K::Overlap,
@@ -805,8 +912,12 @@ fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
                     Some(&out.param.name),
                     "memory not shared with any other argument",
                     format!(
-                        "bytes [{lo:#x}, {hi:#x}) overlapping `{}` [{other_lo:#x}, {other_hi:#x})",
-                        other.param.name
+                        "bytes [{}, {}) overlapping `{}` [{}, {})",
+                        lo.hex(),
+                        hi.hex(),
+                        other.param.name,
+                        other_lo.hex(),
+                        other_hi.hex()
                     ),
                 ));
             }
@@ -820,10 +931,10 @@ fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
 fn output_grid(kernel: &str, outputs: &[&Bound<'_>]) -> Checked<[u32; 3]> {
     let mut grid: Option<([i128; 3], &str)> = None;
     for out in outputs {
-        let layout = out.layout.expect("an output has a layout");
-        let axes = tile_grid(&layout.shape, out.tile);
         let mut candidate = [1i128; 3];
-        candidate[..axes.len()].copy_from_slice(&axes);
+        for (size, &tiles) in candidate.iter_mut().zip(&out.grid) {
+            *size = tiles as i128;
+        }
         match grid {
             None => {
                 for (axis, (&size, &limit)) in candidate.iter().zip(&GRID_LIMITS).enumerate() {
@@ -1022,4 +1133,123 @@ fn pack(kernel: &str, spec: &ContractSpec, bound: &[Bound<'_>]) -> Checked<Vec<u
         }
     }
     Ok(buffer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto;
+
+    /// `z: &mut Tensor<f32, {[-1]}>`: a partition tile of any extent.
+    fn wildcard_spec() -> ContractSpec {
+        let slot = |role: proto::SlotRole, ctype: &str, offset: u32, size: u32| proto::AbiSlot {
+            param: 0,
+            role: role as i32,
+            axis: 0,
+            ctype: ctype.into(),
+            offset,
+            size,
+        };
+        let contract = proto::LaunchContract {
+            schema_version: 1,
+            kernel: Some(proto::KernelIdentity {
+                function: "fill".into(),
+                entry_symbol: "fill_entry".into(),
+                ..Default::default()
+            }),
+            params: vec![proto::Param {
+                name: "z".into(),
+                kind: proto::ParamKind::TensorOut as i32,
+                dtype: "f32".into(),
+                rank: 1,
+                tile_shape: vec![-1],
+                ..Default::default()
+            }],
+            abi: vec![
+                slot(proto::SlotRole::Ptr, "u64", 0, 8),
+                slot(proto::SlotRole::Dim, "i32", 8, 4),
+                slot(proto::SlotRole::Stride, "i32", 12, 4),
+                slot(proto::SlotRole::PartDim, "i32", 16, 4),
+                slot(proto::SlotRole::PartStride, "i32", 20, 4),
+            ],
+            grid: Some(proto::GridRule {
+                mode: proto::grid_rule::Mode::FromOutputs as i32,
+                output_params: vec![0],
+            }),
+            ..Default::default()
+        };
+        crate::contract::validate_contract(&contract).unwrap()
+    }
+
+    #[test]
+    fn a_wildcard_tile_takes_positive_extents_only() {
+        // Python's partition() refuses these; a PlanArg may carry them (a tile of 0 once
+        // divided by zero when the grid was derived)
+        let spec = wildcard_spec();
+        let z = TensorLayout::contiguous(0x7F00_0000_0000, &[1024], DType::F32, 0);
+        for tile in [[0], [-3]] {
+            let args = [PlanArg::Partition {
+                layout: &z,
+                tile: &tile,
+            }];
+            let e = plan_launch(&spec, &args, None).unwrap_err();
+            assert_eq!(e.kind, K::TileShapeMismatch, "{e}");
+        }
+        let args = [PlanArg::Partition {
+            layout: &z,
+            tile: &[100],
+        }];
+        assert_eq!(plan_launch(&spec, &args, None).unwrap().grid, [11, 1, 1]);
+    }
+
+    #[test]
+    fn tile_grids_need_positive_tiles() {
+        assert_eq!(tile_grid(&[1024, 7], &[100, 7]), Some(vec![11, 1]));
+        assert_eq!(tile_grid(&[i64::MAX], &[1]), Some(vec![i64::MAX]));
+        assert_eq!(tile_grid(&[1024], &[0]), None);
+        assert_eq!(tile_grid(&[1024], &[-1]), None);
+    }
+
+    #[test]
+    fn counts_and_extents_past_i128_are_none_not_wrapped() {
+        // 2^128 elements: a wrapped product of 0 once called this tensor empty
+        let mut x = TensorLayout::contiguous(0x1000, &[1 << 32; 4], DType::F32, 0);
+        x.strides = vec![0; 4];
+        assert_eq!(x.numel(), None);
+        assert_eq!(x.byte_extent(), Some((0x1000, 0x1004)));
+        let big = i64::MAX;
+        let far = TensorLayout {
+            strides: vec![big],
+            ..TensorLayout::contiguous(0x1000, &[big], DType::F32, 0)
+        };
+        assert_eq!(far.numel(), Some(big as i128));
+        assert_eq!(far.byte_extent(), None);
+        let empty = TensorLayout::contiguous(0x1000, &[0, big, big], DType::F32, 0);
+        assert_eq!(empty.byte_extent(), Some((0x1000, 0x1000)));
+    }
+
+    #[test]
+    fn wide_integers_print_as_pythons() {
+        // each right-hand side is Python's f"{v:#x}" and str(v)
+        let big = i64::MAX;
+        let reach = Wide::new(axis_reach(big, big));
+        let three = reach.add(reach).add(reach).add(Wide::new(1));
+        assert_eq!(three.to_string(), "255211775190703847514520607242133176327");
+        assert_eq!(three.hex(), "0xbffffffffffffffb8000000000000007");
+        let past = three.times(8);
+        assert_eq!(past.to_string(), "2041694201525630780116164857937065410616");
+        assert_eq!(past.hex(), "0x5ffffffffffffffdc0000000000000038");
+        let negative = Wide::new(0).add(Wide::new(-1)).add(Wide::new(i128::MIN));
+        assert_eq!(
+            negative.to_string(),
+            "-170141183460469231731687303715884105729"
+        );
+        assert_eq!(negative.hex(), "-0x80000000000000000000000000000001");
+        assert_eq!(Wide::new(-0xe9c).hex(), "-0xe9c");
+        assert_eq!(Wide::new(0).to_string(), "0");
+        assert_eq!(Wide::new(0).hex(), "0x0");
+        assert_eq!(Wide::new(-7).narrow(), Some(-7));
+        assert_eq!(negative.narrow(), None);
+        assert_eq!(three.narrow(), None);
+    }
 }

@@ -262,19 +262,51 @@ impl std::fmt::Debug for DeviceTensor {
     }
 }
 
-fn numel(shape: &[i64]) -> Result<usize> {
+fn check_extents(shape: &[i64]) -> Result<()> {
     if shape.iter().any(|&d| d < 0) {
         return Err(Error::Usage(format!(
             "shape {shape:?} must hold non-negative extents"
         )));
     }
-    Ok(shape.iter().product::<i64>() as usize)
+    Ok(())
+}
+
+/// The element count of `shape`, an i64 (as the extents and strides that address it are).
+fn numel(shape: &[i64]) -> Result<usize> {
+    check_extents(shape)?;
+    shape
+        .iter()
+        .try_fold(1i64, |count, &d| count.checked_mul(d))
+        .and_then(|count| usize::try_from(count).ok())
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "shape {shape:?} holds more elements than an i64 counts"
+            ))
+        })
+}
+
+/// Where a view's bytes start and how many there are, inside the 64-bit address space.
+fn raw_extent(layout: &TensorLayout) -> Result<(u64, usize)> {
+    let inside = |(lo, hi): (i128, i128)| {
+        let bytes = usize::try_from(hi - lo).ok().filter(|_| hi <= 1 << 64)?;
+        Some((u64::try_from(lo).ok()?, bytes))
+    };
+    layout.byte_extent().and_then(inside).ok_or_else(|| {
+        Error::Usage(format!(
+            "shape {:?} with strides {:?} from {:#x} reaches past the 64-bit address space",
+            layout.shape, layout.strides, layout.ptr
+        ))
+    })
 }
 
 impl DeviceTensor {
     /// Uninitialized contiguous memory of `shape`.
     pub fn empty(device: &Device, dtype: DType, shape: &[i64]) -> Result<DeviceTensor> {
-        let bytes = numel(shape)? * dtype.itemsize();
+        let bytes = numel(shape)?.checked_mul(dtype.itemsize()).ok_or_else(|| {
+            Error::Usage(format!(
+                "a {dtype} tensor of shape {shape:?} has more bytes than a usize counts"
+            ))
+        })?;
         device.bind()?;
         let ptr = driver::mem_alloc(bytes)?;
         let storage = Arc::new(Storage {
@@ -329,7 +361,7 @@ impl DeviceTensor {
         strides: Option<&[i64]>,
         dtype: DType,
     ) -> Result<DeviceTensor> {
-        numel(shape)?;
+        check_extents(shape)?;
         let mut layout = TensorLayout::contiguous(ptr, shape, dtype, device.ordinal());
         if let Some(strides) = strides {
             if strides.len() != shape.len() {
@@ -339,11 +371,11 @@ impl DeviceTensor {
             }
             layout.strides = strides.to_vec();
         }
-        let (lo, hi) = layout.byte_extent();
+        let (lo, bytes) = raw_extent(&layout)?;
         Ok(DeviceTensor {
             storage: Arc::new(Storage {
-                ptr: lo as u64,
-                bytes: (hi - lo) as usize,
+                ptr: lo,
+                bytes,
                 device: device.clone(),
                 owned: false,
                 last_stream: AtomicUsize::new(0),
@@ -416,7 +448,7 @@ impl DeviceTensor {
     /// A contiguous tensor viewed with another shape of the same element count.
     pub fn reshape(mut self, shape: &[i64]) -> Result<DeviceTensor> {
         let contiguous = self.layout.strides == contiguous_strides(&self.layout.shape);
-        if numel(shape)? as i128 != self.layout.numel() || !contiguous {
+        if Some(numel(shape)? as i128) != self.layout.numel() || !contiguous {
             return Err(Error::Usage(format!(
                 "cannot view {:?} (strides {:?}) as {shape:?}",
                 self.layout.shape, self.layout.strides
@@ -434,7 +466,7 @@ impl DeviceTensor {
 
     /// Overwrite this contiguous tensor with `values` (after the work that uses it).
     pub fn copy_from_slice<T: Element>(&mut self, values: &[T]) -> Result<()> {
-        if T::DTYPE != self.layout.dtype || values.len() as i128 != self.layout.numel() {
+        if T::DTYPE != self.layout.dtype || Some(values.len() as i128) != self.layout.numel() {
             return Err(Error::Usage(format!(
                 "{} {} values for a {} tensor of shape {:?}",
                 values.len(),
@@ -462,18 +494,26 @@ fn read_layout<T: Element>(storage: &Storage, layout: &TensorLayout) -> Result<V
             T::DTYPE
         )));
     }
-    let count = layout.numel() as usize;
+    let count = layout
+        .numel()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "shape {:?} holds more elements than a usize counts",
+                layout.shape
+            ))
+        })?;
     if count == 0 {
         return Ok(Vec::new());
     }
-    let (lo, hi) = layout.byte_extent();
+    let (lo, bytes) = raw_extent(layout)?;
     let size = layout.dtype.itemsize();
-    let mut raw = vec![0u8; (hi - lo) as usize];
+    let mut raw = vec![0u8; bytes];
     storage.device.bind()?;
     // SAFETY: the byte extent lies inside the storage.
-    unsafe { driver::memcpy_dtoh(&mut raw, lo as u64)? };
+    unsafe { driver::memcpy_dtoh(&mut raw, lo)? };
     let mut out: Vec<T> = Vec::with_capacity(count);
-    let base = (layout.ptr as i128 - lo) as usize;
+    let base = (layout.ptr - lo) as usize;
     let mut index = vec![0i64; layout.ndim()];
     for _ in 0..count {
         let offset: i64 = index.iter().zip(&layout.strides).map(|(i, s)| i * s).sum();
@@ -515,14 +555,14 @@ impl Partition {
 
     /// Tiles per axis: ceil(extent / tile).
     pub fn grid(&self) -> Vec<i64> {
-        tile_grid(&self.tensor.layout.shape, &self.tile)
-            .into_iter()
-            .map(|g| g as i64)
-            .collect()
+        tile_grid(&self.tensor.layout.shape, &self.tile).expect("a partition's tiles are positive")
     }
 
-    pub fn num_tiles(&self) -> i64 {
-        self.grid().iter().product()
+    /// The tile count; None past i64.
+    pub fn num_tiles(&self) -> Option<i64> {
+        self.grid()
+            .iter()
+            .try_fold(1i64, |count, &g| count.checked_mul(g))
     }
 
     /// Give the tensor back.
@@ -587,5 +627,45 @@ impl MappedPartition {
 
     pub fn unpartition(self) -> DeviceTensor {
         self.partition.unpartition()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn element_counts_past_i64_are_refused_not_wrapped() {
+        // 2^64 + 4 elements: the i64 product once wrapped to 4, a 16-byte allocation for a
+        // layout of 2^62 rows
+        assert!(matches!(numel(&[(1 << 62) + 1, 4]), Err(Error::Usage(_))));
+        assert!(matches!(numel(&[1 << 62, 2]), Err(Error::Usage(_))));
+        assert!(matches!(numel(&[-1, 4]), Err(Error::Usage(_))));
+        assert_eq!(numel(&[1 << 31, 1 << 31]).unwrap(), 1 << 62);
+        assert_eq!(numel(&[0, i64::MAX, i64::MAX]).unwrap(), 0);
+        assert_eq!(numel(&[]).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_view_lies_inside_the_address_space() {
+        let view = |ptr: u64, shape: &[i64], strides: &[i64]| TensorLayout {
+            strides: strides.to_vec(),
+            ..TensorLayout::contiguous(ptr, shape, DType::F32, 0)
+        };
+        assert_eq!(
+            raw_extent(&view(0x1000, &[4, 2], &[2, 1])).unwrap(),
+            (0x1000, 32)
+        );
+        assert_eq!(raw_extent(&view(0x10, &[2], &[-1])).unwrap(), (0xC, 8));
+        for past in [
+            view(0x10, &[8], &[-1]),
+            view(u64::MAX - 3, &[2], &[1]),
+            view(0x1000, &[i64::MAX], &[i64::MAX]),
+        ] {
+            assert!(
+                matches!(raw_extent(&past), Err(Error::Usage(_))),
+                "{past:?}"
+            );
+        }
     }
 }
