@@ -133,7 +133,7 @@ def validate(
 ) -> list[FieldViolation]:
     """Every problem with `message`, in field order; empty when it is well formed."""
     return [
-        *_check_sources(message.sources, limits),
+        *check_sources(message.sources, limits),
         *_check_entry(message.entry, limits),
         *_check_generics(message, limits),
         *_check_target(message.target),
@@ -142,12 +142,15 @@ def validate(
     ]
 
 
-def _check_sources(
-    sources: Iterable[compile_pb2.SourceFile], limits: Limits
+def check_sources(
+    sources: Sequence[compile_pb2.SourceFile], limits: Limits
 ) -> list[FieldViolation]:
-    sources = list(sources)
+    """The problems of a request's (or a batch's) source files."""
     if not sources:
         return [FieldViolation("sources", "at least one source file is required")]
+    if len(sources) > limits.max_files:  # and no look at any of them
+        message = f"{len(sources)} files exceed the limit of {limits.max_files}"
+        return [FieldViolation("sources", message)]
     found = []
     total = sum(text_bytes(s) for s in sources)
     if total > limits.max_source_bytes:
@@ -156,9 +159,6 @@ def _check_sources(
                 "sources", f"{total} source bytes exceed the limit of {limits.max_source_bytes}"
             )
         )
-    if len(sources) > limits.max_files:  # and no look at each of them
-        message = f"{len(sources)} files exceed the limit of {limits.max_files}"
-        return [FieldViolation("sources", message), *found]
     seen: set[str] = set()
     for index, source in enumerate(sources):
         problem = file_name_problem(source.name, limits.max_name_chars)

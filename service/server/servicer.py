@@ -63,9 +63,9 @@ from service.convert import (
     FieldViolation,
     InvalidRequest,
     Limits,
+    check_sources,
     diagnostics_to_proto,
     request_from_proto,
-    validate,
 )
 from service.server import errors
 from service.server.memory_return import MemoryReturn
@@ -285,9 +285,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
             found.append(
                 FieldViolation("items", f"{len(request.items)} items exceed the limit of {limit}")
             )
-        pool = compile_pb2.CompileRequest(sources=request.sources, entry="batch")
-        found += [v for v in validate(pool, self.limits) if v.field.startswith("sources")]
-        return found
+        return found + check_sources(request.sources, self.limits)
 
     async def _batch_item(
         self,

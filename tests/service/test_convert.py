@@ -195,10 +195,11 @@ def test_qualified_entry_is_accepted() -> None:
 def test_size_limits() -> None:
     limits = Limits(max_source_bytes=10, max_files=2)
     files = [compile_pb2.SourceFile(name=f"f{i}.rs", text="é" * 3) for i in range(3)]
-    violations = validate(_request(sources=files), limits)
-    assert [v.field for v in violations] == ["sources", "sources"]
-    assert "3 files exceed the limit of 2" in violations[0].description
-    assert "18 source bytes" in violations[1].description  # UTF-8 bytes, not characters
+    (violation,) = validate(_request(sources=files), limits)  # too many: nothing else read
+    assert violation.field == "sources"
+    assert "3 files exceed the limit of 2" in violation.description
+    (violation,) = validate(_request(sources=files[:2]), Limits(max_source_bytes=10))
+    assert "12 source bytes" in violation.description  # UTF-8 bytes, not characters
 
 
 def test_past_a_count_limit_no_entry_is_looked_at() -> None:
