@@ -203,6 +203,7 @@ def _pointer(kernel: str, param: ParamSpec, arg: object) -> BoundArg:
         _check_allocated(kernel, param, layout)
         if layout.dtype != param.dtype:
             raise DTypeMismatchError(kernel, param.name, param.dtype, layout.dtype)
+        _check_address_space(kernel, param, layout)
         return BoundArg(param, layout, (), layout.ptr)
     if isinstance(arg, numbers.Integral) and not isinstance(arg, bool):
         address = int(arg)
@@ -400,6 +401,22 @@ def _check_tensor(kernel: str, param: ParamSpec, layout: TensorLayout) -> None:
         raise RankMismatchError(kernel, param.name, param.rank, layout.ndim)
     if any(s < 0 for s in layout.strides):
         raise NegativeStrideError(kernel, param.name, "strides >= 0", list(layout.strides))
+    _check_address_space(kernel, param, layout)
+
+
+def _check_address_space(kernel: str, param: ParamSpec, layout: TensorLayout) -> None:
+    """Every byte of the view in [0, 2^64): no device address space holds any other (a
+    pointer near 2^64 with a large extent, a negative stride reaching below 0). Checked once,
+    when the launch is planned: the byte extent is cached on the layout."""
+    lo, hi = layout.byte_extent
+    if lo < 0 or hi > 1 << 64:
+        raise ArgumentKindError(
+            kernel,
+            param.name,
+            "a view of device memory inside the 64-bit address space [0, 2^64)",
+            "a view with bytes outside the 64-bit address space",
+            f"address {layout.ptr:#x}, shape {list(layout.shape)}, strides {list(layout.strides)}",
+        )
 
 
 def _check_output(

@@ -584,8 +584,9 @@ def aliasing(case: MakeCase) -> list[Case]:
 
 
 def past_i128(case: MakeCase) -> list[Case]:
-    """Element counts, byte extents and element spans past i128: exact, as Python's ints are
-    (a wrapped count of 0 once made the Rust host skip an input aliasing the output)."""
+    """Element counts past i128 are exact, as Python's ints are (a wrapped count of 0 once made
+    the Rust host skip an input aliasing the output); byte extents and element spans past i128
+    are outside the 64-bit address space, refused (the Rust host's checked sums overflow)."""
     big = 2**63 - 1
     wide = build_contract(
         "add64", [P("z", OUT, "f32", [128], "i64"), P("x", IN, "f32", [-1], "i64")]
@@ -607,31 +608,37 @@ def past_i128(case: MakeCase) -> list[Case]:
         ),
         case(
             "input_count_past_i128",
-            "x of shape [2^62] * 3 (numel 2^186) with unit strides, far from z",
+            "x of shape [2^62] * 3 (numel 2^186) with strides 0, far from z: accepted",
+            cube,
+            [z3, tensor(X, [2**62] * 3, strides=[0] * 3)],
+        ),
+        case(
+            "input_count_past_address_space",
+            "x of shape [2^62] * 3 with unit strides: 2^64 bytes from X, past 2^64",
             cube,
             [z3, tensor(X, [2**62] * 3, strides=[1] * 3)],
         ),
         case(
             "input_bytes_past_i128",
-            "x of shape [2^63 - 1], stride 2^63 - 1: bytes past i128, far from z",
+            "x of shape [2^63 - 1], stride 2^63 - 1: bytes past i128, refused",
             wide,
             [z, tensor(X, [big], strides=[big])],
         ),
         case(
             "output_bytes_past_i128",
-            "z of shape [2^63 - 1], stride 2^63 - 1 reaches over x",
+            "z of shape [2^63 - 1], stride 2^63 - 1: bytes past i128, refused",
             wide,
             [partition(tensor(Z, [big], strides=[big]), [128]), tensor(X, [1024])],
         ),
         case(
             "pointee_below_zero",
-            "a raw pointer's tensor with a negative stride, from below address 0 over z",
+            "a raw pointer's tensor with a negative stride, from below address 0: refused",
             pointee,
             [partition(tensor(0x40, [128]), [128]), tensor(0x100, [1000], strides=[-1])],
         ),
         case(
             "fits_i32_span_past_i128",
-            "FITS_I32 of x of shape and strides [2^63 - 1] * 3: a span past i128",
+            "x of shape and strides [2^63 - 1] * 3 (FITS_I32: a span past i128): refused",
             fits,
             [z3, tensor(X, [big] * 3, strides=[big] * 3)],
         ),
@@ -808,9 +815,18 @@ def grids(case: MakeCase) -> list[Case]:
         ),
         case(
             "mapped_work_items_past_i128",
-            "a mapped z of 2^186 one-element tiles (strides 1: overlapping itself)",
+            "a mapped z of 2^186 one-element tiles (strides 0: overlapping itself)",
             build_contract("mp", [P("z", MAPPED, "f32", [1, 1, 1], "i64")]),
-            [mapped(tensor(Z, [2**62] * 3, strides=[1] * 3), [1, 1, 1], [1, 1, 1], 8)],
+            [mapped(tensor(Z, [2**62] * 3, strides=[0] * 3), [1, 1, 1], [1, 1, 1], 8)],
+        ),
+        case(
+            "mapped_past_address_space",
+            "a mapped z whose last rows lie past 2^64",
+            persistent_contract(),
+            [
+                mapped(tensor(2**64 - 4 * 64 * 64, [128, 64]), [64, 64], [4, 1], 2),
+                tensor(X, [1000, 300]),
+            ],
         ),
         case(
             "outputs_listed_backwards",
@@ -851,6 +867,40 @@ def pointers(case: MakeCase) -> list[Case]:
         case("grid_axis2", "grid axis 2 past 65535", c, good, [1, 1, 65536]),
         case("null_address", "address 0", c, [scalar(0), *good[1:]], [4, 1, 1]),
         case("huge_address", "address 2^64", c, [scalar(2**64), *good[1:]], [4, 1, 1]),
+        case(
+            "pointee_ends_at_2_64",
+            "a pointee whose last byte is 2^64 - 1: accepted",
+            c,
+            [tensor(2**64 - 4 * 4096, [4096]), *good[1:]],
+            [4, 1, 1],
+        ),
+        case(
+            "pointee_past_2_64",
+            "a pointee of 4096 floats from 2^64 - 4 * 4095: its last float past 2^64",
+            c,
+            [tensor(2**64 - 4 * 4095, [4096]), *good[1:]],
+            [4, 1, 1],
+        ),
+        case(
+            "pointee_down_to_0",
+            "a pointee with stride -1 whose first byte is address 0: accepted",
+            c,
+            [*good[:1], tensor(4 * 4095, [4096], strides=[-1]), *good[2:]],
+            [4, 1, 1],
+        ),
+        case(
+            "pointee_below_0",
+            "a pointee with stride -1 reaching 4 bytes below address 0",
+            c,
+            [*good[:1], tensor(4 * 4094, [4096], strides=[-1]), *good[2:]],
+            [4, 1, 1],
+        ),
+        case(
+            "input_past_2_64",
+            "an input of N floats starting 4 KiB below 2^64",
+            add_contract(),
+            [add_args()[0], tensor(2**64 - 0x1000, [N]), add_args()[2]],
+        ),
         case("pointer_bool", "True as an address", c, [scalar(True), *good[1:]], [4, 1, 1]),
         case("pointer_float", "a float as an address", c, [scalar(1.5), *good[1:]], [4, 1, 1]),
         case(

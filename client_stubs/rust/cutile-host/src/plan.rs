@@ -55,138 +55,48 @@ impl TensorLayout {
     }
 
     /// Half-open byte range [lo, hi) holding every element; (ptr, ptr) when empty; None when
-    /// a bound is past i128.
+    /// a bound is past i128 (then it is outside the address space too).
     pub fn byte_extent(&self) -> Option<(i128, i128)> {
-        let (lo, hi) = self.wide_extent();
-        Some((lo.narrow()?, hi.narrow()?))
-    }
-
-    /// The byte extent, exactly.
-    fn wide_extent(&self) -> (Wide, Wide) {
-        let ptr = Wide::new(self.ptr as i128);
+        let ptr = self.ptr as i128;
         if self.shape.contains(&0) {
-            return (ptr, ptr);
+            return Some((ptr, ptr));
         }
-        let (mut low, mut high) = (Wide::new(0), Wide::new(0));
+        let (mut low, mut high) = (0i128, 0i128);
         for (&d, &s) in self.shape.iter().zip(&self.strides) {
-            let reach = Wide::new(axis_reach(d, s));
+            let reach = axis_reach(d, s);
             if s < 0 {
-                low = low.add(reach);
+                low = low.checked_add(reach)?;
             } else {
-                high = high.add(reach);
+                high = high.checked_add(reach)?;
             }
         }
-        let size = self.dtype.itemsize();
-        (
-            ptr.add(low.times(size)),
-            ptr.add(high.add(Wide::new(1)).times(size)),
-        )
+        let size = self.dtype.itemsize() as i128;
+        let lo = ptr.checked_add(low.checked_mul(size)?)?;
+        let hi = ptr.checked_add(high.checked_add(1)?.checked_mul(size)?)?;
+        Some((lo, hi))
     }
 
-    /// One more than the largest element offset (axes of extent 0 left out), exactly.
-    fn element_span(&self) -> Wide {
+    /// The byte extent when it lies inside the 64-bit address space [0, 2^64), where a
+    /// device's memory is; None otherwise.
+    pub fn address_range(&self) -> Option<(i128, i128)> {
+        self.byte_extent()
+            .filter(|&(lo, hi)| 0 <= lo && hi <= 1 << 64)
+    }
+
+    /// One more than the largest element offset (axes of extent 0 left out); None past i128
+    /// (never for a view inside the address space).
+    fn element_span(&self) -> Option<i128> {
         self.shape
             .iter()
             .zip(&self.strides)
             .filter(|(&d, _)| d != 0)
-            .fold(Wide::new(1), |span, (&d, &s)| {
-                span.add(Wide::new(axis_reach(d, s)))
-            })
+            .try_fold(1i128, |span, (&d, &s)| span.checked_add(axis_reach(d, s)))
     }
 }
 
 /// The offset of an axis's last element, (extent - 1) * stride: exact in i128 for any i64s.
 fn axis_reach(extent: i64, stride: i64) -> i128 {
     (extent as i128 - 1) * stride as i128
-}
-
-/// An exact integer of 256 bits, `high` * 2^128 + `low`: a byte extent or element span sums
-/// an i128 per axis, over any number of axes, which an i128 does not always hold, and Python's
-/// ints (the other host's, whose messages the shared vectors compare) never overflow. Each
-/// sum moves `high` by at most one per term, far from its limits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Wide {
-    high: i128,
-    low: u128,
-}
-
-impl Wide {
-    fn new(value: i128) -> Wide {
-        Wide {
-            high: if value < 0 { -1 } else { 0 },
-            low: value as u128,
-        }
-    }
-
-    fn add(self, other: Wide) -> Wide {
-        let (low, carry) = self.low.overflowing_add(other.low);
-        Wide {
-            high: self.high + other.high + i128::from(carry),
-            low,
-        }
-    }
-
-    /// `self` times a small count (an itemsize).
-    fn times(self, count: usize) -> Wide {
-        (0..count).fold(Wide::new(0), |sum, _| sum.add(self))
-    }
-
-    /// The value as an i128, when it is one.
-    fn narrow(self) -> Option<i128> {
-        let value = self.low as i128;
-        (Wide::new(value) == self).then_some(value)
-    }
-
-    /// Whether it is negative, and the two halves of its magnitude.
-    fn magnitude(self) -> (bool, u128, u128) {
-        if self.high >= 0 {
-            return (false, self.high as u128, self.low);
-        }
-        let low = (!self.low).wrapping_add(1); // two's complement negation
-        (true, (!self.high) as u128 + u128::from(low == 0), low)
-    }
-
-    /// As Python's `f"{value:#x}"` writes it (`-0x..` when negative).
-    fn hex(self) -> String {
-        let (negative, high, low) = self.magnitude();
-        let sign = if negative { "-" } else { "" };
-        if high == 0 {
-            format!("{sign}{low:#x}")
-        } else {
-            format!("{sign}{high:#x}{low:032x}")
-        }
-    }
-}
-
-impl std::fmt::Display for Wide {
-    /// In decimal, as Python's `str` of an int.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const CHUNK: u128 = 10_000_000_000_000_000_000; // 10^19 < 2^64
-        let (negative, high, low) = self.magnitude();
-        let mut limbs = [
-            (high >> 64) as u64,
-            high as u64,
-            (low >> 64) as u64,
-            low as u64,
-        ];
-        let mut chunks = Vec::new(); // base 10^19, the least significant first
-        loop {
-            let mut rest = 0u128;
-            for limb in &mut limbs {
-                let value = (rest << 64) | u128::from(*limb);
-                *limb = (value / CHUNK) as u64;
-                rest = value % CHUNK;
-            }
-            chunks.push(rest);
-            if limbs.iter().all(|&l| l == 0) {
-                break;
-            }
-        }
-        let mut digits = chunks.iter().rev();
-        let first = digits.next().copied().unwrap_or(0);
-        write!(f, "{}{first}", if negative { "-" } else { "" })?;
-        digits.try_for_each(|chunk| write!(f, "{chunk:019}"))
-    }
 }
 
 /// Row-major strides (in elements) of `shape`.
@@ -253,6 +163,8 @@ struct Bound<'a> {
     grid: Vec<i64>,
     value: Option<Scalar>,
     num_tile_blocks: i64,
+    /// Tensors: the byte extent, inside the address space.
+    extent: Option<(i128, i128)>,
 }
 
 type Checked<T> = Result<T, LaunchError>;
@@ -361,26 +273,27 @@ fn bind<'a>(kernel: &str, param: &'a ParamSpec, arg: PlanArg<'a>) -> Checked<Bou
         grid: Vec::new(),
         value: None,
         num_tile_blocks: 0,
+        extent: None,
     };
     match param.kind {
         ParamKind::Scalar => b.value = Some(scalar(kernel, param, arg)?),
         ParamKind::Pointer => pointer(kernel, param, arg, &mut b)?,
         ParamKind::TensorOut => {
             let (layout, tile) = output_layout(kernel, param, arg)?;
-            check_tensor(kernel, param, layout)?;
+            b.extent = Some(check_tensor(kernel, param, layout)?);
             b.grid = check_output(kernel, param, layout, tile)?;
             (b.layout, b.tile) = (Some(layout), tile);
         }
         ParamKind::TensorOutMapped => {
             let (layout, tile, map, blocks) = mapped_output(kernel, param, arg)?;
-            check_tensor(kernel, param, layout)?;
+            b.extent = Some(check_tensor(kernel, param, layout)?);
             b.grid = check_output(kernel, param, layout, tile)?;
             check_mapped(kernel, param, &b.grid, map, blocks)?;
             (b.layout, b.tile, b.num_tile_blocks) = (Some(layout), tile, blocks);
         }
         ParamKind::TensorIn => {
             let layout = input_layout(kernel, param, arg)?;
-            check_tensor(kernel, param, layout)?;
+            b.extent = Some(check_tensor(kernel, param, layout)?);
             check_input_shape(kernel, param, layout)?;
             b.layout = Some(layout);
         }
@@ -416,6 +329,7 @@ fn pointer<'a>(
                     layout.dtype.name(),
                 ));
             }
+            b.extent = Some(check_address_space(kernel, param, layout)?);
             b.layout = Some(layout);
             b.value = Some(Scalar::Int(layout.ptr as i128));
             Ok(())
@@ -543,7 +457,8 @@ fn moved_text(handle: Handle) -> &'static str {
 
 // ---- per-argument checks ------------------------------------------------------------------
 
-fn check_tensor(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Checked<()> {
+/// The tensor's byte extent, once its dtype, rank, strides and extent are checked.
+fn check_tensor(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Checked<(i128, i128)> {
     let name = Some(param.name.as_str());
     if layout.dtype != param.dtype {
         return Err(LaunchError::new(
@@ -572,7 +487,31 @@ fn check_tensor(kernel: &str, param: &ParamSpec, layout: &TensorLayout) -> Check
             py_list(&layout.strides),
         ));
     }
-    Ok(())
+    check_address_space(kernel, param, layout)
+}
+
+/// The view's byte extent, when every byte is in [0, 2^64): no device address space holds
+/// any other (a pointer near 2^64 with a large extent, a negative stride reaching below 0).
+fn check_address_space(
+    kernel: &str,
+    param: &ParamSpec,
+    layout: &TensorLayout,
+) -> Checked<(i128, i128)> {
+    layout.address_range().ok_or_else(|| {
+        LaunchError::new(
+            K::ArgumentKind,
+            kernel,
+            Some(&param.name),
+            "a view of device memory inside the 64-bit address space [0, 2^64)",
+            "a view with bytes outside the 64-bit address space",
+        )
+        .detail(format!(
+            "address {:#x}, shape {}, strides {}",
+            layout.ptr,
+            py_list(&layout.shape),
+            py_list(&layout.strides)
+        ))
+    })
 }
 
 /// The output's tiles along each axis, once its rank, partition tile and extents are checked.
@@ -814,7 +753,7 @@ fn tensor_assumption_holds(a: &AssumptionSpec, layout: &TensorLayout) -> bool {
         AssumptionKind::FitsI32 => {
             let largest = layout.shape.iter().chain(&layout.strides).max();
             let span = layout.element_span();
-            span.max(Wide::new(largest.map_or(0, |&v| v as i128))) <= Wide::new(I32_MAX)
+            span.is_some_and(|span| span.max(largest.map_or(0, |&v| v as i128)) <= I32_MAX)
         }
     }
 }
@@ -847,7 +786,9 @@ fn assumption_actual(a: &AssumptionSpec, b: &Bound<'_>) -> String {
             "shape {}, strides {}, element span {}",
             py_tuple(&layout.shape),
             py_tuple(&layout.strides),
-            layout.element_span()
+            layout
+                .element_span()
+                .map_or_else(|| "past i128".into(), |span| span.to_string())
         ),
     }
 }
@@ -896,15 +837,13 @@ fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
                 ),
             ));
         }
-        let (lo, hi) = layout.wide_extent();
-        if lo == hi {
+        let Some((lo, hi)) = out.extent.filter(|(lo, hi)| lo != hi) else {
             continue;
-        }
+        };
         for (j, other) in bound.iter().enumerate() {
-            let Some(other_layout) = other.layout.filter(|_| i != j) else {
+            let Some((other_lo, other_hi)) = other.extent.filter(|_| i != j) else {
                 continue;
             };
-            let (other_lo, other_hi) = other_layout.wide_extent();
             if other_lo < hi && lo < other_hi {
                 return Err(LaunchError::new(
                     K::Overlap,
@@ -912,12 +851,8 @@ fn check_exclusive_outputs(kernel: &str, bound: &[Bound<'_>]) -> Checked<()> {
                     Some(&out.param.name),
                     "memory not shared with any other argument",
                     format!(
-                        "bytes [{}, {}) overlapping `{}` [{}, {})",
-                        lo.hex(),
-                        hi.hex(),
+                        "bytes [{lo:#x}, {hi:#x}) overlapping `{}` [{other_lo:#x}, {other_hi:#x})",
                         other.param.name,
-                        other_lo.hex(),
-                        other_hi.hex()
                     ),
                 ));
             }
@@ -1211,45 +1146,37 @@ mod tests {
     }
 
     #[test]
-    fn counts_and_extents_past_i128_are_none_not_wrapped() {
+    fn extents_outside_the_address_space_are_refused_not_wrapped() {
         // 2^128 elements: a wrapped product of 0 once called this tensor empty
         let mut x = TensorLayout::contiguous(0x1000, &[1 << 32; 4], DType::F32, 0);
         x.strides = vec![0; 4];
         assert_eq!(x.numel(), None);
         assert_eq!(x.byte_extent(), Some((0x1000, 0x1004)));
+        assert_eq!(x.address_range(), Some((0x1000, 0x1004)));
         let big = i64::MAX;
         let far = TensorLayout {
             strides: vec![big],
             ..TensorLayout::contiguous(0x1000, &[big], DType::F32, 0)
         };
         assert_eq!(far.numel(), Some(big as i128));
-        assert_eq!(far.byte_extent(), None);
+        assert_eq!(far.address_range(), None);
+        let cube = TensorLayout {
+            strides: vec![big; 3],
+            ..TensorLayout::contiguous(0x1000, &[big; 3], DType::F32, 0)
+        };
+        assert_eq!(cube.byte_extent(), None); // past i128: checked, not wrapped
+        assert_eq!(cube.address_range(), None);
         let empty = TensorLayout::contiguous(0x1000, &[0, big, big], DType::F32, 0);
-        assert_eq!(empty.byte_extent(), Some((0x1000, 0x1000)));
-    }
-
-    #[test]
-    fn wide_integers_print_as_pythons() {
-        // each right-hand side is Python's f"{v:#x}" and str(v)
-        let big = i64::MAX;
-        let reach = Wide::new(axis_reach(big, big));
-        let three = reach.add(reach).add(reach).add(Wide::new(1));
-        assert_eq!(three.to_string(), "255211775190703847514520607242133176327");
-        assert_eq!(three.hex(), "0xbffffffffffffffb8000000000000007");
-        let past = three.times(8);
-        assert_eq!(past.to_string(), "2041694201525630780116164857937065410616");
-        assert_eq!(past.hex(), "0x5ffffffffffffffdc0000000000000038");
-        let negative = Wide::new(0).add(Wide::new(-1)).add(Wide::new(i128::MIN));
-        assert_eq!(
-            negative.to_string(),
-            "-170141183460469231731687303715884105729"
-        );
-        assert_eq!(negative.hex(), "-0x80000000000000000000000000000001");
-        assert_eq!(Wide::new(-0xe9c).hex(), "-0xe9c");
-        assert_eq!(Wide::new(0).to_string(), "0");
-        assert_eq!(Wide::new(0).hex(), "0x0");
-        assert_eq!(Wide::new(-7).narrow(), Some(-7));
-        assert_eq!(negative.narrow(), None);
-        assert_eq!(three.narrow(), None);
+        assert_eq!(empty.address_range(), Some((0x1000, 0x1000)));
+        let top = TensorLayout::contiguous(u64::MAX - 3, &[1], DType::F32, 0);
+        assert_eq!(top.address_range(), Some((u64::MAX as i128 - 3, 1 << 64)));
+        let past = TensorLayout::contiguous(u64::MAX - 3, &[2], DType::F32, 0);
+        assert_eq!(past.address_range(), None);
+        let below = TensorLayout {
+            strides: vec![-1],
+            ..TensorLayout::contiguous(0x100, &[1000], DType::F32, 0)
+        };
+        assert_eq!(below.byte_extent(), Some((0x100 - 999 * 4, 0x104)));
+        assert_eq!(below.address_range(), None);
     }
 }
