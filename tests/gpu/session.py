@@ -211,8 +211,11 @@ def unpack(root: Path) -> bool:
     packed = root / PACKED
     if (root / ART).exists() or not packed.exists():
         return False
+    # the "data" filter (no links out, no devices) where this Python has it (3.11.4+, 3.12+):
+    # the GPU host's Python is not ours
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
     with tarfile.open(packed, "r:gz") as tar:
-        tar.extractall(root, filter="data")
+        tar.extractall(root, **safe)  # our own tar, packed by `pack`
     return True
 
 
