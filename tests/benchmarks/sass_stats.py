@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from lowering.tileiras import nvidia_binary
 # a wgmma of any input type: HGMMA (f16/bf16/tf32), QGMMA (fp8), IGMMA (i8), BGMMA (b1)
 _WGMMA = re.compile(r"\b[HQIB]GMMA\.\S+")
 # `WARPGROUP.DEPBAR.LE gsb0, 0x0`: wait until no wgmma of this warpgroup is in flight
+# a warp-level MMA (mma.sync): HMMA (f16/bf16/tf32), IMMA (i8)
+_MMA_SYNC = re.compile(r"\b[HI]MMA\.\S+")
 _FULL_WAIT = re.compile(r"WARPGROUP\.DEPBAR\.LE\s+gsb0,\s*0x0\b")
 _RESOURCES = re.compile(r"REG:(\d+).*?SHARED:(\d+)")
 
@@ -41,6 +44,7 @@ class SassStats:
     tma_loads: int  # bulk tensor copies into shared memory (UTMALDG)
     global_loads: int  # plain loads from global memory (LDG)
     wgmma_kinds: tuple[str, ...] = ()  # e.g. ("HGMMA.64x128x16.F32",)
+    mma_sync: int = 0  # warp-level MMA instructions (HMMA / IMMA)
 
 
 def find_cuobjdump() -> str | None:
@@ -66,6 +70,7 @@ def stats_of_text(name: str, size: int, sass: str, resources: str) -> SassStats:
         tma_loads=len(re.findall(r"\bUTMALDG\b", code)),
         global_loads=len(re.findall(r"\bLDG\b", code)),
         wgmma_kinds=tuple(kinds),
+        mma_sync=len(_MMA_SYNC.findall(code)),
     )
 
 
@@ -83,6 +88,14 @@ def stats(cubin: Path, cuobjdump: str) -> SassStats:
     return stats_of_text(cubin.name, cubin.stat().st_size, run("-sass"), run("-res-usage"))
 
 
+def stats_of_cubin(name: str, cubin: bytes, cuobjdump: str) -> SassStats:
+    """The counts of a cubin held in memory."""
+    with tempfile.TemporaryDirectory(prefix="sass-stats-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(cubin)
+        return stats(path, cuobjdump)
+
+
 def _cubins(paths: Sequence[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
@@ -98,12 +111,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cuobjdump is None:
         print("error: cuobjdump not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
         return 2
-    header = ("cubin", "bytes", "regs", "smem", "spills", "wgmma", "full waits", "TMA", "LDG")
+    header = (
+        "cubin",
+        "bytes",
+        "regs",
+        "smem",
+        "spills",
+        "wgmma",
+        "full waits",
+        "TMA",
+        "LDG",
+        "mma",
+    )
     print("  ".join(header))
     for cubin in _cubins(args.paths):
         s = stats(cubin, cuobjdump)
         row = (s.name, s.bytes, s.registers, s.shared, s.spills, s.wgmma, s.wgmma_full_waits)
-        print("  ".join(map(str, (*row, s.tma_loads, s.global_loads, *s.wgmma_kinds))))
+        counts = (s.tma_loads, s.global_loads, s.mma_sync)
+        print("  ".join(map(str, (*row, *counts, *s.wgmma_kinds))))
     return 0
 
 

@@ -9,7 +9,10 @@ compare with torch, time both.
 Cases live in `tests.compat.gpu_cases_examples` and `tests.compat.gpu_cases_kernels`, keyed
 like the runner's tables (`path::function`); each is launched at the generics the runner
 compiled (`cutile_rs_entries.json`). Writes `{"device": .., "cases": {key: {launched,
-max_error, tolerance, verdict, ours_s, torch_s, speed_vs_torch, note}}}`.
+max_error, verdict, ours_s, torch_s, speed_vs_torch, note, grid, cubin_sha256, tuned}}}`:
+`grid` and `cubin_sha256` are the first launch's (the variant the arguments chose), `tuned`
+the same case at the generics of `tuned_tiles.json` (the source at tiles a GPU likes), for
+the report's "far from torch" section.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from tests.benchmarks.timing import median_seconds
 from tests.compat.gpu_cases_examples import CASES as EXAMPLE_CASES
 from tests.compat.gpu_cases_kernels import CASES as KERNEL_CASES
 from tests.compat.gpu_support import CaseContext, CaseFn, Launched
+from tests.compat.table import load_tuned
 
 CASES: dict[str, CaseFn] = {**EXAMPLE_CASES, **KERNEL_CASES}
+TUNED = load_tuned()  # the control: the same source at tiles a GPU likes
 TABLE = Path(__file__).parent / "cutile_rs_entries.json"
 
 
@@ -63,6 +68,18 @@ def run_case(key: str, bundle: SourceBundle, row: dict, timing: bool) -> dict:
         return {"launched": False, "verdict": "no GPU case"}
     generics = {str(k): str(v) for k, v in (row.get("generics") or {}).items()}
     scoped = bundle.for_source(path)
+    result = _launch(case, scoped, function, generics, timing)
+    tuned = TUNED.get(key)
+    if tuned is not None and result.get("launched"):
+        control = {**generics, **tuned}
+        result["tuned"] = {"generics": control, **_launch(case, scoped, function, control, timing)}
+    return result
+
+
+def _launch(
+    case: CaseFn, scoped: Bundle, function: str, generics: dict[str, str], timing: bool
+) -> dict:
+    """One case at `generics`: its verdict, errors, first launch and (with `timing`) times."""
     found = [e for e in scoped.entries if e.function == function and e.matches(generics)]
     if not found:
         return {"launched": False, "verdict": "not compiled"}
@@ -86,6 +103,9 @@ def run_case(key: str, bundle: SourceBundle, row: dict, timing: bool) -> dict:
         "verdict": "pass" if not failing else "FAIL (" + "; ".join(failing) + ")",
         "note": launched.note,
     }
+    if context.launches:
+        first = context.launches[0]
+        result.update(grid=list(first.grid), cubin_sha256=first.cubin_sha256)
     if timing:
         result.update(_times(launched))
     return result

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from client_stubs import Bundle, DeviceTensor, Kernel
+from client_stubs.variants import Variants
 
 
 @dataclass(frozen=True)
@@ -50,18 +51,55 @@ class Launched:
 
 
 @dataclass(frozen=True)
+class FirstLaunch:
+    """What a case's first launch of its kernel ran: the grid (tile blocks per axis) and the
+    cubin (the variant the arguments chose), the evidence for why a kernel is slow."""
+
+    grid: tuple[int, int, int]
+    cubin_sha256: str
+
+
+class RecordingKernel:
+    """A kernel that notes its first launch (grid and chosen variant) and otherwise is the
+    kernel it wraps."""
+
+    def __init__(self, kernel: Kernel, launches: list[FirstLaunch]) -> None:
+        self._kernel = kernel
+        self._launches = launches
+        self._noted = False
+
+    def __call__(self, *args: object, **options: object) -> tuple[object, ...]:
+        if not self._noted:
+            self._noted = True
+            self._note(args, options.get("grid"))  # type: ignore[arg-type]
+        return self._kernel(*args, **options)  # type: ignore[arg-type]
+
+    def _note(self, args: tuple[object, ...], grid: tuple[int, int, int] | None) -> None:
+        kernel = self._kernel
+        chosen = kernel.choose(*args, grid=grid) if isinstance(kernel, Variants) else kernel
+        plan = chosen.plan(*args, grid=grid)
+        self._launches.append(FirstLaunch(tuple(plan.grid), chosen.sha256))  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._kernel, name)
+
+
+@dataclass(frozen=True)
 class CaseContext:
-    """What a case gets: the kernel for its generics, loaded from the bundle."""
+    """What a case gets: the kernel for its generics, loaded from the bundle. `launches`
+    collects each kernel's first launch."""
 
     bundle: Bundle
     module: str
     function: str
     generics: Mapping[str, str] = field(default_factory=dict)
+    launches: list[FirstLaunch] = field(default_factory=list, compare=False)
 
     def kernel(self, *, allow_unchecked: bool = False) -> Kernel:
-        return self.bundle.kernel(
+        kernel = self.bundle.kernel(
             self.function, dict(self.generics), module=self.module, allow_unchecked=allow_unchecked
         )
+        return RecordingKernel(kernel, self.launches)  # type: ignore[return-value]
 
     def int(self, name: str) -> int:
         return int(self.generics[name])

@@ -5,46 +5,17 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from parser.diagnostics import Diagnostic
 from tests.compat.discover import TIERS
-from tests.compat.table import Case
+from tests.compat.far_from_torch import section as far_from_torch
+from tests.compat.result import Result
 
 TIER_TITLES = {
     "examples": "cutile-examples/examples",
     "kernels": "cutile-kernels/src",
     "tests": "cutile/tests (the verdicts cutile-rs's own tests expect)",
 }
-
-
-@dataclass(frozen=True)
-class Result:
-    case: Case
-    compiled: bool
-    diagnostics: tuple[Diagnostic, ...]
-    cubin_bytes: int = 0
-
-    @property
-    def agrees(self) -> bool:
-        """Whether the outcome is the one cutile-rs expects (an unused entry must compile)."""
-        if self.case.verdict == "reject":
-            return not self.compiled
-        return self.compiled
-
-    def first_error(self) -> str:
-        error = next((d for d in self.diagnostics if d.is_error), None)
-        return "" if error is None else one_line(error)
-
-
-def one_line(diagnostic: Diagnostic) -> str:
-    """`error[CT0004]: message (file:line:col)` on one line, table-safe."""
-    span = diagnostic.primary_span
-    where = "" if span is None else f" ({span.location()})"
-    message = diagnostic.message.splitlines()[0] if diagnostic.message else ""
-    text = f"`error[{diagnostic.code.id}]`: {message}{where}"
-    return text.replace("|", "\\|")
 
 
 def write_report(
@@ -55,6 +26,8 @@ def write_report(
     gpu_results: Path | None = None,
 ) -> None:
     gpu = _gpu_results(gpu_results)
+    controls = [r for r in results if r.case.control]
+    results = [r for r in results if not r.case.control]
     lines = [
         "# Compatibility with cuTile Rust",
         "",
@@ -75,6 +48,9 @@ def write_report(
     differing = [r for r in results if not r.agrees]
     if differing:
         lines += ["", "## Where we differ", "", *_differences(differing)]
+    slow = far_from_torch([*results, *controls], gpu)
+    if slow:
+        lines += ["", *slow]
     for tier, _ in TIERS:
         of_tier = [r for r in results if r.case.site.tier == tier]
         if of_tier:

@@ -36,8 +36,9 @@ from service.cli.manifest import KernelRecord, read_manifest, write_kernel, writ
 from service.cli.specialize_arg import AUTO_VARIANTS, kept_variants
 from service.compile.engine import CompileEngine, Outcome
 from tests.compat.discover import find_entries
-from tests.compat.report import Result, write_report
-from tests.compat.table import Case, cases_for, load_rows
+from tests.compat.report import write_report
+from tests.compat.result import Result
+from tests.compat.table import Case, cases_for, load_rows, load_tuned, tuned_case
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sites = [s for s in find_entries(root) if args.only is None or args.only in s.key]
     rows = load_rows(args.tables) if args.tables else load_rows()
     cases = [case for site in sites for case in cases_for(site, rows)]
+    tuned = load_tuned(args.tables) if args.tables else load_tuned()
+    controls = [c for c in (tuned_case(case, tuned) for case in cases) if c is not None]
     stop_after = Stage.BYTECODE if args.front_end_only else Stage.CUBIN
     results = list(
         compile_cases(
             root,
-            cases,
+            cases + controls,
             jobs=args.jobs,
             cache=not args.no_cache,
             bundle=args.bundle,
@@ -71,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     write_report(args.output, results, revision=_revision(root), gpu_results=args.gpu_results)
+    results = [r for r in results if not r.case.control]
     compiled = sum(r.compiled for r in results)
     print(f"{compiled}/{len(results)} compiled; wrote {args.output}")
     return 0
@@ -105,6 +109,7 @@ def compile_cases(
     ) as pool:
         for job, done in zip(work, pool.map(_compile_one, work), strict=True):
             key, diagnostics, cubin, contract, variants = done
+            builds = [(cubin, contract), *((v[2], v[3]) for v in variants)] if cubin else []
             if bundle is not None and cubin:
                 artifact = Artifact(cubin, contract_pb2.LaunchContract.FromString(contract))
                 records.append(write_kernel(bundle, artifact, key, job.source.name))
@@ -113,7 +118,7 @@ def compile_cases(
                         v_cubin, contract_pb2.LaunchContract.FromString(v_contract)
                     )
                     records.append(write_kernel(bundle, v_artifact, v_key, job.source.name, facts))
-            yield Result(job.case, cubin is not None, diagnostics, len(cubin or b""))
+            yield Result(job.case, cubin is not None, diagnostics, len(cubin or b""), tuple(builds))
     if bundle is not None:
         kept = [
             r

@@ -6,6 +6,10 @@ expects (`compile` or `reject`, with the substance its assertion checks), and wh
 verdict deliberately differs, why (`difference`, with the evidence). Keys are
 `path::function` or `path::module::function`; a `#N` suffix marks one of several cases of
 one entry (generic sets with different verdicts).
+
+`tuned_tiles.json` is ours, not cutile-rs's: for entries far from torch, the generics that
+only choose tiles set to sizes a GPU likes (the problem and the source unchanged). Launched
+next to the host code's generics, it tells a slow tile choice from a slow compiler.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from tests.compat.discover import EntrySite
 
 HERE = Path(__file__).parent
 TABLES = ("cutile_rs_entries.json", "cutile_rs_tests.json")
+TUNED = "tuned_tiles.json"
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,7 @@ class Case:
     label: str = ""  # "#2" when the entry has several cases
     grid: tuple[int, ...] | None = field(default=None, compare=False)
     difference: str = field(default="", compare=False)  # why we deliberately differ
+    control: bool = False  # the tuned-tiles control of an entry, not one of cutile-rs's cases
 
     @property
     def key(self) -> str:
@@ -54,6 +60,29 @@ def load_rows(folder: Path = HERE) -> list[Row]:
         if path.is_file():
             rows.extend(_row(key, value) for key, value in _read(path).items())
     return rows
+
+
+def load_tuned(folder: Path = HERE) -> dict[str, dict[str, str]]:
+    """`path::function` -> the generics the control run replaces (name -> value)."""
+    path = folder / TUNED
+    if not path.is_file():
+        return {}
+    table = _read(path)
+    return {
+        key: {str(k): str(v) for k, v in value.get("generics", {}).items()}  # type: ignore[union-attr]
+        for key, value in table.items()
+    }
+
+
+def tuned_case(case: Case, tuned: dict[str, dict[str, str]]) -> Case | None:
+    """`case` at its tuned generics (the control of the report's far-from-torch section)."""
+    override = tuned.get(case.key) or tuned.get(f"{case.site.path}::{case.site.function}")
+    if override is None or case.control:
+        return None
+    generics = tuple((name, override.get(name, value)) for name, value in case.generics)
+    return Case(
+        case.site, generics, case.arch, case.verdict, label=case.label + "@tuned", control=True
+    )
 
 
 def _read(path: Path) -> dict[str, dict[str, object]]:

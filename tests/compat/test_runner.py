@@ -39,6 +39,11 @@ def test_tables_give_each_entry_its_generics_and_verdict() -> None:
 def test_the_report_lists_every_entry_with_its_outcome(tmp_path: Path, tileiras) -> None:
     out = tmp_path / "COMPATIBILITY.md"
     bundle = tmp_path / "bundle"
+    gpu = tmp_path / "gpu.json"
+    measured = {"launched": True, "verdict": "pass", "speed_vs_torch": 0.5, "grid": [80, 1, 1]}
+    tuned = {"launched": True, "verdict": "pass", "speed_vs_torch": 1.02, "grid": [10, 1, 1]}
+    key = "cutile-examples/examples/add.rs::add"
+    gpu.write_text(json.dumps({"device": "test", "cases": {key: {**measured, "tuned": tuned}}}))
     argv = [
         "--cutile-rs",
         str(CHECKOUT),
@@ -51,12 +56,20 @@ def test_the_report_lists_every_entry_with_its_outcome(tmp_path: Path, tileiras)
         "--no-cache",
         "--bundle",
         str(bundle),
+        "--gpu-results",
+        str(gpu),
     ]
     assert main(argv) == 0
     text = out.read_text()
     assert "| cutile-examples/examples | 1 | 1 |" in text
     assert "| cutile/tests (the verdicts cutile-rs's own tests expect) | 2 | 1 |" in text
     assert "| add.rs | `adder::add` | S=[128] | sm_90 | compile | compiled |" in text
+    # the tuned control is compiled and reported in the far-from-torch section only
+    assert "S=[1024]" not in text.split("## Far from torch")[0]
+    slow = next(line for line in text.splitlines() if line.startswith("| `add.rs` `add`"))
+    assert "| 0.50x | [128] f32 (512 B) | 80 |" in slow
+    assert "| S=[1024] | 1.02x |" in slow
+    assert "runs at 1.02x torch: the host code's tile choice, not the compiler" in slow
     shared = next(line for line in text.splitlines() if "writes_through_shared" in line)
     assert "`error[E0596]`" in shared and "(cutile/tests/verdicts.rs:7:" in shared
     assert "**(differs)**" not in shared
@@ -67,7 +80,8 @@ def test_the_report_lists_every_entry_with_its_outcome(tmp_path: Path, tileiras)
     assert differ < text.index("## cutile-examples/examples")
     assert "- `cutile/tests/verdicts.rs` `copies`: the fixture says so." in text[differ:]
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert sorted(k["function"] for k in manifest["kernels"]) == ["add", "copies"]
+    adds = sorted({k["generics"]["S"] for k in manifest["kernels"] if k["function"] == "add"})
+    assert adds == ["[1024]", "[128]"]
 
 
 @pytest.mark.skipif("CUTILE_RS" not in os.environ, reason="needs a cutile-rs checkout")

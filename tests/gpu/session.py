@@ -6,7 +6,8 @@ run the checks on the GPU machine, each step bounded, every log kept.
 
 `build` writes gpu_artifacts/ (the bundle of every example, the benchmark bundle and the
 decoder's kernels, each as built by default, launched early, and plain, and with a cutile-rs
-checkout its GEMM examples by our compiler and by its own), packs it into one gzipped tar
+checkout its GEMM examples by our compiler and by its own, and the bundle of every cutile-rs
+entry with the tuned-tiles controls, for the compatibility runner's GPU mode), packs it into one gzipped tar
 (artifacts/gpu.tgz: a third of the size, so that all of it fits the device's 64 MiB carry)
 and prints the paths to carry. `run` unpacks that tar where gpu_artifacts/ is missing, takes
 the steps below in order, skips those whose artifacts are missing, starts none it cannot
@@ -144,6 +145,12 @@ STEPS = (
         300,
         (f"{ART}/cutile-rs", f"{ART}/cutile-rs-jit/jit"),
     ),
+    Step(
+        "compat",
+        _py("tests.compat.gpu_check", f"{ART}/compat", "-o", "{out}/compat_gpu.json"),
+        420,
+        (f"{ART}/compat",),
+    ),
 )
 
 
@@ -176,6 +183,17 @@ def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
                 "--cutile-rs",
                 str(cutile_rs),
             ),
+            _py(
+                "tests.compat.runner",
+                "--cutile-rs",
+                str(cutile_rs),
+                "-o",
+                f"{ART}/compat.md",
+                "--bundle",
+                f"{ART}/compat",
+                "-j",
+                str(jobs),
+            ),
         ]
     return commands
 
@@ -189,6 +207,7 @@ ARTIFACTS = (
     f"{ART}/decode-plain",
     f"{ART}/cutile-rs",
     f"{ART}/cutile-rs-jit/jit",
+    f"{ART}/compat",
 )
 LAUNCHER = "client_stubs/native/_launch.abi3.so"
 
