@@ -11,7 +11,12 @@ The store is bounded: `max_bytes` (default 2 GiB; None = unbounded). Every hit t
 file's mtime, so mtime is the last use; a write that takes the running total past the bound
 rescans the root and deletes least-recently-used entries until the total is at most
 `LOW_WATER` of the bound (`client_stubs.lru`, the policy the client's cache shares). A
-single entry larger than the bound is not stored.
+single entry larger than the bound (or than `MAX_ENTRY_BYTES`) is not stored.
+
+What sits under the root is not trusted: an entry is read only from a regular file (never
+through a symlink, a FIFO or a device) no larger than `MAX_ENTRY_BYTES`; anything else is
+removed as corrupt, and so are oversized files met by an eviction scan. A root removed
+while the service runs is created again by the next write.
 
 A hit is executable device code, so the root is private (0700) and a root that other users
 can write is refused (the cache then stays disabled). `service.cache.redis` (shared by
@@ -22,10 +27,12 @@ replicas) and `service.cache.layered` (a disk layer in front of Redis) are the o
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import re
+import stat
 import struct
 import tempfile
 import threading
@@ -43,6 +50,9 @@ _MAGIC = b"CTSVART1"
 _HEADER = struct.Struct(">8s32sQ")  # magic, sha256(payload), len(payload)
 _KEY = re.compile(r"[0-9a-f]{64}")
 DEFAULT_MAX_BYTES = 2 << 30
+MAX_ENTRY_BYTES = 64 << 20  # one artifact (cubin and contract) is never larger
+# never through a symlink, never waiting on a FIFO
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _STALE_TEMP_S = 3600.0  # temp files older than this are leftovers of a crashed write
 
 
@@ -84,14 +94,14 @@ class DiskCache:
         if path is None:
             return None
         try:
-            data = path.read_bytes()
+            data = read_entry_file(path)
         except FileNotFoundError:
             return None
         except OSError as exc:
             log.warning("cache read failed for %s: %s", key[:8], exc)
             self._error()
             return None
-        entry = decode_entry(data, key)
+        entry = None if data is None else decode_entry(data, key)
         if entry is None:
             log.warning("cache entry %s is corrupt; removing it", key[:8])
             self.delete(key)
@@ -110,11 +120,17 @@ class DiskCache:
         if path is None:
             return False
         data = encode_entry(key, entry)
-        if self.max_bytes is not None and len(data) > self.max_bytes:
+        if len(data) > min(self.max_bytes or MAX_ENTRY_BYTES, MAX_ENTRY_BYTES):
             log.warning("cache entry %s (%d bytes) exceeds the cache bound", key[:8], len(data))
             return False
         try:
-            path.parent.mkdir(mode=0o700, exist_ok=True)
+            try:
+                path.parent.mkdir(mode=0o700, exist_ok=True)
+            except FileNotFoundError:  # the root was removed: make it again, once
+                self._usable = None
+                if not self._root_usable():
+                    return False
+                path.parent.mkdir(mode=0o700, exist_ok=True)
             _write_atomically(path, data)
         except OSError as exc:
             log.warning("cache write failed for %s: %s", key[:8], exc)
@@ -150,11 +166,20 @@ class DiskCache:
         return total
 
     def _scan(self) -> list[DiskEntry]:
-        """Every entry (last use, size, path); removes stale temp files on the way."""
+        """Every entry (last use, size, path); removes stale temp files and files too large
+        to be entries on the way."""
         if not self._root_usable():
             return []
         _remove_stale_temps(self.root)
-        return scan_shards(self.root, ".artifact")
+        entries = []
+        for entry in scan_shards(self.root, ".artifact"):
+            if entry.size <= MAX_ENTRY_BYTES:
+                entries.append(entry)
+                continue
+            log.warning("cache file %s is too large to be an entry; removing it", entry.path)
+            with contextlib.suppress(OSError):
+                entry.path.unlink()
+        return entries
 
     def delete(self, key: str) -> None:
         path = self._path(key)
@@ -191,6 +216,32 @@ class DiskCache:
             )
             return False
         return True
+
+
+def read_entry_file(path: Path) -> bytes | None:
+    """The bytes of the entry file `path`; None when it is no entry (a symlink, a FIFO, a
+    device or a folder, or larger than `MAX_ENTRY_BYTES`). FileNotFoundError when absent."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink (O_NOFOLLOW)
+            return None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        chunks = []
+        left = MAX_ENTRY_BYTES + 1  # a file that grows past the limit while read is no entry
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return None if left <= 0 else b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _length_prefixed(data: bytes) -> bytes:

@@ -19,8 +19,15 @@ longer than the lease still runs once.
 
 Faults. Redis errors never fail a compile: each one is logged, reported to the error
 observer (the server's `cutile_serve_cache_errors_total{layer="redis"}`) and read as a miss,
-a skipped write or a granted lease; after an error Redis is left alone for
-`retry_after_s` so an unreachable server costs one timeout, not one per request.
+a skipped write or a granted lease. After a connection error or a timeout Redis is left
+alone for `retry_after_s`, so an unreachable server costs one timeout, not one per request;
+any other failure (an error reply, such as a key of the wrong type, or a reply that does not
+parse) concerns that command only: a read that fails so deletes its key, and anything but
+bytes in an artifact's place is deleted as corrupt.
+
+Leases. A lease key without a TTL, or with one longer than `lease_ms` (left by another
+tool, never by this code), would block every replica for good: it is taken as stale and
+deleted.
 
 Trust. A hit is executable device code, so the Redis database must be writable only by
 the service: give it its own user (Redis ACL) or password and put the credentials in the
@@ -37,7 +44,7 @@ from typing import Any
 
 import redis
 
-from service.cache.disk import check_key, decode_entry, encode_entry
+from service.cache.disk import MAX_ENTRY_BYTES, check_key, decode_entry, encode_entry
 from service.cache.store import CacheEntry, ErrorObserver
 
 log = logging.getLogger(__name__)
@@ -45,9 +52,12 @@ log = logging.getLogger(__name__)
 DEFAULT_PREFIX = "cutile-serve:v1:"
 DEFAULT_TTL_S = 7 * 24 * 3600
 DEFAULT_LEASE_MS = 3_000  # renewed every second while its compile runs
-DEFAULT_MAX_ENTRY_BYTES = 64 << 20
+DEFAULT_MAX_ENTRY_BYTES = MAX_ENTRY_BYTES
 DEFAULT_TIMEOUT_S = 0.5
 DEFAULT_RETRY_AFTER_S = 2.0
+
+_FAILED = object()  # what `_call` returns for a command that failed (not for a miss)
+_UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
 
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -103,10 +113,13 @@ class RedisCache:
 
     def get(self, key: str) -> CacheEntry | None:
         check_key(key)
-        data = self._call("read", None, lambda c: c.getex(self._artifact(key), px=self.ttl_ms))
+        data = self._call("read", _FAILED, lambda c: c.getex(self._artifact(key), px=self.ttl_ms))
         if data is None:
             return None
-        entry = decode_entry(data, key)
+        if data is _FAILED:  # resting (the delete is skipped too), or an error of this key
+            self.delete(key)
+            return None
+        entry = decode_entry(data, key) if isinstance(data, bytes) else None
         if entry is None:
             log.warning("redis entry %s is corrupt; removing it", key[:8])
             self.delete(key)
@@ -144,9 +157,17 @@ class RedisCache:
         return bool(taken)
 
     def lease_held(self, key: str) -> bool:
-        """Whether some replica holds the lease of `key` (False when Redis is down)."""
+        """Whether some replica holds the lease of `key` (False when Redis is down); a lease
+        without a TTL or with one past `lease_ms` is stale, and deleted."""
         check_key(key)
-        return bool(self._call("lease", 0, lambda c: c.exists(self._lease(key))))
+        left = self._call("lease", -2, lambda c: c.pttl(self._lease(key)))
+        if not isinstance(left, int) or left == -2:
+            return False
+        if left == -1 or left > self.lease_ms:
+            log.warning("lease of %s has no TTL a replica gives; deleting it", key[:8])
+            self._call("lease", None, lambda c: c.delete(self._lease(key)))
+            return False
+        return True
 
     def renew_lease(self, key: str, owner: str) -> bool:
         """Extend `owner`'s lease of `key` by `lease_ms`; False when it no longer holds it
@@ -181,7 +202,7 @@ class RedisCache:
             return fallback
         try:
             return operation(self._client)
-        except redis.RedisError as exc:
+        except _UNREACHABLE as exc:
             with self._lock:
                 self._resume_at = time.monotonic() + self.retry_after_s
             log.warning(
@@ -191,6 +212,8 @@ class RedisCache:
                 exc,
                 self.retry_after_s,
             )
-            if self._observer is not None:
-                self._observer("redis")
-            return fallback
+        except Exception as exc:  # an error reply or an unparsable one: this command only
+            log.warning("%s failed on %s: %s: %s", what, self.where, type(exc).__name__, exc)
+        if self._observer is not None:
+            self._observer("redis")
+        return fallback

@@ -13,6 +13,7 @@ from client_stubs.lru import ByteLRU
 from parser.front_end import SourceFile
 
 DEFAULT_POOL_BYTES = 32 << 20
+ENTRY_OVERHEAD_BYTES = 512  # the SourceFile, its key tuple and the pool's own bookkeeping
 
 
 class SourcePool:
@@ -39,7 +40,8 @@ class SourcePool:
 
 
 def _footprint(source: SourceFile) -> int:
-    """What a pooled file keeps in memory: its text and its UTF-8 bytes (a line table is
-    built only for diagnostics, 4 bytes a line; counted as one byte a character, its upper
-    bound for lines of at least four characters)."""
-    return len(source.text) + 2 * len(source.data)
+    """What a pooled file keeps in memory: its name (in the file and the key), its text and
+    its UTF-8 bytes (a line table is built only for diagnostics, 4 bytes a line; counted as
+    one byte a character, its upper bound for lines of at least four characters), and the
+    objects around them; an empty file is not free."""
+    return 2 * len(source.name) + len(source.text) + 2 * len(source.data) + ENTRY_OVERHEAD_BYTES

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -248,3 +249,54 @@ def test_entry_larger_than_the_bound_is_not_stored(tmp_path: Path) -> None:
     cache = DiskCache(tmp_path / "lru", max_bytes=100)
     assert not cache.put("ab" * 32, _lru_entry(1))
     assert cache.total_bytes() == 0
+
+
+# --------------------------------------------------------------------------- hostile files
+
+
+def _entry_path(cache: DiskCache, key: str = KEY) -> Path:
+    cache.root.mkdir(mode=0o700, exist_ok=True)
+    (cache.root / key[:2]).mkdir(mode=0o700, exist_ok=True)
+    return cache.root / key[:2] / f"{key}.artifact"
+
+
+def test_a_fifo_in_an_entrys_place_is_removed_not_waited_on(cache: DiskCache) -> None:
+    path = _entry_path(cache)
+    os.mkfifo(path)  # opened for reading, it would block until a writer came
+    assert cache.get(KEY) is None
+    assert not path.exists()
+
+
+def test_a_symlink_in_an_entrys_place_is_not_followed(cache: DiskCache, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    cache.put(KEY, CacheEntry(b"cubin", b"contract"))
+    os.replace(_entry_path(cache), target)  # a valid entry, reached through a link
+    _entry_path(cache).symlink_to(target)
+    assert cache.get(KEY) is None
+    assert not _entry_path(cache).is_symlink() and target.exists()
+
+
+def test_a_huge_file_is_neither_read_nor_counted_by_eviction(tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path / "lru", max_bytes=5000)
+    good = [f"{n:02x}" * 32 for n in range(1, 4)]
+    for key in good:
+        assert cache.put(key, _lru_entry(1))
+    huge = _entry_path(cache)
+    with huge.open("wb") as f:
+        f.truncate(1 << 40)  # sparse: a TiB that takes no disk
+    assert cache.get(KEY) is None  # neither a MemoryError nor a wait
+    assert not huge.exists()
+    with huge.open("wb") as f:  # and met by a scan (a new process's first write) instead
+        f.truncate(1 << 40)
+    cache = DiskCache(tmp_path / "lru", max_bytes=5000)
+    assert cache.put("ff" * 32, _lru_entry(2))
+    assert not huge.exists()
+    assert all(cache.contains(key) for key in good)  # no good entry evicted for it
+
+
+def test_a_removed_root_is_made_again_by_the_next_write(cache: DiskCache) -> None:
+    assert cache.put(KEY, CacheEntry(b"c", b"k"))
+    shutil.rmtree(cache.root)
+    assert cache.put(KEY, CacheEntry(b"c2", b"k"))
+    assert cache.get(KEY) == CacheEntry(b"c2", b"k")
+    assert stat.S_IMODE(cache.root.stat().st_mode) == 0o700

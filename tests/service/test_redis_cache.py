@@ -115,3 +115,49 @@ def test_after_the_rest_redis_is_tried_again(redis_server) -> None:
     assert not cache.put(KEY, ENTRY)
     assert not cache.put(KEY, ENTRY)
     assert errors == ["redis", "redis"]
+
+
+def test_a_key_of_another_type_is_a_miss_and_does_not_rest_redis(redis_server) -> None:
+    errors: list[str] = []
+    cache = RedisCache(redis_server.url)
+    cache.observe_errors(errors.append)
+    raw = redis.Redis.from_url(redis_server.url)
+    raw.rpush(f"cutile-serve:v1:a:{KEY}", b"not an artifact")  # WRONGTYPE for GETEX
+    assert cache.get(KEY) is None
+    assert errors == ["redis"]
+    assert raw.exists(f"cutile-serve:v1:a:{KEY}") == 0  # deleted: the next read is clean
+    assert cache.put(OTHER, ENTRY) and cache.get(OTHER) == ENTRY  # Redis is not resting
+    assert cache.put(KEY, ENTRY) and cache.get(KEY) == ENTRY
+
+
+def test_a_reply_that_is_not_bytes_is_a_miss(redis_server, monkeypatch) -> None:
+    cache = RedisCache(redis_server.url)
+    for reply in (7, [b"a"] * 3, "text"):
+        monkeypatch.setattr(cache._client, "getex", lambda *a, reply=reply, **k: reply)
+        assert cache.get(KEY) is None
+
+
+def test_an_unparsable_reply_counts_as_an_error_not_an_exception(redis_server, monkeypatch) -> None:
+    errors: list[str] = []
+    cache = RedisCache(redis_server.url)
+    cache.observe_errors(errors.append)
+
+    def broken(*args: object, **kwargs: object) -> bytes:
+        raise ValueError("invalid literal for int() with base 10: b'abc'")
+
+    monkeypatch.setattr(cache._client, "getex", broken)
+    assert cache.get(KEY) is None
+    assert "redis" in errors
+
+
+def test_a_lease_without_a_ttl_is_stale_and_removed(redis_server) -> None:
+    cache = RedisCache(redis_server.url, lease_ms=3000)
+    raw = redis.Redis.from_url(redis_server.url)
+    name = f"cutile-serve:v1:lease:{KEY}"
+    raw.set(name, b"someone")  # no PX: never expires
+    assert not cache.lease_held(KEY)
+    assert raw.exists(name) == 0
+    assert cache.acquire_lease(KEY, "me")
+    assert cache.lease_held(KEY)  # a lease this code takes is a lease
+    raw.set(name, b"someone", px=3_600_000)  # longer than any replica gives
+    assert not cache.lease_held(KEY)
