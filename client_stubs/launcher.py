@@ -204,12 +204,13 @@ class Kernel:
         already made current in this run (filled on first use; None: ask the driver). Tracking
         the work is the caller's job. This is the hot path: keep it free of allocations and
         extra calls."""
+        remembered = args if grid is None else (*args, *grid)  # a host grid is an input too
         try:  # PlanMemo.hit, inlined
-            entry = self._memo.entries.get(hash(args))
+            entry = self._memo.entries.get(hash(remembered))
             hit = (
                 entry is not None
                 and entry.moves == Moves.count
-                and args == entry.same
+                and remembered == entry.same
                 and entry.prepared is not None
             )
         except (TypeError, ReferenceError):  # a foreign argument; a remembered handle died
@@ -255,17 +256,15 @@ class Kernel:
     def _prepare(
         self, args: tuple[object, ...], stream: int, grid: tuple[int, int, int] | None = None
     ) -> PreparedLaunch:
-        """The checked plan with its kernelParams array, reused while the arguments repeat
-        (a host-grid kernel's plan is not: its grid is not part of the arguments)."""
-        if self.spec.host_grid:
-            kernel, plan = self._checked(args, stream, grid)
-            return PreparedLaunch(plan, plan.keep_alive, kernel)
+        """The checked plan with its kernelParams array, reused while the arguments (and a
+        host-grid kernel's grid, remembered as three more scalars) repeat."""
+        remembered = args if grid is None else (*args, *grid)
         memo = self._memo  # read once: a `Served` kernel may replace it from another thread
-        entry = memo.rebound(args)  # `issue` tried the identity hit already
+        entry = memo.rebound(remembered)  # `issue` tried the identity hit already
         if entry is not None and entry.prepared is not None:
             return entry.prepared  # type: ignore[return-value]
-        kernel, plan = self._checked(args, stream)
-        entry = memo.store(args, plan)
+        kernel, plan = self._checked(args, stream, grid)
+        entry = memo.store(remembered, plan)
         if entry is None:  # foreign arguments: their owners ride along with this launch
             return PreparedLaunch(plan, plan.keep_alive, kernel)
         prepared = PreparedLaunch(entry.plan, (), kernel)

@@ -15,6 +15,8 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
   eager, variants      the same through `Bundle.kernel(...)` of an entry built with a
                        specialized variant: the per-launch choice of variant
   choice alone         the difference of the two (target: < 0.5 µs)
+  eager, host grid     a raw-pointer kernel (`scale_ptr`, grid given by the host): its plan is
+                       memoized with the grid (fake driver only)
   new arguments        eager launches with new tensor objects each time (a full check of
                        every argument per launch), plain kernel and variants
   op.sync()            kernel.op(z, x, y).sync(): one round trip
@@ -51,7 +53,7 @@ from client_stubs import AmbiguousKernelError, Bundle, DeviceTensor, Graph, Kern
 from client_stubs.device_op import DeviceOp
 from client_stubs.pending import PENDING
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
-from tests.client_stubs.conftest import add_contract
+from tests.client_stubs.conftest import add_contract, scale_ptr_contract
 from tests.client_stubs.fake_driver import CUBIN, FakeDriver
 
 N = 1024
@@ -209,6 +211,14 @@ def with_fake_driver(rounds: int, profiling: bool) -> None:
         )
         report("fake driver floor", floor)
         run_rows(kernel, chooser, args, rounds, reset, lambda fn, per=1: calls_per(fn, fake, per))
+        raw = Kernel(CUBIN, scale_ptr_contract(), allow_unchecked=True)
+        raw_args = (DeviceTensor(Z, (N,)), DeviceTensor(X, (N,)), 3.0, N)
+
+        def host_grid() -> object:
+            return raw(*raw_args, grid=(4, 1, 1))
+
+        cost = best_us(host_grid, PER_ROUND, rounds, reset)
+        report("eager, host grid", cost, calls_per(host_grid, fake))
         if profiling:
             profile("eager", lambda: kernel(*args), reset)
             profile("op.sync()", lambda: kernel.op(*args).sync(), reset)

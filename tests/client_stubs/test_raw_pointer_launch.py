@@ -182,3 +182,28 @@ def test_a_lazy_op_carries_the_host_grid(kit, fake_driver):
     assert [grid for _, grid, *_ in launches] == [GRID]
     with pytest.raises(LaunchGridError, match="no output defines"):
         kernel.op(y, x, 3.0, N).sync()
+
+
+def test_a_repeated_host_grid_launch_reuses_its_checked_plan(kit, fake_driver, monkeypatch):
+    from client_stubs import launcher
+
+    planned: list[object] = []
+    real = launcher.plan_launch
+    monkeypatch.setattr(
+        launcher, "plan_launch", lambda *a, **k: planned.append(k.get("grid")) or real(*a, **k)
+    )
+    kernel = Kernel(CUBIN, kit.scale_ptr(), allow_unchecked=True)
+    y, x = DeviceTensor(0x7000_0000, N), DeviceTensor(0x8000_0000, N)
+    for _ in range(3):
+        kernel(y, x, 3.0, N, grid=GRID)
+    kernel(y, x, 3.0, N, grid=(GRID[0], 1, 1))  # an equal grid in another tuple
+    kernel(y, x, 3.0, N, grid=[10, 1, 1])  # and as a list
+    assert planned == [GRID]  # checked once
+    kernel(y, x, 3.0, N, grid=(20, 1, 1))  # the grid is part of what is remembered
+    kernel(y, x, 3.0, N + 1, grid=(20, 1, 1))
+    assert planned == [GRID, (20, 1, 1), (20, 1, 1)]
+    for _ in range(2):  # a refused grid is refused every time, never remembered
+        with pytest.raises(LaunchGridError, match="1 <= grid axis 0"):
+            kernel(y, x, 3.0, N, grid=(0, 1, 1))
+    launches = [a for name, a in fake_driver.calls if name == "launch"]
+    assert [grid for _, grid, *_ in launches] == [GRID] * 5 + [(20, 1, 1)] * 2
