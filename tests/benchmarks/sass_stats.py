@@ -12,6 +12,7 @@ code, not of executions: a wait in a loop counts once.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shutil
 import subprocess
@@ -30,6 +31,10 @@ _WGMMA = re.compile(r"\b[HQIB]GMMA\.\S+")
 _MMA_SYNC = re.compile(r"\b[HI]MMA\.\S+")
 _FULL_WAIT = re.compile(r"WARPGROUP\.DEPBAR\.LE\s+gsb0,\s*0x0\b")
 _RESOURCES = re.compile(r"REG:(\d+).*?SHARED:(\d+)")
+# `cuobjdump -elf`: the CTA size tileiras fixed (EIATTR_REQNTID, three hex values)
+_REQNTID = re.compile(
+    r"EIATTR_REQNTID\s+Format:\s*\S+\s+Value:\s*(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)"
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class SassStats:
     global_loads: int  # plain loads from global memory (LDG)
     wgmma_kinds: tuple[str, ...] = ()  # e.g. ("HGMMA.64x128x16.F32",)
     mma_sync: int = 0  # warp-level MMA instructions (HMMA / IMMA)
+    threads: int = 0  # per block (EIATTR_REQNTID); 0 where the dump was not read
 
 
 def find_cuobjdump() -> str | None:
@@ -52,8 +58,8 @@ def find_cuobjdump() -> str | None:
     return nvidia_binary("cuobjdump") or shutil.which("cuobjdump")
 
 
-def stats_of_text(name: str, size: int, sass: str, resources: str) -> SassStats:
-    """The counts of one kernel's `cuobjdump -sass` and `-res-usage` text."""
+def stats_of_text(name: str, size: int, sass: str, resources: str, elf: str = "") -> SassStats:
+    """The counts of one kernel's `cuobjdump -sass`, `-res-usage` (and `-elf`) text."""
     instructions = [line for line in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", line)]
     code = "\n".join(instructions)
     found = _RESOURCES.search(resources)
@@ -71,7 +77,13 @@ def stats_of_text(name: str, size: int, sass: str, resources: str) -> SassStats:
         global_loads=len(re.findall(r"\bLDG\b", code)),
         wgmma_kinds=tuple(kinds),
         mma_sync=len(_MMA_SYNC.findall(code)),
+        threads=_threads(elf),
     )
+
+
+def _threads(elf: str) -> int:
+    found = _REQNTID.search(elf)
+    return 0 if found is None else math.prod(int(v, 16) for v in found.groups())
 
 
 def stats(cubin: Path, cuobjdump: str) -> SassStats:
@@ -85,7 +97,8 @@ def stats(cubin: Path, cuobjdump: str) -> SassStats:
             raise RuntimeError(f"cuobjdump {flag} {cubin}: {done.stderr.strip()}")
         return done.stdout
 
-    return stats_of_text(cubin.name, cubin.stat().st_size, run("-sass"), run("-res-usage"))
+    size = cubin.stat().st_size
+    return stats_of_text(cubin.name, size, run("-sass"), run("-res-usage"), run("-elf"))
 
 
 def stats_of_cubin(name: str, cubin: bytes, cuobjdump: str) -> SassStats:
@@ -122,12 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "TMA",
         "LDG",
         "mma",
+        "threads",
     )
     print("  ".join(header))
     for cubin in _cubins(args.paths):
         s = stats(cubin, cuobjdump)
         row = (s.name, s.bytes, s.registers, s.shared, s.spills, s.wgmma, s.wgmma_full_waits)
-        counts = (s.tma_loads, s.global_loads, s.mma_sync)
+        counts = (s.tma_loads, s.global_loads, s.mma_sync, s.threads)
         print("  ".join(map(str, (*row, *counts, *s.wgmma_kinds))))
     return 0
 

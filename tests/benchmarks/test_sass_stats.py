@@ -106,3 +106,10 @@ def test_an_early_launched_gemm_compiles_like_the_plain_one(tileiras, tmp_path: 
     plain, early = found
     assert early.spills == plain.spills == 0
     assert early.wgmma_full_waits == plain.wgmma_full_waits
+
+
+def test_the_cta_size_comes_from_the_elf_dump() -> None:
+    elf = "\tAttribute:\tEIATTR_REQNTID\n\tFormat:\tEIFMT_SVAL\n\tValue:\t0x100 0x1 0x1 \n"
+    assert stats_of_text("k.cubin", 0, SASS, RESOURCES, elf).threads == 256
+    assert stats_of_text("k.cubin", 0, SASS, RESOURCES).threads == 0
+    assert stats_of_text("k.cubin", 0, SASS, RESOURCES).mma_sync == 0

@@ -23,6 +23,14 @@ from tests.compat.result import Result
 SLOW = 0.9  # below this fraction of torch's speed a row is explained
 SMALL_TILE_BYTES = 4096  # an output tile under this moves too little per tile block
 MANY_BLOCKS = 65536  # tile blocks past this cost more to schedule than small tiles do
+FEW_RESIDENT = 2  # at most this many tile blocks per SM at a time hide little latency
+
+# what one sm_90 SM holds (the H100 and H200 alike)
+SM_REGISTERS = 65536
+SM_THREADS = 2048
+SM_BLOCKS = 32
+SM_SHARED_BYTES = 233472  # 228 KiB
+BLOCK_RESERVED_SHARED = 1024  # the driver's share of each block's shared memory
 
 _OUTPUTS = (contract_pb2.PARAM_KIND_TENSOR_OUT, contract_pb2.PARAM_KIND_TENSOR_OUT_MAPPED)
 
@@ -73,6 +81,19 @@ def output_tile(contract: bytes) -> OutputTile | None:
     return None
 
 
+def resident_blocks(machine: SassStats) -> int | None:
+    """How many blocks of this kernel one SM runs at a time: the fewest its registers
+    (allocated per warp, 8 at a time a thread), threads and shared memory allow."""
+    if not machine.threads or not machine.registers:
+        return None
+    warps = math.ceil(machine.threads / 32)
+    per_warp = math.ceil(machine.registers / 8) * 8 * 32
+    limits = [SM_REGISTERS // (warps * per_warp), SM_THREADS // (warps * 32), SM_BLOCKS]
+    if machine.shared:
+        limits.append(SM_SHARED_BYTES // (machine.shared + BLOCK_RESERVED_SHARED))
+    return min(limits)
+
+
 def causes(evidence: Evidence) -> list[str]:
     """What the evidence says, each cause with its numbers; the control's outcome last."""
     found: list[str] = []
@@ -82,6 +103,13 @@ def causes(evidence: Evidence) -> list[str]:
         found.append(
             f"register spills: {machine.spills} local-memory instructions at "
             f"{machine.registers} registers a thread"
+        )
+    resident = resident_blocks(machine) if machine is not None else None
+    if resident is not None and resident <= FEW_RESIDENT:
+        assert machine is not None
+        found.append(
+            f"{resident} tile block(s) per SM at a time: {machine.threads} threads of "
+            f"{machine.registers} registers, {machine.shared:,} B shared"
         )
     if tile is not None and 0 < tile.bytes < SMALL_TILE_BYTES:
         found.append(f"small tiles: each tile block writes {tile.bytes:,} B")

@@ -8,7 +8,15 @@ from tests.benchmarks.sass_stats import SassStats
 from tests.client_stubs.conftest import add_contract
 from tests.compat import far_from_torch
 from tests.compat.discover import EntrySite
-from tests.compat.far_from_torch import Evidence, OutputTile, Run, causes, output_tile, section
+from tests.compat.far_from_torch import (
+    Evidence,
+    OutputTile,
+    Run,
+    causes,
+    output_tile,
+    resident_blocks,
+    section,
+)
 from tests.compat.result import Result
 from tests.compat.table import Case
 
@@ -86,3 +94,18 @@ def test_only_launched_rows_under_the_threshold_are_explained(no_cuobjdump: None
     assert cells[:6] == ["`add.rs` `add`", "S=[128]", "0.25x", "[128] f32 (512 B)", "32,768", "-"]
     assert cells[8:10] == ["S=[1024]", "0.97x"]
     assert cells[10].startswith("small tiles: each tile block writes 512 B; the same source")
+
+
+def test_resident_blocks_follow_the_tightest_sm_limit() -> None:
+    def with_(registers: int, threads: int, shared: int = 0) -> SassStats:
+        return SassStats("k", 1, registers, shared, 0, 0, 0, 0, 0, threads=threads)
+
+    assert resident_blocks(with_(255, 256)) == 1  # 256 x 256 registers: the whole file
+    assert resident_blocks(with_(10, 128)) == 16  # threads: 2048 / 128
+    assert resident_blocks(with_(10, 32)) == 32  # the block limit
+    assert resident_blocks(with_(32, 128, shared=100_000)) == 2  # shared memory
+    assert resident_blocks(with_(32, 0)) is None  # no CTA size read
+    few = Evidence(None, Run(0.3, "pass", None, with_(255, 256, 33160)), None)
+    assert causes(few) == [
+        "1 tile block(s) per SM at a time: 256 threads of 255 registers, 33,160 B shared"
+    ]
