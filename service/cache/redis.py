@@ -19,7 +19,8 @@ longer than the lease still runs once.
 
 Faults. Redis errors never fail a compile: each one is logged, reported to the error
 observer (the server's `cutile_serve_cache_errors_total{layer="redis"}`) and read as a miss,
-a skipped write or a granted lease. After a connection error or a timeout Redis is left
+a skipped write or a granted lease. Each command ends within `deadline_s` however slowly a
+reply comes (`service.cache.redis_deadline`). After a connection error or a timeout Redis is left
 alone for `retry_after_s`, so an unreachable server costs one timeout, not one per request;
 any other failure (an error reply, such as a key of the wrong type, or a reply that does not
 parse) concerns that command only: a read that fails so deletes its key, and anything but
@@ -45,6 +46,7 @@ from typing import Any
 import redis
 
 from service.cache.disk import MAX_ENTRY_BYTES, check_key, decode_entry, encode_entry
+from service.cache.redis_deadline import deadline_client
 from service.cache.store import CacheEntry, ErrorObserver
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,7 @@ DEFAULT_TTL_S = 7 * 24 * 3600
 DEFAULT_LEASE_MS = 3_000  # renewed every second while its compile runs
 DEFAULT_MAX_ENTRY_BYTES = MAX_ENTRY_BYTES
 DEFAULT_TIMEOUT_S = 0.5
+DEFAULT_DEADLINE_S = 5.0  # a whole command, reply included (a 64 MiB entry at ~100 MB/s)
 DEFAULT_RETRY_AFTER_S = 2.0
 
 _FAILED = object()  # what `_call` returns for a command that failed (not for a miss)
@@ -83,6 +86,7 @@ class RedisCache:
         lease_ms: int = DEFAULT_LEASE_MS,
         max_entry_bytes: int = DEFAULT_MAX_ENTRY_BYTES,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        deadline_s: float = DEFAULT_DEADLINE_S,
         retry_after_s: float = DEFAULT_RETRY_AFTER_S,
     ) -> None:
         self.url = url
@@ -91,9 +95,7 @@ class RedisCache:
         self.lease_ms = lease_ms
         self.max_entry_bytes = max_entry_bytes
         self.retry_after_s = retry_after_s
-        self._client = redis.Redis.from_url(
-            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
-        )
+        self._client = deadline_client(url, deadline_s=deadline_s, timeout_s=timeout_s)
         self._release = self._client.register_script(_RELEASE)
         self._renew = self._client.register_script(_RENEW)
         self._observer: ErrorObserver | None = None
