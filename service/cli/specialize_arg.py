@@ -9,12 +9,16 @@ launch the most specialized variant the arguments meet (`client_stubs.variants`)
 
     divisible by D   every extent and every stride (but the unit last one) of every tensor
                      parameter divisible by D
+    divisible by 16 past the leading extent
+                     the same with the leading extent free: what a launch over a row count
+                     of no particular divisibility meets (`[4097, 1024]`: cuTile Rust's JIT
+                     gives its tensors the same facts); a rank-1 tensor is assumed nothing
     16-byte rows     every stride but the unit last one a multiple of 16 bytes, no extent
                      assumed: what TMA needs, and what a launch with small or odd extents
                      still meets (a decoder's one-token activations `[1, K]`, an output of
                      `[N, 4]` f32 rows), which the divisible variant refuses
 
-    auto      the default: divisible by 16, then 16-byte rows
+    auto      the default: divisible by 16, by 16 past the leading extent, then 16-byte rows
     none      the general kernel only
     rows      the 16-byte rows variant only
     16,8      one divisible variant per listed divisor (each a power of two, 2..16); `rows`
@@ -55,25 +59,29 @@ class SpecializeError(ValueError):
 
 @dataclass(frozen=True)
 class AutoVariant:
-    """One automatic variant: `divisor` > 0 assumes every extent and stride (but the unit last
-    one) divisible by it; otherwise every stride but the last a multiple of `row_bytes`."""
+    """One automatic variant: `divisor` > 0 assumes every extent (but the leading one, with
+    `leading_free`) and stride (but the unit last one) divisible by it; otherwise every stride
+    but the last a multiple of `row_bytes`."""
 
     divisor: int = 0
     row_bytes: int = 0
+    leading_free: bool = False
 
     def describe(self) -> str:
         if self.divisor:
-            return f"divisible by {self.divisor}"
+            past = " past the leading extent" if self.leading_free else ""
+            return f"divisible by {self.divisor}{past}"
         return f"{self.row_bytes}-byte rows"
 
     def facts(self, contract: contract_pb2.LaunchContract) -> tuple[TensorFacts, ...]:
         if self.divisor:
-            return variant_facts(contract, self.divisor)
+            return variant_facts(contract, self.divisor, leading_free=self.leading_free)
         return row_facts(contract, self.row_bytes)
 
 
 ROWS = AutoVariant(row_bytes=ROW_BYTES)
-AUTO_VARIANTS = (AutoVariant(divisor=16), ROWS)
+TRAILING = AutoVariant(divisor=16, leading_free=True)
+AUTO_VARIANTS = (AutoVariant(divisor=16), TRAILING, ROWS)
 
 
 def kept_variants(general: bytes, cubins: Sequence[bytes | None]) -> list[bool]:
@@ -87,7 +95,8 @@ def kept_variants(general: bytes, cubins: Sequence[bytes | None]) -> list[bool]:
 
 
 def parse_specialize(text: str) -> tuple[AutoVariant, ...]:
-    """`auto` -> divisible by 16 and 16-byte rows, `none` -> (), `rows` -> 16-byte rows,
+    """`auto` -> divisible by 16, by 16 past the leading extent and 16-byte rows, `none` -> (),
+    `rows` -> 16-byte rows,
     `16,8` -> divisible by 16 and by 8 (strongest first, no repeats, rows last)."""
     mode = text.strip().lower()
     if mode == "auto":
@@ -108,10 +117,12 @@ def parse_specialize(text: str) -> tuple[AutoVariant, ...]:
     return found + ((ROWS,) if rows else ())
 
 
-def variant_facts(contract: contract_pb2.LaunchContract, divisor: int) -> tuple[TensorFacts, ...]:
-    """The facts of the variant that assumes every extent and stride (but the last, which is
-    1) of every tensor parameter of `contract` divisible by `divisor`, sorted by parameter;
-    () when no tensor gains anything."""
+def variant_facts(
+    contract: contract_pb2.LaunchContract, divisor: int, *, leading_free: bool = False
+) -> tuple[TensorFacts, ...]:
+    """The facts of the variant that assumes every extent (but the leading one, with
+    `leading_free`) and stride (but the last, which is 1) of every tensor parameter of
+    `contract` divisible by `divisor`, sorted by parameter; () when no tensor gains anything."""
     facts = []
     for param in contract.params:
         if param.kind not in _TENSORS or param.rank == 0:
@@ -119,12 +130,16 @@ def variant_facts(contract: contract_pb2.LaunchContract, divisor: int) -> tuple[
         static = param.kind == contract_pb2.PARAM_KIND_TENSOR_IN  # an output's are its tile
         declared = list(param.declared_shape) if static else []
         dims = tuple(
-            largest_divisor(declared[axis], divisor)
+            1
+            if leading_free and axis == 0
+            else largest_divisor(declared[axis], divisor)
             if axis < len(declared) and declared[axis] >= 0
             else divisor
             for axis in range(param.rank)
         )
         strides = (divisor,) * (param.rank - 1) + (1,)
+        if leading_free and param.rank == 1:
+            continue  # its one extent is the leading one: nothing to assume
         if max(dims + strides) > 1:
             facts.append(TensorFacts(param.name, dims, strides))
     return tuple(sorted(facts, key=lambda f: f.param))

@@ -1,7 +1,8 @@
 """The default path on the GPU: kernels built the way `cutile-compile` builds them by default
-(the general kernel plus its variants for extents and strides divisible by 16 and for rows of
-16-byte multiples), launched with `Bundle.kernel(...)` and no `for_args`: each launch runs the
-variant its arguments meet.
+(the general kernel plus its variants for extents and strides divisible by 16, for the same
+past the leading extent, and for rows of 16-byte multiples: of variants that assemble to one
+cubin only the one assuming less is kept), launched with `Bundle.kernel(...)` and no
+`for_args`: each launch runs the variant its arguments meet.
 
     python -m tests.gpu.build_artifacts OUT      # writes OUT/default too
     PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu/test_default_variants_gpu.py
@@ -36,7 +37,8 @@ def bundle() -> Bundle:
 @pytest.mark.parametrize(
     ("m", "n", "k", "variant"),
     [
-        (1024, 512, 256, 0),  # every extent and stride a 16-multiple: the div16 variant
+        (1024, 512, 256, 0),  # all 16-multiples: past M (the all-16 one is the same cubin)
+        (1000, 512, 256, 0),  # M of no divisibility: the same variant
         (1000, 520, 200, 1),  # rows of 16-byte multiples, extents not: the rows variant
         (1024, 512, 264, 1),
         (1000, 520, 201, 2),  # x's rows of 402 bytes: only the general kernel

@@ -343,7 +343,7 @@ def test_fact_variants_sit_next_to_the_general_kernel_and_the_client_picks(
 
 def test_by_default_a_one_token_launch_gets_the_16_byte_rows_variant(tileiras, tmp_path) -> None:
     """A decoder's one-token activations `[1, K]` meet no divisible-by-16 variant, but their
-    16-byte rows give the GEMV TMA loads: `--specialize auto` builds both variants."""
+    16-byte rows give the GEMV TMA loads: `--specialize auto` builds both kinds of variant."""
     from client_stubs import DeviceTensor
     from client_stubs.artifacts import Bundle
 
@@ -354,7 +354,8 @@ def test_by_default_a_one_token_launch_gets_the_16_byte_rows_variant(tileiras, t
     built = json.loads(summary.read_text())["kernels"]
     assert [(k["variant"], k["divisor"], k["kept"]) for k in built] == [
         (None, None, True),
-        ("divisible by 16", 16, True),
+        ("divisible by 16", 16, False),  # the same cubin as the next, which serves more
+        ("divisible by 16 past the leading extent", 16, True),
         ("16-byte rows", None, True),
     ]
     kernels = {k["cubin"]: k for k in _manifest(tmp_path)["kernels"]}
@@ -378,7 +379,7 @@ def test_by_default_a_one_token_launch_gets_the_16_byte_rows_variant(tileiras, t
         )
         return kernels[entry.cubin.name]
 
-    assert len(chosen(16, 4096, 16)["facts"][0]["dim_divisors"]) == 3  # every extent: 16s
+    assert chosen(16, 4096, 16)["facts"][0]["dim_divisors"] == [1, 16, 16]  # past the first
     assert chosen(1, 4096) is rows  # one token: the rows variant
     assert chosen(1, 4100)["facts"] == []  # 4100 bf16 a row is not 16-byte rows: general
 

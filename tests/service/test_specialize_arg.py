@@ -10,6 +10,7 @@ from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 from service.cli.specialize_arg import (
     ROWS,
+    TRAILING,
     AutoVariant,
     SpecializeError,
     kept_variants,
@@ -46,11 +47,11 @@ def _d(*divisors: int) -> tuple[AutoVariant, ...]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("auto", (*_d(16), ROWS)),
+        ("auto", (*_d(16), TRAILING, ROWS)),
         ("none", ()),
         ("16,8", _d(16, 8)),
         ("2,8,8", _d(8, 2)),
-        (" AUTO ", (*_d(16), ROWS)),
+        (" AUTO ", (*_d(16), TRAILING, ROWS)),
         ("rows", (ROWS,)),
         ("rows,16", (*_d(16), ROWS)),
     ],
@@ -86,6 +87,15 @@ def test_every_extent_and_stride_but_the_unit_last_one_and_static_extents_keep_t
         TensorFacts("z", (16, 16), (16, 1)),  # an output's type gives its tile, not its extent
     )
     assert variant_facts(_contract(), 4)[1] == TensorFacts("x", (4, 4), (4, 1))
+
+
+def test_past_the_leading_extent_the_row_count_is_free_and_vectors_assume_nothing() -> None:
+    assert variant_facts(_contract(), 16, leading_free=True) == (
+        TensorFacts("x", (1, 8), (16, 1)),  # [4097, 24] meets it; rank-1 `m` assumes nothing
+        TensorFacts("z", (1, 16), (16, 1)),
+    )
+    assert TRAILING.facts(_contract()) == variant_facts(_contract(), 16, leading_free=True)
+    assert TRAILING.describe() == "divisible by 16 past the leading extent"
 
 
 def test_no_variant_where_no_tensor_gains_anything() -> None:
