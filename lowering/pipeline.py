@@ -137,7 +137,7 @@ def compile_kernel(
     deadline = None if parse_limit_ms is None else ParseDeadline.after_ms(parse_limit_ms)
     try:
         return _compile(request, stop_after, assembler, sink, started, deadline)
-    except TileirasFault:  # the assembler's fault, not the kernel's: the caller decides
+    except (TileirasFault, MemoryError):  # not the kernel's error: the caller decides
         raise
     except Exception as exc:  # a compiler bug: report it, never leak a traceback
         _log.exception("internal compiler error while compiling %s", request.entry)

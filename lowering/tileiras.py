@@ -1,13 +1,15 @@
 """A small, honest wrapper around NVIDIA's `tileiras` (Tile IR bytecode -> cubin).
 
 Each run gets a private temp dir (also its TMPDIR, removed afterwards), its own process
-group (killed whole on timeout), rlimits set by a tiny exec launcher, and capped output.
-Failures raise `TileirasError` carrying tileiras's own message and a repro command line.
+group (killed whole when the run ends: nothing it started, ptxas say, outlives it), rlimits
+set by a tiny exec launcher, and capped output. Failures raise `TileirasError` carrying
+tileiras's own message and a repro command line.
 
 tileiras is untrusted: its output is checked before it is returned (a cubin for the target,
 within `FILE_SIZE_CAP`, holding the expected entry symbol). A run that says nothing about
-the bytecode (killed by a signal, timed out, exit 0 without a valid cubin) raises
-`TileirasFault`: the server's problem, never reported as the kernel's.
+the bytecode (killed by a signal, could not start, exit 0 without a valid cubin) raises
+`TileirasFault`: the server's problem, never reported as the kernel's. A run past its time
+(the wall-clock timeout, or CPU time) raises `TileirasOverBudget`: the input's doing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +73,12 @@ class TileirasFault(TileirasError):
     without a valid cubin for the target. A server fault, never the kernel's error."""
 
 
-class TileirasTimeout(TileirasFault):
+class TileirasOverBudget(TileirasFault):
+    """tileiras needed more than a run may use (its wall-clock limit, or the CPU time its
+    process may take): the input's doing, which a retry would only repeat."""
+
+
+class TileirasTimeout(TileirasOverBudget):
     """tileiras ran past its wall-clock limit; its process group was killed."""
 
 
@@ -164,7 +172,7 @@ class Tileiras:
         if not isinstance(bytecode, bytes) or not bytecode:
             raise ValueError("bytecode must be non-empty bytes")
         command = (self._path, *flags, INPUT_NAME, "-o", OUTPUT_NAME)
-        workdir = tempfile.mkdtemp(prefix="tileiras-", dir=self._temp_root)
+        workdir = self._workdir(command)
         try:
             Path(workdir, INPUT_NAME).write_bytes(bytecode)
             outcome = _run_limited(command, workdir, timeout_s)
@@ -177,9 +185,19 @@ class Tileiras:
             raise TileirasFault(f"tileiras wrote no valid cubin: {exc}", 0, "", command) from None
         return cubin
 
+    def _workdir(self, command: tuple[str, ...]) -> str:
+        """A new folder for one run, in the temp root (made again if something removed it,
+        as a cleaner of old temp folders may)."""
+        try:
+            if self._temp_root is not None:
+                os.makedirs(self._temp_root, mode=0o700, exist_ok=True)
+            return tempfile.mkdtemp(prefix="tileiras-", dir=self._temp_root)
+        except OSError as exc:
+            raise TileirasFault(f"no folder for a tileiras run: {exc}", None, "", command) from None
+
     def _query(self, flag: str) -> str:
         command = (self._path, flag)
-        workdir = tempfile.mkdtemp(prefix="tileiras-", dir=self._temp_root)
+        workdir = self._workdir(command)
         try:
             outcome = _run_limited(command, workdir, 30)
         finally:
@@ -191,9 +209,10 @@ class Tileiras:
 
 
 def _checked_binary(path: str, where: str) -> str:
+    """`path` made absolute (runs start in a folder of their own) once it is executable."""
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise TileirasNotFound(f"tileiras from {where} is not an executable file: {path}")
-    return path
+    return os.path.abspath(path)
 
 
 def nvidia_binary(name: str) -> str | None:
@@ -209,11 +228,16 @@ def nvidia_binary(name: str) -> str | None:
     return None
 
 
-# Applies the rlimits, asks to be killed when its parent dies (a compile worker killed
-# mid-run leaves no orphan), then execs tileiras. A separate interpreter rather than
-# `preexec_fn`: preexec runs Python between fork and exec, which is unsafe in a threaded
-# server (with it, the gRPC service tests saw intermittent SIGSEGV children).
-_LAUNCHER = """\
+# Applies the rlimits (and lifts the compile worker's CPU budget, which tileiras would
+# otherwise inherit: its own bound is the wall-clock timeout), asks to be killed when its
+# parent dies (a compile worker killed mid-run leaves no orphan), then execs tileiras; a
+# binary that cannot be executed exits NOT_STARTED_STATUS, saying why after a marker. A
+# separate interpreter rather than `preexec_fn`: preexec runs Python between fork and exec,
+# which is unsafe in a threaded server (with it, the gRPC service tests saw intermittent
+# SIGSEGV children). argv: address-space cap, file-size cap, the command.
+NOT_STARTED_STATUS = 127
+NOT_STARTED = "cutile-serve: tileiras could not be started: "
+_LAUNCHER = f"""\
 import ctypes, os, resource, signal, sys
 caps = ((resource.RLIMIT_AS, int(sys.argv[1])), (resource.RLIMIT_FSIZE, int(sys.argv[2])),
         (resource.RLIMIT_CORE, 0))
@@ -221,11 +245,17 @@ for kind, cap in caps:
     hard = resource.getrlimit(kind)[1]
     cap = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
     resource.setrlimit(kind, (cap, cap))
+hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
 try:  # die with whoever started us (PR_SET_PDEATHSIG survives the exec; Linux only)
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 except (OSError, AttributeError):
     pass
-os.execv(sys.argv[3], sys.argv[3:])
+try:
+    os.execv(sys.argv[3], sys.argv[3:])
+except OSError as exc:
+    sys.stderr.write({NOT_STARTED!r} + str(exc) + "\\n")
+    os._exit({NOT_STARTED_STATUS})
 """
 
 
@@ -253,17 +283,31 @@ def _run_limited(command: tuple[str, ...], workdir: str, timeout_s: float) -> _O
 
 
 def _wait_or_kill(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Wait; on timeout (or any interruption) kill the whole group. True if timed out."""
+    """Wait at most `timeout_s` for tileiras; then kill whatever is left of its process group
+    (a ptxas it started, or all of it on a timeout or any interruption) while tileiras is
+    not yet reaped, so the group id cannot belong to anyone else; then reap it. True if it
+    timed out."""
+    timed_out = True
     try:
-        proc.wait(timeout=timeout_s)
-        return False
-    except subprocess.TimeoutExpired:
-        return True
+        timed_out = not _exits_within(proc.pid, timeout_s)
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):  # the group: tileiras and its ptxas
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return timed_out
+
+
+def _exits_within(pid: int, timeout_s: float) -> bool:
+    """Whether child `pid` exits within `timeout_s`; it is left unreaped either way."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.0005
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.05)
+    return True
 
 
 def _read_capped(path: Path) -> str:
@@ -285,6 +329,13 @@ def _cubin_or_raise(
     if size >= FILE_SIZE_CAP:  # stopped by RLIMIT_FSIZE, whatever its exit status says
         message = f"tileiras output reached the cap of {FILE_SIZE_CAP} bytes"
         raise TileirasFault(message, outcome.returncode, said, command)
+    if outcome.returncode == NOT_STARTED_STATUS and NOT_STARTED in outcome.stderr:
+        message = f"tileiras could not be started ({command[0]})"
+        raise TileirasFault(message, outcome.returncode, said, command)
+    if outcome.returncode == -signal.SIGXCPU:
+        raise TileirasOverBudget(
+            _exit_message(outcome.returncode), outcome.returncode, said, command
+        )
     if outcome.returncode is not None and outcome.returncode < 0:
         raise TileirasFault(_exit_message(outcome.returncode), outcome.returncode, said, command)
     if outcome.returncode != 0:

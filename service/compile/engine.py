@@ -44,7 +44,7 @@ from lowering.pipeline import (
     Timings,
     compile_kernel,
 )
-from lowering.tileiras import Tileiras, TileirasError, TileirasFault
+from lowering.tileiras import Tileiras, TileirasError, TileirasFault, TileirasOverBudget
 from parser.front_end import Diagnostic, Severity, codes
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache.artifact import Artifact
@@ -391,6 +391,8 @@ class CompileEngine:
     ) -> CompileResult:
         try:
             return self.compile_fn(request, assembler=assembler, parse_limit_ms=parse_limit_ms)
+        except TileirasOverBudget as exc:  # the input's doing: the request's own error
+            raise CompileFault("costly", str(exc)) from None
         except TileirasFault as exc:
             raise CompileFault("tileiras", str(exc)) from None
         except MemoryError:

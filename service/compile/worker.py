@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection
 
 from lowering.contract import LaunchContract
 from lowering.pipeline import CompileRequest, Timings, compile_kernel
-from lowering.tileiras import Tileiras, TileirasFault
+from lowering.tileiras import Tileiras, TileirasFault, TileirasOverBudget
 from parser.front_end import Diagnostic
 from service.cache.content import ContentCachedAssembler
 from service.cache.store import CacheEntry
@@ -140,6 +140,8 @@ def _compile(job: CompileJob, tileiras: Tileiras, conn: Connection) -> JobDone:
     )
     try:
         result = compile_kernel(job.request, assembler=assembler, parse_limit_ms=job.parse_limit_ms)
+    except TileirasOverBudget as exc:  # the input's doing: the request's own error
+        return JobDone(fault=("costly", str(exc)))
     except TileirasFault as exc:
         return JobDone(fault=("tileiras", str(exc)))
     except MemoryError:

@@ -19,6 +19,7 @@ from lowering.tileiras import (
     TileirasError,
     TileirasFault,
     TileirasNotFound,
+    TileirasOverBudget,
     TileirasTimeout,
     tileiras_flags,
 )
@@ -235,3 +236,60 @@ def test_a_crash_is_a_fault_but_an_error_exit_is_the_bytecodes(tmp_path: Path) -
     with pytest.raises(TileirasError) as caught:
         rejecting.assemble(b"bytes", arch="sm_90")
     assert not isinstance(caught.value, TileirasFault)
+
+
+def test_nothing_tileiras_started_outlives_its_run(tmp_path: Path) -> None:
+    """A ptxas left running by a tileiras that failed (or exited) is killed with the run."""
+    marker = tmp_path / "child.pid"
+    fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nexit 1\n")
+    with pytest.raises(TileirasError):
+        fake.assemble(b"bytes", arch="sm_90", timeout_s=10)
+    child = int(marker.read_text())
+    for _ in range(50):  # reparented and reaped asynchronously
+        if not _alive(child):
+            break
+        time.sleep(0.02)
+    assert not _alive(child)
+
+
+def test_a_binary_that_cannot_start_is_a_fault_not_the_kernels(tmp_path: Path) -> None:
+    fake = _fake_tileiras(tmp_path, "exit 0\n")
+    Path(fake.path).write_bytes(b"\x7fELF not really")  # executable, but no valid image
+    with pytest.raises(TileirasFault, match="could not be started") as caught:
+        fake.assemble(b"bytes", arch="sm_90")
+    assert "Exec format error" in caught.value.stderr
+
+
+def test_cpu_time_is_over_budget_and_the_callers_budget_is_not_inherited(
+    tmp_path: Path,
+) -> None:
+    import resource
+
+    over = _fake_tileiras(tmp_path, "kill -XCPU $$\n")
+    with pytest.raises(TileirasOverBudget, match="SIGXCPU"):
+        over.assemble(b"bytes", arch="sm_90")
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    budget = int(used.ru_utime + used.ru_stime) + 3600  # a compile worker's budget
+    resource.setrlimit(resource.RLIMIT_CPU, (budget, hard))
+    try:
+        limits = _fake_tileiras(tmp_path / "b", 'echo "cpu=$(ulimit -t)" >&2\nexit 7\n')
+        with pytest.raises(TileirasError) as caught:
+            limits.assemble(b"bytes", arch="sm_90")
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    expected = "unlimited" if hard == resource.RLIM_INFINITY else str(hard)
+    assert f"cpu={expected}" in caught.value.stderr
+
+
+def test_a_relative_path_is_made_absolute(tmp_path: Path, monkeypatch) -> None:
+    _fake_tileiras(tmp_path, "exit 0\n")
+    monkeypatch.chdir(tmp_path)
+    assert Tileiras.locate("./fake-tileiras").path == str(tmp_path / "fake-tileiras")
+
+
+def test_a_removed_temp_root_is_made_again(tmp_path: Path) -> None:
+    fake = _writing(tmp_path, fake_cubin("sm_90", "add_B1024"))
+    (tmp_path / "tmp").rmdir()  # as a cleaner of old temp folders does
+    assert fake.assemble(b"b", arch="sm_90", symbol="add_B1024")
+    assert (tmp_path / "tmp").is_dir()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lowering.pipeline import CompileRequest, CompileResult
-from lowering.tileiras import TileirasError, TileirasFault, TileirasTimeout
+from lowering.tileiras import TileirasError, TileirasFault, TileirasOverBudget, TileirasTimeout
 from parser.spans import SourceFile
 from service.cache.disk import DiskCache
 from service.cache.layered import LayeredCache
@@ -89,21 +89,39 @@ def test_raised_tileiras_error_is_a_diagnostic(fake_compiler, fake_assembler, ca
 
 
 @pytest.mark.parametrize(
-    "fault",
+    ("fault", "kind"),
     [
-        TileirasTimeout("tileiras did not finish", None, "", ("tileiras",)),
-        TileirasFault("tileiras was killed by SIGSEGV", -11, "", ("tileiras",)),
+        (TileirasFault("tileiras was killed by SIGSEGV", -11, "", ("tileiras",)), "tileiras"),
+        (TileirasFault("tileiras could not be started", 127, "", ("tileiras",)), "tileiras"),
+        # past its time: the input's doing, the request's own error (never retried)
+        (TileirasTimeout("tileiras did not finish", None, "", ("tileiras",)), "costly"),
+        (TileirasOverBudget("tileiras was killed by SIGXCPU", -24, "", ("t",)), "costly"),
     ],
 )
 def test_a_tileiras_fault_is_the_servers_not_a_diagnostic(
-    fake_compiler, fake_assembler, cache, fault
+    fake_compiler, fake_assembler, cache, fault, kind
 ) -> None:
     fake_compiler.raises = fault
     engine = CompileEngine(fake_assembler, cache=cache, compile_fn=fake_compiler)
     with pytest.raises(CompileFault) as raised:
         engine.compile(REQUEST)
-    assert raised.value.kind == "tileiras" and str(fault.message) in raised.value.message
+    assert raised.value.kind == kind and str(fault.message) in raised.value.message
     assert cache.get(engine.key(REQUEST).sha256) is None
+
+
+def test_memory_exhaustion_in_the_compiler_is_too_costly_not_a_compiler_bug(
+    fake_assembler, monkeypatch
+) -> None:
+    from lowering import pipeline
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(pipeline, "_compile", exhausted)
+    engine = CompileEngine(fake_assembler, compile_fn=pipeline.compile_kernel)
+    with pytest.raises(CompileFault) as raised:
+        engine.compile(REQUEST)
+    assert raised.value.kind == "costly"
 
 
 def test_a_bad_cubin_is_never_cached(fake_compiler, fake_assembler, cache) -> None:
