@@ -31,6 +31,7 @@ import os
 import queue
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 import time
@@ -64,6 +65,21 @@ _CONTEXT = multiprocessing.get_context("spawn")  # no fork of a threaded gRPC se
 def runs_root() -> Path:
     """Where every server of this user keeps its workers' temp roots."""
     return Path(tempfile.gettempdir()) / f"cutile-serve-runs-{os.getuid()}"
+
+
+def private_runs_root() -> Path:
+    """`runs_root()`, made if absent; PermissionError unless it is a folder of this user that
+    no one else may write (a server kills the processes it finds under it, so a folder that
+    another user made or can write could point it at anyone's)."""
+    root = runs_root()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(root)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(
+            f"{root} is not a private folder of this user (owner uid {info.st_uid}, mode "
+            f"{stat.S_IMODE(info.st_mode):o}): remove it, or point TMPDIR elsewhere"
+        )
+    return root
 
 
 @dataclass(eq=False)
@@ -103,8 +119,7 @@ class WorkerPool:
         self.target = target  # the worker's main (tests give stand-ins that misbehave)
         self.tileiras_path = tileiras_path
         self.limits = limits or WorkerLimits()
-        runs = runs_root()
-        runs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        runs = private_runs_root()
         self.root = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=runs))
         self.replaced = 0  # workers started to replace dead or killed ones
         self._idle: queue.Queue[Worker] = queue.Queue()
@@ -301,13 +316,17 @@ def kill_runs_under(folder: str) -> int:
 def clean_orphans(root: Path | None = None) -> int:
     """Remove what servers that are gone left under `root` (default `runs_root()`): kill
     tileiras still running in their temp roots, delete the folders. How many were removed."""
-    root = root or runs_root()
+    root = root or private_runs_root()
     removed = 0
     with contextlib.suppress(OSError):
         for folder in root.iterdir():
             owner = folder.name.split("-", 1)[0]
             if owner.isdigit() and _alive(int(owner)):
                 continue
+            info = os.lstat(folder)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                log.warning("left %s alone: not a temp root this user made", folder)
+                continue  # a link, or someone else's: never followed, never cleaned
             kill_runs_under(str(folder))
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1

@@ -41,7 +41,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import signal
+import ssl
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -309,7 +311,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-memory",
-        type=_byte_size,
+        type=_worker_memory,
         default=WorkerLimits().memory_bytes,
         help="address space of each compile worker, e.g. 4G (default 4G)",
     )
@@ -328,7 +330,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--grace",
-        type=float,
+        type=_seconds,
         default=DEFAULT_GRACE_S,
         help="seconds in-flight RPCs get on shutdown (default %(default)s)",
     )
@@ -398,6 +400,10 @@ def load_secrets(args: argparse.Namespace) -> None:
             args.tls = (args.tls_cert.read_bytes(), args.tls_key.read_bytes())
         except OSError as exc:
             raise OSError(f"cannot read the TLS certificate or key: {exc}") from exc
+        try:  # what gRPC would only report as a failure to bind
+            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(args.tls_cert, args.tls_key)
+        except (ssl.SSLError, ValueError) as exc:
+            raise OSError(f"the TLS certificate and key are not a usable PEM pair: {exc}") from exc
 
 
 def _positive_int(text: str) -> int:
@@ -411,6 +417,25 @@ def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be at least 0")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError("must be a finite number of seconds, at least 0")
+    return value
+
+
+MIN_WORKER_MEMORY = 512 << 20  # a worker's interpreter, imports and compile-thread stack
+
+
+def _worker_memory(text: str) -> int:
+    value = _byte_size(text)
+    if value < MIN_WORKER_MEMORY:
+        raise argparse.ArgumentTypeError(
+            "must be at least 512M (a worker's interpreter and its compile thread's stack)"
+        )
     return value
 
 
@@ -431,8 +456,8 @@ def _byte_size(text: str) -> int:
         value = float(body[: len(body) - len(unit)] if unit else body)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be at least 0")
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError("must be a finite size, at least 0")
     return int(value * _SIZE_SUFFIX[unit])
 
 

@@ -106,6 +106,8 @@ def test_arguments() -> None:
         None,
         False,
     )
+    assert (parse_args(["--grace", "0"]).grace, parse_args(["--grace", "2.5"]).grace) == (0, 2.5)
+    assert parse_args(["--worker-memory", "512M"]).worker_memory == 512 << 20
     args = parse_args(["--port", "0", "--cache-dir", "/tmp/c", "--workers", "3"])
     assert (args.port, str(args.cache_dir), args.workers) == (0, "/tmp/c", 3)
     args = parse_args(["--cache", "redis://u:p@127.0.0.1:6379/2", "--cache-ttl", "60"])
@@ -120,6 +122,11 @@ def test_arguments() -> None:
         ["--cache-dir", "x", "--no-cache"],
         ["--cache", "http://127.0.0.1:6379"],
         ["--cache", "redis://127.0.0.1:6379/0", "--no-cache"],
+        ["--grace", "nan"],
+        ["--grace", "inf"],
+        ["--grace", "-5"],
+        ["--worker-memory", "300M"],  # too little for a worker to start a compile
+        ["--worker-memory", "inf"],
     )
     for bad in bad_arguments:
         with pytest.raises(SystemExit) as caught:

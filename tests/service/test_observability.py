@@ -348,6 +348,20 @@ def test_new_arguments() -> None:
         assert caught.value.code == 2
 
 
+def test_tls_files_are_checked_as_a_pem_pair_at_start(tmp_path: Path, self_signed) -> None:
+    from service.server.daemon import load_secrets
+
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    cert.write_bytes(self_signed[0])
+    key.write_bytes(self_signed[1])
+    args = parse_args(["--tls-cert", str(cert), "--tls-key", str(key)])
+    load_secrets(args)
+    assert args.tls == self_signed
+    key.write_bytes(b"garbage\n")
+    with pytest.raises(OSError, match="not a usable PEM pair"):
+        load_secrets(parse_args(["--tls-cert", str(cert), "--tls-key", str(key)]))
+
+
 def _read_lines(proc: subprocess.Popen[str], count: int, timeout_s: float) -> list[str]:
     lines: list[str] = []
 

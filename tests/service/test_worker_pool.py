@@ -4,6 +4,8 @@ kill and replace without harm."""
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ from parser.spans import SourceFile
 from service.cache.disk import DiskCache
 from service.compile.faults import CompileFault
 from service.compile.worker import WorkerLimits
-from service.compile.worker_pool import WorkerPool, clean_orphans, runs_root
+from service.compile.worker_pool import WorkerPool, clean_orphans, private_runs_root, runs_root
 from tests.fake_cubin import fake_cubin
 from tests.service import worker_targets
 
@@ -103,6 +105,37 @@ def test_what_dead_servers_left_is_removed_at_start(tmp_path: Path) -> None:
     alive.mkdir()
     assert clean_orphans(tmp_path) == 1
     assert not dead.exists() and alive.exists()
+
+
+def test_a_planted_link_is_never_followed_to_kill_or_delete(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("mine")
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o700)
+    (runs / "999999999-planted").symlink_to(victim)  # a dead "server" pointing elsewhere
+    bystander = subprocess.Popen(["sleep", "30"], cwd=victim)
+    try:
+        assert clean_orphans(runs) == 0
+        time.sleep(0.1)
+        assert bystander.poll() is None  # still running
+        assert (victim / "keep").read_text() == "mine"
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_runs_root_others_may_write_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = runs_root()
+    root.mkdir(mode=0o700)
+    root.chmod(0o777)  # as another user's squatted folder would be
+    with pytest.raises(PermissionError, match="not a private folder of this user"):
+        WorkerPool(1, "/bin/true")
+    with pytest.raises(PermissionError):
+        clean_orphans()
+    root.chmod(0o700)
+    assert private_runs_root() == root
 
 
 @pytest.mark.tileiras
