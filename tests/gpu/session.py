@@ -5,16 +5,16 @@ run the checks on the GPU machine, each step bounded, every log kept.
     PYTHONPATH=. python3 -m tests.gpu.session run OUT [--budget S] [--only A,B]   # the GPU
 
 `build` writes gpu_artifacts/ (the bundle of every example, the benchmark bundle and the
-decoder's kernels, each as built by default, launched early, and plain, and with a cutile-rs
-checkout its GEMM examples by our compiler and by its own, and the bundle of every cutile-rs
-entry with the tuned-tiles controls, for the compatibility runner's GPU mode), packs it into one gzipped tar
-(artifacts/gpu.tgz: a third of the size, so that all of it fits the device's 64 MiB carry)
-and prints the paths to carry. `run` unpacks that tar where gpu_artifacts/ is missing, takes
-the steps below in order, skips those whose artifacts are missing, starts none it cannot
-finish within `--budget` seconds (default 570: one device call runs at most 600), and
-writes each step's output to OUT/<step>.log, the JSON some steps write beside it, and
-OUT/summary.json (status and seconds per step). `--only` picks a subset, so a session is a
-few calls of ~10 minutes each.
+decoder's kernels, each as built by default, launched early, and plain; with a cutile-rs
+checkout also its GEMM examples by our compiler and by its own, and the bundle of every
+cutile-rs entry with the tuned-tiles controls, for the compatibility runner's GPU mode),
+packs it into one gzipped tar (artifacts/gpu.tgz: a third of the size, so that all of it
+fits the device's 64 MiB carry) and prints the paths to carry. `run` unpacks that tar
+where gpu_artifacts/ is missing, takes the steps below in order, skips those whose artifacts
+are missing, starts none it cannot finish within `--budget` seconds (default 570: one device
+call runs at most 600), and writes each step's output to OUT/<step>.log, the JSON some steps
+write beside it, and OUT/summary.json (status and seconds per step). `--only` picks a
+subset, so a session is a few calls of ~10 minutes each.
 """
 
 from __future__ import annotations
