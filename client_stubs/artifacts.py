@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ from client_stubs.errors import (
     KernelNotFoundError,
     LaunchError,
 )
-from client_stubs.integrity import contract_bytes
+from client_stubs.integrity import MAX_CUBIN_BYTES, contract_bytes
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
 from client_stubs.variants import Variants
@@ -48,6 +49,7 @@ from protos.generated.cutile.compile.v1 import contract_pb2
 MANIFEST = "manifest.json"
 DEFAULT_BASE_ALIGN = 16  # what a kernel assumes of a base address without facts (bytes)
 SUPPORTED_SCHEMAS = frozenset({1})
+MAX_FILE_BYTES = MAX_CUBIN_BYTES  # no file of a bundle is larger than a host takes a cubin
 
 
 def normalize_generic(value: object) -> str:
@@ -103,13 +105,13 @@ class Bundle:
         root = Path(path)
         manifest_path = root / MANIFEST
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            manifest = json.loads(_read_file(manifest_path).decode("utf-8"))
         except FileNotFoundError:
             raise BundleError(f"{manifest_path} does not exist") from None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # Recursion: nested too deep
             raise BundleError(f"{manifest_path} is unreadable: {exc}") from None
-        if not isinstance(manifest, dict) or manifest.get("schema") not in SUPPORTED_SCHEMAS:
-            schema = manifest.get("schema") if isinstance(manifest, dict) else None
+        schema = manifest.get("schema") if isinstance(manifest, dict) else None
+        if type(schema) is not int or schema not in SUPPORTED_SCHEMAS:  # [1] is unhashable
             raise BundleError(
                 f"{manifest_path}: unsupported manifest schema {schema!r} "
                 f"(known: {sorted(SUPPORTED_SCHEMAS)})"
@@ -240,8 +242,8 @@ class Bundle:
         """Read an entry's cubin and contract, verify both digests and their consistency,
         build a Kernel."""
         try:
-            cubin = entry.cubin.read_bytes()
-        except OSError as exc:
+            cubin = _read_file(entry.cubin)
+        except (OSError, ValueError) as exc:
             raise BundleError(f"{entry.label()}: cannot read {entry.cubin}: {exc}") from None
         digest = hashlib.sha256(cubin).hexdigest()
         if digest != entry.cubin_sha256.lower():
@@ -386,11 +388,23 @@ def _read_if_present(entry: BundleEntry, path: Path | None) -> bytes | None:
     if path is None:
         return None
     try:
-        return path.read_bytes()
+        return _read_file(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise BundleError(f"{entry.label()}: cannot read {path}: {exc}") from None
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of `path`, a regular file of at most MAX_FILE_BYTES (a FIFO would block the
+    read, a device never end it); `ValueError` says what else it is."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise ValueError("not a regular file")
+    with path.open("rb") as file:
+        data = file.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+    return data
 
 
 def _check_consistent(entry: BundleEntry, contract: contract_pb2.LaunchContract) -> None:

@@ -73,15 +73,19 @@ the bytecode in hex, the contract JSON), or with `-o OUT` writes one file per ke
 (`add_B=128_sm_90.ir.txt`, raw bytecode in `.tilebc`); no bundle is written and no cache is
 used. Only `contract` runs tileiras.
 
-Exit status: 0 when every kernel compiled, 1 when any failed, 2 for usage errors.
+Exit status: 0 when every kernel compiled, 1 when any failed, 2 for usage errors and for
+an OUT that cannot be written (its manifest unreadable: it is never overwritten).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
+import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -123,6 +127,7 @@ from service.cli.facts_arg import (
 from service.cli.generics_arg import GenericsSet, UsageError, generics_for, parse_generics
 from service.cli.manifest import (
     KernelRecord,
+    OutputError,
     facts_record,
     read_manifest,
     write_kernel,
@@ -142,11 +147,13 @@ from service.compile.flight import default_workers
 from service.compile.toolchain import locate_assembler
 from service.compile.worker import WorkerLimits
 from service.compile.worker_pool import WorkerPool
-from service.convert import DEFAULT_HOST_ARCH, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
+from service.convert import DEFAULT_HOST_ARCH, DEFAULT_LIMITS, DEFAULT_OPT_LEVEL, MAX_OPT_LEVEL
 from service.server.auth import TokenError, read_token
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 BATCH_CPU_SECONDS = 3600  # a worker's front-end CPU budget per kernel (the server's is 60 s)
+MAX_SOURCE_BYTES = DEFAULT_LIMITS.max_source_bytes  # what the server takes
+EMIT_NAME_CHARS = 128  # an --emit file name longer than this is cut and hashed
 
 # --------------------------------------------------------------------------- the job
 
@@ -273,11 +280,15 @@ class Batch:
     unparsed: list[dict[str, object]] = field(default_factory=list)
     total: int = 0
     done: int = 0
+    earlier: list[KernelRecord] = field(default_factory=list)  # OUT's manifest before the run
     _rebuilt: set[str] = field(default_factory=set)  # identities this run compiled
 
     def run(self, sources: Sequence[SourceFile]) -> int:
         try:
             return self._run(sources)
+        except OutputError as exc:  # the bundle cannot be written: OUT is left as it was
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         finally:
             if self.args.summary_json is not None:
                 self._write_summary(self.args.summary_json)
@@ -286,6 +297,7 @@ class Batch:
                 print(json.dumps(log, indent=2))
 
     def _run(self, sources: Sequence[SourceFile]) -> int:
+        self.earlier = read_manifest(self.args.out)  # before compiling: it may be unreadable
         self.sources = tuple(s for s in sources if self._parses(s))
         kernels = requested_kernels(self.args, self.sources)
         automatic = sum(1 for k in kernels if self._automatic(k)) * len(self.args.specialize)
@@ -380,7 +392,7 @@ class Batch:
 
     def _kept_records(self) -> list[KernelRecord]:
         """An earlier run's kernels, but those this run rebuilt (kept or not)."""
-        return [r for r in read_manifest(self.args.out) if _identity(r) not in self._rebuilt]
+        return [r for r in self.earlier if _identity(r) not in self._rebuilt]
 
     def _parses(self, source: SourceFile) -> bool:
         """Parse `source` once: a file that does not parse fails once, not once per kernel."""
@@ -696,17 +708,44 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def read_sources(paths: Sequence[Path]) -> list[SourceFile]:
-    sources = []
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from exc
-        sources.append(SourceFile(str(path), text))
-    return sources
+    return [SourceFile(str(path), read_source(path)) for path in paths]
+
+
+def read_source(path: Path) -> str:
+    """The UTF-8 text of `path`: a regular file (a FIFO would block, a device never end) of
+    at most MAX_SOURCE_BYTES, the server's limit; `UsageError` otherwise."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise UsageError(f"cannot read {path}: not a regular file")
+        with path.open(encoding="utf-8") as file:
+            text = file.read(MAX_SOURCE_BYTES + 1)  # characters: at least as many bytes
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+    if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
+        raise UsageError(f"cannot read {path}: larger than {MAX_SOURCE_BYTES} bytes")
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows here rather than at exit
+    except BrokenPipeError:  # `cutile-compile --emit ir ... | head`: stop quietly
+        _discard_stdout()
+        return EXIT_FAILED
+    return status
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a descriptor (embedded, tests)
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
@@ -772,16 +811,33 @@ def _emit(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:
                 print(f"// {_label(kernel)}: {args.emit}")
             sys.stdout.write(as_text(product))
             continue
-        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", _label(kernel)).strip("_")
-        path = args.out / (name + FILE_SUFFIXES[args.emit])
-        if isinstance(product, bytes):
-            path.write_bytes(product)
-        else:
-            path.write_text(product, encoding="utf-8")
+        path = args.out / (_emit_name(kernel) + FILE_SUFFIXES[args.emit])
+        try:
+            _write_product(path, product)
+        except OSError as exc:
+            print(f"error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
         report.note(f"wrote {path}")
     if report.message_format == "sarif":
         print(json.dumps(sarif_log(report.collected, "cutile-compile", RELEASE), indent=2))
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _emit_name(kernel: Kernel) -> str:
+    """`add_B=128_sm_90`: the kernel's label as a file name, cut and made unique by a hash
+    of it when long generics would make it longer than a file system takes."""
+    name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", _label(kernel)).strip("_")
+    if len(name) <= EMIT_NAME_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+    return f"{name[: EMIT_NAME_CHARS - 17]}-{digest}"
+
+
+def _write_product(path: Path, product: str | bytes) -> None:
+    if isinstance(product, bytes):
+        path.write_bytes(product)
+    else:
+        path.write_text(product, encoding="utf-8")
 
 
 def _run_remote(args: argparse.Namespace, sources: Sequence[SourceFile]) -> int:

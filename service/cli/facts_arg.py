@@ -61,9 +61,10 @@ def _divisors(text: str, kind: str, value: str | None) -> tuple[int, ...]:
 def _align(text: str, value: str | None) -> int:
     if value is None:
         return DEFAULT_BASE_ALIGN
-    if not value.isdigit() or int(value) not in BASE_ALIGNS:
+    align = _number(value)
+    if align is None or align not in BASE_ALIGNS:
         raise FactsError(f"--facts {text!r}: align must be one of {sorted(BASE_ALIGNS)} (bytes)")
-    return int(value)
+    return align
 
 
 def _unit_last_stride(text: str, value: str | None) -> bool:
@@ -73,10 +74,23 @@ def _unit_last_stride(text: str, value: str | None) -> bool:
 
 
 def _integers(text: str, kind: str, value: str) -> tuple[int, ...]:
+    parts = value.split(",")
+    numbers = tuple(n for n in map(_number, parts) if n is not None)
+    if len(numbers) != len(parts):
+        raise FactsError(f"--facts {text!r}: {kind} must be integers")
+    return numbers
+
+
+def _number(value: str) -> int | None:
+    """`value` as a decimal integer of ASCII digits, else None (`int()` also takes other
+    scripts' digits and "1_6"; `str.isdigit()` takes superscripts `int()` refuses)."""
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()):
+        return None
     try:
-        return tuple(int(v) for v in value.split(","))
-    except ValueError:
-        raise FactsError(f"--facts {text!r}: {kind} must be integers") from None
+        return int(value)
+    except ValueError:  # more digits than `int()` converts
+        return None
 
 
 def facts_for_entry(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.cli.facts_arg import names_entry
+from service.convert import clip
 
 _SCOPED = re.compile(r"\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*):(?!:)(.*)", re.DOTALL)
 _NAMED = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)", re.DOTALL)
@@ -45,6 +46,8 @@ def parse_generics(text: str) -> GenericsSet:
     `UsageError`."""
     scope = _SCOPED.fullmatch(text)
     if scope is not None:
+        if _SCOPED.fullmatch(scope.group(2)) is not None:  # `saxpy:add:B=1`
+            raise UsageError(f"only one ENTRY: scope in generics {clip(text)!r}")
         inner = parse_generics(scope.group(2))
         return GenericsSet(inner.named, inner.positional, scope.group(1))
     items = [item.strip() for item in _split_top_level(text)]

@@ -11,12 +11,18 @@ expression or binding of an entry shows its type, tile shapes included
 Generic arguments: the initialization option `generics` maps entry names to
 `cutile-compile --generics` specs (`{"generics": {"add": "B=1024", "gemm": "E=f16,..."}}`);
 entries without one are checked with sample values (see `service.cli.editor_check`).
+
+Only open documents are checked (a save of another is ignored: the server reads no files). A
+check that fails publishes one internal-error diagnostic in place of the document's others; a
+message longer than MAX_MESSAGE_BYTES is refused and the server reads on from the next header.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, BinaryIO, cast
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -24,10 +30,13 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from lowering.build_id import RELEASE
-from parser.front_end import Span, lsp_range, to_lsp
+from parser.front_end import Diagnostic, Severity, SourceFile, Span, codes, lsp_range, to_lsp
 from service.cli.editor_check import DocumentCheck, check_document
 
 NAME = "cutile-lsp"
+MAX_MESSAGE_BYTES = 64 << 20  # a JSON-RPC message's Content-Length
+
+log = logging.getLogger(__name__)
 
 
 class CutileLanguageServer(LanguageServer):
@@ -37,9 +46,13 @@ class CutileLanguageServer(LanguageServer):
         self.checks: dict[str, DocumentCheck] = {}
 
     def check(self, uri: str) -> None:
-        """Check the document at `uri` and publish its diagnostics (none to clear them)."""
-        document = self.workspace.get_text_document(uri)
-        result = check_document(_file_name(uri), document.source, self.generics)
+        """Check the open document at `uri` and publish its diagnostics (none to clear them).
+        A document that is not open is left alone: pygls would read it from disk, on the
+        event loop (a FIFO blocks the server, /dev/zero fills its memory)."""
+        document = self.workspace.text_documents.get(unquote(uri))  # pygls' key
+        if document is None:
+            return
+        result = safe_check(_file_name(uri), document.source, self.generics)
         self.checks[uri] = result
         converter = get_converter()
         published = [
@@ -109,6 +122,50 @@ def _hover(ls: CutileLanguageServer, params: types.HoverParams) -> types.Hover |
     return ls.hover(params.text_document.uri, params.position)
 
 
+def safe_check(name: str, text: str, generics: Mapping[str, str]) -> DocumentCheck:
+    """`check_document` of `text`, its lone surrogates (JSON can carry them, UTF-8 cannot)
+    replaced; a check that fails is one internal-error diagnostic, so that the document's
+    earlier diagnostics do not stay as if they were current."""
+    text = text.encode("utf-8", "replace").decode("utf-8")  # one `?` per surrogate
+    try:
+        return check_document(name, text, generics)
+    except Exception as exc:  # a bug: reported like rustc's ICE
+        log.exception("checking %s failed", name)
+        result = DocumentCheck(SourceFile(name, text))
+        message = f"internal compiler error: {type(exc).__name__}: {exc}"
+        result.diagnostics.append(Diagnostic(Severity.ERROR, codes.INTERNAL_ERROR, message))
+        return result
+
+
+class BoundedReader:
+    """stdin for pygls, which reads a message body with `read(Content-Length)`: a length
+    over MAX_MESSAGE_BYTES (`99999999999999999999` raised OverflowError and ended the server)
+    is refused, and the lines up to the next `Content-Length` header are skipped."""
+
+    HEADER = b"Content-Length:"
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._skipping = False
+
+    def readline(self) -> bytes:
+        line = self._stream.readline()
+        while self._skipping and line:
+            start = line.find(self.HEADER)  # the refused body may run into the header
+            if start >= 0:
+                self._skipping = False
+                return line[start:]
+            line = self._stream.readline()
+        return line
+
+    def read(self, size: int) -> bytes:
+        if size <= MAX_MESSAGE_BYTES:
+            return self._stream.read(size)
+        log.error("refused a %d-byte message (at most %d)", size, MAX_MESSAGE_BYTES)
+        self._skipping = True
+        return b" "  # not JSON, so pygls drops it (empty would end its loop)
+
+
 def _file_name(uri: str) -> str:
     """The path of a `file:` URI (diagnostics name it), else the URI itself."""
     parsed = urlparse(uri)
@@ -138,7 +195,7 @@ def main() -> int:
     if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:
         print(__doc__)
         return 0
-    server.start_io()
+    server.start_io(cast(BinaryIO, BoundedReader(sys.stdin.buffer)))
     return 0
 
 

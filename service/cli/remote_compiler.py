@@ -4,9 +4,11 @@
 `chunk` items; every distinct source file once per chunk) and yields `(index, Outcome)`
 in completion order, the same outcomes the local engine gives: an artifact (a cubin the
 server did not inline is fetched with `GetArtifact`), or the server's diagnostics
-rebuilt over the local sources. Items the server answers RESOURCE_EXHAUSTED are sent
-again after its RetryInfo delay (a few rounds); any other RPC failure becomes one error
-diagnostic, code `CTS-<STATUS>`, on the kernels it hit.
+rebuilt over the local sources. An artifact whose digests disagree, or whose function,
+target or request key would not make a plain bundle file name, is a `CTS-INTEGRITY` error.
+Items the server answers RESOURCE_EXHAUSTED are sent again after its RetryInfo delay (a few
+rounds); any other RPC failure becomes one error diagnostic, code `CTS-<STATUS>`, on the
+kernels it hit.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from service.cache.artifact import Artifact
 from service.cache.keys import NO_KEY, RequestKey
 from service.cli.client_convert import batch_item, diagnostic_from_proto
+from service.cli.manifest import file_name_problem
 from service.compile.engine import Outcome
 
 log = logging.getLogger(__name__)
@@ -133,6 +136,7 @@ class RemoteCompiler:
                 if not artifact.cubin:
                     artifact.cubin = self._fetch_cubin(artifact)
                 verify(artifact, f"the server's artifact {key.short}")
+                _check_file_names(artifact, key)
             except IntegrityError as exc:  # written into no bundle
                 code = DiagnosticCode("CTS-INTEGRITY", "integrity", "an artifact failed its check")
                 return Outcome(NO_KEY, (Diagnostic(Severity.ERROR, code, str(exc)),)), None
@@ -163,6 +167,15 @@ class RemoteCompiler:
                     raise IntegrityError("the server's cubin chunks do not fit its digest")
                 data.extend(chunk.data)
         return bytes(data)
+
+
+def _check_file_names(artifact: compile_pb2.Artifact, key: RequestKey) -> None:
+    """The bundle's file names are built of the contract's function and target and the
+    request key: a server's reply must not name a path (`../../x`) with them."""
+    contract = artifact.contract
+    problem = file_name_problem(contract.kernel.function, contract.target.sm, key.sha256)
+    if problem is not None:
+        raise IntegrityError(f"the server's artifact: {problem}")
 
 
 def wire_names(paths: Sequence[str]) -> list[str]:

@@ -7,13 +7,16 @@ message (notes and help appended as rustc prints them), the primary span as the 
 the other labels as related locations. Columns count characters (`columnKind`
 `unicodeCodePoints`), 1-based, as in the rustc-style text; a relative file name stays
 relative (to the folder the tool ran in, which code scanning takes as the checkout), an
-absolute one becomes a `file://` URI. A diagnostic without a span has no location.
+absolute one becomes a `file://` URI; both are percent-encoded. A diagnostic without a span
+has no location.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
 from parser.front_end import Diagnostic, Label, Severity, Span
 
@@ -84,8 +87,12 @@ def _region(span: Span) -> dict[str, object]:
 
 
 def artifact_uri(file_name: str) -> str:
-    """A relative path as a relative URI reference, an absolute one as a `file://` URI."""
+    """A relative path as a relative URI reference, an absolute one as a `file://` URI;
+    both percent-encoded (`k#1.rs` is `k%231.rs`, not `k` and a fragment; a `:` is escaped
+    too, so `c:k.rs` is no scheme)."""
     path = Path(file_name)
     if path.is_absolute():
         return path.as_uri()
-    return str(PurePosixPath(*path.parts)) if path.parts else file_name
+    if not path.parts:
+        return file_name
+    return quote(os.fsencode(PurePosixPath(*path.parts)), safe="/")

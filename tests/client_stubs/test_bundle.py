@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from client_stubs import (
     Variants,
     driver,
 )
+from client_stubs.artifacts import MANIFEST
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 
 
@@ -156,6 +159,47 @@ def test_malformed_manifests(tmp_path, manifest, message):
         Bundle.open(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000, "unreadable: maximum recursion depth"),
+        ('{"schema": 1, "kernels": ' + "[" * 100_000 + "}", "unreadable: maximum recursion"),
+        ('{"schema": [1], "kernels": []}', r"unsupported manifest schema \[1\]"),
+        ('{"schema": true, "kernels": []}', "unsupported manifest schema True"),
+    ],
+)
+def test_a_hostile_manifest_is_a_bundle_error(tmp_path, text, message):
+    """Nesting deeper than Python recurses, and an unhashable schema, raised past BundleError."""
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(BundleError, match=message):
+        Bundle.open(tmp_path)
+
+
+@pytest.fixture
+def deadline():
+    """A test that blocks (reading a FIFO) fails after 10 s instead of hanging the run."""
+
+    def expire(*_: object) -> None:
+        raise TimeoutError("blocked for 10 s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("which", ["cubin", "contract", "manifest"])
+def test_a_fifo_in_a_bundle_is_a_bundle_error_not_a_hang(tmp_path, kit, deadline, which):
+    """An unpacked archive may hold a FIFO where a file should be: reading it blocked."""
+    (entry,) = write_bundle(tmp_path, kit, [("add", 128, "sm_90")])
+    fifo = tmp_path / (MANIFEST if which == "manifest" else entry[which])
+    fifo.unlink()
+    os.mkfifo(fifo)
+    with pytest.raises(BundleError, match=f"{fifo.name}.*not a regular file"):
+        Bundle.open(tmp_path).kernel("add", allow_unchecked=True)
+
+
 def test_missing_manifest(tmp_path):
     with pytest.raises(BundleError, match="does not exist"):
         Bundle.open(tmp_path)
@@ -189,7 +233,7 @@ def test_a_symlink_loop_in_a_path_is_a_bundle_error(tmp_path, kit):
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("folder", r"cannot read .*folder: .*Is a directory"), ("x" * 300, "name too long")],
+    [("folder", r"cannot read .*folder: not a regular file"), ("x" * 300, "name too long")],
 )
 def test_an_unreadable_contract_path_is_a_bundle_error(tmp_path, kit, name, message):
     write_bundle(tmp_path, kit, [("add", 128, "sm_90")])

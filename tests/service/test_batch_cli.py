@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from lowering.cubin_info import ELF_MAGIC, function_symbols
 from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cache.disk import DiskCache
-from service.cli.batch import main
+from service.cli.batch import MAX_SOURCE_BYTES, main
 from service.cli.generics_arg import GenericsSet, UsageError, parse_generics
 from service.cli.manifest import MANIFEST_NAME
 from service.compile.engine import CompileEngine
@@ -66,7 +66,19 @@ def test_parse_generics(text: str, expected: GenericsSet) -> None:
     assert parse_generics(text) == expected
 
 
-@pytest.mark.parametrize("text", ["B=128,256", "B=", "B=1,B=2", "128,,256", "S=[64", "S=64]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "B=128,256",
+        "B=",
+        "B=1,B=2",
+        "128,,256",
+        "S=[64",
+        "S=64]",
+        "saxpy:add:B=1",  # the inner scope was dropped
+        "a:" * 1000 + "B=1",  # RecursionError, one level per scope
+    ],
+)
 def test_parse_generics_rejects(text: str) -> None:
     with pytest.raises(UsageError):
         parse_generics(text)
@@ -99,6 +111,24 @@ def test_usage_errors_exit_2(argv: list[str], capsys) -> None:
 def test_missing_file_exits_2(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "nope.rs"), "--entry", "add", "-o", str(tmp_path / "o")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_an_input_that_is_not_a_regular_file_exits_2(tmp_path: Path) -> None:
+    """Reading a FIFO blocked forever (and /dev/zero until memory ran out)."""
+    fifo = tmp_path / "k.rs"
+    os.mkfifo(fifo)
+    done = _run_cli(str(fifo), "--entry", "add", "--emit", "ast")
+    assert done.returncode == 2
+    assert done.stderr == f"error: cannot read {fifo}: not a regular file\n"
+
+
+def test_an_input_larger_than_the_server_takes_exits_2(tmp_path: Path, capsys) -> None:
+    big = tmp_path / "big.rs"
+    big.write_text(" " * (MAX_SOURCE_BYTES + 1))
+    assert main([str(big), "--entry", "add", "--emit", "ast"]) == 2
+    assert f"error: cannot read {big}: larger than {MAX_SOURCE_BYTES} bytes" in (
+        capsys.readouterr().err
+    )
 
 
 # --------------------------------------------------------------------------- compiling
@@ -674,3 +704,73 @@ def test_a_source_that_overflowed_tree_sitter_is_a_diagnostic(tileiras, tmp_path
     assert "error[CT0005]: this code nests deeper than 512 levels of brackets" in done.stderr
     assert f"--> {source}:1:513" in done.stderr
     assert len(done.stderr) < 2000  # the 360 KB line is shown as a window around column 513
+
+
+# --------------------------------------------------------------------------- hostile output
+
+
+def test_an_unreadable_manifest_stops_the_run_and_is_kept(tileiras, add_rs, tmp_path, capsys):
+    """A manifest that did not validate was replaced (its kernels lost) or crashed the run."""
+    out = tmp_path / "out"
+    out.mkdir()
+    unreadable = '{"schema": 1, "kernels": [{"function": "add", "cubin": null}]}'
+    (out / MANIFEST_NAME).write_text(unreadable)
+    assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=64") == 2
+    err = capsys.readouterr().err
+    assert f"error: {out / MANIFEST_NAME} is unreadable: kernels[0] lacks `module`" in err
+    assert "compiled" not in err  # stopped before compiling
+    assert (out / MANIFEST_NAME).read_text() == unreadable
+    assert [p.name for p in out.iterdir()] == [MANIFEST_NAME]
+
+
+def test_an_output_file_that_cannot_be_written_exits_2(tileiras, add_rs, tmp_path, capsys):
+    """A read-only or full OUT, or a folder in the way, ended in a traceback."""
+    argv = [str(add_rs), "--entry", "add", "--generics", "B=64", "--specialize", "none"]
+    assert _compile(tmp_path, *argv) == 0
+    (kernel,) = _manifest(tmp_path)["kernels"]
+    cubin = tmp_path / "out" / kernel["cubin"]
+    cubin.unlink()
+    cubin.mkdir()  # in the way
+    capsys.readouterr()
+    assert _compile(tmp_path, *argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: cannot write {cubin}: Is a directory" in err
+    assert "Traceback" not in err
+    assert _manifest(tmp_path)["kernels"] == [kernel]  # the manifest is left as it was
+
+
+def test_emit_file_names_of_long_generics_are_cut_and_hashed(tmp_path: Path) -> None:
+    """A 300-digit generic made a file name longer than a file system takes."""
+    out = tmp_path / "out"
+    for value in ("1" * 300, "1" * 299 + "2"):
+        argv = ["--entry", "add", "--generics", f"B={value}", "--emit", "ast", "-o", str(out)]
+        assert main([str(ADD_RS), *argv]) == 0
+    names = [p.name for p in out.iterdir()]
+    assert len(names) == 2 and all(len(n) <= 140 and n.endswith(".ast.txt") for n in names)
+
+
+def test_an_emit_file_that_cannot_be_written_exits_2(tmp_path: Path, capsys) -> None:
+    (tmp_path / "add_B=64_sm_90.ast.txt").mkdir()
+    argv = ["--entry", "add", "--generics", "B=64", "--emit", "ast", "-o", str(tmp_path)]
+    assert main([str(ADD_RS), *argv]) == 2
+    assert f"error: cannot write {tmp_path / 'add_B=64_sm_90.ast.txt'}: Is a directory" in (
+        capsys.readouterr().err
+    )
+
+
+def test_emit_into_a_closed_pipe_exits_1_quietly() -> None:
+    """`cutile-compile --emit ast ... | head -c 100` ended in BrokenPipeError's traceback."""
+    generics = [arg for b in range(1, 41) for arg in ("--generics", f"B={b}")]
+    argv = [str(ADD_RS), "--entry", "add", "--emit", "ast", *generics]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli.batch", *argv],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert len(process.stdout.read(100)) == 100
+    process.stdout.close()  # 40 kernels of AST are more than the pipe holds
+    err = process.stderr.read().decode()
+    assert process.wait(60) == 1
+    assert err == ""

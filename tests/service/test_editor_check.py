@@ -47,3 +47,11 @@ def test_a_syntax_error_is_reported() -> None:
 
 def test_no_cutile_module_no_check() -> None:
     assert check_document("main.rs", "fn main() { 1 + }").diagnostics == []
+
+
+def test_generics_with_nested_scopes_are_an_unusable_spec_not_a_crash() -> None:
+    """`a:a:...:B=128` recursed once per scope (RecursionError: cutile-lsp published
+    nothing); a second scope is refused, so the entry is checked without generic arguments
+    and the missing ones reported, as for any spec that does not parse."""
+    result = check_document("add.rs", ADD, {"add": "a:" * 1000 + "B=128"})
+    assert [d.code.id for d in result.diagnostics] == ["CT0102"]

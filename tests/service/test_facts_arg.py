@@ -45,6 +45,12 @@ def test_parse(text: str, expected: tuple[str, TensorFacts]) -> None:
         "add:x:align=4:align=8",
         "add:x:last_stride=2",
         "add:x:last_stride=",
+        # digits `str.isdigit()` or `int()` take but that are not ASCII: int("\u00b2") raised
+        "add:x:align=\u00b2",
+        "add:x:align=\u0664",
+        "add:x:dims=\u0661\u0666",
+        "add:x:strides=1_6",
+        "add:x:align=" + "1" * 5000,
     ],
 )
 def test_parse_rejects(text: str) -> None:

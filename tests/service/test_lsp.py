@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 URI = "file:///work/kernels/add.rs"
+DEADLINE_S = 60  # a server that hangs is killed, failing its test instead of the run
 
 GOOD = (REPO_ROOT / "rust_examples" / "add.rs").read_text()
 BAD = GOOD.replace("z.store(tx + ty);", "x.store(tx + ty);", 1)
@@ -30,11 +33,16 @@ class Editor:
         )
         self.next_id = 0
         self.notifications: list[dict[str, Any]] = []
+        self.watchdog = threading.Timer(DEADLINE_S, self.process.kill)
+        self.watchdog.start()
 
     def send(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def raw(self, data: bytes) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.write(data)
         self.process.stdin.flush()
 
     def receive(self) -> dict[str, Any]:
@@ -72,6 +80,7 @@ class Editor:
                 return message["params"]["diagnostics"]
 
     def close(self) -> None:
+        self.watchdog.cancel()
         try:
             self.request("shutdown", {})
             self.notify("exit", {})
@@ -159,3 +168,51 @@ def test_a_file_without_a_cutile_module_is_not_checked(editor: Editor) -> None:
     _initialize(editor)
     _open(editor, 'fn main() { let x: u32 = "not checked"; }\n')
     assert editor.diagnostics() == []
+
+
+def _hover_at_start(editor: Editor) -> Any:
+    position = {"line": 0, "character": 0}
+    return editor.request(
+        "textDocument/hover", {"textDocument": {"uri": URI}, "position": position}
+    )
+
+
+def test_a_save_of_a_document_that_is_not_open_reads_no_file(editor: Editor, tmp_path) -> None:
+    """pygls read an unopened document from disk, on its event loop: a FIFO hung the server."""
+    _initialize(editor)
+    fifo = tmp_path / "k.rs"
+    os.mkfifo(fifo)
+    editor.notify("textDocument/didSave", {"textDocument": {"uri": fifo.as_uri()}})
+    assert _hover_at_start(editor) is None  # still answering
+
+
+@pytest.mark.parametrize("length", [b"99999999999999999999", b"%d" % (2**63 - 1)])
+def test_an_absurd_content_length_is_refused_and_the_server_reads_on(
+    editor: Editor, length: bytes
+) -> None:
+    """pygls read(Content-Length) raised OverflowError: the server exited."""
+    _initialize(editor)
+    editor.raw(b"Content-Length: " + length + b"\r\n\r\n{}")
+    assert _hover_at_start(editor) is None
+    assert _hover_at_start(editor) is None
+
+
+def test_a_lone_surrogate_is_checked_like_any_other_character(editor: Editor) -> None:
+    """JSON can carry `\\ud800`; encoding the document raised and no diagnostics came."""
+    _initialize(editor)
+    _open(editor, BAD.replace("// Element-wise", "// \ud800 Element-wise"))
+    assert [d["code"] for d in editor.diagnostics()] == ["E0596"]
+
+
+def test_a_check_that_fails_is_one_internal_error_diagnostic(monkeypatch) -> None:
+    from service.cli import lsp
+
+    def failing(*args: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(lsp, "check_document", failing)
+    (diagnostic,) = lsp.safe_check("k.rs", GOOD, {}).diagnostics
+    assert diagnostic.code.id == "CT0999"
+    assert diagnostic.message == (
+        "internal compiler error: RecursionError: maximum recursion depth exceeded"
+    )

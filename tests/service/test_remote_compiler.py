@@ -7,8 +7,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from lowering.pipeline import CompileRequest
 from parser.spans import SourceFile
+from service.cache.artifact import Artifact
 from service.cache.disk import DiskCache
 from service.cli.remote_compiler import RemoteCompiler, wire_names
 from service.compile.engine import CompileEngine
@@ -125,3 +128,42 @@ def test_an_artifact_that_fails_its_check_goes_into_no_bundle(
     assert not outcome.ok
     (diagnostic,) = outcome.diagnostics
     assert diagnostic.code.id == "CTS-INTEGRITY" and "contract sha256" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("function", "../../escaped", "function '../../escaped' is not a Rust identifier"),
+        ("sm", "sm_90/../../x", "target 'sm_90/../../x' is not an sm_NN name"),
+        ("key", "../../" + "a" * 58, "request key '../../aaa"),
+    ],
+)
+def test_an_artifact_naming_a_path_goes_into_no_bundle(
+    start_server, fake_compiler, fake_assembler, monkeypatch, field, value, problem
+) -> None:
+    """The bundle's file names are built of these: `../../escaped` wrote outside OUT."""
+    from service.server import servicer
+
+    honest = servicer.sealed
+
+    def hostile(artifact, key, *args, **kwargs):  # type: ignore[no-untyped-def]
+        contract = type(artifact.contract)()
+        contract.CopyFrom(artifact.contract)
+        if field == "function":
+            contract.kernel.function = value
+        elif field == "sm":
+            contract.target.sm = value
+        else:
+            key = value
+        return honest(Artifact(artifact.cubin, contract), key, *args, **kwargs)  # sealed anew
+
+    monkeypatch.setattr(servicer, "sealed", hostile)
+    server = start_server(CompileEngine(fake_assembler, compile_fn=fake_compiler))
+    compiler = RemoteCompiler(server.target)
+    try:
+        ((_, outcome),) = compiler.compile_all(_requests(1))
+    finally:
+        compiler.close()
+    assert not outcome.ok
+    (diagnostic,) = outcome.diagnostics
+    assert diagnostic.code.id == "CTS-INTEGRITY" and problem in diagnostic.message

@@ -70,7 +70,18 @@ def test_a_diagnostic_without_a_span_has_no_location_and_notes_join_the_message(
 
 @pytest.mark.parametrize(
     ("name", "uri"),
-    [("k/bad.rs", "k/bad.rs"), ("bad.rs", "bad.rs"), ("/abs/k/bad.rs", "file:///abs/k/bad.rs")],
+    [
+        ("k/bad.rs", "k/bad.rs"),
+        ("bad.rs", "bad.rs"),
+        ("/abs/k/bad.rs", "file:///abs/k/bad.rs"),
+        # reserved characters are escaped: not a fragment, an escape, a scheme, a query
+        ("k#1.rs", "k%231.rs"),
+        ("50%41.rs", "50%2541.rs"),
+        ("c:k.rs", "c%3Ak.rs"),
+        ("a b?.rs", "a%20b%3F.rs"),
+        ("d/\u00e9.rs", "d/%C3%A9.rs"),
+        ("/abs/k#1.rs", "file:///abs/k%231.rs"),
+    ],
 )
 def test_artifact_uris(name: str, uri: str) -> None:
     assert artifact_uri(name) == uri
