@@ -170,12 +170,17 @@ def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nsleep 30\n")
     with pytest.raises(TileirasTimeout):
         fake.assemble(b"bytes", arch="sm_90", timeout_s=0.5)
-    child = int(marker.read_text())
-    for _ in range(50):  # the killed child is reparented and reaped asynchronously
-        if not _alive(child):
-            break
+    assert _dies_soon(int(marker.read_text()))
+
+
+def _dies_soon(pid: int) -> bool:
+    """Whether `pid` is gone within a second (a killed child is reparented and reaped
+    asynchronously)."""
+    for _ in range(50):
+        if not _alive(pid):
+            return True
         time.sleep(0.02)
-    assert not _alive(child)
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -244,12 +249,7 @@ def test_nothing_tileiras_started_outlives_its_run(tmp_path: Path) -> None:
     fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nexit 1\n")
     with pytest.raises(TileirasError):
         fake.assemble(b"bytes", arch="sm_90", timeout_s=10)
-    child = int(marker.read_text())
-    for _ in range(50):  # reparented and reaped asynchronously
-        if not _alive(child):
-            break
-        time.sleep(0.02)
-    assert not _alive(child)
+    assert _dies_soon(int(marker.read_text()))
 
 
 def test_a_binary_that_cannot_start_is_a_fault_not_the_kernels(tmp_path: Path) -> None:

@@ -120,13 +120,7 @@ def test_an_artifact_that_fails_its_check_goes_into_no_bundle(
 
     monkeypatch.setattr(servicer, "sealed", tampered)
     server = start_server(CompileEngine(fake_assembler, compile_fn=fake_compiler))
-    compiler = RemoteCompiler(server.target)
-    try:
-        ((_, outcome),) = compiler.compile_all(_requests(1))
-    finally:
-        compiler.close()
-    assert not outcome.ok
-    (diagnostic,) = outcome.diagnostics
+    diagnostic = _the_one_diagnostic(server.target)
     assert diagnostic.code.id == "CTS-INTEGRITY" and "contract sha256" in diagnostic.message
 
 
@@ -159,11 +153,17 @@ def test_an_artifact_naming_a_path_goes_into_no_bundle(
 
     monkeypatch.setattr(servicer, "sealed", hostile)
     server = start_server(CompileEngine(fake_assembler, compile_fn=fake_compiler))
-    compiler = RemoteCompiler(server.target)
+    diagnostic = _the_one_diagnostic(server.target)
+    assert diagnostic.code.id == "CTS-INTEGRITY" and problem in diagnostic.message
+
+
+def _the_one_diagnostic(target: str) -> object:
+    """Compile one request through the server at `target`: the failure's one diagnostic."""
+    compiler = RemoteCompiler(target)
     try:
         ((_, outcome),) = compiler.compile_all(_requests(1))
     finally:
         compiler.close()
     assert not outcome.ok
     (diagnostic,) = outcome.diagnostics
-    assert diagnostic.code.id == "CTS-INTEGRITY" and problem in diagnostic.message
+    return diagnostic
