@@ -165,11 +165,19 @@ def test_runs_are_confined(tmp_path: Path) -> None:
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
-def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("then", "error", "timeout_s"),
+    [("sleep 30", TileirasTimeout, 0.5), ("exit 1", TileirasError, 10.0)],
+)
+def test_nothing_tileiras_started_outlives_its_run(
+    tmp_path: Path, then: str, error: type, timeout_s: float
+) -> None:
+    """A child (ptxas) it left running is killed with the run: on a timeout (the whole
+    group), and when tileiras itself exited."""
     marker = tmp_path / "child.pid"
-    fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nsleep 30\n")
-    with pytest.raises(TileirasTimeout):
-        fake.assemble(b"bytes", arch="sm_90", timeout_s=0.5)
+    fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\n{then}\n")
+    with pytest.raises(error):
+        fake.assemble(b"bytes", arch="sm_90", timeout_s=timeout_s)
     assert _dies_soon(int(marker.read_text()))
 
 
@@ -241,15 +249,6 @@ def test_a_crash_is_a_fault_but_an_error_exit_is_the_bytecodes(tmp_path: Path) -
     with pytest.raises(TileirasError) as caught:
         rejecting.assemble(b"bytes", arch="sm_90")
     assert not isinstance(caught.value, TileirasFault)
-
-
-def test_nothing_tileiras_started_outlives_its_run(tmp_path: Path) -> None:
-    """A ptxas left running by a tileiras that failed (or exited) is killed with the run."""
-    marker = tmp_path / "child.pid"
-    fake = _fake_tileiras(tmp_path, f"sleep 30 &\necho $! > {marker}\nexit 1\n")
-    with pytest.raises(TileirasError):
-        fake.assemble(b"bytes", arch="sm_90", timeout_s=10)
-    assert _dies_soon(int(marker.read_text()))
 
 
 def test_a_binary_that_cannot_start_is_a_fault_not_the_kernels(tmp_path: Path) -> None:
