@@ -234,7 +234,8 @@ def nvidia_binary(name: str) -> str | None:
 # binary that cannot be executed exits NOT_STARTED_STATUS, saying why after a marker. A
 # separate interpreter rather than `preexec_fn`: preexec runs Python between fork and exec,
 # which is unsafe in a threaded server (with it, the gRPC service tests saw intermittent
-# SIGSEGV children). argv: address-space cap, file-size cap, the command.
+# SIGSEGV children). argv: address-space cap, file-size cap, the pid of its parent (a parent
+# that died before the death signal was asked for is seen: the launcher exits), the command.
 NOT_STARTED_STATUS = 127
 NOT_STARTED = "cutile-serve: tileiras could not be started: "
 _LAUNCHER = f"""\
@@ -251,8 +252,10 @@ try:  # die with whoever started us (PR_SET_PDEATHSIG survives the exec; Linux o
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 except (OSError, AttributeError):
     pass
+if os.getppid() != int(sys.argv[3]):  # it died before that took effect: no orphan run
+    os._exit(1)
 try:
-    os.execv(sys.argv[3], sys.argv[3:])
+    os.execv(sys.argv[4], sys.argv[4:])
 except OSError as exc:
     sys.stderr.write({NOT_STARTED!r} + str(exc) + "\\n")
     os._exit({NOT_STARTED_STATUS})
@@ -261,7 +264,7 @@ except OSError as exc:
 
 def _limited(command: tuple[str, ...]) -> list[str]:
     caps = (str(ADDRESS_SPACE_CAP), str(FILE_SIZE_CAP))
-    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *caps, *command]
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *caps, str(os.getpid()), *command]
 
 
 def _run_limited(command: tuple[str, ...], workdir: str, timeout_s: float) -> _Outcome:

@@ -95,13 +95,13 @@ class Worker:
         (closing its connection twice raised EBADF out of the daemon's shutdown)."""
         if not self._killed.acquire(blocking=False):
             return
-        killed = kill_runs_under(self.temp_root)
-        if killed:
-            log.info("killed %d tileiras process group(s) of a stopped compile", killed)
         with contextlib.suppress(ProcessLookupError, AttributeError):
             if self.process.pid is not None:
                 os.kill(self.process.pid, signal.SIGKILL)
         self.process.join(timeout=5)
+        killed = kill_runs_under(self.temp_root)  # after: a dead worker starts no more runs
+        if killed:
+            log.info("killed %d tileiras process group(s) of a stopped compile", killed)
         self.conn.close()
         shutil.rmtree(self.temp_root, ignore_errors=True)
 
