@@ -163,7 +163,8 @@ def section(results: Sequence[Result], gpu: Mapping[str, Mapping[str, object]]) 
         "(`tests.benchmarks.sass_stats`: registers a thread, local-memory spill instructions,",
         "tensor-core instructions: wgmma + mma.sync) and the control: the same source at the",
         "tiles of `tests/compat/tuned_tiles.json`, launched in the same GPU run. `-`: not",
-        "measured (GPU results from before this section existed).",
+        "measured (GPU results from before this section existed; the machine code is then",
+        "the general kernel's, not necessarily the variant that ran).",
         "",
         "| entry | generics | vs torch | output tile | tile blocks | regs | spills"
         " | tensor-core ops | tuned tiles | vs torch | why |",
