@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,7 +176,7 @@ class Tileiras:
         workdir = self._workdir(command)
         try:
             Path(workdir, INPUT_NAME).write_bytes(bytecode)
-            outcome = _run_limited(command, workdir, timeout_s)
+            outcome = _run_limited(command, workdir, timeout_s, self._started)
             cubin = _cubin_or_raise(outcome, workdir, command, timeout_s)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -184,6 +185,10 @@ class Tileiras:
         except ValueError as exc:
             raise TileirasFault(f"tileiras wrote no valid cubin: {exc}", 0, "", command) from None
         return cubin
+
+    def _started(self, pid: int) -> None:
+        """Called once a run's process `pid` (its group's leader) exists; for subclasses
+        that may have to end it at once."""
 
     def _workdir(self, command: tuple[str, ...]) -> str:
         """A new folder for one run, in the temp root (made again if something removed it,
@@ -267,8 +272,14 @@ def _limited(command: tuple[str, ...]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *caps, str(os.getpid()), *command]
 
 
-def _run_limited(command: tuple[str, ...], workdir: str, timeout_s: float) -> _Outcome:
-    """Run in `workdir` with stdout/stderr going to files there (bounded by RLIMIT_FSIZE)."""
+def _run_limited(
+    command: tuple[str, ...],
+    workdir: str,
+    timeout_s: float,
+    started: Callable[[int], None] | None = None,
+) -> _Outcome:
+    """Run in `workdir` with stdout/stderr going to files there (bounded by RLIMIT_FSIZE);
+    `started(pid)` once the process exists."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": workdir, "LC_ALL": "C"}
     out_path, err_path = Path(workdir, "stdout.log"), Path(workdir, "stderr.log")
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -281,6 +292,8 @@ def _run_limited(command: tuple[str, ...], workdir: str, timeout_s: float) -> _O
             stderr=err,
             start_new_session=True,
         )
+        if started is not None:
+            started(proc.pid)
         timed_out = _wait_or_kill(proc, timeout_s)
     return _Outcome(proc.returncode, _read_capped(out_path), _read_capped(err_path), timed_out)
 

@@ -56,6 +56,13 @@ class KillableTileiras(Tileiras):
             raise TileirasError("tileiras was not started: the compile was cancelled", None, "", ())
         return super().assemble(bytecode, **options)  # type: ignore[arg-type]
 
+    def _started(self, pid: int) -> None:
+        """A run that started after `assemble` looked but before a `kill` set the flag is
+        seen by that kill's scan; one that started after the flag ends here."""
+        if self._killed.is_set():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
     def kill(self) -> int:
         """Kill the process group of every tileiras this run started; how many."""
         self._killed.set()

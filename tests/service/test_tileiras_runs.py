@@ -90,6 +90,29 @@ def test_a_killed_run_does_not_start_tileiras(hung_tileiras) -> None:
     runner.cleanup()
 
 
+def test_a_kill_between_the_check_and_the_start_still_ends_the_run(
+    hung_tileiras, monkeypatch
+) -> None:
+    base, _ = hung_tileiras
+    runner = KillableTileiras(base)
+    looked = threading.Event()
+    real = runner._killed.is_set
+
+    def is_set() -> bool:  # `assemble` looks (not yet killed), then the kill comes
+        if not looked.is_set():
+            looked.set()
+            runner.kill()
+            return False
+        return real()
+
+    monkeypatch.setattr(runner._killed, "is_set", is_set)
+    started = time.monotonic()
+    with pytest.raises(TileirasError, match="SIGKILL"):
+        runner.assemble(b"bytecode", arch="sm_90")  # the hung tileiras would sleep 60 s
+    assert time.monotonic() - started < WAIT_S
+    runner.cleanup()
+
+
 def test_a_cancelled_compile_kills_tileiras_and_caches_nothing(
     start_server, hung_tileiras, add_rs: Path, tmp_path: Path
 ) -> None:
