@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from client_stubs.errors import (
     KernelNotFoundError,
     LaunchError,
 )
+from client_stubs.files import read_regular_file
 from client_stubs.integrity import MAX_CUBIN_BYTES, contract_bytes
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
@@ -396,15 +396,9 @@ def _read_if_present(entry: BundleEntry, path: Path | None) -> bytes | None:
 
 
 def _read_file(path: Path) -> bytes:
-    """The bytes of `path`, a regular file of at most MAX_FILE_BYTES (a FIFO would block the
-    read, a device never end it); `ValueError` says what else it is."""
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ValueError("not a regular file")
-    with path.open("rb") as file:
-        data = file.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-    return data
+    """The bytes of `path`, a regular file of at most MAX_FILE_BYTES (`NotAFile`, a
+    ValueError, says what else it is)."""
+    return read_regular_file(path, MAX_FILE_BYTES)
 
 
 def _check_consistent(entry: BundleEntry, contract: contract_pb2.LaunchContract) -> None:

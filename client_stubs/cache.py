@@ -4,7 +4,8 @@ Entries are keyed by a lowercase sha256 hex key (the client uses the sha256 of t
 `CompileRequest`) and stored as `<root>/<key[:2]>/<key>.bin`. Every write goes to a temporary
 file in the same folder and is published with `os.replace`, so readers never see a partial
 entry. Each entry starts with a header holding the payload's sha256; a corrupt entry reads as
-a miss and is removed.
+a miss and is removed, and so is anything but a regular file of at most MAX_ENTRY_BYTES in an
+entry's place (a FIFO, a link, /dev/zero: `client_stubs.files`).
 
 The cache is bounded: `max_bytes` (default 1 GiB, `$CUTILE_CLIENT_CACHE_BYTES` overrides it;
 None = unbounded). A hit touches its file (mtime is the last use); a write that takes the
@@ -23,11 +24,14 @@ import tempfile
 import threading
 from pathlib import Path
 
+from client_stubs.files import NotAFile, read_regular_file
+from client_stubs.integrity import MAX_CUBIN_BYTES
 from client_stubs.lru import LOW_WATER, evict_least_recent, scan_shards, touch
 
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 _MAGIC = b"cutile-client-cache v1\n"
 _HEADER_BYTES = len(_MAGIC) + 65  # magic, sha256 hex, newline
+MAX_ENTRY_BYTES = _HEADER_BYTES + 2 * MAX_CUBIN_BYTES  # a cubin and its contract, at most
 DEFAULT_MAX_BYTES = 1 << 30
 
 
@@ -66,8 +70,11 @@ class ArtifactCache:
     def get(self, key: str) -> bytes | None:
         """The payload stored under `key`, or None (missing or corrupt)."""
         path = self.path_for(key)
-        try:
-            blob = path.read_bytes()
+        try:  # never through a link, never waiting on a FIFO, never past an entry's size
+            blob = read_regular_file(path, MAX_ENTRY_BYTES, follow_links=False)
+        except NotAFile:
+            self._discard(path)
+            return None
         except OSError:
             return None
         header_end = _HEADER_BYTES

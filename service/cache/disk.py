@@ -27,18 +27,17 @@ replicas) and `service.cache.layered` (a disk layer in front of Redis) are the o
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import logging
 import os
 import re
-import stat
 import struct
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from client_stubs.files import NotAFile, read_regular_file
 from client_stubs.lru import LOW_WATER, DiskEntry, evict_least_recent, scan_shards, touch
 from service.cache.store import CacheEntry, ErrorObserver
 
@@ -51,8 +50,6 @@ _HEADER = struct.Struct(">8s32sQ")  # magic, sha256(payload), len(payload)
 _KEY = re.compile(r"[0-9a-f]{64}")
 DEFAULT_MAX_BYTES = 2 << 30
 MAX_ENTRY_BYTES = 64 << 20  # one artifact (cubin and contract) is never larger
-# never through a symlink, never waiting on a FIFO
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _STALE_TEMP_S = 3600.0  # temp files older than this are leftovers of a crashed write
 
 
@@ -222,26 +219,9 @@ def read_entry_file(path: Path) -> bytes | None:
     """The bytes of the entry file `path`; None when it is no entry (a symlink, a FIFO, a
     device or a folder, or larger than `MAX_ENTRY_BYTES`). FileNotFoundError when absent."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # a symlink (O_NOFOLLOW)
-            return None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
-            return None
-        chunks = []
-        left = MAX_ENTRY_BYTES + 1  # a file that grows past the limit while read is no entry
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return None if left <= 0 else b"".join(chunks)
-    finally:
-        os.close(fd)
+        return read_regular_file(path, MAX_ENTRY_BYTES, follow_links=False)
+    except NotAFile:
+        return None
 
 
 def _length_prefixed(data: bytes) -> bytes:

@@ -97,3 +97,20 @@ def test_the_bound_defaults_to_a_gibibyte_and_the_environment_overrides_it(tmp_p
     assert ArtifactCache(tmp_path).max_bytes == 1 << 30
     monkeypatch.setenv("CUTILE_CLIENT_CACHE_BYTES", "12345")
     assert ArtifactCache(tmp_path).max_bytes == 12345
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "folder"])
+def test_anything_but_an_entry_file_is_a_miss_and_is_removed(tmp_path, kind):
+    cache = ArtifactCache(tmp_path)
+    path = cache.path_for(KEY)
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would wait for a writer forever
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")  # reading it would never end
+    assert cache.get(KEY) is None
+    if kind != "folder":  # a folder cannot be unlinked: it stays a miss
+        assert not path.exists()
+        assert cache.put(KEY, b"payload") is not None and cache.get(KEY) == b"payload"

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 use serde_json::Value;
 
-use crate::artifacts::integrity::{contract_bytes, sha256_hex};
+use crate::artifacts::integrity::{contract_bytes, sha256_hex, MAX_CUBIN_BYTES};
+use crate::artifacts::read_regular_file;
 use crate::contract::validate_contract;
 use crate::errors::{Error, Result};
 use crate::plan::{plan_launch, PlanArg};
@@ -28,6 +29,9 @@ use crate::proto::LaunchContract;
 
 pub const MANIFEST: &str = "manifest.json";
 pub const SUPPORTED_SCHEMAS: [i64; 1] = [1];
+/// No file of a bundle (manifest, cubin, contract) is larger than a host takes a cubin: the
+/// Python host's `artifacts.MAX_FILE_BYTES` (= `integrity.MAX_CUBIN_BYTES`).
+pub const MAX_FILE_BYTES: usize = MAX_CUBIN_BYTES;
 /// What a kernel assumes of a base address without facts (bytes).
 const DEFAULT_BASE_ALIGN: i64 = 16;
 
@@ -132,15 +136,19 @@ impl Bundle {
     pub fn open(path: impl AsRef<Path>) -> Result<Bundle> {
         let root = path.as_ref().to_path_buf();
         let manifest_path = root.join(MANIFEST);
-        let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
+        let unreadable =
+            |e: &dyn std::fmt::Display| format!("{} is unreadable: {e}", manifest_path.display());
+        let bytes = read_regular_file(&manifest_path, MAX_FILE_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 bundle_error(format!("{} does not exist", manifest_path.display()))
             } else {
-                bundle_error(format!("{} is unreadable: {e}", manifest_path.display()))
+                bundle_error(unreadable(&e))
             }
         })?;
-        let manifest: Value = serde_json::from_str(&text)
-            .map_err(|e| bundle_error(format!("{} is unreadable: {e}", manifest_path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| bundle_error(unreadable(&e)))?;
+        // serde_json refuses nesting deeper than 128 ("recursion limit exceeded")
+        let manifest: Value =
+            serde_json::from_str(&text).map_err(|e| bundle_error(unreadable(&e)))?;
         let schema = manifest.get("schema").and_then(Value::as_i64);
         if !schema.is_some_and(|s| SUPPORTED_SCHEMAS.contains(&s)) {
             return Err(bundle_error(format!(
@@ -284,7 +292,7 @@ impl Bundle {
 
     /// Read an entry's cubin and contract, verify both digests and their consistency.
     pub fn load(&self, entry: &BundleEntry) -> Result<LoadedKernel> {
-        let cubin = std::fs::read(&entry.cubin).map_err(|e| {
+        let cubin = read_regular_file(&entry.cubin, MAX_FILE_BYTES).map_err(|e| {
             bundle_error(format!(
                 "{}: cannot read {}: {e}",
                 entry.label(),
@@ -449,9 +457,8 @@ fn inside(root: &Path, name: &str, at: &str) -> Result<PathBuf> {
             crate::contract::py_ascii(name)
         )));
     }
-    let path = root.join(name);
-    let resolved = path.canonicalize().unwrap_or_else(|_| normalize(&path));
-    let base = root.canonicalize().unwrap_or_else(|_| normalize(root));
+    let resolved = resolve(&root.join(name));
+    let base = resolve(root);
     if !resolved.starts_with(&base) {
         return Err(bundle_error(format!(
             "{at}: {name:?} points outside the bundle"
@@ -460,8 +467,14 @@ fn inside(root: &Path, name: &str, at: &str) -> Result<PathBuf> {
     Ok(resolved)
 }
 
-/// `path` with `.` and `..` folded (for paths that do not exist yet).
-fn normalize(path: &Path) -> PathBuf {
+/// `path` absolute, its symlinks resolved as far as it exists and the rest folded (`.`, `..`)
+/// as text, as Python's `Path.resolve()` does: a missing file reached through a symlinked
+/// folder is inside its bundle, and a symlink that leads out is seen even past it.
+fn resolve(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
@@ -470,6 +483,9 @@ fn normalize(path: &Path) -> PathBuf {
             }
             std::path::Component::CurDir => {}
             other => out.push(other),
+        }
+        if let Ok(real) = out.canonicalize() {
+            out = real;
         }
     }
     out
@@ -488,7 +504,7 @@ fn read_contract(entry: &BundleEntry) -> Result<LaunchContract> {
                     .to_string())
         )));
     };
-    let bytes = std::fs::read(path)
+    let bytes = read_regular_file(path, MAX_FILE_BYTES)
         .map_err(|e| bundle_error(format!("{}: cannot read it: {e}", path.display())))?;
     LaunchContract::decode(bytes.as_slice())
         .map_err(|e| bundle_error(format!("{}: not a LaunchContract: {e}", path.display())))

@@ -8,9 +8,14 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
+use crate::artifacts::integrity::MAX_CUBIN_BYTES;
+use crate::artifacts::read_regular_file;
 use crate::errors::{Error, Result};
 
 const MAGIC: &[u8] = b"cutile-client-cache v1\n";
+/// The largest entry read: the header and one artifact, a cubin of at most `MAX_CUBIN_BYTES`
+/// and its contract (far smaller). A larger file reads as a corrupt entry, not whole.
+const MAX_ENTRY_BYTES: usize = MAGIC.len() + 65 + 2 * MAX_CUBIN_BYTES;
 
 /// `$CUTILE_CLIENT_CACHE`, else `$XDG_CACHE_HOME/cutile-serve/client`, else
 /// `~/.cache/cutile-serve/client`.
@@ -64,11 +69,18 @@ impl ArtifactCache {
         Ok(self.root.join(&key[..2]).join(format!("{key}.bin")))
     }
 
-    /// The payload stored under `key`, or None (missing or corrupt: then removed).
+    /// The payload stored under `key`, or None (missing or corrupt: then removed). An entry
+    /// that is not a regular file (a FIFO would block, a device never end) or is larger than
+    /// any artifact is corrupt, and is not read.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let path = self.path_for(key)?;
-        let Ok(blob) = std::fs::read(&path) else {
-            return Ok(None);
+        let blob = match read_regular_file(&path, MAX_ENTRY_BYTES) {
+            Ok(blob) => blob,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                discard(&path);
+                return Ok(None);
+            }
+            Err(_) => return Ok(None),
         };
         let header_end = MAGIC.len() + 65;
         if !blob.starts_with(MAGIC) || blob.len() < header_end {
