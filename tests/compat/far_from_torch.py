@@ -24,6 +24,7 @@ SLOW = 0.9  # below this fraction of torch's speed a row is explained
 SMALL_TILE_BYTES = 4096  # an output tile under this moves too little per tile block
 MANY_BLOCKS = 65536  # tile blocks past this cost more to schedule than small tiles do
 FEW_RESIDENT = 2  # at most this many tile blocks per SM at a time hide little latency
+GPU_SMS = 132  # the H100's and the H200's
 
 # what one sm_90 SM holds (the H100 and H200 alike)
 SM_REGISTERS = 65536
@@ -115,6 +116,8 @@ def causes(evidence: Evidence) -> list[str]:
         found.append(f"small tiles: each tile block writes {tile.bytes:,} B")
     if run.blocks is not None and run.blocks > MANY_BLOCKS:
         found.append(f"{run.blocks:,} tile blocks to schedule")
+    if run.blocks is not None and run.blocks < GPU_SMS:
+        found.append(f"{run.blocks} tile block(s): most of the GPU's {GPU_SMS} SMs idle")
     control = evidence.control
     if control is not None and control.speed is not None and control.verdict == "pass":
         if control.speed >= SLOW:

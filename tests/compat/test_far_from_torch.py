@@ -41,6 +41,11 @@ def test_each_cause_is_named_with_its_numbers() -> None:
     ]
 
 
+def test_a_grid_smaller_than_the_gpu_is_named() -> None:
+    evidence = Evidence(OutputTile((1024,), "f32"), run(blocks=4), None)
+    assert causes(evidence) == ["4 tile block(s): most of the GPU's 132 SMs idle"]
+
+
 def test_the_control_tells_the_tile_choice_from_the_kernel() -> None:
     tile = OutputTile((64, 64), "f32")
     fast = Evidence(tile, run(), Run(1.1, "pass", 10, None), "BM=128")
