@@ -189,7 +189,8 @@ def test_shutdown_past_grace_kills_tileiras(add_rs: Path, tmp_path: Path) -> Non
         with pytest.raises(grpc.RpcError):
             call.result(timeout=20)  # answered (cancelled by the shutdown), not left hanging
     assert proc.returncode == 0, stderr
-    assert "killed 1 tileiras process group" in stderr
+    # the killed worker takes its tileiras along (its death signal), or the scan of its temp
+    # root after it does
     end = time.monotonic() + 10
     while Path(f"/proc/{pid}").exists() and "State:\tZ" not in _status(pid):
         assert time.monotonic() < end, "tileiras outlived the daemon"
