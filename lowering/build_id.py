@@ -1,7 +1,9 @@
-"""The compiler's build id: a digest of its own source (parser/, lowering/, client_stubs'
-element table), so an artifact cached by one build of the compiler is never served by
-another. The release number alone stayed "0.1.0" through every change, and a cache that
-outlived a change of the code served what the old code had produced.
+"""The compiler's build id: a digest of the source of everything that shapes an artifact
+(parser/, lowering/, client_stubs' element table, the launch contract's generated schema
+and the service's mapping of the compiler's contract onto it, which is what caches store),
+so an artifact cached by one build of the compiler is never served by another. The release
+number alone stayed "0.1.0" through every change, and a cache that outlived a change of the
+code served what the old code had produced.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from pathlib import Path
 
 RELEASE = "0.1.0"  # the package's version (pyproject.toml; a test keeps them equal)
 _ROOT = Path(__file__).resolve().parents[1]
-_SOURCES = ("parser", "lowering", "client_stubs/element_table.py")
+_SOURCES = (
+    "parser",
+    "lowering",
+    "client_stubs/element_table.py",
+    "protos/generated/cutile/compile/v1/contract_pb2.py",
+    "service/convert.py",
+)
 
 
 @functools.cache

@@ -14,18 +14,28 @@ def test_the_version_is_the_release_and_a_digest_of_the_source() -> None:
 
 
 def test_a_change_to_the_compilers_source_changes_the_build(tmp_path, monkeypatch) -> None:
-    (tmp_path / "parser").mkdir()
-    (tmp_path / "lowering").mkdir()
-    (tmp_path / "client_stubs").mkdir()
-    (tmp_path / "client_stubs" / "element_table.py").write_text("ROWS = ()\n")
+    for name in build_id._SOURCES:
+        path = tmp_path / name
+        if path.suffix:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("# v1\n")
+        else:
+            path.mkdir()
     source = tmp_path / "lowering" / "pass.py"
     source.write_text("x = 1\n")
     monkeypatch.setattr(build_id, "_ROOT", tmp_path)
+    builds = []
+    # the compiler's code, the contract's schema, and the mapping onto it that caches store
+    for changed in (source, tmp_path / "protos/generated/cutile/compile/v1/contract_pb2.py"):
+        build_id.build_id.cache_clear()
+        builds.append(build_id.build_id())
+        changed.write_text(changed.read_text() + "# changed\n")
     build_id.build_id.cache_clear()
-    first = build_id.build_id()
-    source.write_text("x = 2\n")
+    builds.append(build_id.build_id())
+    (tmp_path / "service" / "convert.py").write_text("x = 3\n")
     build_id.build_id.cache_clear()
-    assert build_id.build_id() != first
+    builds.append(build_id.build_id())
+    assert len(set(builds)) == 4
     build_id.build_id.cache_clear()
 
 
