@@ -103,7 +103,7 @@ class AsyncCompileClient(ClientSettings):
         """Send one request (or answer it from the local cache)."""
         key = request_key(request)
         if not request.options.skip_cache:
-            cached = self.local.lookup(key)
+            cached = self.local.lookup(key, request)
             if cached is not None:
                 self.last_diagnostics = ()
                 return cached

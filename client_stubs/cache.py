@@ -28,7 +28,7 @@ from client_stubs.files import NotAFile, read_regular_file
 from client_stubs.integrity import MAX_CUBIN_BYTES
 from client_stubs.lru import LOW_WATER, evict_least_recent, scan_shards, touch
 
-_KEY = re.compile(r"^[0-9a-f]{64}$")
+_KEY = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would let a final newline through
 _MAGIC = b"cutile-client-cache v1\n"
 _HEADER_BYTES = len(_MAGIC) + 65  # magic, sha256 hex, newline
 MAX_ENTRY_BYTES = _HEADER_BYTES + 2 * MAX_CUBIN_BYTES  # a cubin and its contract, at most
@@ -63,7 +63,7 @@ class ArtifactCache:
         self._lock = threading.Lock()
 
     def path_for(self, key: str) -> Path:
-        if not _KEY.match(key):
+        if not _KEY.fullmatch(key):
             raise ValueError(f"cache key must be 64 lowercase hex digits, got {key!r}")
         return self.root / key[:2] / f"{key}.bin"
 

@@ -20,7 +20,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from client_stubs import driver
-from client_stubs.artifacts import Bundle
+from client_stubs.artifacts import Bundle, normalize_generic
 from client_stubs.cache import ArtifactCache
 from client_stubs.errors import (
     AmbiguousKernelError,
@@ -47,7 +47,7 @@ CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
 )
-_KEY = re.compile(r"^[0-9a-f]{64}$")
+_KEY = re.compile(r"[0-9a-f]{64}")  # fullmatch: `$` would let a final newline through
 _SEVERITY = {1: "error", 2: "warning", 3: "note", 4: "help"}
 _MAX_PATH_CHARS = 4096
 
@@ -146,8 +146,53 @@ def accept_response(
         rendered = [render_diagnostic(d) for d in response.diagnostics]
         raise CompileError(request.entry, rendered, response.diagnostics)
     artifact = response.artifact
-    verify(artifact, f"`{request.entry}` from {where}", signing_key)
+    what = f"`{request.entry}` from {where}"
+    verify(artifact, what, signing_key)
+    check_answers(request, artifact, what)
     return artifact
+
+
+def check_answers(
+    request: compile_pb2.CompileRequest, artifact: compile_pb2.Artifact, what: str
+) -> None:
+    """`IntegrityError` unless `artifact` is the kernel `request` asked for: its sources,
+    entry, target, host arch and generics. A reply for another kernel passes every digest
+    (and a signature) and every launch check of its own contract."""
+    contract = artifact.contract
+    kernel, target = contract.kernel, contract.target
+    module, _, function = request.entry.rpartition("::")
+    problems = []
+    if kernel.source_sha256 != sources_digest(request.sources):
+        problems.append("compiled from other sources")
+    if kernel.function != function:
+        problems.append(f"function {kernel.function!r}, not {function!r}")
+    if module and kernel.module != module and not kernel.module.endswith("::" + module):
+        problems.append(f"module {kernel.module!r}, not {module!r}")
+    if request.target and target.sm != request.target:
+        problems.append(f"target {target.sm!r}, not {request.target!r}")
+    if request.options.host_arch and target.host_arch != request.options.host_arch:
+        problems.append(f"host arch {target.host_arch!r}, not {request.options.host_arch!r}")
+    bound = [(g.name, normalize_generic(g.value)) for g in contract.specialization.generics]
+    named = dict(bound)
+    asked = {name: normalize_generic(value) for name, value in request.generics.items()}
+    if any(named.get(name) != value for name, value in asked.items()):
+        problems.append(f"generics {named}, not {asked}")
+    positional = [normalize_generic(v) for v in request.generic_args]
+    if positional and [value for _, value in bound][: len(positional)] != positional:
+        problems.append(f"generics {[v for _, v in bound]}, not {positional}")
+    if problems:
+        raise IntegrityError(f"{what}: not the kernel asked for: " + "; ".join(problems))
+
+
+def sources_digest(sources: Iterable[compile_pb2.SourceFile]) -> str:
+    """What a contract's `source_sha256` holds: sha256 over each source's UTF-8 text,
+    length-prefixed, in order (`lowering.pipeline.source_digest`)."""
+    digest = hashlib.sha256()
+    for source in sources:
+        data = source.text.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def kernel_of(artifact: compile_pb2.Artifact, allow_unchecked: bool = False) -> Kernel:
@@ -166,30 +211,39 @@ class LocalCache:
         self.cache = cache
         self.signing_key = signing_key
 
-    def lookup(self, key: str) -> compile_pb2.Artifact | None:
+    def lookup(
+        self, key: str, request: compile_pb2.CompileRequest | None = None
+    ) -> compile_pb2.Artifact | None:
         """The cached artifact of `key` if it passes the same checks as one from the
-        service; an entry that does not is dropped (and fetched or compiled again)."""
+        service (and is the kernel `request` asks for, or is stored under its own server
+        key); an entry that does not is dropped (and fetched or compiled again)."""
         if self.cache is None:
             return None
         blob = self.cache.get(key)
         if blob is None:
             return None
+        what = f"cached artifact {key[:12]}"
         try:
             artifact = compile_pb2.Artifact.FromString(blob)
-            verify(artifact, f"cached artifact {key[:12]}", self.signing_key)
+            verify(artifact, what, self.signing_key)
+            if request is not None:
+                check_answers(request, artifact, what)
+            elif artifact.request_key.sha256 != key:
+                raise IntegrityError(f"{what}: stored under another key than its own")
         except (IntegrityError, DecodeError):
             self.cache.delete(key)
             return None
         return artifact
 
     def store(self, key: str, artifact: compile_pb2.Artifact) -> None:
-        """Keep a compiled artifact under the request's key and the server's own."""
+        """Keep a compiled artifact under the request's key, and under the server's own
+        where nothing is stored yet (a reply never replaces what another request stored)."""
         if self.cache is None:
             return
         blob = artifact.SerializeToString(deterministic=True)
         self.cache.put(key, blob)
         server_key = artifact.request_key.sha256
-        if _KEY.match(server_key) and server_key != key:
+        if _KEY.fullmatch(server_key) and server_key != key and server_key not in self.cache:
             self.cache.put(server_key, blob)
 
     def store_fetched(self, key: str, artifact: compile_pb2.Artifact) -> None:
@@ -252,6 +306,7 @@ class ChunkAssembler:
     fit (the caller cancels the stream)."""
 
     def __init__(self, key: str) -> None:
+        self.key = key
         self.what = f"artifact {key[:12]}"
         self.artifact: compile_pb2.Artifact | None = None
         self.announced = 0
@@ -280,6 +335,8 @@ class ChunkAssembler:
             raise IntegrityError(f"{self.what}: the server sent no chunks")
         self.artifact.cubin = bytes(self.cubin)
         verify(self.artifact, self.what, signing_key)
+        if self.artifact.request_key.sha256 != self.key:  # another key's artifact, replayed
+            raise IntegrityError(f"{self.what}: the server sent the artifact of another key")
         return self.artifact
 
 
@@ -320,7 +377,7 @@ def tensor_arguments(general: Kernel, args: Sequence[object]) -> dict[str, objec
 
 
 def checked_key(key: str) -> str:
-    if not isinstance(key, str) or not _KEY.match(key):
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
         raise ValueError(f"an artifact key is 64 lowercase hex digits, got {key!r}")
     return key
 

@@ -54,14 +54,18 @@ def server_retry_delay(exc: Exception) -> float | None:
     for key, value in trailing or ():
         if key != STATUS_DETAILS_KEY:
             continue
+        from google.protobuf.message import DecodeError
         from google.rpc import error_details_pb2, status_pb2
 
-        status = status_pb2.Status.FromString(value)
-        for detail in status.details:
-            if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-                info = error_details_pb2.RetryInfo()
-                detail.Unpack(info)
-                return info.retry_delay.ToNanoseconds() / 1e9
+        try:  # the server's bytes: details that do not parse are no delay, not a crash
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                    info = error_details_pb2.RetryInfo()
+                    detail.Unpack(info)
+                    return info.retry_delay.ToNanoseconds() / 1e9
+        except (DecodeError, TypeError, ValueError):
+            return None
     return None
 
 

@@ -25,8 +25,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import wait as wait_all
 
+from google.protobuf.message import DecodeError
+
 from client_stubs import driver
-from client_stubs.errors import AssumptionError, ClientError, CompileError, LaunchError
+from client_stubs.errors import AssumptionError, ClientError, LaunchError
 from client_stubs.launcher import Kernel
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
@@ -124,8 +126,12 @@ class Served(Kernel):
             if pending is not None:
                 return None, pending
             if self._executor is not None:
-                pending = self._executor.submit(self._compile_for, facts)
-                self._pending[key] = pending
+                try:
+                    pending = self._executor.submit(self._compile_for, facts)
+                except RuntimeError:  # the client was closed: compile now, in this thread
+                    pending = None
+                else:
+                    self._pending[key] = pending
         if pending is not None:
             pending.add_done_callback(lambda done: self._arrived(key, done))
             return None, pending
@@ -135,10 +141,11 @@ class Served(Kernel):
         return kernel, None
 
     def _compiled(self, facts: Facts) -> Kernel:
-        """The specialization for `facts`; the general kernel when it does not compile."""
+        """The specialization for `facts`; the general kernel when it cannot be had (it does
+        not compile, the service fails or answers something unusable), as in the background."""
         try:
             return self._compile_for(facts)
-        except CompileError as exc:
+        except (ClientError, DecodeError) as exc:  # CompileError is a ClientError
             self.errors.append(exc)
             return self.general
 

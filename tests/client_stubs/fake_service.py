@@ -14,6 +14,7 @@ from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from client_stubs.client import COMPILE_METHOD
+from client_stubs.client_core import sources_digest
 from client_stubs.integrity import seal
 from protos.generated.cutile.compile.v1 import compile_pb2
 
@@ -87,12 +88,28 @@ class FakeService:
             yield compile_pb2.ArtifactChunk(offset=offset, data=data)
 
 
+def answering(request: compile_pb2.CompileRequest, contract: object) -> None:
+    """Make `contract` name what `request` asked for, as the real service's does: its
+    sources' digest, entry, target, host arch and generics."""
+    kernel, target = contract.kernel, contract.target  # type: ignore[attr-defined]
+    kernel.source_sha256 = sources_digest(request.sources)
+    module, _, kernel.function = request.entry.rpartition("::")
+    kernel.module = module or kernel.module
+    target.sm = request.target or target.sm
+    target.host_arch = request.options.host_arch or target.host_arch
+    generics = contract.specialization.generics  # type: ignore[attr-defined]
+    del generics[:]
+    for name, value in sorted(request.generics.items()):
+        generics.add(name=name, value=value)
+
+
 def ok_response(kit) -> Callable[[compile_pb2.CompileRequest], compile_pb2.CompileResponse]:
     def respond(request: compile_pb2.CompileRequest) -> compile_pb2.CompileResponse:
         block = int(request.generics.get("B", "128"))
         response = compile_pb2.CompileResponse(ok=True, cache=compile_pb2.CACHE_OUTCOME_MISS)
         response.artifact.cubin = CUBIN
         response.artifact.contract.CopyFrom(kit.add(block=block))
+        answering(request, response.artifact.contract)
         response.artifact.request_key.sha256 = "ab" * 32
         seal(response.artifact)
         return response

@@ -568,3 +568,68 @@ def test_a_path_given_as_source_text_gets_a_hint_before_any_request(service, tmp
     assert fake.requests == []
     client.compile("add.rs", "add", {"B": 128}, arch="sm_90")  # no such file: source text
     assert len(fake.requests) == 1
+
+
+# ---- a hostile server: a reply is the kernel asked for, or nothing ----------------------
+
+
+@pytest.mark.parametrize(
+    ("lie", "problem"),
+    [
+        (lambda c: setattr(c.kernel, "function", "saxpy"), "function 'saxpy', not 'add'"),
+        (lambda c: setattr(c.target, "sm", "sm_80"), "target 'sm_80', not 'sm_90'"),
+        (lambda c: setattr(c.kernel, "source_sha256", "0" * 64), "compiled from other sources"),
+        (lambda c: setattr(c.specialization.generics[0], "value", "64"), "generics"),
+    ],
+)
+def test_a_reply_for_another_kernel_is_refused_and_not_cached(service, tmp_path, lie, problem):
+    fake, address = service
+    honest = fake.respond
+
+    def other_kernel(request):  # type: ignore[no-untyped-def]
+        response = honest(request)
+        lie(response.artifact.contract)
+        seal(response.artifact)  # every digest of it is right: only its identity is wrong
+        return response
+
+    fake.respond = other_kernel
+    with pytest.raises(IntegrityError, match="not the kernel asked for") as raised:
+        make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
+    assert problem in str(raised.value)
+    assert not list((tmp_path / "cache").glob("*/*.bin"))
+
+
+def test_a_replys_server_key_never_replaces_another_requests_entry(service, tmp_path):
+    fake, address = service
+    client = make_client(address, tmp_path)
+    client.compile(SOURCE, "add", {"B": 128}, arch="sm_90")
+    first = request_key(fake.requests[0])
+    honest = fake.respond
+
+    def squatting(request):  # type: ignore[no-untyped-def]
+        response = honest(request)
+        response.artifact.request_key.sha256 = first  # the key of the earlier request
+        seal(response.artifact)
+        return response
+
+    fake.respond = squatting
+    client.compile(SOURCE, "add", {"B": 256}, arch="sm_90")
+    again = make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
+    assert again.spec.params[0].tile_shape == (128,)  # still the B=128 kernel, from the cache
+    assert len(fake.requests) == 2
+
+
+def test_get_artifact_of_another_key_is_refused(service, tmp_path, kit):
+    fake, address = service
+    key, _ = stored_artifact(kit)
+    _, other = stored_artifact(kit, 300)  # genuinely sealed, but stored under another key
+    fake.stored[key] = other
+    with pytest.raises(IntegrityError, match="the artifact of another key"):
+        make_client(address, tmp_path).fetch_artifact(key)
+    assert not list((tmp_path / "cache").glob("*/*.bin"))
+
+
+def test_a_key_with_a_final_newline_is_not_a_key(service, tmp_path):
+    _, address = service
+    with pytest.raises(ValueError, match="64 lowercase hex"):
+        make_client(address, tmp_path).fetch_artifact("ab" * 32 + "\n")

@@ -63,6 +63,23 @@ def test_retry_info_is_read_from_the_status_details():
     assert server_retry_delay(FakeRpcError(grpc.StatusCode.UNAVAILABLE)) is None
 
 
+def test_status_details_that_do_not_parse_are_no_delay_and_still_retried():
+    garbage = FakeRpcError(grpc.StatusCode.UNAVAILABLE)
+    garbage._trailing = (("grpc-status-details-bin", b"\xff\xff not a status"),)
+    status = status_pb2.Status(code=14)
+    status.details.add(
+        type_url=f"type.googleapis.com/{error_details_pb2.RetryInfo.DESCRIPTOR.full_name}",
+        value=b"\xff\xff",
+    )
+    bad_any = FakeRpcError(grpc.StatusCode.UNAVAILABLE)
+    bad_any._trailing = (("grpc-status-details-bin", status.SerializeToString()),)
+    for error in (garbage, bad_any):
+        assert server_retry_delay(error) is None
+        call, calls = failing(error)
+        assert call_with_retries(call, RetryPolicy(3, 0.001, 0.002), "Compile") == "ok"
+        assert len(calls) == 2
+
+
 @pytest.mark.parametrize("code", [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED])
 def test_transient_statuses_are_retried(code):
     call, calls = failing(FakeRpcError(code), FakeRpcError(code, retry_after=0.7))

@@ -6,9 +6,19 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
+import grpc
 import pytest
+from google.protobuf.message import DecodeError
 
-from client_stubs import CompileError, DeviceTensor, Kernel, MovedArgumentError, driver
+from client_stubs import (
+    CompileError,
+    DeviceTensor,
+    IntegrityError,
+    Kernel,
+    MovedArgumentError,
+    ServiceError,
+    driver,
+)
 from client_stubs.served import Served
 from protos.generated.cutile.compile.v1 import compile_pb2
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
@@ -19,9 +29,16 @@ Z, X, Y = 0x7F00_0000_0000, 0x7F10_0000_0000, 0x7F20_0000_0000
 class Service:
     """compile_for: an add<B=128> kernel assuming what the facts say (its cubin lists them)."""
 
-    def __init__(self, kit, fail: bool = False, gate: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        kit,
+        fail: bool = False,
+        gate: threading.Event | None = None,
+        error: Exception | None = None,
+    ) -> None:
         self.kit = kit
         self.fail = fail
+        self.error = error
         self.gate = gate
         self.asked: list[list[tuple[str, list[int], int]]] = []
 
@@ -32,6 +49,8 @@ class Service:
             self.gate.wait(5)
         if self.fail:
             raise CompileError("add", ["error: no"], ())
+        if self.error is not None:
+            raise self.error
         contract = self.kit.add(block=128)
         params = {p.name: p.index for p in contract.params}
         for fact in facts:
@@ -166,3 +185,31 @@ def test_bad_arguments_raise_the_general_kernels_error(kit, launched):
     with pytest.raises(MovedArgumentError):
         served(z, x, y)
     assert service.asked == [] and launched == []
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ServiceError(grpc.StatusCode.UNAVAILABLE, "Compile on x: down"),
+        IntegrityError("`add` from x: cubin sha256 differs"),
+        DecodeError("not an artifact"),
+    ],
+)
+def test_a_specialization_the_service_cannot_give_leaves_the_general_kernel(kit, launched, error):
+    """The general kernel takes these arguments: an outage or a bad reply must not fail the
+    launch (or be asked again at every launch)."""
+    service = Service(kit, error=error)
+    served = Served(general(kit), service)
+    served(*args(4096))
+    served(*args(4096))
+    assert launched == ["general", "general"] and len(service.asked) == 1
+    assert served.errors == [error]
+
+
+def test_a_non_blocking_kernel_outliving_its_client_compiles_in_the_launch(kit, launched):
+    service = Service(kit)
+    executor = ThreadPoolExecutor(1)
+    executor.shutdown()  # as `with CompileClient(...)` ending does
+    served = Served(general(kit), service, executor=executor)
+    served(*args(4096))
+    assert launched == ["special"] and len(service.asked) == 1

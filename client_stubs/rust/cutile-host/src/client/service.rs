@@ -4,20 +4,28 @@
 //! A request whose key is in the local cache skips the network. Nothing is trusted unchecked:
 //! every artifact, from the service or the cache, must carry matching cubin and contract
 //! digests (and, given the daemon's signing key, its signature); a streamed download stops at
-//! the announced size. Artifacts are also cached under the server's key
-//! (`Artifact.request_key`), so [`CompileClient::prefetch`] fetches only what a host lacks
-//! (`FindMissing`, then chunked `GetArtifact`). UNAVAILABLE and RESOURCE_EXHAUSTED are retried
+//! the announced size, and a reply (or cache hit) must be for the kernel asked for: its
+//! contract names the requested function (and module), target, host architecture and
+//! generics. Artifacts are also cached under the server's key (`Artifact.request_key`), in a
+//! namespace of their own ([`server_slot`]: a reply cannot overwrite another request's
+//! entry), so [`CompileClient::prefetch`] fetches only what a host lacks (`FindMissing`, then
+//! chunked `GetArtifact`). Every attempt, a streamed answer included, ends within
+//! `CompileClient::timeout` (else DEADLINE_EXCEEDED). UNAVAILABLE and RESOURCE_EXHAUSTED are retried
 //! with backoff honouring the server's RetryInfo; a kernel that does not compile is an
 //! [`Error::Compile`] carrying the service's rendered diagnostics (file:line:col, code,
 //! message).
 
+use std::collections::BTreeMap;
+use std::future::Future;
 use std::time::Duration;
 
 use prost::Message;
+use sha2::{Digest as _, Sha256};
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status};
 
+use crate::artifacts::bundle::normalize_generic;
 use crate::artifacts::cache::{is_key, ArtifactCache};
 use crate::artifacts::integrity::{verify, MAX_CUBIN_BYTES};
 use crate::client::request::{request_key, Source};
@@ -25,14 +33,169 @@ use crate::client::retry::{service_error, with_retries, RetryPolicy};
 use crate::errors::{Diagnostic, Error, Result};
 use crate::proto::compile_service_client::CompileServiceClient;
 use crate::proto::{
-    Artifact, Capabilities, CompileBatchRequest, CompileBatchResult, CompileRequest,
-    CompileResponse, Digest, FindMissingRequest, GetArtifactRequest, GetCapabilitiesRequest,
+    Artifact, BatchItem, Capabilities, CompileBatchRequest, CompileBatchResult, CompileOptions,
+    CompileRequest, CompileResponse, Digest, FindMissingRequest, GetArtifactRequest,
+    GetCapabilitiesRequest,
 };
 
 pub const DEFAULT_TARGET: &str = "http://127.0.0.1:50051";
 /// Keys per FindMissing call (the server's default limit is 4096).
 pub const FIND_MISSING_BATCH: usize = 1024;
 const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// The cache key an artifact the server keys `server_key` is kept under locally: a namespace
+/// apart from the client's own request keys, so no reply can replace another request's entry.
+pub fn server_slot(server_key: &str) -> String {
+    hex::encode(Sha256::digest(format!("server:{server_key}").as_bytes()))
+}
+
+/// `call` bounded by `timeout` as a whole (a streamed answer drained included): a server that
+/// sends its headers and then stalls ends in DEADLINE_EXCEEDED.
+async fn bounded<T>(
+    timeout: Duration,
+    call: impl Future<Output = std::result::Result<T, Status>>,
+) -> std::result::Result<T, Status> {
+    tokio::time::timeout(timeout, call)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Status::deadline_exceeded(format!(
+                "no complete answer within {timeout:?}"
+            )))
+        })
+}
+
+/// What a reply must be for: the kernel, target and generics a request names.
+#[derive(Clone, Debug, Default)]
+struct Wanted {
+    entry: String,
+    function: String,
+    module: Option<String>,
+    sm: Option<String>,
+    host_arch: Option<String>,
+    generics: BTreeMap<String, String>,
+    generic_args: Vec<String>,
+}
+
+impl Wanted {
+    fn new(
+        entry: &str,
+        generics: &BTreeMap<String, String>,
+        generic_args: &[String],
+        target: &str,
+        options: Option<&CompileOptions>,
+    ) -> Self {
+        let (module, function) = match entry.rsplit_once("::") {
+            Some((module, function)) => (Some(module.to_string()), function.to_string()),
+            None => (None, entry.to_string()),
+        };
+        let some = |text: &str| (!text.is_empty()).then(|| text.to_string());
+        Wanted {
+            entry: entry.to_string(),
+            function,
+            module: module.filter(|m| !m.is_empty()),
+            sm: some(target),
+            host_arch: options.and_then(|o| some(&o.host_arch)),
+            generics: generics
+                .iter()
+                .map(|(k, v)| (k.clone(), normalize_generic(v)))
+                .collect(),
+            generic_args: generic_args.iter().map(|v| normalize_generic(v)).collect(),
+        }
+    }
+
+    fn of_request(request: &CompileRequest) -> Self {
+        Wanted::new(
+            &request.entry,
+            &request.generics,
+            &request.generic_args,
+            &request.target,
+            request.options.as_ref(),
+        )
+    }
+
+    fn of_item(item: &BatchItem, batch: &CompileBatchRequest) -> Self {
+        Wanted::new(
+            &item.entry,
+            &item.generics,
+            &item.generic_args,
+            &item.target,
+            item.options.as_ref().or(batch.options.as_ref()),
+        )
+    }
+
+    /// Why `artifact`'s contract is not for this request, if it is not.
+    fn mismatch(&self, artifact: &Artifact) -> Option<String> {
+        let contract = artifact.contract.clone().unwrap_or_default();
+        let kernel = contract.kernel.unwrap_or_default();
+        let target = contract.target.unwrap_or_default();
+        let mut problems = Vec::new();
+        if kernel.function != self.function {
+            problems.push(format!(
+                "function {:?} != {:?}",
+                kernel.function, self.function
+            ));
+        }
+        if let Some(module) = &self.module {
+            if &kernel.module != module {
+                problems.push(format!("module {:?} != {module:?}", kernel.module));
+            }
+        }
+        if let Some(sm) = &self.sm {
+            if &target.sm != sm {
+                problems.push(format!("sm {:?} != {sm:?}", target.sm));
+            }
+        }
+        if let Some(arch) = &self.host_arch {
+            if &target.host_arch != arch {
+                problems.push(format!("host_arch {:?} != {arch:?}", target.host_arch));
+            }
+        }
+        let bound: Vec<(String, String)> = contract
+            .specialization
+            .map(|s| {
+                s.generics
+                    .into_iter()
+                    .map(|g| (g.name, normalize_generic(&g.value)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let bound_map: BTreeMap<String, String> = bound.iter().cloned().collect();
+        let agree = if self.generic_args.is_empty() {
+            bound_map == self.generics
+        } else if self.generics.is_empty() {
+            bound.iter().map(|(_, v)| v).eq(self.generic_args.iter())
+        } else {
+            bound.len() == self.generics.len() + self.generic_args.len()
+                && self
+                    .generics
+                    .iter()
+                    .all(|(k, v)| bound_map.get(k) == Some(v))
+        };
+        if !agree {
+            problems.push(format!(
+                "generics {bound_map:?} != {:?}{}",
+                self.generics,
+                if self.generic_args.is_empty() {
+                    String::new()
+                } else {
+                    format!(" / {:?}", self.generic_args)
+                }
+            ));
+        }
+        (!problems.is_empty()).then(|| problems.join("; "))
+    }
+
+    /// An integrity error unless `artifact` is for this request.
+    fn check(&self, artifact: &Artifact, what: &str) -> Result<()> {
+        match self.mismatch(artifact) {
+            None => Ok(()),
+            Some(problems) => Err(Error::Integrity(format!(
+                "{what}: the artifact is not for `{}` as asked: {problems}",
+                self.entry
+            ))),
+        }
+    }
+}
 
 /// How to reach the service.
 #[derive(Clone, Debug, Default)]
@@ -169,9 +332,10 @@ impl CompileClient {
     /// Send one request (or answer it from the local cache).
     pub async fn compile_request(&self, request: &CompileRequest) -> Result<Artifact> {
         let key = request_key(request);
+        let wanted = Wanted::of_request(request);
         let skip = request.options.as_ref().is_some_and(|o| o.skip_cache);
         if !skip {
-            if let Some(cached) = self.cached(&key)? {
+            if let Some(cached) = self.cached(&key, |a| wanted.mismatch(a).is_none())? {
                 return Ok(cached);
             }
         }
@@ -179,27 +343,33 @@ impl CompileClient {
         let response: CompileResponse = with_retries(&self.retry, &what, || {
             let mut rpc = self.rpc.clone();
             let message = self.request(request.clone());
-            async move { rpc.compile(message).await.map(|r| r.into_inner()) }
+            bounded(self.timeout, async move {
+                rpc.compile(message).await.map(|r| r.into_inner())
+            })
         })
         .await?;
-        let artifact = self.accept(&request.entry, response)?;
+        let artifact = self.accept(&wanted, response)?;
         self.store(&key, &artifact)?;
         Ok(artifact)
     }
 
-    fn accept(&self, entry: &str, response: CompileResponse) -> Result<Artifact> {
+    /// The artifact of a reply: verified, and for the kernel `wanted` names.
+    fn accept(&self, wanted: &Wanted, response: CompileResponse) -> Result<Artifact> {
         if !response.ok {
             return Err(Error::Compile {
-                entry: entry.to_string(),
+                entry: wanted.entry.clone(),
                 diagnostics: response.diagnostics.iter().map(render_diagnostic).collect(),
             });
         }
         let artifact = response.artifact.unwrap_or_default();
-        let what = format!("`{entry}` from {}", self.target);
+        let what = format!("`{}` from {}", wanted.entry, self.target);
         verify(&artifact, &what, self.signing_key.as_deref())?;
+        wanted.check(&artifact, &what)?;
         Ok(artifact)
     }
 
+    /// Cache `artifact` under the client's own `key`, and under its server key in the
+    /// server namespace ([`server_slot`]) when that differs.
     fn store(&self, key: &str, artifact: &Artifact) -> Result<()> {
         let Some(cache) = &self.cache else {
             return Ok(());
@@ -211,30 +381,53 @@ impl CompileClient {
             .as_ref()
             .map_or("", |d| d.sha256.as_str());
         if is_key(server_key) && server_key != key {
-            cache.put(server_key, &blob)?;
+            cache.put(&server_slot(server_key), &blob)?;
         }
         Ok(())
     }
 
-    /// The cached artifact of `key` when it passes the same checks as one from the service;
-    /// one that does not is dropped.
-    fn cached(&self, key: &str) -> Result<Option<Artifact>> {
+    /// The cached artifact under `slot` when it passes the same checks as one from the
+    /// service and `fits` it; one that does not is dropped.
+    fn cached(&self, slot: &str, fits: impl Fn(&Artifact) -> bool) -> Result<Option<Artifact>> {
         let Some(cache) = &self.cache else {
             return Ok(None);
         };
+        let Some(blob) = cache.get(slot)? else {
+            return Ok(None);
+        };
+        let what = format!("cached artifact {}", &slot[..12]);
+        match Artifact::decode(blob.as_slice()) {
+            Ok(artifact)
+                if verify(&artifact, &what, self.signing_key.as_deref()).is_ok()
+                    && fits(&artifact) =>
+            {
+                Ok(Some(artifact))
+            }
+            _ => {
+                cache.delete(slot)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The cached artifact the server keys `key`: in the server namespace, else the client
+    /// entry of the same key (the usual case: both keys agree); either must carry `key`.
+    fn cached_server_key(&self, key: &str) -> Result<Option<Artifact>> {
+        let fits = |a: &Artifact| a.request_key.as_ref().is_some_and(|d| d.sha256 == key);
+        if let Some(found) = self.cached(&server_slot(key), fits)? {
+            return Ok(Some(found));
+        }
+        let Some(cache) = &self.cache else {
+            return Ok(None);
+        };
+        // a client entry is never dropped here: it may be valid for its own request
         let Some(blob) = cache.get(key)? else {
             return Ok(None);
         };
         let what = format!("cached artifact {}", &key[..12]);
-        match Artifact::decode(blob.as_slice()) {
-            Ok(artifact) if verify(&artifact, &what, self.signing_key.as_deref()).is_ok() => {
-                Ok(Some(artifact))
-            }
-            _ => {
-                cache.delete(key)?;
-                Ok(None)
-            }
-        }
+        Ok(Artifact::decode(blob.as_slice())
+            .ok()
+            .filter(|a| verify(a, &what, self.signing_key.as_deref()).is_ok() && fits(a)))
     }
 
     /// Compile many items in one call; one result per item, in item order (each its own
@@ -244,32 +437,39 @@ impl CompileClient {
         batch: &CompileBatchRequest,
     ) -> Result<Vec<Result<Artifact>>> {
         let what = format!("CompileBatch on {}", self.target);
+        let items = batch.items.len();
         let results: Vec<CompileBatchResult> = with_retries(&self.retry, &what, || {
             let mut rpc = self.rpc.clone();
             let message = self.request(batch.clone());
-            async move {
+            let what = what.clone();
+            bounded(self.timeout, async move {
                 let mut stream = rpc.compile_batch(message).await?.into_inner();
-                let mut out = Vec::new();
+                let mut out: Vec<CompileBatchResult> = Vec::new();
+                let mut seen = vec![false; items];
                 while let Some(result) = stream.message().await? {
+                    let index = result.index as usize;
+                    let problem = if index >= items {
+                        Some(format!("a result for item {index} of {items}"))
+                    } else if seen[index] {
+                        Some(format!("a second result for item {index}"))
+                    } else {
+                        None
+                    };
+                    if let Some(problem) = problem {
+                        return Ok(Err(Error::Integrity(format!("{what}: {problem}"))));
+                    }
+                    seen[index] = true;
                     out.push(result);
                 }
-                Ok(out)
-            }
+                Ok(Ok(out))
+            })
         })
-        .await?;
-        let mut ordered: Vec<Option<Result<Artifact>>> =
-            (0..batch.items.len()).map(|_| None).collect();
+        .await??;
+        let mut ordered: Vec<Option<Result<Artifact>>> = (0..items).map(|_| None).collect();
         for result in results {
             let index = result.index as usize;
-            let entry = batch
-                .items
-                .get(index)
-                .map_or("", |i| i.entry.as_str())
-                .to_string();
-            let outcome = self.batch_item(&entry, result).await;
-            if let Some(slot) = ordered.get_mut(index) {
-                *slot = Some(outcome);
-            }
+            let wanted = Wanted::of_item(&batch.items[index], batch);
+            ordered[index] = Some(self.batch_item(&wanted, result).await);
         }
         Ok(ordered
             .into_iter()
@@ -287,7 +487,8 @@ impl CompileClient {
             .collect())
     }
 
-    async fn batch_item(&self, entry: &str, result: CompileBatchResult) -> Result<Artifact> {
+    async fn batch_item(&self, wanted: &Wanted, result: CompileBatchResult) -> Result<Artifact> {
+        let entry = wanted.entry.as_str();
         let status = result.status.unwrap_or_default();
         if let Some(response) = result.response {
             if !response.ok || status.code == 0 {
@@ -303,10 +504,13 @@ impl CompileClient {
                         .and_then(|a| a.request_key.clone())
                         .map(|d| d.sha256)
                         .unwrap_or_default();
-                    return self.fetch_artifact(&key).await;
+                    let artifact = self.fetch_artifact(&key).await?;
+                    let what = format!("`{entry}` from {}", self.target);
+                    wanted.check(&artifact, &what)?;
+                    return Ok(artifact);
                 }
                 response.ok = response.ok && status.code == 0;
-                return self.accept(entry, response);
+                return self.accept(wanted, response);
             }
         }
         let code = tonic::Code::from_i32(status.code);
@@ -341,7 +545,9 @@ impl CompileClient {
             let response = with_retries(&self.retry, &what, || {
                 let mut rpc = self.rpc.clone();
                 let request = self.request(message.clone());
-                async move { rpc.find_missing(request).await.map(|r| r.into_inner()) }
+                bounded(self.timeout, async move {
+                    rpc.find_missing(request).await.map(|r| r.into_inner())
+                })
             })
             .await?;
             missing.extend(response.missing.into_iter().map(|d| d.sha256));
@@ -349,17 +555,21 @@ impl CompileClient {
         Ok(missing)
     }
 
-    /// The artifact stored under `key`: local cache first, else `GetArtifact` (chunks in
-    /// order, bounded by the announced size, digests checked, then cached).
+    /// The artifact the server stores under `key`: local cache first, else `GetArtifact`
+    /// (chunks in order, bounded by the announced size, digests checked, its `request_key`
+    /// `key`, then cached in the server namespace, [`server_slot`]).
     pub async fn fetch_artifact(&self, key: &str) -> Result<Artifact> {
         checked_key(key)?;
-        if let Some(cached) = self.cached(key)? {
+        if let Some(cached) = self.cached_server_key(key)? {
             return Ok(cached);
         }
         let what = format!("GetArtifact on {}", self.target);
-        let artifact = with_retries(&self.retry, &what, || self.get_artifact(key)).await??;
+        let artifact = with_retries(&self.retry, &what, || {
+            bounded(self.timeout, self.get_artifact(key))
+        })
+        .await??;
         if let Some(cache) = &self.cache {
-            cache.put(key, &artifact.encode_to_vec())?;
+            cache.put(&server_slot(key), &artifact.encode_to_vec())?;
         }
         Ok(artifact)
     }
@@ -415,19 +625,31 @@ impl CompileClient {
             ))));
         };
         artifact.cubin = cubin;
-        Ok(verify(&artifact, &what, self.signing_key.as_deref()).map(|_| artifact))
+        if let Err(e) = verify(&artifact, &what, self.signing_key.as_deref()) {
+            return Ok(Err(e));
+        }
+        let sent = artifact
+            .request_key
+            .as_ref()
+            .map_or("", |d| d.sha256.as_str());
+        if sent != key {
+            return Ok(Err(Error::Integrity(format!(
+                "{what}: the server sent the artifact of key {sent:?}"
+            ))));
+        }
+        Ok(Ok(artifact))
     }
 
     /// Bring every artifact of `keys` into the local cache, fetching only what it lacks.
     /// Returns the keys neither has (they need a compile).
     pub async fn prefetch(&self, keys: &[String]) -> Result<Vec<String>> {
-        let Some(cache) = &self.cache else {
+        if self.cache.is_none() {
             return Err(Error::Usage("prefetch needs a local cache".into()));
-        };
+        }
         let mut local_missing: Vec<String> = Vec::new();
         for key in keys {
             checked_key(key)?;
-            if !local_missing.contains(key) && !cache.contains(key) {
+            if !local_missing.contains(key) && self.cached_server_key(key)?.is_none() {
                 local_missing.push(key.clone());
             }
         }
@@ -452,7 +674,9 @@ impl CompileClient {
         with_retries(&self.retry, &what, || {
             let mut rpc = self.rpc.clone();
             let request = self.request(GetCapabilitiesRequest {});
-            async move { rpc.get_capabilities(request).await.map(|r| r.into_inner()) }
+            bounded(self.timeout, async move {
+                rpc.get_capabilities(request).await.map(|r| r.into_inner())
+            })
         })
         .await
     }
