@@ -3,8 +3,10 @@
 Requests are keyed by the sha256 of their deterministic serialization; a hit in the local
 `ArtifactCache` skips the network entirely. Nothing is trusted unchecked (`integrity`):
 every artifact, from the service or the local cache, must carry matching cubin and contract
-digests, and with `signing_key` the daemon's signature; a download stops at the announced
-size. Every artifact is also cached under the server's own key (`Artifact.request_key`), so
+digests, and with `signing_key` the daemon's signature, and be the kernel the request asked
+for (its sources, entry, target, host arch and generics); a download stops at the announced
+size. Every artifact is also cached under the server's own key (`Artifact.request_key`)
+where nothing is stored under it yet, so
 a host that knows keys (from an earlier run, another host, a deployment list) fetches only
 what it lacks: `prefetch(keys)` asks `FindMissing` which of its missing keys the server holds
 and streams those with `GetArtifact` (chunked, digest-checked); `kernel_for_key(key)` gives a
