@@ -367,12 +367,24 @@ def test_kernel_for_key_streams_the_chunks_once_then_hits_the_cache(service, tmp
     assert again.sha256 == kernel.sha256 and fake.fetched == [key]  # local cache
 
 
-def test_a_corrupted_stream_is_rejected(service, tmp_path, kit):
+def _corrupted(kit, artifact):  # type: ignore[no-untyped-def]
+    artifact.cubin_digest.sha256 = "0" * 64
+    return artifact
+
+
+def _another_keys(kit, artifact):  # type: ignore[no-untyped-def]
+    return stored_artifact(kit, 300)[1]  # genuinely sealed, but stored under another key
+
+
+@pytest.mark.parametrize(
+    ("spoil", "problem"),
+    [(_corrupted, "differs from the digest"), (_another_keys, "the artifact of another key")],
+)
+def test_a_fetched_artifact_that_fails_a_check_is_refused(service, tmp_path, kit, spoil, problem):
     fake, address = service
     key, artifact = stored_artifact(kit)
-    artifact.cubin_digest.sha256 = "0" * 64
-    fake.stored[key] = artifact
-    with pytest.raises(IntegrityError, match="differs from the digest"):
+    fake.stored[key] = spoil(kit, artifact)
+    with pytest.raises(IntegrityError, match=problem):
         make_client(address, tmp_path).fetch_artifact(key)
     assert not list((tmp_path / "cache").glob("*/*.bin"))
 
@@ -617,16 +629,6 @@ def test_a_replys_server_key_never_replaces_another_requests_entry(service, tmp_
     again = make_client(address, tmp_path).compile(SOURCE, "add", {"B": 128}, arch="sm_90")
     assert again.spec.params[0].tile_shape == (128,)  # still the B=128 kernel, from the cache
     assert len(fake.requests) == 2
-
-
-def test_get_artifact_of_another_key_is_refused(service, tmp_path, kit):
-    fake, address = service
-    key, _ = stored_artifact(kit)
-    _, other = stored_artifact(kit, 300)  # genuinely sealed, but stored under another key
-    fake.stored[key] = other
-    with pytest.raises(IntegrityError, match="the artifact of another key"):
-        make_client(address, tmp_path).fetch_artifact(key)
-    assert not list((tmp_path / "cache").glob("*/*.bin"))
 
 
 def test_a_key_with_a_final_newline_is_not_a_key(service, tmp_path):

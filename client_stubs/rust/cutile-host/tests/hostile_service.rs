@@ -400,17 +400,7 @@ async fn a_server_stalling_after_its_headers_hits_the_deadline() {
             .await
             .expect("hang"),
     );
-    let batch = CompileBatchRequest {
-        sources: vec![SourceFile {
-            name: "k.rs".into(),
-            text: "fn x(){}".into(),
-        }],
-        items: vec![BatchItem {
-            entry: "add".into(),
-            ..Default::default()
-        }],
-        options: None,
-    };
+    let batch = one_item_batch(BTreeMap::new());
     let outcome = tokio::time::timeout(bound, c.compile_batch(&batch))
         .await
         .expect("hang");
@@ -423,6 +413,22 @@ async fn a_server_stalling_after_its_headers_hits_the_deadline() {
         "{:?}",
         start.elapsed()
     );
+}
+
+/// A batch of one `add` item with `generics`.
+fn one_item_batch(generics: BTreeMap<String, String>) -> CompileBatchRequest {
+    CompileBatchRequest {
+        sources: vec![SourceFile {
+            name: "k.rs".into(),
+            text: "fn x(){}".into(),
+        }],
+        items: vec![BatchItem {
+            entry: "add".into(),
+            generics,
+            ..Default::default()
+        }],
+        options: None,
+    }
 }
 
 fn batch_result(index: u32) -> CompileBatchResult {
@@ -442,18 +448,7 @@ fn batch_result(index: u32) -> CompileBatchResult {
 /// an item out of range is a protocol (integrity) error, not buffered without bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_answer_beyond_its_items_is_refused() {
-    let batch = CompileBatchRequest {
-        sources: vec![SourceFile {
-            name: "k.rs".into(),
-            text: "fn x(){}".into(),
-        }],
-        items: vec![BatchItem {
-            entry: "add".into(),
-            generics: BTreeMap::from([("B".to_string(), "64".to_string())]),
-            ..Default::default()
-        }],
-        options: None,
-    };
+    let batch = one_item_batch(BTreeMap::from([("B".to_string(), "64".to_string())]));
     let dir = tempfile::tempdir().unwrap();
     for (what, results) in [
         ("second result", vec![batch_result(0); 500]),
