@@ -182,7 +182,7 @@ class AsyncCompileClient(ClientSettings):
     async def fetch_artifact(self, key: str) -> compile_pb2.Artifact:
         """The artifact stored under `key`: local cache first, else `GetArtifact`."""
         key = checked_key(key)
-        cached = self.local.lookup(key)
+        cached = self.local.lookup_server_key(key)
         if cached is not None:
             return cached
         artifact = await call_with_retries_async(

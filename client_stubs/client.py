@@ -5,13 +5,13 @@ Requests are keyed by the sha256 of their deterministic serialization; a hit in 
 every artifact, from the service or the local cache, must carry matching cubin and contract
 digests, and with `signing_key` the daemon's signature, and be the kernel the request asked
 for (its sources, entry, target, host arch and generics); a download stops at the announced
-size. Every artifact is also cached under the server's own key (`Artifact.request_key`)
-where nothing is stored under it yet, so a host that knows keys (from an earlier run,
-another host, a deployment list) fetches only what it lacks: `prefetch(keys)` asks
-`FindMissing` which of its missing keys the server holds and streams those with
-`GetArtifact` (chunked, digest-checked); `kernel_for_key(key)` gives a launchable `Kernel`
-the same way. UNAVAILABLE and RESOURCE_EXHAUSTED are retried with
-exponential backoff and jitter, honouring the server's RetryInfo (`retry.py`); a compile that
+size. Every artifact is also cached under the server's own key (`Artifact.request_key`), in
+a namespace of its own (`server_slot`, the Rust host's too), so a host that knows keys (from
+an earlier run, another host, a deployment list) fetches only what it lacks:
+`prefetch(keys)` asks `FindMissing` which of its missing keys the server holds and streams
+those with `GetArtifact` (chunked, digest-checked); `kernel_for_key(key)` gives a launchable
+`Kernel` the same way. UNAVAILABLE and RESOURCE_EXHAUSTED are retried with exponential
+backoff and jitter, honouring the server's RetryInfo (`retry.py`); a compile that
 fails reports the service's rendered diagnostics as `CompileError`. grpc is imported on first
 use only.
 """
@@ -208,7 +208,7 @@ class CompileClient(ClientSettings):
         reassembled in order, size and sha256 checked, then cached). `ServiceError` with code
         NOT_FOUND when the server does not hold it."""
         key = checked_key(key)
-        cached = self.local.lookup(key)
+        cached = self.local.lookup_server_key(key)
         if cached is not None:
             return cached
         artifact = call_with_retries(

@@ -184,6 +184,12 @@ def check_answers(
         raise IntegrityError(f"{what}: not the kernel asked for: " + "; ".join(problems))
 
 
+def server_slot(server_key: str) -> str:
+    """The local cache key of the artifact the server keys `server_key`: a namespace apart
+    from the client's own request keys (sha256 of "server:" + key, as the Rust host's)."""
+    return hashlib.sha256(f"server:{server_key}".encode()).hexdigest()
+
+
 def sources_digest(sources: Iterable[compile_pb2.SourceFile]) -> str:
     """What a contract's `source_sha256` holds: sha256 over each source's UTF-8 text,
     length-prefixed, in order (`lowering.pipeline.source_digest`)."""
@@ -211,51 +217,73 @@ class LocalCache:
         self.cache = cache
         self.signing_key = signing_key
 
-    def lookup(
-        self, key: str, request: compile_pb2.CompileRequest | None = None
+    def lookup(self, key: str, request: compile_pb2.CompileRequest) -> compile_pb2.Artifact | None:
+        """The cached artifact of the request keyed `key` if it passes the same checks as one
+        from the service and is the kernel `request` asks for; an entry that does not is
+        dropped (and compiled again)."""
+        return self._checked(key, f"cached artifact {key[:12]}", request=request)
+
+    def lookup_server_key(self, key: str) -> compile_pb2.Artifact | None:
+        """The cached artifact the server keys `key`: in the server keys' slots
+        (`server_slot`), else an entry stored under `key` itself that carries it (kept
+        whatever it is: it may be another request's); either must pass every check."""
+        what = f"cached artifact {key[:12]}"
+        found = self._checked(server_slot(key), what, server_key=key)
+        if found is None:
+            found = self._checked(key, what, server_key=key, drop=False)
+        return found
+
+    def _checked(
+        self,
+        slot: str,
+        what: str,
+        *,
+        request: compile_pb2.CompileRequest | None = None,
+        server_key: str | None = None,
+        drop: bool = True,
     ) -> compile_pb2.Artifact | None:
-        """The cached artifact of `key` if it passes the same checks as one from the
-        service (and is the kernel `request` asks for, or is stored under its own server
-        key); an entry that does not is dropped (and fetched or compiled again)."""
         if self.cache is None:
             return None
-        blob = self.cache.get(key)
+        blob = self.cache.get(slot)
         if blob is None:
             return None
-        what = f"cached artifact {key[:12]}"
         try:
             artifact = compile_pb2.Artifact.FromString(blob)
             verify(artifact, what, self.signing_key)
             if request is not None:
                 check_answers(request, artifact, what)
-            elif artifact.request_key.sha256 != key:
-                raise IntegrityError(f"{what}: stored under another key than its own")
+            if server_key is not None and artifact.request_key.sha256 != server_key:
+                raise IntegrityError(f"{what}: not the artifact of key {server_key[:12]}")
         except (IntegrityError, DecodeError):
-            self.cache.delete(key)
+            if drop:
+                self.cache.delete(slot)
             return None
         return artifact
 
     def store(self, key: str, artifact: compile_pb2.Artifact) -> None:
-        """Keep a compiled artifact under the request's key, and under the server's own
-        where nothing is stored yet (a reply never replaces what another request stored)."""
+        """Keep a compiled artifact under the request's key and in the slot of the server's
+        own (`server_slot`, a namespace apart: a reply never replaces another request's
+        entry)."""
         if self.cache is None:
             return
         blob = artifact.SerializeToString(deterministic=True)
         self.cache.put(key, blob)
         server_key = artifact.request_key.sha256
-        if _KEY.fullmatch(server_key) and server_key != key and server_key not in self.cache:
-            self.cache.put(server_key, blob)
+        if _KEY.fullmatch(server_key) and server_key != key:
+            self.cache.put(server_slot(server_key), blob)
 
     def store_fetched(self, key: str, artifact: compile_pb2.Artifact) -> None:
+        """Keep an artifact fetched by its server key (checked to carry it) in that key's
+        slot."""
         if self.cache is not None:
-            self.cache.put(key, artifact.SerializeToString(deterministic=True))
+            self.cache.put(server_slot(key), artifact.SerializeToString(deterministic=True))
 
     def missing(self, keys: Iterable[str]) -> list[str]:
         """The distinct well-formed `keys` not cached here (ValueError for a bad key)."""
         if self.cache is None:
             raise ValueError("prefetch needs a local cache (CompileClient(cache=...))")
-        cache = self.cache
-        return [k for k in dict.fromkeys(checked_key(k) for k in keys) if k not in cache]
+        wanted = dict.fromkeys(checked_key(k) for k in keys)
+        return [k for k in wanted if self.lookup_server_key(k) is None]
 
 
 class ClientSettings:

@@ -635,3 +635,12 @@ def test_a_key_with_a_final_newline_is_not_a_key(service, tmp_path):
     _, address = service
     with pytest.raises(ValueError, match="64 lowercase hex"):
         make_client(address, tmp_path).fetch_artifact("ab" * 32 + "\n")
+
+
+def test_the_server_slot_is_the_rust_hosts():
+    """One cache folder serves both hosts (`server_slot` in the Rust host's service.rs)."""
+    from client_stubs.client_core import server_slot
+
+    assert server_slot("ab" * 32) == (
+        "a2d5a8aef229a518d76fc1ad677936bb9acab3c985e5e4f2606e9543d46b7cde"
+    )

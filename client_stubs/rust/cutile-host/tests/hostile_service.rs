@@ -479,3 +479,13 @@ async fn a_batch_answer_beyond_its_items_is_refused() {
         Err(Error::Integrity(_))
     ));
 }
+
+/// The server keys' slot is the Python host's too (`client_stubs.client_core.server_slot`):
+/// one cache folder serves both hosts.
+#[test]
+fn the_server_slot_is_the_python_hosts() {
+    assert_eq!(
+        server_slot(&"ab".repeat(32)),
+        "a2d5a8aef229a518d76fc1ad677936bb9acab3c985e5e4f2606e9543d46b7cde"
+    );
+}
