@@ -85,7 +85,6 @@ import json
 import logging
 import os
 import re
-import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -95,6 +94,7 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from client_stubs.files import read_regular_file
 from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
     ARCHS,
@@ -712,18 +712,14 @@ def read_sources(paths: Sequence[Path]) -> list[SourceFile]:
 
 
 def read_source(path: Path) -> str:
-    """The UTF-8 text of `path`: a regular file (a FIFO would block, a device never end) of
-    at most MAX_SOURCE_BYTES, the server's limit; `UsageError` otherwise."""
+    """The UTF-8 text of `path` (newlines as text mode reads them): a regular file (a FIFO
+    would block, a device never end) of at most MAX_SOURCE_BYTES, the server's limit;
+    `UsageError` otherwise."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise UsageError(f"cannot read {path}: not a regular file")
-        with path.open(encoding="utf-8") as file:
-            text = file.read(MAX_SOURCE_BYTES + 1)  # characters: at least as many bytes
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular_file(path, MAX_SOURCE_BYTES).decode("utf-8")
+    except (OSError, ValueError) as exc:  # NotAFile and UnicodeDecodeError are ValueErrors
         raise UsageError(f"cannot read {path}: {exc}") from exc
-    if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
-        raise UsageError(f"cannot read {path}: larger than {MAX_SOURCE_BYTES} bytes")
-    return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
