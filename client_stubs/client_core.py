@@ -29,7 +29,7 @@ from client_stubs.errors import (
     IntegrityError,
     KernelNotFoundError,
 )
-from client_stubs.integrity import MAX_CUBIN_BYTES, verify
+from client_stubs.integrity import MAX_CUBIN_BYTES, sources_sha256, verify
 from client_stubs.launcher import Kernel
 from client_stubs.plan import plan_launch
 from client_stubs.retry import RetryPolicy
@@ -191,14 +191,8 @@ def server_slot(server_key: str) -> str:
 
 
 def sources_digest(sources: Iterable[compile_pb2.SourceFile]) -> str:
-    """What a contract's `source_sha256` holds: sha256 over each source's UTF-8 text,
-    length-prefixed, in order (`lowering.pipeline.source_digest`)."""
-    digest = hashlib.sha256()
-    for source in sources:
-        data = source.text.encode("utf-8")
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
-    return digest.hexdigest()
+    """The `source_sha256` a contract compiled from `sources` holds."""
+    return sources_sha256(source.text.encode("utf-8") for source in sources)
 
 
 def kernel_of(artifact: compile_pb2.Artifact, allow_unchecked: bool = False) -> Kernel:

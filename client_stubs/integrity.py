@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from client_stubs.errors import IntegrityError
@@ -31,6 +32,16 @@ MAX_CUBIN_BYTES = 64 << 20  # what a host accepts (the service's tileiras output
 
 def contract_bytes(contract: contract_pb2.LaunchContract) -> bytes:
     return contract.SerializeToString(deterministic=True)
+
+
+def sources_sha256(texts: Iterable[bytes]) -> str:
+    """A contract's `source_sha256`: sha256 over each source's UTF-8 text, length-prefixed,
+    in order (not the file names). The compiler writes it, a client checks a reply by it."""
+    digest = hashlib.sha256()
+    for data in texts:
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def digest_of(data: bytes) -> compile_pb2.Digest:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
 
+from client_stubs.integrity import sources_sha256
 from lowering.abi import SlotLayout, entry_abi
 from lowering.block_order import group_block_order
 from lowering.bounds import InKernelCheckDenied
@@ -294,14 +294,11 @@ def list_entries(sources: tuple[SourceFile, ...]) -> dict[str, tuple[str, ...]]:
 
 
 def source_digest(sources: tuple[SourceFile, ...]) -> str:
-    """sha256 over every source's text, length-prefixed, in order (the entry's file first).
-    Not the file names: the same sources compiled from another folder, by an absolute path or
-    through the server (which sees base names) give the same contract and cache key."""
-    digest = hashlib.sha256()
-    for source in sources:
-        digest.update(len(source.data).to_bytes(8, "little"))
-        digest.update(source.data)
-    return digest.hexdigest()
+    """sha256 over every source's text, length-prefixed, in order (the entry's file first;
+    `client_stubs.integrity.sources_sha256`, which a client checks replies by). Not the file
+    names: the same sources compiled from another folder, by an absolute path or through the
+    server (which sees base names) give the same contract and cache key."""
+    return sources_sha256(source.data for source in sources)
 
 
 def _denied_check(denied: InKernelCheckDenied, function: A.Function) -> Diagnostic:
