@@ -66,20 +66,27 @@ class KillableTileiras(Tileiras):
     def kill(self) -> int:
         """Kill the process group of every tileiras this run started; how many."""
         self._killed.set()
-        killed = 0
-        ours = os.getpgid(0)
-        for pid in processes_under(self._root):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                group = os.getpgid(pid)
-                if group != ours:  # tileiras runs in a session of its own; never ours
-                    os.killpg(group, signal.SIGKILL)
-                    killed += 1
+        killed = kill_runs_under(self._root)
         if killed:
             log.info("killed %d tileiras process group(s) of a cancelled compile", killed)
         return killed
 
     def cleanup(self) -> None:
         shutil.rmtree(self._root, ignore_errors=True)
+
+
+def kill_runs_under(folder: str) -> int:
+    """SIGKILL the process group of every process working inside `folder` (tileiras runs
+    in a session of its own); how many."""
+    killed = 0
+    ours = os.getpgid(0)
+    for pid in processes_under(folder):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            group = os.getpgid(pid)
+            if group != ours:
+                os.killpg(group, signal.SIGKILL)
+                killed += 1
+    return killed
 
 
 def processes_under(folder: str) -> list[int]:

@@ -44,7 +44,7 @@ from lowering.pipeline import CompileRequest, CompileResult, Stage
 from service.cache.store import ArtifactCache
 from service.compile import worker as compile_worker
 from service.compile.faults import CompileFault
-from service.compile.tileiras_runs import processes_under
+from service.compile.tileiras_runs import kill_runs_under
 from service.compile.worker import (
     CacheAsk,
     CacheReply,
@@ -297,20 +297,6 @@ def _result(done: JobDone) -> CompileResult:
     return CompileResult(
         done.diagnostics, stage, cubin=done.cubin, contract=done.contract, timings=done.timings
     )
-
-
-def kill_runs_under(folder: str) -> int:
-    """SIGKILL the process group of every process working inside `folder` (tileiras runs
-    in a session of its own); how many."""
-    killed = 0
-    ours = os.getpgid(0)
-    for pid in processes_under(folder):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            group = os.getpgid(pid)
-            if group != ours:
-                os.killpg(group, signal.SIGKILL)
-                killed += 1
-    return killed
 
 
 def clean_orphans(root: Path | None = None) -> int:
