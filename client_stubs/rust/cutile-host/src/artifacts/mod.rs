@@ -6,6 +6,7 @@ pub mod cache;
 pub mod integrity;
 
 use std::io::{self, Read as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 pub use bundle::{Bundle, BundleEntry, LoadedKernel};
@@ -16,13 +17,13 @@ pub use cache::{default_cache_dir, ArtifactCache};
 /// exhaust memory: each is an [`io::ErrorKind::InvalidData`] error whose text says which
 /// ("not a regular file", "larger than N bytes"); other errors are the open's or the read's.
 pub(crate) fn read_regular_file(path: &Path, limit: usize) -> io::Result<Vec<u8>> {
-    // Checked before the open, which blocks on a FIFO until a writer comes (libc is not a
-    // dependency, so no O_NONBLOCK open). The file opened is checked again: one swapped in
-    // between is refused, though a FIFO swapped in can still block the open.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(not_regular());
-    }
-    let file = std::fs::File::open(path)?;
+    // Opened without waiting (a FIFO's open blocks until a writer comes), then the file
+    // opened is checked: whatever was swapped in before the open is refused unread.
+    // O_NONBLOCK changes nothing for a regular file's reads.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(not_regular());
