@@ -9,7 +9,8 @@ tileiras is untrusted: its output is checked before it is returned (a cubin for 
 within `FILE_SIZE_CAP`, holding the expected entry symbol). A run that says nothing about
 the bytecode (killed by a signal, could not start, exit 0 without a valid cubin) raises
 `TileirasFault`: the server's problem, never reported as the kernel's. A run past its time
-(the wall-clock timeout, or CPU time) raises `TileirasOverBudget`: the input's doing.
+(the wall-clock timeout, or CPU time) or its address space (`memory_cap`: tileiras aborts
+with std::bad_alloc) raises `TileirasOverBudget`: the input's doing.
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ from parser.arch import ARCHS
 ENV_VAR = "CUTILE_TILEIRAS"
 HOST_ARCHES = ("x86_64", "aarch64")
 OUTPUT_CAP = 64 * 1024  # bytes of stdout/stderr kept per stream
-ADDRESS_SPACE_CAP = 8 << 30
+ADDRESS_SPACE_CAP = 8 << 30  # the most address space one run may map
+# the least: tileiras maps under 1 GB for the largest kernel we build (flash attention, bf16,
+# D=128: 220 MB resident, assembles under a 1 GB cap)
+MIN_ADDRESS_SPACE = 2 << 30
 FILE_SIZE_CAP = 64 << 20  # any file tileiras writes, the cubin included (RLIMIT_FSIZE)
 INPUT_NAME, OUTPUT_NAME = "input.tileirbc", "output.cubin"
 _RELEASE = re.compile(r"release \d+\.\d+, V[\d.]+")
@@ -75,8 +79,9 @@ class TileirasFault(TileirasError):
 
 
 class TileirasOverBudget(TileirasFault):
-    """tileiras needed more than a run may use (its wall-clock limit, or the CPU time its
-    process may take): the input's doing, which a retry would only repeat."""
+    """tileiras needed more than a run may use (its wall-clock limit, the CPU time its
+    process may take, or its address space): the input's doing, which a retry would only
+    repeat."""
 
 
 class TileirasTimeout(TileirasOverBudget):
@@ -108,24 +113,30 @@ class _Outcome:
 class Tileiras:
     """One tileiras binary. Queries of it are cached; `assemble` runs are independent."""
 
-    def __init__(self, path: str | os.PathLike[str], temp_root: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        temp_root: str | None = None,
+        memory_cap: int = ADDRESS_SPACE_CAP,
+    ) -> None:
         self._path = str(path)
         self._temp_root = temp_root
+        self.memory_cap = memory_cap  # each run's address space (RLIMIT_AS)
 
     @classmethod
-    def locate(cls, explicit: str | None = None) -> Tileiras:
+    def locate(cls, explicit: str | None = None, memory_cap: int = ADDRESS_SPACE_CAP) -> Tileiras:
         """Explicit path, then $CUTILE_TILEIRAS, then the nvidia wheel, then PATH."""
         if explicit is not None:
-            return cls(_checked_binary(explicit, "the explicit path"))
+            return cls(_checked_binary(explicit, "the explicit path"), memory_cap=memory_cap)
         if os.environ.get(ENV_VAR):
-            return cls(_checked_binary(os.environ[ENV_VAR], f"${ENV_VAR}"))
+            return cls(_checked_binary(os.environ[ENV_VAR], f"${ENV_VAR}"), memory_cap=memory_cap)
         found = nvidia_binary("tileiras") or shutil.which("tileiras")
         if found is None:
             raise TileirasNotFound(
                 "tileiras not found: set $CUTILE_TILEIRAS, install nvidia-cuda-tileiras, "
                 "or put tileiras on PATH"
             )
-        return cls(found)
+        return cls(found, memory_cap=memory_cap)
 
     @property
     def path(self) -> str:
@@ -176,8 +187,8 @@ class Tileiras:
         workdir = self._workdir(command)
         try:
             Path(workdir, INPUT_NAME).write_bytes(bytecode)
-            outcome = _run_limited(command, workdir, timeout_s, self._started)
-            cubin = _cubin_or_raise(outcome, workdir, command, timeout_s)
+            outcome = _run_limited(command, workdir, timeout_s, self.memory_cap, self._started)
+            cubin = _cubin_or_raise(outcome, workdir, command, timeout_s, self.memory_cap)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         try:
@@ -204,7 +215,7 @@ class Tileiras:
         command = (self._path, flag)
         workdir = self._workdir(command)
         try:
-            outcome = _run_limited(command, workdir, 30)
+            outcome = _run_limited(command, workdir, 30, self.memory_cap)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         if outcome.returncode != 0:
@@ -267,8 +278,8 @@ except OSError as exc:
 """
 
 
-def _limited(command: tuple[str, ...]) -> list[str]:
-    caps = (str(ADDRESS_SPACE_CAP), str(FILE_SIZE_CAP))
+def _limited(command: tuple[str, ...], memory_cap: int) -> list[str]:
+    caps = (str(memory_cap), str(FILE_SIZE_CAP))
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *caps, str(os.getpid()), *command]
 
 
@@ -276,6 +287,7 @@ def _run_limited(
     command: tuple[str, ...],
     workdir: str,
     timeout_s: float,
+    memory_cap: int,
     started: Callable[[int], None] | None = None,
 ) -> _Outcome:
     """Run in `workdir` with stdout/stderr going to files there (bounded by RLIMIT_FSIZE);
@@ -284,7 +296,7 @@ def _run_limited(
     out_path, err_path = Path(workdir, "stdout.log"), Path(workdir, "stderr.log")
     with out_path.open("wb") as out, err_path.open("wb") as err:
         proc = subprocess.Popen(
-            _limited(command),
+            _limited(command, memory_cap),
             cwd=workdir,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -334,7 +346,7 @@ def _read_capped(path: Path) -> str:
 
 
 def _cubin_or_raise(
-    outcome: _Outcome, workdir: str, command: tuple[str, ...], timeout_s: float
+    outcome: _Outcome, workdir: str, command: tuple[str, ...], timeout_s: float, memory_cap: int
 ) -> bytes:
     said = "\n".join(s for s in (outcome.stderr, outcome.stdout) if s.strip())
     if outcome.timed_out:
@@ -352,6 +364,9 @@ def _cubin_or_raise(
         raise TileirasOverBudget(
             _exit_message(outcome.returncode), outcome.returncode, said, command
         )
+    if outcome.returncode == -signal.SIGABRT and "std::bad_alloc" in outcome.stderr:
+        message = f"tileiras ran out of its {memory_cap >> 20} MiB of address space"
+        raise TileirasOverBudget(message, outcome.returncode, said, command)
     if outcome.returncode is not None and outcome.returncode < 0:
         raise TileirasFault(_exit_message(outcome.returncode), outcome.returncode, said, command)
     if outcome.returncode != 0:

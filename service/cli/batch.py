@@ -144,6 +144,7 @@ from service.cli.specialize_arg import (
 from service.cli.stage_dump import EMIT_STAGES, FILE_SUFFIXES, as_text, stage_product
 from service.compile.engine import CompileEngine, Outcome
 from service.compile.flight import default_workers
+from service.compile.memory_share import default_total_bytes, tileiras_memory_share
 from service.compile.toolchain import locate_assembler
 from service.compile.worker import WorkerLimits
 from service.compile.worker_pool import WorkerPool
@@ -242,7 +243,10 @@ class LocalCompiler:
 
     def _start_pool(self) -> None:
         if self._pool is None:
-            limits = WorkerLimits(cpu_seconds=BATCH_CPU_SECONDS)
+            limits = WorkerLimits(
+                cpu_seconds=BATCH_CPU_SECONDS,
+                tileiras_memory_bytes=self.engine.assembler.memory_cap,
+            )
             self._pool = WorkerPool(self.jobs, self.engine.assembler.path, limits)
             self.engine.pool = self._pool
 
@@ -758,7 +762,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _emit(args, sources)
     if args.server is not None:
         return _run_remote(args, sources)
-    assembler = locate_assembler(args.tileiras)
+    memory_cap = tileiras_memory_share(args.jobs, default_total_bytes())
+    assembler = locate_assembler(args.tileiras, memory_cap)
     if assembler is None:
         print("error: tileiras not found or not working (see above)", file=sys.stderr)
         return EXIT_FAILED

@@ -35,7 +35,7 @@ class KillableTileiras(Tileiras):
 
     def __init__(self, base: Tileiras) -> None:
         self._root = tempfile.mkdtemp(prefix="cutile-run-")
-        super().__init__(base.path, temp_root=self._root)
+        super().__init__(base.path, temp_root=self._root, memory_cap=base.memory_cap)
         self._base = base
         self._killed = threading.Event()
 

@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection
 
 from lowering.contract import LaunchContract
 from lowering.pipeline import CompileRequest, Timings, compile_kernel
-from lowering.tileiras import Tileiras, TileirasFault, TileirasOverBudget
+from lowering.tileiras import ADDRESS_SPACE_CAP, Tileiras, TileirasFault, TileirasOverBudget
 from parser.front_end import Diagnostic
 from service.cache.content import ContentCachedAssembler
 from service.cache.store import CacheEntry
@@ -44,6 +44,7 @@ class WorkerLimits:
     memory_bytes: int = 4 << 30
     cpu_seconds: int = 60
     stack_bytes: int = 256 << 20
+    tileiras_memory_bytes: int = ADDRESS_SPACE_CAP  # each tileiras run's address space
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def main(conn: Connection, tileiras_path: str, temp_root: str, limits: WorkerLim
     _apply_limits(limits)
     threading.stack_size(min(limits.stack_bytes, 1 << 30))
     sys.setrecursionlimit(100_000)  # the thread's stack, not Python's count, is the bound
-    tileiras = Tileiras(tileiras_path, temp_root=temp_root)
+    tileiras = Tileiras(tileiras_path, temp_root, limits.tileiras_memory_bytes)
     conn.send(Ready(os.getpid()))
     while True:
         try:

@@ -4,7 +4,8 @@
                  [--cache redis://[USER:PASSWORD@]HOST:PORT/DB] [--cache-ttl SECONDS]
                  [--cache-max-bytes N[K|M|G]] [--memory-cache-bytes N[K|M|G]]
                  [--workers N] [--max-queued N] [--isolation process|thread]
-                 [--worker-memory N[K|M|G]] [--compile-cpu-seconds N]
+                 [--worker-memory N[K|M|G]] [--tileiras-memory-total N[K|M|G]]
+                 [--compile-cpu-seconds N]
                  [--grace SECONDS] [--tileiras PATH] [--log-level LEVEL]
                  [--log-format text|json] [--metrics-port PORT]
                  [--auth-token-file PATH] [--tls-cert PEM --tls-key PEM]
@@ -20,8 +21,11 @@ Compiles run in `--workers` isolated worker processes (`service.compile.worker_p
 stack overflow, a runaway or a memory blow-up in the front end or tileiras costs one
 worker, which is replaced. Each compile's front end may use `--compile-cpu-seconds` of CPU
 and each worker `--worker-memory` of address space; past either the request gets a
-CT0902 diagnostic. At start, tileiras runs and temp folders left by servers that died are
-removed. `--isolation thread` compiles on threads of the server instead (tests, debugging).
+CT0902 diagnostic. The tileiras runs of all workers together may map
+`--tileiras-memory-total` (default: half of the machine's memory), split evenly among them
+(`service.compile.memory_share`; a run past its share gets CT0902 too). At start, tileiras
+runs and temp folders left by servers that died are removed. `--isolation thread`
+compiles on threads of the server instead (tests, debugging).
 
 `--cache redis://…` shares artifacts between replicas through Redis (see
 `service.cache.redis`: TTL, the compile lease, why the database must be writable only by
@@ -53,12 +57,14 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from lowering.build_id import version_text
+from lowering.tileiras import ADDRESS_SPACE_CAP
 from service.cache.disk import DEFAULT_MAX_BYTES, DiskCache, default_cache_dir
 from service.cache.layered import LayeredCache
 from service.cache.memory import DEFAULT_MEMORY_BYTES, MemoryCache
 from service.cache.redis import DEFAULT_TTL_S, RedisCache
 from service.compile.engine import CompileEngine
 from service.compile.flight import default_workers
+from service.compile.memory_share import default_total_bytes, tileiras_memory_share
 from service.compile.toolchain import locate_assembler
 from service.compile.worker import WorkerLimits
 from service.compile.worker_pool import WorkerPool, clean_orphans
@@ -167,10 +173,12 @@ def build_engine(
     redis_url: str | None = None,
     redis_ttl_s: int = DEFAULT_TTL_S,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
+    tileiras_memory: int = ADDRESS_SPACE_CAP,
 ) -> CompileEngine | None:
-    """The engine over the located tileiras and the disk cache (in front of Redis when
-    `redis_url` is given); None without tileiras."""
-    assembler = locate_assembler(tileiras)
+    """The engine over the located tileiras (each run capped at `tileiras_memory` bytes of
+    address space) and the disk cache (in front of Redis when `redis_url` is given); None
+    without tileiras."""
+    assembler = locate_assembler(tileiras, tileiras_memory)
     if assembler is None:
         return None
     if not use_cache:
@@ -191,6 +199,8 @@ async def serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):  # before anyone can know our port
         loop.add_signal_handler(signum, stop.set)
 
+    workers = args.workers or default_workers()
+    tileiras_memory = tileiras_memory_share(workers, args.tileiras_memory_total)
     engine = build_engine(
         args.cache_dir,
         use_cache=not args.no_cache,
@@ -199,6 +209,7 @@ async def serve(args: argparse.Namespace) -> int:
         redis_url=args.cache,
         redis_ttl_s=args.cache_ttl,
         memory_bytes=args.memory_cache_bytes,
+        tileiras_memory=tileiras_memory,
     )
     health_servicer = health.aio.HealthServicer()
     host = _host_for_address(args.host)
@@ -206,7 +217,7 @@ async def serve(args: argparse.Namespace) -> int:
     server, port = await create_server(
         f"{host}:{args.port}",
         engine,
-        workers=args.workers,
+        workers=workers,
         max_queued=args.max_queued,
         health_servicer=health_servicer,
         metrics=metrics,
@@ -217,8 +228,10 @@ async def serve(args: argparse.Namespace) -> int:
     pool = None
     if engine is not None and args.isolation == "process":  # once bound: a failed bind
         clean_orphans()  # starts no workers
-        limits = WorkerLimits(args.worker_memory, args.compile_cpu_seconds)
-        pool = WorkerPool(args.workers or default_workers(), engine.assembler.path, limits)
+        limits = WorkerLimits(
+            args.worker_memory, args.compile_cpu_seconds, tileiras_memory_bytes=tileiras_memory
+        )
+        pool = WorkerPool(workers, engine.assembler.path, limits)
         engine.pool = pool
     try:
         metrics_port = None
@@ -314,6 +327,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=_worker_memory,
         default=WorkerLimits().memory_bytes,
         help="address space of each compile worker, e.g. 4G (default 4G)",
+    )
+    parser.add_argument(
+        "--tileiras-memory-total",
+        type=_byte_size,
+        default=default_total_bytes(),
+        help="address space all concurrent tileiras runs may map together, split evenly "
+        "among the workers (each run 2G to 8G), e.g. 32G (default: half of this machine's "
+        "memory or its cgroup limit)",
     )
     parser.add_argument(
         "--compile-cpu-seconds",

@@ -402,7 +402,9 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
                 max_nesting_depth=MAX_NESTING_DEPTH,
                 max_parse_ms=service.max_parse_ms,
                 tileiras_timeout_ms=int(TILEIRAS_TIMEOUT_S * 1000),
-                tileiras_memory_bytes=ADDRESS_SPACE_CAP,
+                tileiras_memory_bytes=(
+                    ADDRESS_SPACE_CAP if self.engine is None else self.engine.assembler.memory_cap
+                ),
                 tileiras_output_bytes=FILE_SIZE_CAP,
             ),
         )

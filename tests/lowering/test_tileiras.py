@@ -259,6 +259,26 @@ def test_a_binary_that_cannot_start_is_a_fault_not_the_kernels(tmp_path: Path) -
     assert "Exec format error" in caught.value.stderr
 
 
+def test_a_run_capped_lower_maps_no_more_and_running_out_is_over_budget(tmp_path: Path) -> None:
+    fake = _fake_tileiras(tmp_path, 'echo "as=$(ulimit -v)" >&2\nexit 7\n')
+    capped = Tileiras(fake.path, temp_root=str(tmp_path / "tmp"), memory_cap=3 << 30)
+    with pytest.raises(TileirasError) as caught:
+        capped.assemble(b"bytes", arch="sm_90")
+    assert f"as={3 << 20}" in caught.value.stderr
+    # what tileiras does at its cap: C++'s allocation failure, then abort
+    out = _fake_tileiras(
+        tmp_path / "b",
+        "echo \"terminate called after throwing an instance of 'std::bad_alloc'\" >&2\n"
+        "kill -ABRT $$\n",
+    )
+    with pytest.raises(TileirasOverBudget, match="ran out of its 8192 MiB of address space"):
+        out.assemble(b"bytes", arch="sm_90")
+    other_abort = _fake_tileiras(tmp_path / "c", "echo 'assertion failed' >&2\nkill -ABRT $$\n")
+    with pytest.raises(TileirasFault) as crashed:
+        other_abort.assemble(b"bytes", arch="sm_90")
+    assert not isinstance(crashed.value, TileirasOverBudget)
+
+
 def test_cpu_time_is_over_budget_and_the_callers_budget_is_not_inherited(
     tmp_path: Path,
 ) -> None:

@@ -38,6 +38,7 @@ from lowering.contract import (
     SlotRole,
 )
 from lowering.pipeline import CompileRequest, CompileResult, Stage, Timings
+from lowering.tileiras import ADDRESS_SPACE_CAP
 from parser.codes import OUTPUT_RANK
 from parser.diagnostics import Diagnostic, error
 from parser.spans import SourceFile, Span
@@ -111,6 +112,7 @@ def error_diagnostic(name: str = "k.rs", text: str = "fn a() {\n    let x = 1;\n
 class FakeAssembler:
     version: str = "13.5-fake"
     fingerprint: str = "fake-fingerprint"
+    memory_cap: int = ADDRESS_SPACE_CAP
 
     def assemble(self, *args: object, **kwargs: object) -> bytes:
         raise AssertionError("the fake compile function never assembles")

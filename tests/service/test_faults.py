@@ -20,7 +20,7 @@ import grpc
 import pytest
 from grpc_status import rpc_status
 
-from protos.generated.cutile.compile.v1 import compile_pb2
+from protos.generated.cutile.compile.v1 import compile_pb2, compile_pb2_grpc
 from tests.benchmarks.request_flood import flood_from_subprocess
 
 pytestmark = pytest.mark.tileiras
@@ -142,6 +142,43 @@ def test_garbage_from_tileiras_is_unavailable_and_poisons_nothing(
     (tmp_path / "real").touch()  # tileiras mended: the same kernel compiles
     response = daemon.compile(request)
     assert response.ok and response.artifact.cubin.startswith(b"\x7fELF")
+    daemon.stop()
+
+
+def test_tileiras_runs_share_the_memory_total_and_running_out_is_the_inputs(
+    start_daemon, tileiras, add_rs: Path, tmp_path: Path
+) -> None:
+    """Two workers split --tileiras-memory-total: each run maps at most half of it, the
+    capabilities say so, and a run that runs out (std::bad_alloc, abort) is the request's
+    CT0902, cached nowhere, not a fault of the service."""
+    script = _fake_tileiras(
+        tmp_path,
+        tileiras,
+        'echo "as=$(ulimit -v)" >&2\n'
+        "echo \"terminate called after throwing an instance of 'std::bad_alloc'\" >&2\n"
+        "kill -ABRT $$\n",
+    )
+    cache = tmp_path / "cache"
+    daemon = start_daemon(
+        "--tileiras",
+        str(script),
+        "--cache-dir",
+        str(cache),
+        "--workers",
+        "2",
+        "--tileiras-memory-total",
+        "6G",
+    )
+    stub = compile_pb2_grpc.CompileServiceStub(daemon.channel)
+    limits = stub.GetCapabilities(compile_pb2.GetCapabilitiesRequest(), timeout=30).limits
+    assert limits.tileiras_memory_bytes == 3 << 30
+    response = daemon.compile(_request(add_rs.read_text()))
+    assert not response.ok
+    [diagnostic] = response.diagnostics
+    assert diagnostic.code == "CT0902"
+    assert "ran out of its 3072 MiB of address space" in diagnostic.message
+    assert f"as={3 << 20}" in diagnostic.rendered + "\n".join(diagnostic.notes)
+    assert not list(cache.rglob("*.artifact"))
     daemon.stop()
 
 
