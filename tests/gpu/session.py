@@ -11,9 +11,10 @@ cutile-rs entry with the tuned-tiles controls, for the compatibility runner's GP
 packs it into one gzipped tar (artifacts/gpu.tgz: a third of the size, so that all of it
 fits the device's 64 MiB carry) and prints the paths to carry. `run` unpacks that tar
 where gpu_artifacts/ is missing, takes the steps below in order, skips those whose artifacts
-are missing, starts none it cannot finish within `--budget` seconds (default 570: one device
-call runs at most 600), and writes each step's output to OUT/<step>.log, the JSON some steps
-write beside it, and OUT/summary.json (status and seconds per step). `--only` picks a
+are missing, starts none whose bound exceeds what is left of `--budget` seconds (default 570:
+one device call runs at most 600) after the steps before it took their real time, and
+writes each step's output to OUT/<step>.log, the JSON some steps write beside it, and
+OUT/summary.json (status and seconds per step). `--only` picks a
 subset, so a session is a few calls of ~10 minutes each.
 """
 
@@ -255,20 +256,26 @@ def build(cutile_rs: Path | None, jobs: int) -> int:
     return 1 if failed else 0
 
 
+def skip_reason(step: Step, left: float, root: Path) -> str:
+    """Why `step` is not started with `left` seconds of the budget left ("": it is)."""
+    missing = [need for need in step.needs if not (root / need).exists()]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if step.seconds > left:
+        return f"needs {step.seconds} s, {left:.0f} s left of the budget"
+    return ""
+
+
 def plan(only: set[str] | None, budget: float, root: Path) -> list[tuple[Step, str]]:
-    """(step, why it is skipped or "") for every step, in order."""
+    """(step, why it is skipped or "") for every step, in order, were each to take its
+    whole bound (`run` decides on the time the steps before took)."""
     left, rows = budget, []
     for step in STEPS:
         if only is not None and step.name not in only:
             continue
-        missing = [need for need in step.needs if not (root / need).exists()]
-        if missing:
-            rows.append((step, f"missing {', '.join(missing)}"))
-        elif step.seconds > left:
-            rows.append((step, f"needs {step.seconds} s, {left:.0f} s left of the budget"))
-        else:
-            left -= step.seconds
-            rows.append((step, ""))
+        why = skip_reason(step, left, root)
+        left -= 0 if why else step.seconds
+        rows.append((step, why))
     return rows
 
 
@@ -278,7 +285,10 @@ def run(out: Path, budget: float, only: set[str] | None) -> int:
         print(f"unpacked {PACKED}", flush=True)
     summary: dict[str, dict[str, object]] = {}
     started = time.monotonic()
-    for step, skipped in plan(only, budget, REPO):
+    for step in STEPS:
+        if only is not None and step.name not in only:
+            continue
+        skipped = skip_reason(step, budget - (time.monotonic() - started), REPO)
         if skipped:
             summary[step.name] = {"status": "skipped", "why": skipped}
             print(f"{step.name}: skipped ({skipped})", flush=True)

@@ -55,6 +55,18 @@ def test_a_run_logs_bounds_and_summarizes_each_step(
     assert (out / "ok.log").read_text().splitlines()[-1] == "fine"
 
 
+def test_a_run_starts_each_step_on_the_time_really_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quick = (sys.executable, "-c", "pass")
+    steps = tuple(session.Step(name, quick, 30, ()) for name in ("first", "second", "third"))
+    monkeypatch.setattr(session, "STEPS", steps)
+    assert [why for _, why in session.plan(None, 70, tmp_path)][2].startswith("needs 30 s")
+    assert session.run(tmp_path / "out", 70, None) == 0  # the bounds add up to 90
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert all(summary[name]["status"] == 0 for name in ("first", "second", "third"))
+
+
 def test_the_artifacts_travel_packed_and_run_unpacks_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
