@@ -246,9 +246,14 @@ def test_a_crash_is_a_fault_but_an_error_exit_is_the_bytecodes(tmp_path: Path) -
     with pytest.raises(TileirasFault, match="killed by SIGSEGV"):
         crashing.assemble(b"bytes", arch="sm_90")
     rejecting = _fake_tileiras(tmp_path / "b", "echo 'error: bad op' >&2\nexit 1\n")
+    assert not isinstance(_failure(rejecting), TileirasFault)
+
+
+def _failure(tileiras: Tileiras) -> TileirasError:
+    """What assembling raises with `tileiras`."""
     with pytest.raises(TileirasError) as caught:
-        rejecting.assemble(b"bytes", arch="sm_90")
-    assert not isinstance(caught.value, TileirasFault)
+        tileiras.assemble(b"bytes", arch="sm_90")
+    return caught.value
 
 
 def test_a_binary_that_cannot_start_is_a_fault_not_the_kernels(tmp_path: Path) -> None:
@@ -262,9 +267,7 @@ def test_a_binary_that_cannot_start_is_a_fault_not_the_kernels(tmp_path: Path) -
 def test_a_run_capped_lower_maps_no_more_and_running_out_is_over_budget(tmp_path: Path) -> None:
     fake = _fake_tileiras(tmp_path, 'echo "as=$(ulimit -v)" >&2\nexit 7\n')
     capped = Tileiras(fake.path, temp_root=str(tmp_path / "tmp"), memory_cap=3 << 30)
-    with pytest.raises(TileirasError) as caught:
-        capped.assemble(b"bytes", arch="sm_90")
-    assert f"as={3 << 20}" in caught.value.stderr
+    assert f"as={3 << 20}" in _failure(capped).stderr
     # what tileiras does at its cap: C++'s allocation failure, then abort
     out = _fake_tileiras(
         tmp_path / "b",
@@ -274,9 +277,8 @@ def test_a_run_capped_lower_maps_no_more_and_running_out_is_over_budget(tmp_path
     with pytest.raises(TileirasOverBudget, match="ran out of its 8192 MiB of address space"):
         out.assemble(b"bytes", arch="sm_90")
     other_abort = _fake_tileiras(tmp_path / "c", "echo 'assertion failed' >&2\nkill -ABRT $$\n")
-    with pytest.raises(TileirasFault) as crashed:
-        other_abort.assemble(b"bytes", arch="sm_90")
-    assert not isinstance(crashed.value, TileirasOverBudget)
+    crashed = _failure(other_abort)
+    assert isinstance(crashed, TileirasFault) and not isinstance(crashed, TileirasOverBudget)
 
 
 def test_cpu_time_is_over_budget_and_the_callers_budget_is_not_inherited(
