@@ -45,6 +45,13 @@ def write_report(
         if of_tier:
             agreed = sum(r.agrees for r in of_tier)
             lines.append(f"| {TIER_TITLES[tier]} | {len(of_tier)} | {agreed} |")
+    if gpu_results is not None:
+        lines += [
+            "",
+            f"GPU columns (launched, max error, verdict, time vs torch, the far-from-torch "
+            f"section): `tests.compat.gpu_check` on {_gpu_device(gpu_results)}, "
+            f"`{gpu_results.name}`.",
+        ]
     differing = [r for r in results if not r.agrees]
     if differing:
         lines += ["", "## Where we differ", "", *_differences(differing)]
@@ -111,6 +118,12 @@ def _gpu_cells(found: dict[str, object] | None) -> str:
 def _cell(text: str, limit: int) -> str:
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _gpu_device(path: Path) -> str:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    device = data.get("device") if isinstance(data, dict) else None
+    return str(device) if device else "an unnamed device"
 
 
 def _gpu_results(path: Path | None) -> dict[str, dict[str, object]]:

@@ -64,6 +64,7 @@ def test_the_report_lists_every_entry_with_its_outcome(tmp_path: Path, tileiras)
     assert "| cutile-examples/examples | 1 | 1 |" in text
     assert "| cutile/tests (the verdicts cutile-rs's own tests expect) | 2 | 1 |" in text
     assert "| add.rs | `adder::add` | S=[128] | sm_90 | compile | compiled |" in text
+    assert "`tests.compat.gpu_check` on test, `gpu.json`." in text  # whose timings they are
     # the tuned control is compiled and reported in the far-from-torch section only
     assert "S=[1024]" not in text.split("## Far from torch")[0]
     slow = next(line for line in text.splitlines() if line.startswith("| `add.rs` `add`"))
