@@ -128,7 +128,7 @@ def causes(evidence: Evidence) -> list[str]:
         else:
             found.append(
                 f"still {control.speed:.2f}x torch at {evidence.control_generics}: "
-                "the kernel's design"
+                "not the tile choice (the code the compiler and tileiras make of it)"
             )
     if not found:
         found.append("not explained yet")

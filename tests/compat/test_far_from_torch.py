@@ -55,7 +55,10 @@ def test_the_control_tells_the_tile_choice_from_the_kernel() -> None:
         "the same source at BM=128 runs at 1.10x torch: the host code's tile choice, "
         "not the compiler"
     )
-    assert causes(slow)[-1] == "still 0.40x torch at BM=128: the kernel's design"
+    assert causes(slow)[-1] == (
+        "still 0.40x torch at BM=128: not the tile choice "
+        "(the code the compiler and tileiras make of it)"
+    )
     assert causes(wrong) == ["not explained yet"]  # a failing control proves nothing
 
 
