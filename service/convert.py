@@ -172,14 +172,17 @@ def check_sources(
 
 def text_bytes(source: compile_pb2.SourceFile) -> int:
     """The UTF-8 size of `source.text`, from the message's wire size: no copy of the text
-    (a 1 MiB source would otherwise be decoded and encoded again just to be measured)."""
+    (a 1 MiB source would otherwise be decoded and encoded again just to be measured).
+    Bytes of fields the message does not know only make the estimate larger; where they
+    leave no consistent reading of the wire size, the text is measured itself (never 0: a
+    hostile unknown field once slipped 6 MiB of sources past the 1 MiB limit that way)."""
     name = len(source.name.encode("utf-8"))
     rest = source.ByteSize() - (1 + _varint_len(name) + name if name else 0)
     for prefix in range(1, 6):  # field tag + the varint length of the text
         size = rest - 1 - prefix
         if size >= 0 and _varint_len(size) == prefix:
             return size
-    return 0
+    return len(source.text.encode("utf-8"))
 
 
 def _varint_len(value: int) -> int:

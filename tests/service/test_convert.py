@@ -22,6 +22,7 @@ from service.convert import (
     digest,
     file_name_problem,
     request_from_proto,
+    text_bytes,
     validate,
 )
 
@@ -365,3 +366,19 @@ def test_every_domain_enum_value_has_the_same_proto_value(enum, prefix, proto_en
     }[enum]
     for member in enum:
         assert table[member] == proto_enum.Value(prefix + member.name)
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 16383, 16384, (1 << 21) - 2, 1 << 21])
+@pytest.mark.parametrize("unknown", [b"", b"\x78\x00", b"\x7a\x03abc"])
+def test_source_size_is_never_under_its_text_whatever_unknown_fields_it_carries(
+    size: int, unknown: bytes
+) -> None:
+    honest = compile_pb2.SourceFile(name="k.rs", text="x" * size)
+    source = compile_pb2.SourceFile()
+    source.MergeFromString(honest.SerializeToString() + unknown)
+    assert text_bytes(source) >= size  # an unknown field once made it 0
+    if not unknown:
+        assert text_bytes(source) == size
+    if size:
+        problems = validate(_request(sources=[source]), Limits(max_source_bytes=size - 1))
+        assert any("exceed the limit" in problem.description for problem in problems)
