@@ -259,7 +259,7 @@ async def serve(args: argparse.Namespace) -> int:
             pool.close()
 
 
-_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_LOOPBACK = ("127.0.0.1", "::1", "[::1]", "localhost")
 
 
 def _host_for_address(host: str) -> str:

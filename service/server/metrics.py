@@ -57,15 +57,13 @@ from typing import TYPE_CHECKING
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.exposition import start_http_server
 
 from lowering.pipeline import Timings
 from parser.front_end import codes
 from protos.generated.cutile.compile.v1 import compile_pb2
+from service.server.metrics_http import BoundedMetricsServer
 
 if TYPE_CHECKING:
-    from wsgiref.simple_server import WSGIServer
-
     from parser.front_end import Diagnostic
     from service.compile.flight import Scheduler
 
@@ -150,7 +148,7 @@ class ServiceMetrics:
         self.max_queued = Gauge(
             f"{PREFIX}_compile_max_queued", "Compile runs that may wait for a worker", registry=r
         )
-        self._http: WSGIServer | None = None
+        self._http: BoundedMetricsServer | None = None
         self._children: dict[tuple[int, tuple[str, ...]], object] = {}
 
     # ------------------------------------------------------------------ recording
@@ -208,9 +206,10 @@ class ServiceMetrics:
         if self._http is not None:
             raise RuntimeError("metrics are already served")
         try:
-            self._http, _thread = start_http_server(port, addr=host, registry=self.registry)
+            self._http = BoundedMetricsServer(host, port, self.registry)
         except OSError as exc:
             raise OSError(f"cannot serve metrics on {host}:{port}: {exc}") from exc
+        self._http.serve_in_background()
         return self._http.server_port
 
     def close(self) -> None:
