@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health
 
+from client_stubs.files import NotAFile, read_regular_file
 from service.server import errors
 
 HEADER = "authorization"
@@ -30,11 +31,14 @@ class TokenError(ValueError):
     """The token file is missing, unreadable or empty."""
 
 
+MAX_TOKEN_FILE_BYTES = 64 << 10  # a secret, not a file to stream (/dev/zero was read for ever)
+
+
 def read_token(path: Path) -> str:
     """The token in `path` (surrounding whitespace removed)."""
     try:
-        token = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
+        token = read_regular_file(path, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError, NotAFile) as exc:
         raise TokenError(f"cannot read the auth token file {path}: {exc}") from exc
     if not token:
         raise TokenError(f"the auth token file {path} is empty")

@@ -49,7 +49,7 @@ import math
 import signal
 import ssl
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 
 import grpc
@@ -289,7 +289,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--cache-ttl",
-        type=_positive_int,
+        type=_int_between(1, MAX_TTL_S),
         default=DEFAULT_TTL_S,
         metavar="SECONDS",
         help="Redis entries unused this long expire (default %(default)s)",
@@ -313,7 +313,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the tileiras binary (default: $CUTILE_TILEIRAS, the nvidia wheel, then PATH)",
     )
     parser.add_argument(
-        "--workers", type=_positive_int, help="concurrent compiles (default: CPU count)"
+        "--workers",
+        type=_int_between(1, MAX_WORKERS),
+        help="concurrent compiles (default: CPU count)",
     )
     parser.add_argument(
         "--isolation",
@@ -330,7 +332,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--tileiras-memory-total",
-        type=_byte_size,
+        type=_memory_size,
         default=default_total_bytes(),
         help="address space all concurrent tileiras runs may map together, split evenly "
         "among the workers (each run 2G to 8G), e.g. 32G (default: half of this machine's "
@@ -338,14 +340,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--compile-cpu-seconds",
-        type=_positive_int,
+        type=_int_between(1, MAX_CPU_SECONDS),
         default=WorkerLimits().cpu_seconds,
         help="CPU time one compile's front end may use before it is stopped (default "
         "%(default)s; tileiras has its own limits)",
     )
     parser.add_argument(
         "--max-queued",
-        type=_non_negative_int,
+        type=_int_between(0, MAX_QUEUED),
         help="compiles that may wait for a worker; beyond, RESOURCE_EXHAUSTED "
         "(default: 4 x workers)",
     )
@@ -427,18 +429,27 @@ def load_secrets(args: argparse.Namespace) -> None:
             raise OSError(f"the TLS certificate and key are not a usable PEM pair: {exc}") from exc
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def _int_between(low: int, high: int) -> Callable[[str], int]:
+    """An argument type: an integer from `low` to `high` (a value past what the server can
+    use fails at start, not in every RPC after it)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}")
+        return value
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be at least 0")
-    return value
+MAX_WORKERS = 4096
+MAX_QUEUED = 1_000_000  # GetCapabilities reports it as a uint32
+MAX_CPU_SECONDS = 86_400
+MAX_TTL_S = 10 * 365 * 86_400
+MAX_MEMORY_BYTES = 1 << 44  # 16 TiB: an address-space cap past any machine
 
 
 def _seconds(text: str) -> float:
@@ -452,11 +463,18 @@ MIN_WORKER_MEMORY = 512 << 20  # a worker's interpreter, imports and compile-thr
 
 
 def _worker_memory(text: str) -> int:
-    value = _byte_size(text)
+    value = _memory_size(text)
     if value < MIN_WORKER_MEMORY:
         raise argparse.ArgumentTypeError(
             "must be at least 512M (a worker's interpreter and its compile thread's stack)"
         )
+    return value
+
+
+def _memory_size(text: str) -> int:
+    value = _byte_size(text)
+    if value > MAX_MEMORY_BYTES:
+        raise argparse.ArgumentTypeError("must be at most 16T")
     return value
 
 

@@ -127,6 +127,14 @@ def test_arguments() -> None:
         ["--grace", "-5"],
         ["--worker-memory", "300M"],  # too little for a worker to start a compile
         ["--worker-memory", "inf"],
+        # past what the server can use: each once failed every RPC after a clean start
+        ["--max-queued", "4294967296"],
+        ["--compile-cpu-seconds", "9223372036854775808"],
+        ["--worker-memory", "1e30"],
+        ["--tileiras-memory-total", "1e30"],
+        ["--workers", "4294967296"],
+        ["--cache-ttl", str(10**30)],
+        ["--workers", "many"],
     )
     for bad in bad_arguments:
         with pytest.raises(SystemExit) as caught:

@@ -196,6 +196,12 @@ def test_read_token(tmp_path: Path) -> None:
         read_token(path)
     with pytest.raises(TokenError, match="cannot read"):
         read_token(tmp_path / "missing")
+    for endless in (Path("/dev/zero"), tmp_path):  # a device read for ever once; a folder
+        with pytest.raises(TokenError, match="cannot read"):
+            read_token(endless)
+    path.write_bytes(b"x" * (1 << 20))
+    with pytest.raises(TokenError, match="cannot read"):
+        read_token(path)
 
 
 # --------------------------------------------------------------------------- TLS
