@@ -18,7 +18,7 @@ from parser.checks.ownership import check_ownership
 from parser.codes import ALL_CODES, DiagnosticCode
 from parser.cst_to_ast import MAX_NESTING_DEPTH, ParseDeadline, parse_file
 from parser.diagnostics import Diagnostic, DiagnosticSink, Label, Severity
-from parser.generics import bind_generics
+from parser.generics import bind_generics, canonical_text
 from parser.optimization_hints import divisibility_cap
 from parser.parsed_files import PARSED_FILES
 from parser.program import Program, find_entry, link
@@ -59,6 +59,7 @@ __all__ = [
     "TypedBody",
     "TypedKernel",
     "ViewLayout",
+    "canonical_text",
     "check_entry",
     "codes",
     "entry_names",

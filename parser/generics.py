@@ -134,10 +134,29 @@ def _parse(param: A.GenericParam, text: str, sink: DiagnosticSink) -> GenericVal
 
 
 def _int(text: str) -> int | None:
+    if not text.isascii():  # Python's int() also reads other scripts' digits; Rust does not
+        return None
     try:
         return int(text.replace("_", "").removesuffix("i32"), 0)
     except ValueError:
         return None
+
+
+def canonical_text(text: str) -> str:
+    """The one spelling of a generic argument among those the front end reads as the same
+    value: an integer literal in decimal ("0x80", "1_28", "128i32": "128"), a bracketed list
+    of them as "[a, b]", anything else stripped. Requests that differ only in spelling then
+    share a cache key."""
+    text = text.strip()
+    number = _int(text)
+    if number is not None:
+        return str(number)
+    if text.startswith("[") and text.endswith("]"):
+        items = [item for item in text[1:-1].split(",") if item.strip()]
+        numbers = [_int(item.strip()) for item in items]
+        if items and all(n is not None for n in numbers):
+            return "[" + ", ".join(str(n) for n in numbers) + "]"
+    return text
 
 
 def _const_kind(param: A.ConstParam) -> str:

@@ -2,8 +2,9 @@
 
 Inbound, `request_from_proto` validates a `compile_pb2.CompileRequest` against `Limits`
 and builds a `lowering.pipeline.CompileRequest` with every default filled in (empty target,
-opt level 0 and empty host arch become the defaults; named generics are sorted), so two
-requests meaning the same compile get the same cache key. Problems are collected as
+opt level 0 and empty host arch become the defaults; named generics are sorted and every
+generic argument spelled one way, `parser.generics.canonical_text`), so two requests
+meaning the same compile get the same cache key. Problems are collected as
 `FieldViolation`s (AIP-193 field paths) and raised together in one `InvalidRequest`.
 
 Outbound, `contract_to_proto` and `diagnostic_to_proto` map the domain dataclasses onto
@@ -32,6 +33,7 @@ from parser.front_end import (
     Severity,
     SourceFile,
     TensorFacts,
+    canonical_text,
     render,
 )
 from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
@@ -100,8 +102,8 @@ def request_from_proto(
     return CompileRequest(
         sources=tuple(make_source(s.name, s.text) for s in message.sources),
         entry=message.entry,
-        generics=tuple(sorted(message.generics.items())),
-        generic_args=tuple(message.generic_args),
+        generics=tuple(sorted((n, canonical_text(v)) for n, v in message.generics.items())),
+        generic_args=tuple(canonical_text(v) for v in message.generic_args),
         arch=message.target or DEFAULT_ARCH,
         opt_level=options.opt_level if options.HasField("opt_level") else DEFAULT_OPT_LEVEL,
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,

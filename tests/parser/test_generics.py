@@ -6,7 +6,7 @@ import pytest
 
 from parser import codes
 from parser.diagnostics import DiagnosticSink
-from parser.generics import bind_generics
+from parser.generics import bind_generics, canonical_text
 from parser.types import Elem
 from tests.parser.support import full_text, kernel, line_of, only_function, where
 
@@ -111,6 +111,35 @@ def test_i32_values(text: str, value: int) -> None:
 def test_const_array_spellings(text: str) -> None:
     bound, _ = bind({**GOOD, "S": text})
     assert bound is not None and bound["S"] in ((64, 32), (16, 10))
+
+
+@pytest.mark.parametrize(
+    "text", ["\u0661\u0662\u0668", "\U0001d7cf\U0001d7d0\U0001d7d6", "12\u0668"]
+)
+def test_digits_of_other_scripts_are_no_integer(text: str) -> None:
+    bound, sink = bind({**GOOD, "B": text})
+    assert bound is None and [d.code for d in sink] == [codes.GENERIC_ARGUMENT]
+
+
+@pytest.mark.parametrize(
+    ("spellings", "canonical"),
+    [
+        (("128", " 128", "128 ", "+128", "1_28", "128_", "0x80", "128i32"), "128"),
+        (("[64, 32]", "[64,32]", " [ 0x40 , 3_2, ] "), "[64, 32]"),
+        ((" f16 ", "f16"), "f16"),
+        (("true",), "true"),
+        (("\u0661\u0662\u0668",), "\u0661\u0662\u0668"),  # no integer: kept, then refused
+    ],
+)
+def test_every_spelling_of_a_value_has_one_canonical_text(
+    spellings: tuple[str, ...], canonical: str
+) -> None:
+    assert {canonical_text(text) for text in spellings} == {canonical}
+    for text in spellings:  # and the front end reads it as it reads the original
+        if "[" in text:
+            assert bind({**GOOD, "S": canonical_text(text)})[0] == bind({**GOOD, "S": text})[0]
+        elif canonical_text(text).isdecimal():
+            assert bind({**GOOD, "B": canonical_text(text)})[0] == bind({**GOOD, "B": text})[0]
 
 
 def test_unknown_name_is_reported_at_the_function_with_the_parameter_list() -> None:

@@ -382,3 +382,12 @@ def test_source_size_is_never_under_its_text_whatever_unknown_fields_it_carries(
     if size:
         problems = validate(_request(sources=[source]), Limits(max_source_bytes=size - 1))
         assert any("exceed the limit" in problem.description for problem in problems)
+
+
+def test_spellings_of_one_generic_value_make_one_request() -> None:
+    """" 128", "+128", "1_28" and "0x80" once each got a cache key and an entry of their own."""
+    spellings = ("128", " 128", "128 ", "+128", "1_28", "128_", "0x80", "128i32")
+    named = {request_from_proto(_request(generics={"B": text})).generics for text in spellings}
+    assert named == {(("B", "128"),)}
+    positional = request_from_proto(_request(generics={}, generic_args=[" 0x80", "[8 ,1,]"]))
+    assert positional.generic_args == ("128", "[8, 1]")
