@@ -369,7 +369,7 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
         chunk = limits.artifact_chunk_bytes
         if 0 < request.max_chunk_bytes < chunk:
             chunk = max(request.max_chunk_bytes, min(limits.min_artifact_chunk_bytes, chunk))
-        first = sealed(found, key, request.key.size, self.signing_key)
+        first = sealed(found, key, 0, self.signing_key)  # the size is not stored: 0, not echoed
         first.cubin = b""  # the cubin follows in chunks
         yield compile_pb2.ArtifactChunk(artifact=first)
         view = memoryview(found.cubin)

@@ -134,6 +134,11 @@ def test_large_cubins_are_left_out_of_batch_results_and_fetched_in_chunks(stub) 
     # no chunks below the server's floor (3 here, 4 KiB by default): one message per byte
     # would cost the server as much as the client
     assert len(_fetch(stub, artifact.request_key, max_chunk=1)) == 1 + -(-len(cubin) // 3)
+    # the key's size is not the client's to set: it is not echoed (nor signed)
+    lying = compile_pb2.Digest(sha256=artifact.request_key.sha256, size=-7)
+    assert _fetch(stub, lying)[0].artifact.request_key == compile_pb2.Digest(
+        sha256=artifact.request_key.sha256, size=0
+    )
 
 
 def test_find_missing_and_not_found(stub) -> None:
