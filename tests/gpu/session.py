@@ -152,6 +152,12 @@ STEPS = (
         420,
         (f"{ART}/compat",),
     ),
+    Step(  # the occupancy experiment: compare with `hinted_copy --compare` against "compat"
+        "compat-occupancy",
+        _py("tests.compat.gpu_check", f"{ART}/compat-occ4", "-o", "{out}/compat_occ4_gpu.json"),
+        300,
+        (f"{ART}/compat-occ4",),
+    ),
 )
 
 
@@ -195,6 +201,25 @@ def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
                 "-j",
                 str(jobs),
             ),
+            _py(
+                "tests.compat.hinted_copy",
+                "--cutile-rs",
+                str(cutile_rs),
+                f"{ART}/hinted-checkout",
+            ),
+            _py(
+                "tests.compat.runner",
+                "--cutile-rs",
+                f"{ART}/hinted-checkout",
+                "-o",
+                f"{ART}/compat-occ4.md",
+                "--bundle",
+                f"{ART}/compat-occ4",
+                "--only",
+                "cutile-",
+                "-j",
+                str(jobs),
+            ),
         ]
     return commands
 
@@ -209,6 +234,7 @@ ARTIFACTS = (
     f"{ART}/cutile-rs",
     f"{ART}/cutile-rs-jit/jit",
     f"{ART}/compat",
+    f"{ART}/compat-occ4",
 )
 LAUNCHER = "client_stubs/native/_launch.abi3.so"
 

@@ -385,7 +385,7 @@ def test_source_size_is_never_under_its_text_whatever_unknown_fields_it_carries(
 
 
 def test_spellings_of_one_generic_value_make_one_request() -> None:
-    """" 128", "+128", "1_28" and "0x80" once each got a cache key and an entry of their own."""
+    """ " 128", "+128", "1_28" and "0x80" once each got a cache key and an entry of their own."""
     spellings = ("128", " 128", "128 ", "+128", "1_28", "128_", "0x80", "128i32")
     named = {request_from_proto(_request(generics={"B": text})).generics for text in spellings}
     assert named == {(("B", "128"),)}

@@ -1,0 +1,47 @@
+"""tests/compat/hinted_copy.py: the occupancy experiment's copy and its comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.compat.hinted_copy import add_hint, compare, hinted_copy, main
+
+FIXTURE = Path(__file__).parent / "fixture" / "checkout"
+HINT = "optimization_hints = (sm_90 = (occupancy = 4))"
+
+
+def test_only_entries_without_hints_get_one() -> None:
+    text = (
+        "#[cutile::entry()]\nfn a() {}\n"
+        "#[cutile::entry(print_ir = true)]\nfn b() {}\n"
+        "#[cutile::entry(print_ir=false,\n    unchecked_accesses=false,\n)]\nfn c() {}\n"
+        "#[cutile::entry(optimization_hints = (sm_120 = (occupancy = 1,),))]\nfn d() {}\n"
+    )
+    hinted, count = add_hint(text, 4)
+    assert count == 3
+    assert f"#[cutile::entry({HINT})]\nfn a" in hinted
+    assert f"#[cutile::entry(print_ir = true, {HINT})]\nfn b" in hinted
+    assert f"unchecked_accesses=false, {HINT})]\nfn c" in hinted
+    assert "#[cutile::entry(optimization_hints = (sm_120 = (occupancy = 1,),))]\nfn d" in hinted
+
+
+def test_the_copy_holds_the_launched_tiers_hinted(tmp_path: Path) -> None:
+    assert hinted_copy(FIXTURE, tmp_path, 2) == 1  # add.rs's entry; its comment is no entry
+    text = (tmp_path / "cutile-examples/examples/add.rs").read_text()
+    assert "occupancy = 2" in text and "// #[cutile::entry()] a commented-out" in text
+    assert not (tmp_path / "cutile").exists()  # cutile/tests is compiled, never launched
+    source = (FIXTURE / "cutile-examples/examples/add.rs").read_text()
+    assert "occupancy" not in source  # the checkout is left as it was
+
+
+def test_the_comparison_lists_what_moved(tmp_path: Path, capsys) -> None:
+    base = {"cases": {"a": {"speed_vs_torch": 0.5}, "b": {"speed_vs_torch": 1.0}, "c": {}}}
+    hinted = {"cases": {"a": {"speed_vs_torch": 1.0}, "b": {"speed_vs_torch": 1.02}, "c": {}}}
+    assert compare(base, hinted, 0.05) == [(2.0, "a", 0.5, 1.0)]
+    files = []
+    for name, data in (("base.json", base), ("hinted.json", hinted)):
+        (tmp_path / name).write_text(json.dumps(data))
+        files.append(str(tmp_path / name))
+    assert main(["--compare", *files]) == 0
+    assert capsys.readouterr().out.split() == ["2.00", "0.50x", "->", "1.00x", "a"]
