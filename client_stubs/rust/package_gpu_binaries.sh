@@ -6,6 +6,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/../../gpu_artifacts/rust}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"  # relative to where it was called, not to $here
 cd "$here"
 cargo build --locked --release --examples
 mkdir -p "$out"

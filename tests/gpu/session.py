@@ -5,9 +5,10 @@ run the checks on the GPU machine, each step bounded, every log kept.
     PYTHONPATH=. python3 -m tests.gpu.session run OUT [--budget S] [--only A,B]   # the GPU
 
 `build` writes gpu_artifacts/ (the bundle of every example, the benchmark bundle and the
-decoder's kernels, each as built by default, launched early, and plain; with a cutile-rs
-checkout also its GEMM examples by our compiler and by its own, and the bundle of every
-cutile-rs entry with the tuned-tiles controls, for the compatibility runner's GPU mode),
+decoder's kernels, each as built by default, launched early, and plain; the Rust host's
+example binaries, which need cargo here; with a cutile-rs checkout also its GEMM examples
+by our compiler and by its own, the bundle of every cutile-rs entry with the tuned-tiles
+controls, for the compatibility runner's GPU mode, and that of the occupancy experiment),
 packs it into one gzipped tar (artifacts/gpu.tgz: a third of the size, so that all of it
 fits the device's 64 MiB carry) and prints the paths to carry. `run` unpacks that tar
 where gpu_artifacts/ is missing, takes the steps below in order, skips those whose artifacts
@@ -76,6 +77,12 @@ STEPS = (
         _py("tests.benchmarks.launch_overhead", f"{ART}/bundle/plain"),
         120,
         (f"{ART}/bundle/plain",),
+    ),
+    Step(  # the Rust host's examples and launch benchmark, prebuilt here (no cargo there)
+        "rust-examples",
+        ("bash", f"{ART}/rust/run_gpu_examples.sh", f"{ART}/rust", f"{ART}/bundle"),
+        180,
+        (f"{ART}/rust", f"{ART}/bundle"),
     ),
     Step(
         "decode-vs-plain",
@@ -175,6 +182,7 @@ def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
         ),
         _py("tests.benchmarks.build_bundle", f"{ART}/bench"),
         _py("tests.benchmarks.build_bundle", f"{ART}/bench-plain", "--no-early-launch"),
+        ("bash", "client_stubs/rust/package_gpu_binaries.sh", f"{ART}/rust"),
     ]
     if cutile_rs is not None:
         commands += [
@@ -235,6 +243,7 @@ ARTIFACTS = (
     f"{ART}/cutile-rs-jit/jit",
     f"{ART}/compat",
     f"{ART}/compat-occ4",
+    f"{ART}/rust",
 )
 LAUNCHER = "client_stubs/native/_launch.abi3.so"
 
@@ -272,7 +281,7 @@ def build(cutile_rs: Path | None, jobs: int) -> int:
     for command in build_commands(cutile_rs, jobs):
         print("$", " ".join(command), flush=True)
         if subprocess.run(command, cwd=REPO, check=False).returncode:
-            failed.append(command[2])
+            failed.append(command[2] if command[1] == "-m" else command[1])
     packed = pack(REPO)
     carry = [str(packed.relative_to(REPO))] if packed else []
     carry += [LAUNCHER] if (REPO / LAUNCHER).exists() else []
