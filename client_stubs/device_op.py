@@ -116,8 +116,9 @@ class DeviceOp:
         except BaseException:
             run.track()  # whatever was launched before the failure stays protected
             raise
+        newest = PENDING.newest(handle)
         driver.synchronize_handle(handle)
-        PENDING.completed(handle)
+        PENDING.completed(newest)
         return results
 
     def start(self, stream: object = None) -> Pending:
@@ -176,8 +177,9 @@ class LaunchOp(DeviceOp):
         fast path: check or reuse the plan, launch, cuStreamSynchronize, retire)."""
         handle = 0 if stream is None else driver.stream_handle(stream)
         self.kernel.issue(self.args, handle, None, False, False, self.grid)
+        newest = PENDING.newest(handle)
         driver.synchronize_handle(handle)
-        PENDING.completed(handle)
+        PENDING.completed(newest)
         return self.args
 
     def _issue(self, run: Run) -> Results:

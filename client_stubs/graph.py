@@ -92,8 +92,9 @@ class Graph:
             wait_for_conflicts(handle, self.accesses)
         driver.launch_graph(self._exec, handle)
         if sync:
+            newest = PENDING.newest(handle)
             driver.synchronize_handle(handle)
-            PENDING.completed(handle)
+            PENDING.completed(newest)
             return Pending(None, self.results, handle)
         batch = PENDING.record(handle, self.accesses, (self,))
         self._last_replay[handle] = batch

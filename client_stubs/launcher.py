@@ -180,8 +180,9 @@ class Kernel:
             )
         prepared = self.issue(args, handle, None, False, packed, grid)
         if sync:
+            newest = PENDING.newest(handle)
             driver.synchronize_handle(handle)
-            PENDING.completed(handle)
+            PENDING.completed(newest)
         elif handle in DEFAULT_STREAMS:  # tracked without an event of its own
             PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))
         else:  # a stream its owner may destroy: an event, which outlives it

@@ -289,14 +289,22 @@ class PendingWork:
                 return
             self._release(queue.popleft())
 
-    def completed(self, stream: int) -> None:
-        """The host waited for all of `stream`'s work: retire every batch on it."""
-        if stream not in self._streams:  # (work queued meanwhile is not this wait's to retire)
-            return
-        with self._lock:
-            queue = self._streams.pop(stream, None)
-            for batch in queue or ():
-                self._release(batch)
+    def newest(self, stream: int) -> Batch | None:
+        """The newest batch on `stream` (None: none): what a wait that begins now covers."""
+        queue = self._streams.get(stream)
+        try:
+            return queue[-1] if queue else None
+        except IndexError:  # emptied meanwhile by another thread
+            return None
+
+    def completed(self, newest: Batch | None) -> None:
+        """The host waited for a stream whose newest batch was `newest` when the wait began
+        (`newest(stream)` just before it): that batch and every one before it retire. Work
+        another thread queued on the stream during the wait is not this wait's to retire:
+        retiring the whole stream once let such a kernel's output be read and its memory
+        freed while it still ran."""
+        if newest is not None:
+            self.retire(newest)
 
     def retire(self, batch: Batch) -> None:
         """`batch` is known complete (its event or stream was synchronized, or a host function
@@ -469,8 +477,9 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
 def synchronize(stream: object = None) -> None:
     """Wait for all work on `stream` (None: the legacy default stream) and retire it."""
     handle = driver.stream_handle(stream)
+    newest = PENDING.newest(handle)
     driver.synchronize_handle(handle)
-    PENDING.completed(handle)
+    PENDING.completed(newest)
 
 
 PENDING = PendingWork()

@@ -333,3 +333,28 @@ def test_events_are_recorded_under_the_registry_lock(add, busy, monkeypatch):
     for i in range(RETIRE_EVERY):  # alternating outputs: a batch each
         kernel(other if i % 2 else part, x, y, stream=0)
     assert held == [True, True]  # the eighth batch got an event that covers the ones before
+
+
+def test_a_wait_retires_only_what_was_queued_when_it_began(add, busy, monkeypatch):
+    """Thread B launched on the stream while thread A's op.sync() waited: A's wait once
+    retired B's batch too, so B's output could be read and freed while its kernel ran."""
+    import threading
+
+    kernel = Kernel(CUBIN, add)
+    first, second = DeviceTensor.empty(N).partition([128]), DeviceTensor.empty(N).partition([128])
+    x, y = DeviceTensor.empty(N), DeviceTensor.empty(N)
+    wait = driver.synchronize_handle
+
+    def wait_while_another_thread_launches(handle: int) -> None:
+        wait(handle)
+        other = threading.Thread(target=lambda: kernel(second, x, y, stream=77))
+        other.start()
+        other.join()
+
+    monkeypatch.setattr(driver, "synchronize_handle", wait_while_another_thread_launches)
+    kernel.op(first, x, y).sync(77)
+    with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
+        second.unpartition()
+    monkeypatch.setattr(driver, "synchronize_handle", wait)
+    synchronize(77)  # a wait that begins after it covers it
+    second.unpartition().free()
