@@ -201,8 +201,9 @@ def with_fake_driver(rounds: int, profiling: bool) -> None:
 
         def reset() -> None:
             fake.calls.clear()
+            newest = PENDING.newest(0)
             driver.synchronize(0)
-            PENDING.completed(0)
+            PENDING.completed(newest)
 
         print(f"Python host cost per launch, add<B={N}>, fake driver (best of {rounds} rounds)")
         launch = driver.launch_params

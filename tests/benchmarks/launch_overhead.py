@@ -278,9 +278,10 @@ def phase_medians(
         run = Run(0)
         kernel.op(*args)._issue(run)
         t1 = clock()
+        newest = PENDING.newest(0)
         driver.synchronize(0)
         t2 = clock()
-        PENDING.completed(0)
+        PENDING.completed(newest)
         t3 = clock()
         for phase, (a, b) in zip(sync_phases, ((t0, t1), (t1, t2), (t2, t3)), strict=True):
             phase.append(b - a)
