@@ -102,6 +102,13 @@ def _collect() -> None:
                 del _LIVE[address]
 
 
+def exported(owner: object) -> bool:
+    """Whether a consumer still holds a tensor exported from `owner`'s memory."""
+    _collect()
+    with _LOCK:
+        return any(export.owner is owner for export in _LIVE.values())
+
+
 def live_exports() -> int:
     """How many exported tensors are still held (after releasing those dropped unconsumed)."""
     _collect()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from client_stubs import native, trap_report
-from client_stubs.errors import ContractError, CudaError, NoDeviceError
+from client_stubs.errors import ClientError, ContractError, CudaError, NoDeviceError
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {}
@@ -300,13 +300,28 @@ def launch_packed(
     )
 
 
+PER_THREAD_STREAM = 2  # CU_STREAM_PER_THREAD: a different stream in every thread
+
+
 def stream_handle(stream: object) -> int:
     """A raw CUstream handle from None (legacy default, 0), an int, a CUstream, or a stream
-    object of torch (`cuda_stream`), cupy (`ptr`), cuda.core (`handle`) or `__cuda_stream__`."""
+    object of torch (`cuda_stream`), cupy (`ptr`), cuda.core (`handle`) or `__cuda_stream__`.
+    The per-thread default stream is refused: one handle for a stream of each thread, which
+    the host, tracking work by handle, would take for one stream (two threads' writers of
+    the same memory would then not wait for each other)."""
     if stream is None:
         return 0
-    if isinstance(stream, int):
-        return stream
+    handle = stream if isinstance(stream, int) else _object_handle(stream)
+    if handle == PER_THREAD_STREAM:
+        raise ClientError(
+            "the per-thread default stream (CU_STREAM_PER_THREAD) is a different stream in "
+            "every thread, which the host cannot track by its handle: launch on a stream "
+            "object (torch.cuda.Stream(), a cupy stream) or the legacy default stream"
+        )
+    return handle
+
+
+def _object_handle(stream: object) -> int:
     protocol = getattr(stream, "__cuda_stream__", None)
     if protocol is not None:
         return int(protocol()[1])
@@ -602,7 +617,9 @@ def destroy_graph(graph: Any, graph_exec: Any | None) -> None:
 
 
 class DeviceAllocation:
-    """Owned device memory from `cuMemAlloc`, freed by `free()` or when garbage collected."""
+    """Owned device memory from `cuMemAlloc`, freed by `free()` (checked as
+    `DeviceTensor.free()` is: not under pending work, a live graph or a DLPack consumer) or
+    when garbage collected (nothing can use it then: pending work and exports hold it)."""
 
     __slots__ = ("__weakref__", "device", "nbytes", "ptr")
 
@@ -613,6 +630,12 @@ class DeviceAllocation:
         self.device = device
 
     def free(self) -> None:
+        from client_stubs.tensor import free_allocation  # the checks live with the tensors
+
+        free_allocation(self)
+
+    def _release(self) -> None:
+        """Give the memory back, unchecked: for `free_allocation` and the collector."""
         if self.ptr:
             ptr, self.ptr = self.ptr, 0
             ensure_context(self.device)
@@ -621,7 +644,7 @@ class DeviceAllocation:
     def __del__(self) -> None:
         # At interpreter shutdown or with a dead context there is nothing left to do.
         with contextlib.suppress(Exception):
-            self.free()
+            self._release()
 
     def __repr__(self) -> str:
         return f"DeviceAllocation(ptr={self.ptr:#x}, nbytes={self.nbytes}, device={self.device})"

@@ -57,6 +57,11 @@ class PendingWorkError(ClientError):
     not finished (the message names the tensor, the kernel, its parameter and the stream)."""
 
 
+class ExportedMemoryError(ClientError):
+    """Memory another library still holds through a DLPack export cannot be freed until that
+    library lets go of it."""
+
+
 class GraphCapturedError(PendingWorkError):
     """A tensor captured by a live CUDA graph was freed or moved; close the graph first."""
 

@@ -52,7 +52,7 @@ _HOST_ARCH_ALIASES = {
 
 # The legacy default stream (0, or CU_STREAM_LEGACY) and the per-thread default stream: no one
 # destroys them, so work on them can be tracked by asking the stream itself (PendingWork.note).
-DEFAULT_STREAMS = frozenset({0, 1, 2})
+DEFAULT_STREAMS = frozenset({0, 1})  # the legacy default stream (2 is refused: see stream_handle)
 
 # Launch kernels that wait for prior grids early (programmatic dependent launch): they may
 # start while the kernel before them drains. CUTILE_EARLY_LAUNCH=0 launches every kernel

@@ -23,9 +23,9 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from client_stubs import driver
-from client_stubs.dlpack_export import cuda_array_interface, dlpack_capsule
+from client_stubs.dlpack_export import cuda_array_interface, dlpack_capsule, exported
 from client_stubs.dtypes import as_element_array, dtype, dtype_name, numpy_dtype
-from client_stubs.errors import HostArrayError, MovedTensorError
+from client_stubs.errors import ExportedMemoryError, HostArrayError, MovedTensorError
 from client_stubs.interop import DL_CUDA, GPU_DEVICE_TYPES, contiguous_strides, describe
 from client_stubs.pending import PENDING
 
@@ -152,9 +152,10 @@ class DeviceTensor:
                 f"(as in DLPack and the driver), got address {int(ptr):#x}, shape {dims}, "
                 f"strides {steps}"
             )
-        self._layout: TensorLayout | None = TensorLayout(
-            int(ptr), dims, steps, dtype_name(dtype), int(device), owner
-        )
+        layout = TensorLayout(int(ptr), dims, steps, dtype_name(dtype), int(device), owner)
+        if type(owner) is driver.DeviceAllocation:
+            _check_inside(layout, owner)
+        self._layout: TensorLayout | None = layout
         self._moved_into: Partition | None = None
 
     # ---- constructors -------------------------------------------------------------------
@@ -372,8 +373,8 @@ class DeviceTensor:
         """Free the device memory this tensor owns (allocated by `empty`, `zeros`,
         `from_numpy`). Every view and partition of it then raises `MovedTensorError` where its
         memory would be used (a launch: `MovedArgumentError`). `PendingWorkError` while
-        unfinished GPU work or a live CUDA graph uses any of it; `ValueError` for foreign
-        memory."""
+        unfinished GPU work or a live CUDA graph uses any of it, `ExportedMemoryError` while
+        a DLPack consumer (`torch.from_dlpack`) holds it; `ValueError` for foreign memory."""
         lay = self.layout
         allocation = lay.owner
         if not isinstance(allocation, driver.DeviceAllocation):
@@ -381,9 +382,7 @@ class DeviceTensor:
                 f"{self!r} does not own its memory (it wraps {type(allocation).__name__}); "
                 "free it through its owner"
             )
-        PENDING.check_release(_AllocationSpan(allocation), "free")
-        allocation.free()
-        Moves.count += 1  # a launch remembered with any view of it is checked (refused) again
+        free_allocation(allocation)
 
     def __repr__(self) -> str:
         if self._layout is None:
@@ -393,6 +392,35 @@ class DeviceTensor:
             f"DeviceTensor(ptr={lay.ptr:#x}, shape={lay.shape}, strides={lay.strides}, "
             f"dtype={lay.dtype}, device={lay.device})"
         )
+
+
+def _check_inside(layout: TensorLayout, allocation: driver.DeviceAllocation) -> None:
+    """A view said to be of `allocation` must address only its bytes: the checks (pending
+    work, freed memory, overlap) go by the owner, so a view past it, or of other memory,
+    once let launches write memory no check looked at."""
+    low, high = layout.byte_extent
+    start = allocation.ptr
+    if not start:  # freed: the view may exist, its every use is refused (`freed`)
+        return
+    if low < start or high > start + allocation.nbytes:
+        raise ValueError(
+            f"bytes {low:#x}..{high:#x} are not all inside {allocation!r}: a view of an "
+            "allocation addresses only its memory"
+        )
+
+
+def free_allocation(allocation: driver.DeviceAllocation) -> None:
+    """Free `allocation` once nothing may use it: no pending work or live graph (else
+    `PendingWorkError`), no DLPack consumer (else `ExportedMemoryError`). Every way to free
+    device memory from safe code comes here (`DeviceTensor.free`, `DeviceAllocation.free`)."""
+    PENDING.check_release(_AllocationSpan(allocation), "free")
+    if exported(allocation):
+        raise ExportedMemoryError(
+            f"cannot free {allocation!r}: a tensor exported from it through DLPack is still "
+            "held by its consumer; drop that tensor first"
+        )
+    allocation._release()
+    Moves.count += 1  # a launch remembered with any view of it is checked (refused) again
 
 
 class Partition:

@@ -111,7 +111,7 @@ def test_gathered_ops_overlap_and_finish_without_parking(add, busy, monkeypatch)
     monkeypatch.setattr(driver, "event_done", event_done)
 
     async def main() -> list[tuple[object, ...]]:
-        return await asyncio.gather(*(op.on(2 + i % 2) for i, op in enumerate(batch_of)))
+        return await asyncio.gather(*(op.on(4 + i % 2) for i, op in enumerate(batch_of)))
 
     results = asyncio.run(asyncio.wait_for(main(), 5))
     assert results == [op.args for op in batch_of]
@@ -148,7 +148,7 @@ def test_host_functions_firing_before_the_loop_wakes_share_one_wake_up(add, busy
         monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
         tasks = [
             asyncio.ensure_future(op.on(stream))
-            for op, stream in zip(batch_of, (1, 2), strict=True)
+            for op, stream in zip(batch_of, (1, 3), strict=True)
         ]
         await asyncio.sleep(0.01)
         assert busy.names().count("launch_host_func") == 2  # one per stream

@@ -91,7 +91,7 @@ def test_start_tracks_a_whole_chain_with_one_event(add, fake_driver):
     op = kernel.op(part, x, y)
     for _ in range(9):
         op = op.then(kernel.op(part, x, y))
-    pending = op.start(stream=2)
+    pending = op.start(stream=3)
     assert isinstance(pending, Pending) and not pending.done()
     assert len(launches(fake_driver)) == 10 and fake_driver.names().count("event_record") == 1
     with pytest.raises(PendingWorkError, match="kernel `add` writes it"):

@@ -192,3 +192,18 @@ def test_dlpack_unknown_lanes_are_rejected():
     )
     with pytest.raises(TypeError, match="unsupported DLPack dtype"):
         interop._describe_dltensor(tensor, owner=None)
+
+
+def test_a_view_of_an_allocation_addresses_only_its_bytes(fake_driver):
+    """The checks go by the owner: a view past it, or over another (freed) allocation, once
+    launched on memory none of them looked at."""
+    x, other = DeviceTensor.empty(256), DeviceTensor.empty(256)
+    inside = DeviceTensor(x.ptr + 512, 128, owner=x.owner)
+    assert inside.byte_extent == (x.ptr + 512, x.ptr + 1024)
+    reversed_view = DeviceTensor(x.ptr + 1020, 256, strides=(-1,), owner=x.owner)
+    assert reversed_view.byte_extent == (x.ptr, x.ptr + 1024)
+    for ptr, shape in ((x.ptr, 257), (x.ptr - 4, 8), (other.ptr, 4), (x.ptr + 1024, 1)):
+        with pytest.raises(ValueError, match="not all inside DeviceAllocation"):
+            DeviceTensor(ptr, shape, owner=x.owner)
+    x.free()
+    DeviceTensor(0x1234, 4, owner=x.owner)  # freed: made, then refused wherever it is used

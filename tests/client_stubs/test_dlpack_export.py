@@ -9,7 +9,13 @@ import weakref
 import numpy as np
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, MovedTensorError, PendingWorkError
+from client_stubs import (
+    DeviceTensor,
+    ExportedMemoryError,
+    Kernel,
+    MovedTensorError,
+    PendingWorkError,
+)
 from client_stubs.dlpack_export import DLPACK_CODES, live_exports
 from client_stubs.interop import (
     DL_CUDA,
@@ -166,3 +172,21 @@ def test_copies_and_other_devices_are_refused() -> None:
     with pytest.raises(BufferError, match="cuda:1"):
         tensor.__dlpack__(dl_device=(DL_CUDA, 0))
     tensor.__dlpack__(dl_device=(DL_CUDA, 1), copy=False)
+
+
+def test_memory_a_consumer_holds_cannot_be_freed_until_it_lets_go(fake_driver) -> None:
+    """free() once gave the memory back under a live torch.from_dlpack tensor."""
+    tensor = DeviceTensor.empty(64)
+    capsule = tensor.__dlpack__()
+    address = _pointer(capsule, b"dltensor")
+    assert _set_name(capsule, USED) == 0  # a consumer took it over
+    for free in (tensor.free, tensor.owner.free):  # the allocation's own free is checked too
+        with pytest.raises(ExportedMemoryError, match="still held by its consumer"):
+            free()
+    assert "mem_free" not in fake_driver.names()
+    deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+        _DLManagedTensor.from_address(address).deleter
+    )
+    deleter(address)  # the consumer is done
+    tensor.free()
+    assert "mem_free" in fake_driver.names()

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from client_stubs import (
+    ClientError,
     DeviceTensor,
     Kernel,
     MovedArgumentError,
@@ -172,7 +173,7 @@ def test_a_launch_on_another_stream_waits_for_conflicting_work(add, busy):
     kernel(z.partition([128]), x, y, stream=1)
     assert "event_record" not in busy.names()  # an eager launch records no event
     part_w = w.partition([128])
-    kernel(part_w, x, y, stream=2)  # only reads what stream 1 reads: no wait
+    kernel(part_w, x, y, stream=5)  # only reads what stream 1 reads: no wait
     assert "stream_wait_event" not in busy.names()
     out = DeviceTensor.empty(N).partition([128])
     kernel(out, z_alias, y, stream=3)  # reads stream 1's output
@@ -187,7 +188,7 @@ def test_finished_work_is_not_waited_for(add, fake_driver):
     z, x, y = tensors()
     z_alias = DeviceTensor(z.ptr, N, owner=z.owner)
     kernel(z.partition([128]), x, y, stream=1)
-    kernel(DeviceTensor.empty(N).partition([128]), z_alias, y, stream=2)
+    kernel(DeviceTensor.empty(N).partition([128]), z_alias, y, stream=5)
     assert "stream_wait_event" not in fake_driver.names()
 
 
@@ -358,3 +359,36 @@ def test_a_wait_retires_only_what_was_queued_when_it_began(add, busy, monkeypatc
     monkeypatch.setattr(driver, "synchronize_handle", wait)
     synchronize(77)  # a wait that begins after it covers it
     second.unpartition().free()
+
+
+def test_the_allocation_behind_a_tensor_frees_only_as_the_tensor_does(add, busy):
+    """`tensor.owner.free()` once skipped every check, and the launch memo then relaunched
+    the same argument objects on the freed memory unchecked."""
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    kernel(part, x, y)
+    with pytest.raises(PendingWorkError, match="cannot free DeviceAllocation"):
+        x.owner.free()
+    busy.complete()
+    synchronize()
+    x.owner.free()
+    with pytest.raises(MovedArgumentError):
+        kernel(part, x, y)  # the memo's objects, freed through the allocation
+
+
+def test_the_per_thread_default_stream_is_refused(add, fake_driver):
+    """CU_STREAM_PER_THREAD is one handle for a stream in each thread: tracked as one stream,
+    two threads' writers of the same memory on it did not wait for each other."""
+
+    class TorchLikeStream:
+        cuda_stream = 2
+
+    kernel = Kernel(CUBIN, add)
+    _, x, y = tensors()
+    for stream in (2, TorchLikeStream()):
+        with pytest.raises(ClientError, match="per-thread default stream"):
+            kernel(DeviceTensor.empty(N).partition([128]), x, y, stream=stream)
+        with pytest.raises(ClientError, match="per-thread default stream"):
+            synchronize(stream)
+    assert _launches(fake_driver) == 0
