@@ -617,9 +617,10 @@ def destroy_graph(graph: Any, graph_exec: Any | None) -> None:
 
 
 class DeviceAllocation:
-    """Owned device memory from `cuMemAlloc`, freed by `free()` (checked as
-    `DeviceTensor.free()` is: not under pending work, a live graph or a DLPack consumer) or
-    when garbage collected (nothing can use it then: pending work and exports hold it)."""
+    """Owned device memory from `cuMemAlloc`, freed by `DeviceTensor.free()` (checked: not
+    under pending work, a live graph or a DLPack consumer) or when garbage collected (nothing
+    can use it then: pending work and exports hold it). It has no `free()` of its own: one,
+    reachable as `tensor.owner.free()`, once skipped every check."""
 
     __slots__ = ("__weakref__", "device", "nbytes", "ptr")
 
@@ -629,13 +630,8 @@ class DeviceAllocation:
         self.nbytes = nbytes
         self.device = device
 
-    def free(self) -> None:
-        from client_stubs.tensor import free_allocation  # the checks live with the tensors
-
-        free_allocation(self)
-
     def _release(self) -> None:
-        """Give the memory back, unchecked: for `free_allocation` and the collector."""
+        """Give the memory back, unchecked: for `DeviceTensor.free()` and the collector."""
         if self.ptr:
             ptr, self.ptr = self.ptr, 0
             ensure_context(self.device)

@@ -411,8 +411,8 @@ def _check_inside(layout: TensorLayout, allocation: driver.DeviceAllocation) -> 
 
 def free_allocation(allocation: driver.DeviceAllocation) -> None:
     """Free `allocation` once nothing may use it: no pending work or live graph (else
-    `PendingWorkError`), no DLPack consumer (else `ExportedMemoryError`). Every way to free
-    device memory from safe code comes here (`DeviceTensor.free`, `DeviceAllocation.free`)."""
+    `PendingWorkError`), no DLPack consumer (else `ExportedMemoryError`). The one way safe
+    code frees device memory (`DeviceTensor.free`)."""
     PENDING.check_release(_AllocationSpan(allocation), "free")
     if exported(allocation):
         raise ExportedMemoryError(

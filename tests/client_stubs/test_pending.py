@@ -361,20 +361,21 @@ def test_a_wait_retires_only_what_was_queued_when_it_began(add, busy, monkeypatc
     second.unpartition().free()
 
 
-def test_the_allocation_behind_a_tensor_frees_only_as_the_tensor_does(add, busy):
+def test_the_allocation_behind_a_tensor_has_no_free_of_its_own(add, busy):
     """`tensor.owner.free()` once skipped every check, and the launch memo then relaunched
-    the same argument objects on the freed memory unchecked."""
+    the same argument objects on the freed memory unchecked: only the tensor frees it."""
     kernel = Kernel(CUBIN, add)
     z, x, y = tensors()
     part = z.partition([128])
     kernel(part, x, y)
+    assert not hasattr(x.owner, "free")
     with pytest.raises(PendingWorkError, match="cannot free DeviceAllocation"):
-        x.owner.free()
+        x.free()
     busy.complete()
     synchronize()
-    x.owner.free()
+    x.free()
     with pytest.raises(MovedArgumentError):
-        kernel(part, x, y)  # the memo's objects, freed through the allocation
+        kernel(part, x, y)  # the memo's objects, freed since
 
 
 def test_the_per_thread_default_stream_is_refused(add, fake_driver):
