@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from client_stubs import driver
 from client_stubs.completion import COMPLETIONS, spin_until_finished
-from client_stubs.pending import PENDING, Access, Batch
+from client_stubs.pending import PENDING, Access, Batch, synchronize_handle
 
 Results = tuple[object, ...]
 POOL_STREAMS = 4
@@ -116,9 +116,7 @@ class DeviceOp:
         except BaseException:
             run.track()  # whatever was launched before the failure stays protected
             raise
-        newest = PENDING.newest(handle)
-        driver.synchronize_handle(handle)
-        PENDING.completed(newest)
+        synchronize_handle(handle)
         return results
 
     def start(self, stream: object = None) -> Pending:
@@ -177,9 +175,7 @@ class LaunchOp(DeviceOp):
         fast path: check or reuse the plan, launch, cuStreamSynchronize, retire)."""
         handle = 0 if stream is None else driver.stream_handle(stream)
         self.kernel.issue(self.args, handle, None, False, False, self.grid)
-        newest = PENDING.newest(handle)
-        driver.synchronize_handle(handle)
-        PENDING.completed(newest)
+        synchronize_handle(handle)
         return self.args
 
     def _issue(self, run: Run) -> Results:

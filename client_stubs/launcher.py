@@ -35,7 +35,7 @@ from client_stubs.errors import (
     PendingWorkError,
     TargetMismatchError,
 )
-from client_stubs.pending import PENDING
+from client_stubs.pending import PENDING, synchronize_handle
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
@@ -50,9 +50,10 @@ _HOST_ARCH_ALIASES = {
 }
 
 
-# The legacy default stream (0, or CU_STREAM_LEGACY) and the per-thread default stream: no one
-# destroys them, so work on them can be tracked by asking the stream itself (PendingWork.note).
-DEFAULT_STREAMS = frozenset({0, 1})  # the legacy default stream (2 is refused: see stream_handle)
+# The legacy default stream (0, or CU_STREAM_LEGACY): no one destroys it, so work on it can be
+# tracked by asking the stream itself (PendingWork.note). The per-thread default stream is
+# refused (`driver.stream_handle`).
+DEFAULT_STREAMS = frozenset({0, 1})
 
 # Launch kernels that wait for prior grids early (programmatic dependent launch): they may
 # start while the kernel before them drains. CUTILE_EARLY_LAUNCH=0 launches every kernel
@@ -180,9 +181,7 @@ class Kernel:
             )
         prepared = self.issue(args, handle, None, False, packed, grid)
         if sync:
-            newest = PENDING.newest(handle)
-            driver.synchronize_handle(handle)
-            PENDING.completed(newest)
+            synchronize_handle(handle)
         elif handle in DEFAULT_STREAMS:  # tracked without an event of its own
             PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))
         else:  # a stream its owner may destroy: an event, which outlives it

@@ -297,15 +297,6 @@ class PendingWork:
         except IndexError:  # emptied meanwhile by another thread
             return None
 
-    def completed(self, newest: Batch | None) -> None:
-        """The host waited for a stream whose newest batch was `newest` when the wait began
-        (`newest(stream)` just before it): that batch and every one before it retire. Work
-        another thread queued on the stream during the wait is not this wait's to retire:
-        retiring the whole stream once let such a kernel's output be read and its memory
-        freed while it still ran."""
-        if newest is not None:
-            self.retire(newest)
-
     def retire(self, batch: Batch) -> None:
         """`batch` is known complete (its event or stream was synchronized, or a host function
         ran behind it): it and every batch issued before it on its stream retire, with no
@@ -476,10 +467,17 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
 
 def synchronize(stream: object = None) -> None:
     """Wait for all work on `stream` (None: the legacy default stream) and retire it."""
-    handle = driver.stream_handle(stream)
+    synchronize_handle(driver.stream_handle(stream))
+
+
+def synchronize_handle(handle: int) -> None:
+    """Wait for the stream `handle` and retire the work queued on it when the wait began.
+    Work another thread queues during the wait is not this wait's to retire: retiring the
+    whole stream once let such a kernel's output be read and its memory freed while it ran."""
     newest = PENDING.newest(handle)
     driver.synchronize_handle(handle)
-    PENDING.completed(newest)
+    if newest is not None:
+        PENDING.retire(newest)
 
 
 PENDING = PendingWork()

@@ -382,7 +382,14 @@ class DeviceTensor:
                 f"{self!r} does not own its memory (it wraps {type(allocation).__name__}); "
                 "free it through its owner"
             )
-        free_allocation(allocation)
+        PENDING.check_release(_AllocationSpan(allocation), "free")
+        if exported(allocation):
+            raise ExportedMemoryError(
+                f"cannot free {allocation!r}: a tensor exported from it through DLPack is "
+                "still held by its consumer; drop that tensor first"
+            )
+        allocation._release()  # the one way safe code frees device memory
+        Moves.count += 1  # a launch remembered with any view of it is checked (refused) again
 
     def __repr__(self) -> str:
         if self._layout is None:
@@ -407,20 +414,6 @@ def _check_inside(layout: TensorLayout, allocation: driver.DeviceAllocation) -> 
             f"bytes {low:#x}..{high:#x} are not all inside {allocation!r}: a view of an "
             "allocation addresses only its memory"
         )
-
-
-def free_allocation(allocation: driver.DeviceAllocation) -> None:
-    """Free `allocation` once nothing may use it: no pending work or live graph (else
-    `PendingWorkError`), no DLPack consumer (else `ExportedMemoryError`). The one way safe
-    code frees device memory (`DeviceTensor.free`)."""
-    PENDING.check_release(_AllocationSpan(allocation), "free")
-    if exported(allocation):
-        raise ExportedMemoryError(
-            f"cannot free {allocation!r}: a tensor exported from it through DLPack is still "
-            "held by its consumer; drop that tensor first"
-        )
-    allocation._release()
-    Moves.count += 1  # a launch remembered with any view of it is checked (refused) again
 
 
 class Partition:

@@ -303,21 +303,24 @@ class CompileServicer(compile_pb2_grpc.CompileServiceServicer):
     ) -> compile_pb2.CompileBatchResult:
         result = compile_pb2.CompileBatchResult(index=index)
 
-        def convert() -> DomainRequest:
+        def convert() -> tuple[compile_pb2.CompileRequest, DomainRequest]:
             message = _item_request(request, item, self.limits)
-            return request_from_proto(message, self.limits, self.sources.get)
+            return message, request_from_proto(message, self.limits, self.sources.get)
 
         try:
-            domain = await asyncio.to_thread(convert) if large else convert()
+            message, domain = await asyncio.to_thread(convert) if large else convert()
         except InvalidRequest as exc:
             prefixed = [
                 FieldViolation(f"items[{index}].{v.field}", v.description) for v in exc.violations
             ]
             result.status.CopyFrom(errors.invalid_argument_proto(prefixed))
             return result
-        options = item.options if item.HasField("options") else request.options
         outcome = await self._compile_domain(
-            domain, item.entry, skip_cache=options.skip_cache, remaining=remaining, large=large
+            domain,
+            item.entry,
+            skip_cache=message.options.skip_cache,
+            remaining=remaining,
+            large=large,
         )
         if not isinstance(outcome, Response):
             result.status.CopyFrom(errors.from_grpc(outcome))

@@ -51,7 +51,7 @@ import pytest
 
 from client_stubs import AmbiguousKernelError, Bundle, DeviceTensor, Graph, Kernel, driver
 from client_stubs.device_op import DeviceOp
-from client_stubs.pending import PENDING
+from client_stubs.pending import PENDING, synchronize_handle
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 from tests.client_stubs.conftest import add_contract, scale_ptr_contract
 from tests.client_stubs.fake_driver import CUBIN, FakeDriver
@@ -201,9 +201,7 @@ def with_fake_driver(rounds: int, profiling: bool) -> None:
 
         def reset() -> None:
             fake.calls.clear()
-            newest = PENDING.newest(0)
-            driver.synchronize(0)
-            PENDING.completed(newest)
+            synchronize_handle(0)
 
         print(f"Python host cost per launch, add<B={N}>, fake driver (best of {rounds} rounds)")
         launch = driver.launch_params
