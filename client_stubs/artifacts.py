@@ -77,6 +77,8 @@ class BundleEntry:
     # how much its facts relax the default views: log2(16 / base_align) per tensor, plus one
     # per tensor whose last stride may be anything
     relaxation: int = 0
+    # an occupancy variant, for launches of at least this many tile blocks (0: any launch)
+    min_tile_blocks: int = 0
 
     @property
     def generics_dict(self) -> dict[str, str]:
@@ -90,6 +92,7 @@ class BundleEntry:
         generics = ", ".join(f"{k}={v}" for k, v in self.generics)
         facts = f" specialized ({self.specificity})" if self.specificity else ""
         facts += f" relaxed ({self.relaxation})" if self.relaxation else ""
+        facts += f" for {self.min_tile_blocks}+ tile blocks" if self.min_tile_blocks else ""
         return f"{self.module}::{self.function}<{generics}> for {self.sm}{facts}"
 
 
@@ -154,9 +157,10 @@ class Bundle:
         sm: str | None = None,
         module: str | None = None,
     ) -> list[BundleEntry]:
-        """The entries of one kernel that differ only in their tensor facts, best first
-        (least relaxed, then most specialized; manifest order among equals). Entries of
-        several kernels (other generics or targets) are ambiguous."""
+        """The entries of one kernel that differ only in their tensor facts (and occupancy),
+        best first (least relaxed, then occupancy variants, then most specialized; manifest
+        order among equals). Entries of several kernels (other generics or targets) are
+        ambiguous."""
         candidates, request = self._candidates(function, generics, sm, module)
         if not _one_family(candidates):
             raise self._ambiguous(candidates, request, "give more generics or sm")
@@ -200,15 +204,17 @@ class Bundle:
         )
 
     def _best_for(self, candidates: list[BundleEntry], args: Sequence[object]) -> list[BundleEntry]:
-        """The candidates whose assumptions `args` meet, least relaxed first, then most
+        """The candidates whose assumptions `args` meet (an occupancy variant's only with
+        enough tile blocks), least relaxed first, then occupancy variants, then most
         specialized; ties stay."""
         fitting = []
         for entry in candidates:
             try:
-                plan_launch(_read_contract(entry), args)
+                grid = plan_launch(_read_contract(entry), args).grid
             except LaunchError:  # unmet facts, or a variant these arguments do not fit at all
                 continue
-            fitting.append(entry)
+            if grid[0] * grid[1] * grid[2] >= entry.min_tile_blocks:
+                fitting.append(entry)
         if not fitting:
             return candidates  # nothing fits: the caller reports them all
         best = max(_rank(e) for e in fitting)
@@ -235,7 +241,7 @@ class Bundle:
         kernels = [self.load(e, allow_unchecked=allow_unchecked) for e in family]
         if len(kernels) == 1:
             return kernels[0]
-        general = next((i for i, e in enumerate(family) if _rank(e) == (0, 0)), None)
+        general = next((i for i, e in enumerate(family) if _rank(e) == GENERAL_RANK), None)
         return Variants(kernels, general)
 
     def load(self, entry: BundleEntry, *, allow_unchecked: bool = False) -> Kernel:
@@ -301,16 +307,26 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
         contract_sha256=str(raw.get("contract_sha256") or ""),
         specificity=_specificity(facts, where),
         relaxation=_relaxation(facts, where),
+        min_tile_blocks=_min_tile_blocks(raw.get("min_tile_blocks", 0), where),
     )
 
 
-def _rank(entry: BundleEntry) -> tuple[int, int]:
-    return (-entry.relaxation, entry.specificity)
+def _rank(entry: BundleEntry) -> tuple[int, bool, int]:
+    return (-entry.relaxation, entry.min_tile_blocks > 0, entry.specificity)
+
+
+GENERAL_RANK = (0, False, 0)  # no facts, any launch
 
 
 def _one_family(entries: list[BundleEntry]) -> bool:
     """Whether `entries` are one kernel (module, function, target, generics) in variants."""
     return len({(e.module, e.function, e.sm, e.generics) for e in entries}) == 1
+
+
+def _min_tile_blocks(value: object, where: str) -> int:
+    if type(value) is not int or not 0 <= value < 2**32:
+        raise BundleError(f"{where}: `min_tile_blocks` must be an integer from 0 to 2^32 - 1")
+    return value
 
 
 def _specificity(facts: list[object], where: str) -> int:
@@ -410,6 +426,10 @@ def _check_consistent(entry: BundleEntry, contract: contract_pb2.LaunchContract)
     bound = {g.name: normalize_generic(g.value) for g in contract.specialization.generics}
     if bound and bound != dict(entry.generics):
         problems.append(f"generics {bound} != {dict(entry.generics)}")
+    if contract.launch.min_tile_blocks != entry.min_tile_blocks:
+        problems.append(
+            f"min_tile_blocks {contract.launch.min_tile_blocks} != {entry.min_tile_blocks}"
+        )
     if problems:
         raise BundleError(
             f"{entry.label()}: contract disagrees with the manifest: " + "; ".join(problems)

@@ -227,6 +227,9 @@ class ContractSpec:
     cluster_blocks: int = 1
     # the kernel waits for prior grids before touching memory: launched early (PDL)
     waits_for_prior_grids: bool = False
+    # an occupancy variant: among a kernel's variants, taken only for launches of at least
+    # this many tile blocks (0: any)
+    min_tile_blocks: int = 0
 
     @property
     def persistent(self) -> bool:
@@ -306,6 +309,7 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         grid_mode=grid_mode,
         cluster_blocks=max(1, contract.launch.cluster_blocks),
         waits_for_prior_grids=contract.launch.waits_for_prior_grids,
+        min_tile_blocks=contract.launch.min_tile_blocks,
         launch_checks=tuple(
             _launch_check(name, params, position, check)
             for position, check in enumerate(contract.launch_checks)

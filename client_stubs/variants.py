@@ -7,7 +7,8 @@ last stride with `--facts`). `Bundle.kernel(...)` returns the whole family as a 
 ordered best first: least relaxed, then most specialized. A launch takes the first variant
 whose contract the arguments meet in full (`plan_launch`: every check a plain `Kernel` makes,
 assumptions included); the general kernel serves the rest, and arguments no variant takes raise
-the general kernel's error.
+the general kernel's error. An occupancy variant (`lowering.default_occupancy`) ranks first and
+serves only launches of at least its contract's `min_tile_blocks`.
 
 The choice costs nothing on a repeated launch: it is part of the memoized plan (`PlanMemo`,
 keyed on the arguments' identity and immutable layouts), whose prepared launch names the chosen
@@ -77,7 +78,9 @@ class Variants(Kernel):
             if index is not None:
                 kernel = self.variants[index]
                 try:
-                    return kernel, plan_launch(kernel.spec, args, stream=stream, grid=grid)
+                    plan = plan_launch(kernel.spec, args, stream=stream, grid=grid)
+                    if _serves(kernel, plan):
+                        return kernel, plan
                 except LaunchError:
                     pass  # the class no longer fits it (a scalar, say): choose again
         index, plan = self._choose(args, stream, grid)
@@ -90,18 +93,32 @@ class Variants(Kernel):
     def _choose(
         self, args: tuple[object, ...], stream: int | None, grid: tuple[int, int, int] | None
     ) -> tuple[int, LaunchPlan]:
-        """The first variant `args` meet in full, with its plan; else the general's error."""
-        failures: list[LaunchError] = []
+        """The first variant `args` meet in full and whose launches it serves, with its plan;
+        else the general's error."""
+        failures: list[LaunchError | None] = []
         for index, kernel in enumerate(self.variants):
             try:
-                return index, plan_launch(kernel.spec, args, stream=stream, grid=grid)
+                plan = plan_launch(kernel.spec, args, stream=stream, grid=grid)
             except LaunchError as exc:
                 failures.append(exc)
-        raise failures[self._general]
+                continue
+            if _serves(kernel, plan):
+                return index, plan
+            failures.append(None)
+        error = failures[self._general]
+        assert error is not None  # the general kernel serves every launch it fits
+        raise error
 
     def __repr__(self) -> str:
         generics = ", ".join(f"{k}={v}" for k, v in self.spec.generics)
         return f"Variants({self.name}<{generics}>, {self.spec.sm}, {len(self.variants)} variants)"
+
+
+def _serves(kernel: Kernel, plan: LaunchPlan) -> bool:
+    """Whether the variant takes a launch of this plan's size: an occupancy variant only one
+    of at least its `min_tile_blocks` (`lowering.default_occupancy`)."""
+    least = kernel.spec.min_tile_blocks
+    return not least or plan.grid[0] * plan.grid[1] * plan.grid[2] >= least
 
 
 def layout_class(args: Sequence[object], align: int) -> LayoutClass | None:

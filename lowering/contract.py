@@ -141,6 +141,9 @@ class LaunchContract:
     cluster_blocks: int = 1  # CTAs per tile block (the arch's `num_cta_in_cga`)
     # the kernel waits for prior grids before touching memory (a host may launch it early)
     waits_for_prior_grids: bool = False
+    # an occupancy variant: hosts take it only for launches of at least this many tile
+    # blocks (`lowering.default_occupancy`); 0: any launch
+    min_tile_blocks: int = 0
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -86,6 +86,7 @@ def build_contract(
     host_arch: str,
     raw_memory: bool = False,
     waits_for_prior_grids: bool = False,
+    min_tile_blocks: int = 0,
 ) -> LaunchContract:
     return LaunchContract(
         module="::".join(module_path),
@@ -115,6 +116,7 @@ def build_contract(
         generics=tuple((name, format_generic(value)) for name, value in generics),
         cluster_blocks=_cluster_blocks(signature, arch),
         waits_for_prior_grids=waits_for_prior_grids,
+        min_tile_blocks=min_tile_blocks,
     )
 
 

@@ -2,6 +2,7 @@
 
 `function_symbols` lists the STT_FUNC symbol names: tileiras names each kernel
 symbol exactly after its entry function, so this checks that an entry made it through.
+`machine_code` is what decides whether two builds of a kernel run differently.
 `check_cubin` is what every cubin must pass before anything caches or ships it: an ELF for
 the CUDA machine, built for the requested SM (bits 8-15 of `e_flags`, as tileiras writes
 them for every target), holding the entry's symbol.
@@ -16,6 +17,7 @@ ELF_MAGIC = b"\x7fELF"
 ELFCLASS64, ELFDATA2LSB = 2, 1
 EM_CUDA = 190
 SHT_SYMTAB = 2
+SHF_EXECINSTR = 0x4
 STT_FUNC = 2
 _SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym
@@ -24,6 +26,7 @@ _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym
 @dataclass(frozen=True)
 class _Section:
     kind: int
+    flags: int
     offset: int
     size: int
     link: int
@@ -39,6 +42,20 @@ def function_symbols(cubin: bytes) -> list[str]:
         if section.kind == SHT_SYMTAB:
             names += _function_names(cubin, section, _at(sections, section.link))
     return names
+
+
+def machine_code(cubin: bytes) -> bytes:
+    """The bytes of every executable section (the kernels' instructions), in table order:
+    two cubins with the same machine code run alike, whatever else differs (an occupancy
+    hint that did not change the code still changes the register limit tileiras notes)."""
+    _check_header(cubin)
+    code = b""
+    for section in _sections(cubin):
+        if section.flags & SHF_EXECINSTR:
+            if section.offset + section.size > len(cubin):
+                raise ValueError("truncated ELF section")
+            code += cubin[section.offset : section.offset + section.size]
+    return code
 
 
 def cubin_arch(cubin: bytes) -> str:
@@ -75,7 +92,7 @@ def _sections(data: bytes) -> list[_Section]:
     out = []
     for i in range(shnum):
         fields = _SECTION.unpack_from(data, shoff + i * shentsize)
-        out.append(_Section(fields[1], fields[4], fields[5], fields[6], fields[9]))
+        out.append(_Section(fields[1], fields[2], fields[4], fields[5], fields[6], fields[9]))
     return out
 
 

@@ -27,6 +27,11 @@ from lowering.bytecode.writer import DEFAULT_VERSION, write_bytecode
 from lowering.contract import LaunchContract
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
+from lowering.default_occupancy import (
+    MIN_TILE_BLOCKS,
+    takes_default_occupancy,
+    with_default_occupancy,
+)
 from lowering.grid_dependency import wait_for_prior_grids
 from lowering.ir.core import Module
 from lowering.ir.verify import verify_module
@@ -94,6 +99,10 @@ class CompileRequest:
     # sm_90, below which there are no dependent launches and the request is a plain kernel);
     # False: a plain kernel
     early_launch: bool = True
+    # an occupancy variant: the hint `occupancy = N` wherever the entry names no occupancy for
+    # its target (`lowering.default_occupancy`), and a contract that asks hosts to take it
+    # only for launches of MIN_TILE_BLOCKS or more; 0: the entry's own hints only
+    occupancy: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,6 +154,21 @@ def compile_kernel(
         return CompileResult(tuple(sink))
 
 
+def _occupancy_variant(
+    lowered: LoweredKernel, request: CompileRequest
+) -> tuple[LoweredKernel, int]:
+    """The kernel with the occupancy hint its entry does not name, and the launches the
+    variant serves (`lowering.default_occupancy`); unchanged, 0 when not asked or it takes
+    none."""
+    functions = lowered.module.functions
+    if not request.occupancy or not any(
+        takes_default_occupancy(f, request.arch) for f in functions
+    ):
+        return lowered, 0
+    module = with_default_occupancy(lowered.module, request.arch, request.occupancy)
+    return dataclasses.replace(lowered, module=module), MIN_TILE_BLOCKS
+
+
 def _lower(
     kernel: TypedKernel,
     request: CompileRequest,
@@ -193,8 +217,10 @@ def _compile(
 
     # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), keep loads
     #    under an `if` in a loop off TMA (`lowering.branch_loads`), hand a GEMM's tiles to
-    #    blocks in row groups (`lowering.block_order`), when asked (from sm_90) order every
-    #    memory access after a wait for prior grids (`lowering.grid_dependency`), verify it
+    #    blocks in row groups (`lowering.block_order`), for an occupancy variant give entries
+    #    the hint they do not name (`lowering.default_occupancy`), when asked (from sm_90)
+    #    order every memory access after a wait for prior grids (`lowering.grid_dependency`),
+    #    verify it
     abi, param_bytes = entry_abi(kernel.signature)
     ordered_generics = tuple((p.name, kernel.generics[p.name]) for p in kernel.function.generics)
     specialization = ",".join(f"{n}={format_generic(v)}" for n, v in ordered_generics)
@@ -206,6 +232,7 @@ def _compile(
         lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
     lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
     lowered = dataclasses.replace(lowered, module=group_block_order(lowered.module))
+    lowered, min_tile_blocks = _occupancy_variant(lowered, request)
     waits = request.early_launch and (arch_number(request.arch) or 0) >= EARLY_LAUNCH_MIN_SM
     if waits:
         lowered = dataclasses.replace(lowered, module=wait_for_prior_grids(lowered.module))
@@ -274,6 +301,7 @@ def _compile(
         host_arch=request.host_arch,
         raw_memory=lowered.raw_memory,
         waits_for_prior_grids=waits,
+        min_tile_blocks=min_tile_blocks,
     )
     total_ms = _now_ms() - started
     return CompileResult(

@@ -40,6 +40,7 @@ from protos.generated.cutile.compile.v1 import compile_pb2, contract_pb2
 
 DEFAULT_OPT_LEVEL = 3
 MAX_OPT_LEVEL = 3
+MAX_OCCUPANCY = 32  # tileiras's range of the occupancy hint
 FACT_DIVISORS = frozenset({1, 2, 4, 8, 16})  # powers of two up to 16 elements
 MAX_FACT_AXES = 8  # per list: one entry per tensor axis
 BASE_ALIGNS = frozenset({1, 2, 4, 8, 16})  # bytes dividing a base address (0 in a request: 16)
@@ -110,6 +111,7 @@ def request_from_proto(
         lineinfo=options.lineinfo,
         exact_accumulators=options.exact_accumulators,
         early_launch=not options.plain_launch,
+        occupancy=options.occupancy_variant,
         specialization=tuple(
             sorted(
                 (facts_from_proto(f) for f in message.specialization),
@@ -260,6 +262,10 @@ def _check_options(options: compile_pb2.CompileOptions) -> list[FieldViolation]:
                 "options.host_arch",
                 f"unsupported host arch {clip(options.host_arch)!r}; use {arches}",
             )
+        )
+    if options.occupancy_variant > MAX_OCCUPANCY:
+        found.append(
+            FieldViolation("options.occupancy_variant", f"must be 0 (none) or 1..{MAX_OCCUPANCY}")
         )
     if options.early_launch and options.plain_launch:  # the deprecated opt-in against its opposite
         found.append(
@@ -443,6 +449,7 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
             param_buffer_bytes=contract.param_buffer_bytes,
             cluster_blocks=contract.cluster_blocks,
             waits_for_prior_grids=contract.waits_for_prior_grids,
+            min_tile_blocks=contract.min_tile_blocks,
         ),
         assumptions=[
             pb.Assumption(param=a.param, kind=_ASSUMPTION_KIND[a.kind], axis=a.axis, value=a.value)

@@ -1,6 +1,7 @@
 """A minimal cubin for tests: a real ELF64 header for the CUDA machine and target, and a
 symbol table holding one function, so it passes `lowering.cubin_info.check_cubin` the way a
-tileiras cubin does. `payload` makes cubins that must differ differ."""
+tileiras cubin does. `payload` is its machine code (an executable section): cubins that must
+differ differ there."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from lowering.cubin_info import EM_CUDA
 _HEADER = struct.Struct("<4sBBBB8sHHIQQQIHHHHHH")
 _SECTION = struct.Struct("<IIQQQQIIQQ")
 _SYMBOL = struct.Struct("<IBBHQQ")
-SHT_SYMTAB, SHT_STRTAB = 2, 3
+SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB = 1, 2, 3
+SHF_ALLOC_EXECINSTR = 0x6
 
 
 def fake_cubin(sm: str = "sm_90", symbol: str = "add_B128", payload: bytes = b"") -> bytes:
@@ -25,6 +27,9 @@ def fake_cubin(sm: str = "sm_90", symbol: str = "add_B128", payload: bytes = b""
         _SECTION.pack(0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         + _SECTION.pack(0, SHT_STRTAB, 0, 0, names_at, len(names), 0, 0, 1, 0)
         + _SECTION.pack(0, SHT_SYMTAB, 0, 0, symbols_at, len(symbols), 1, 1, 8, _SYMBOL.size)
+        + _SECTION.pack(
+            0, SHT_PROGBITS, SHF_ALLOC_EXECINSTR, 0, _HEADER.size, len(payload), 0, 0, 16, 0
+        )
     )
     flags = int(sm.removeprefix("sm_")) << 8
     header = _HEADER.pack(
@@ -45,7 +50,7 @@ def fake_cubin(sm: str = "sm_90", symbol: str = "add_B128", payload: bytes = b""
         0,
         0,
         _SECTION.size,
-        3,
+        4,
         1,
     )
     return header + body + sections

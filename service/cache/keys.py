@@ -69,6 +69,7 @@ def _key_fields(
         "1" if request.lineinfo else "0",
         "exact" if request.exact_accumulators else "wide",
         *(("early launch",) if request.early_launch else ()),
+        *((f"occupancy {request.occupancy}",) if request.occupancy else ()),
         tileiras_fingerprint,
         str(len(request.specialization)),
     ]

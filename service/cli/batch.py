@@ -25,9 +25,12 @@ Every kernel is built fast by default: next to the general kernel, `--specialize
 default) builds a variant that assumes every extent and every stride (but the unit last one)
 of every tensor parameter divisible by 16 (lowered to the target's `max_divisibility`), and
 one that assumes only rows aligned to 16 bytes (every stride but the last a multiple of 16
-bytes: TMA loads for launches whose extents are small or odd), and keeps each when its cubin
-differs from those before it. `--specialize 16,8` builds one variant per divisor,
-`--specialize rows` the rows variant, `--specialize none` the general kernel only (see
+bytes: TMA loads for launches whose extents are small or odd), and for an entry that names
+no occupancy and multiplies no tiles (`mma`) one with the rows' facts and the hint
+`occupancy = 4`, which hosts take only for launches of 1024 or more tile blocks
+(`lowering.default_occupancy`); it keeps each when its cubin differs from those after it.
+`--specialize 16,8` builds one variant per divisor, `--specialize rows` the rows variant,
+`--specialize occupancy` the occupancy variant, `--specialize none` the general kernel only (see
 `service.cli.specialize_arg`). Variants sit next to the general kernel in the manifest (field
 `facts`); `Bundle.kernel(...)` returns a kernel that launches, per argument layout, the most
 specialized variant the arguments meet. A variant that fails to compile is a warning (the
@@ -62,8 +65,9 @@ Diagnostics go to stderr, rustc-style or one JSON object per line
 "diagnostics"}]}`. `generics` is an object for named generics, a list for positional ones;
 `cubin` is the written cubin's path relative to OUT, or null; `facts` the request's facts
 (as in the manifest); `variant` is null for a requested kernel and names an automatic
-variant ("divisible by 16", "16-byte rows"; `divisor` is then D or null), which is `kept`
-when its cubin differs; `diagnostics` holds the
+variant ("divisible by 16", "16-byte rows", "16-byte rows, occupancy 4 for 1024+ tile
+blocks"; `divisor` is then D or null), which is `kept` when its machine code differs;
+`diagnostics` holds the
 `--message-format json` objects; `ok` and `failed` count the requested kernels (variants
 do not fail a build), files that do not parse are listed in `unparsed_files`.
 
@@ -138,6 +142,7 @@ from service.cli.sarif import sarif_log
 from service.cli.specialize_arg import (
     AutoVariant,
     SpecializeError,
+    builds,
     kept_variants,
     parse_specialize,
 )
@@ -348,7 +353,7 @@ class Batch:
         variants = []
         for auto in self.args.specialize:
             facts = auto.facts(contract)
-            if facts:
+            if builds(auto, facts, self._request(kernel)):
                 variants.append(kernel.variant(facts, auto))
         return variants
 
@@ -492,6 +497,7 @@ def kernel_request(
         exact_accumulators=args.exact_accumulators,
         early_launch=args.early_launch,
         specialization=kernel.facts,
+        occupancy=kernel.auto.occupancy if kernel.auto else 0,
     )
 
 
@@ -529,17 +535,19 @@ def _kernel_summary(
 
 
 def _identity(record: KernelRecord) -> str:
-    """What makes a kernel the same kernel: entry, generics, target and facts."""
+    """What makes a kernel the same kernel: entry, generics, target, facts and the launches
+    it serves."""
+    generics = sorted(record.generics.items())
     return json.dumps(
-        [record.module, record.function, record.sm, sorted(record.generics.items()), record.facts]
+        [record.module, record.function, record.sm, generics, record.facts, record.min_tile_blocks]
     )
 
 
 def _identity_of(contract: contract_pb2.LaunchContract, facts: list[dict[str, object]]) -> str:
     """`_identity` of the record a compiled kernel would get."""
     generics = sorted((g.name, g.value) for g in contract.specialization.generics)
-    kernel = contract.kernel
-    return json.dumps([kernel.module, kernel.function, contract.target.sm, generics, facts])
+    kernel, least = contract.kernel, contract.launch.min_tile_blocks
+    return json.dumps([kernel.module, kernel.function, contract.target.sm, generics, facts, least])
 
 
 def _unique(records: list[KernelRecord]) -> list[KernelRecord]:
@@ -634,11 +642,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--specialize",
         default="auto",
-        metavar="none|auto|rows|D[,D..]",
+        metavar="none|auto|rows|occupancy|D[,D..]",
         help="the variants built next to each general kernel: auto (default) adds one that "
-        "assumes every extent and stride of every tensor divisible by 16 and one that assumes "
-        "rows aligned to 16 bytes, D,.. one per divisor, rows the latter, none only the general "
-        "kernel; a variant is kept when its cubin differs",
+        "assumes every extent and stride of every tensor divisible by 16, one that assumes "
+        "rows aligned to 16 bytes and, for an entry that names no occupancy and has no "
+        "mma, one with the hint occupancy = 4 that hosts take for launches of "
+        "1024+ tile blocks; D,.. one per divisor, rows and occupancy those, none only the "
+        "general kernel; a variant is kept when its cubin differs",
     )
     parser.add_argument(
         "--server",

@@ -45,6 +45,7 @@ def batch_item(request: CompileRequest, source_indices: list[int]) -> compile_pb
             lineinfo=request.lineinfo,
             exact_accumulators=request.exact_accumulators,
             plain_launch=not request.early_launch,
+            occupancy_variant=request.occupancy,
         ),
         specialization=[
             compile_pb2.TensorFacts(

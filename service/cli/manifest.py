@@ -67,6 +67,9 @@ class KernelRecord:
     # sha256 of the contract's deterministic serialization (the .pb file): hosts refuse a
     # kernel whose contract does not match it
     contract_sha256: str = ""
+    # an occupancy variant (its contract's `min_tile_blocks`): hosts take it only for
+    # launches of at least this many tile blocks; 0: any launch
+    min_tile_blocks: int = 0
 
 
 _FIELDS = {f.name: f for f in fields(KernelRecord)}
@@ -128,6 +131,7 @@ def write_kernel(
         request_key=key.sha256,
         facts=facts_record(facts),
         contract_sha256=artifact.contract_digest.sha256,
+        min_tile_blocks=contract.launch.min_tile_blocks,
     )
     contract_json = json_format.MessageToJson(contract, always_print_fields_with_no_presence=True)
     write_atomically(out_dir / record.cubin, artifact.cubin)
@@ -186,6 +190,8 @@ def _well_typed(name: str, value: object) -> bool:
         )
     if name == "facts":
         return isinstance(value, list) and all(isinstance(f, dict) for f in value)
+    if name == "min_tile_blocks":
+        return type(value) is int and 0 <= value < 2**32
     return isinstance(value, str)
 
 

@@ -17,12 +17,17 @@ launch the most specialized variant the arguments meet (`client_stubs.variants`)
                      assumed: what TMA needs, and what a launch with small or odd extents
                      still meets (a decoder's one-token activations `[1, K]`, an output of
                      `[N, 4]` f32 rows), which the divisible variant refuses
+    occupancy        the 16-byte rows facts and the hint `occupancy = 4`, for an entry that
+                     names no occupancy and multiplies no tiles (`mma`)
+                     (`lowering.default_occupancy`); hosts take it first, but only for
+                     launches of 1024 or more tile blocks
 
-    auto      the default: divisible by 16, by 16 past the leading extent, then 16-byte rows
+    auto      the default: occupancy, divisible by 16, by 16 past the leading extent, then
+              16-byte rows
     none      the general kernel only
     rows      the 16-byte rows variant only
     16,8      one divisible variant per listed divisor (each a power of two, 2..16); `rows`
-              may be listed too (`16,rows`)
+              and `occupancy` may be listed too (`16,rows,occupancy`)
 
 A static extent keeps only the part of D it has (an input declared `[-1, 24]` gets 8 on its
 last axis). The compiler lowers every divisor to the target's `max_divisibility` hint. A
@@ -39,6 +44,13 @@ from dataclasses import dataclass
 
 from client_stubs.element_table import ELEMENT_BY_NAME
 from client_stubs.specialization import largest_divisor
+from lowering.cubin_info import machine_code
+from lowering.default_occupancy import (
+    MIN_TILE_BLOCKS,
+    VARIANT_OCCUPANCY,
+    takes_default_occupancy,
+)
+from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.front_end import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 
@@ -61,17 +73,23 @@ class SpecializeError(ValueError):
 class AutoVariant:
     """One automatic variant: `divisor` > 0 assumes every extent (but the leading one, with
     `leading_free`) and stride (but the unit last one) divisible by it; otherwise every stride
-    but the last a multiple of `row_bytes`."""
+    but the last a multiple of `row_bytes`. `occupancy` > 0 also gives an entry that names
+    none that hint (`lowering.default_occupancy`), for launches of many tile blocks."""
 
     divisor: int = 0
     row_bytes: int = 0
     leading_free: bool = False
+    occupancy: int = 0
 
     def describe(self) -> str:
         if self.divisor:
             past = " past the leading extent" if self.leading_free else ""
-            return f"divisible by {self.divisor}{past}"
-        return f"{self.row_bytes}-byte rows"
+            facts = f"divisible by {self.divisor}{past}"
+        else:
+            facts = f"{self.row_bytes}-byte rows"
+        if self.occupancy:
+            return f"{facts}, occupancy {self.occupancy} for {MIN_TILE_BLOCKS}+ tile blocks"
+        return facts
 
     def facts(self, contract: contract_pb2.LaunchContract) -> tuple[TensorFacts, ...]:
         if self.divisor:
@@ -81,40 +99,57 @@ class AutoVariant:
 
 ROWS = AutoVariant(row_bytes=ROW_BYTES)
 TRAILING = AutoVariant(divisor=16, leading_free=True)
-AUTO_VARIANTS = (AutoVariant(divisor=16), TRAILING, ROWS)
+OCCUPANCY = AutoVariant(row_bytes=ROW_BYTES, occupancy=VARIANT_OCCUPANCY)
+AUTO_VARIANTS = (OCCUPANCY, AutoVariant(divisor=16), TRAILING, ROWS)
+
+
+def builds(auto: AutoVariant, facts: tuple[TensorFacts, ...], general: CompileRequest) -> bool:
+    """Whether the variant `auto` (with `facts`, its facts for this kernel) of the kernel
+    `general` compiles can differ from it: a facts variant that assumes something, an
+    occupancy variant of an entry that takes the hint (the front end alone, milliseconds,
+    on a source that compiled already)."""
+    if not auto.occupancy:
+        return bool(facts)
+    lowered = compile_kernel(general, stop_after=Stage.IR).ir
+    return lowered is not None and any(
+        takes_default_occupancy(f, general.arch) for f in lowered.functions
+    )
 
 
 def kept_variants(general: bytes, cubins: Sequence[bytes | None]) -> list[bool]:
     """Which of a kernel's variants (strongest first, None where one failed) to keep: those
-    whose cubin differs from the general kernel's and from every weaker variant's (of two
-    with one cubin, the one assuming less serves more launches with the same code)."""
+    whose machine code differs from the general kernel's and from every weaker variant's (of
+    two with the same code, the one assuming less serves more launches with it)."""
+    codes = [None if cubin is None else machine_code(cubin) for cubin in cubins]
+    plain = machine_code(general)
     return [
-        cubin is not None and cubin != general and cubin not in cubins[position + 1 :]
-        for position, cubin in enumerate(cubins)
+        code is not None and code != plain and code not in codes[position + 1 :]
+        for position, code in enumerate(codes)
     ]
 
 
 def parse_specialize(text: str) -> tuple[AutoVariant, ...]:
-    """`auto` -> divisible by 16, by 16 past the leading extent and 16-byte rows, `none` -> (),
-    `rows` -> 16-byte rows,
-    `16,8` -> divisible by 16 and by 8 (strongest first, no repeats, rows last)."""
+    """`auto` -> occupancy, divisible by 16, by 16 past the leading extent and 16-byte rows,
+    `none` -> (), `rows` -> 16-byte rows, `16,8` -> divisible by 16 and by 8 (occupancy first,
+    then the divisors strongest first, no repeats, rows last)."""
     mode = text.strip().lower()
     if mode == "auto":
         return AUTO_VARIANTS
     if mode == "none":
         return ()
     parts = {part.strip() for part in mode.split(",")}
-    rows = "rows" in parts
+    named = {"rows", "occupancy"} & parts
     try:
-        divisors = {int(part) for part in parts - {"rows"}}
+        divisors = {int(part) for part in parts - named}
     except ValueError:
         raise SpecializeError(
-            f"--specialize {text!r}: expected none, auto, rows or divisors such as 16,8"
+            f"--specialize {text!r}: expected none, auto, rows, occupancy or divisors such as 16,8"
         ) from None
     if not divisors <= _DIVISORS:
         raise SpecializeError(f"--specialize {text!r}: divisors must be powers of two from 2 to 16")
     found = tuple(AutoVariant(divisor=d) for d in sorted(divisors, reverse=True))
-    return found + ((ROWS,) if rows else ())
+    first = (OCCUPANCY,) if "occupancy" in named else ()
+    return first + found + ((ROWS,) if "rows" in named else ())
 
 
 def variant_facts(

@@ -251,10 +251,12 @@ def test_a_contract_json_of_invalid_utf8_is_a_bundle_error(tmp_path, kit):
         Bundle.open(tmp_path).kernel("add")
 
 
-def _add_variant(root: Path, kit, stem: str, facts: list[dict]) -> dict:
+def _add_variant(root: Path, kit, stem: str, facts: list[dict], min_tile_blocks: int = 0) -> dict:
     """An add<B=128> whose contract assumes what `facts` say of x (param 1): BASE_ALIGN 16 and
-    STRIDE_ONE unless relaxed, DIM_DIV for `dim_divisors`; z and y keep the defaults."""
+    STRIDE_ONE unless relaxed, DIM_DIV for `dim_divisors`; z and y keep the defaults. An
+    occupancy variant with `min_tile_blocks`."""
     contract = kit.add(block=128)
+    contract.launch.min_tile_blocks = min_tile_blocks
     x = next((f for f in facts if f["param"] == "x"), {})
     for param in (0, 1, 2):
         align = x.get("base_align", 16) if param == 1 else 16
@@ -276,6 +278,7 @@ def _add_variant(root: Path, kit, stem: str, facts: list[dict]) -> dict:
         "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
         "contract_sha256": _contract_sha256(contract),
         "facts": facts,
+        **({"min_tile_blocks": min_tile_blocks} if min_tile_blocks else {}),
     }
 
 
@@ -356,3 +359,41 @@ def test_variants_of_several_kernels_stay_ambiguous(tmp_path, kit):
     with pytest.raises(AmbiguousKernelError, match=r"give more generics or sm$"):
         Bundle.open(tmp_path).kernel("add")
     assert isinstance(Bundle.open(tmp_path).kernel("add", {"B": 256}), Kernel)
+
+
+def test_an_occupancy_variant_ranks_first_and_serves_launches_of_its_many_tile_blocks(
+    tmp_path, kit
+):
+    kernels = [
+        _add_variant(tmp_path, kit, "general", []),
+        _add_variant(tmp_path, kit, "dims16", [{"param": "x", "dim_divisors": [16]}]),
+        _add_variant(tmp_path, kit, "occupancy", [], min_tile_blocks=64),
+    ]
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": kernels}))
+    bundle = Bundle.open(tmp_path)
+    assert [e.cubin.stem for e in bundle.variants("add")] == ["occupancy", "dims16", "general"]
+    assert bundle.variants("add")[0].label().endswith("for 64+ tile blocks")
+    kernel = bundle.kernel("add", {"B": "128"})
+    assert isinstance(kernel, Variants) and kernel.general.cubin == b"general cubin bytes"
+
+    def launch(n: int) -> tuple[object, ...]:
+        z = DeviceTensor(0x7F00_0000_0000, (n,)).partition((128,))
+        return z, DeviceTensor(0x7F10_0000_0000, (n,)), DeviceTensor(0x7F20_0000_0000, (n,))
+
+    assert kernel.choose(*launch(64 * 128)).cubin == b"occupancy cubin bytes"
+    assert kernel.choose(*launch(63 * 128 - 1)).cubin == b"general cubin bytes"  # odd length
+    assert kernel.choose(*launch(62 * 128)).cubin == b"dims16 cubin bytes"
+    assert bundle.find("add", for_args=launch(64 * 128)).cubin.stem == "occupancy"
+    assert bundle.find("add", for_args=launch(62 * 128)).cubin.stem == "dims16"
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(32, "min_tile_blocks 64 != 32"), (-1, "must be an integer"), ("64", "must be an integer")],
+)
+def test_a_manifest_min_tile_blocks_must_be_the_contracts_count(tmp_path, kit, value, error):
+    entry = _add_variant(tmp_path, kit, "occupancy", [], min_tile_blocks=64)
+    entry["min_tile_blocks"] = value
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [entry]}))
+    with pytest.raises((BundleError, IntegrityError), match=error):
+        Bundle.open(tmp_path).kernel("add", {"B": "128"})

@@ -22,10 +22,13 @@ N = 4096
 Z, X, Y = 0x7F00_0000_0000, 0x7F10_0000_0000, 0x7F20_0000_0000
 
 
-def _variant(kit, name: str, divisor: int = 0, x_align: int = 16) -> Kernel:
+def _variant(
+    kit, name: str, divisor: int = 0, x_align: int = 16, min_tile_blocks: int = 0
+) -> Kernel:
     """add<B=128> assuming dims of x and y divisible by `divisor` (0: no facts) and x's base
-    aligned to `x_align`; its cubin names it."""
+    aligned to `x_align`, for launches of `min_tile_blocks` or more; its cubin names it."""
     contract = kit.add(block=128)
+    contract.launch.min_tile_blocks = min_tile_blocks
     for param in (0, 1, 2):
         align = x_align if param == 1 else 16
         contract.assumptions.add(param=param, kind=pb.ASSUMPTION_KIND_BASE_ALIGN, value=align)
@@ -139,3 +142,16 @@ def test_metadata_is_the_general_kernels(family):
     assert "4 variants" in repr(family)
     plan = family.plan(*args(4100))
     assert plan.entry_symbol == "add_entry" and plan.grid == (33, 1, 1)
+
+
+def test_an_occupancy_variant_runs_first_but_only_for_launches_of_its_many_tile_blocks(
+    kit, launched
+):
+    occupancy = _variant(kit, "occupancy", min_tile_blocks=64)
+    family = Variants([occupancy, _variant(kit, "div16", 16), _variant(kit, "general")], 2)
+    family(*args(64 * 128))  # 64 tile blocks of 128: the occupancy variant's launches
+    family(*args(63 * 128))  # one fewer: the best of the others
+    family(*args(62 * 128 + 1))  # 63 tiles, the last one partial
+    family(*args(64 * 128))  # the memo follows the tile count
+    assert launched == ["occupancy", "div16", "general", "occupancy"]
+    assert family.choose(*args(4096 * 128)).cubin.startswith(b"occupancy")

@@ -33,7 +33,7 @@ from service.cache.artifact import Artifact
 from service.cache.disk import DiskCache
 from service.cache.keys import RequestKey
 from service.cli.manifest import KernelRecord, read_manifest, write_kernel, write_manifest
-from service.cli.specialize_arg import AUTO_VARIANTS, kept_variants
+from service.cli.specialize_arg import AUTO_VARIANTS, builds, kept_variants
 from service.compile.engine import CompileEngine, Outcome
 from tests.compat.discover import find_entries
 from tests.compat.report import write_report
@@ -171,11 +171,12 @@ def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
     auto`): the variants that assemble to another cubin (a failing one is left out)."""
     assert _ENGINE is not None
     built: list[Variant | None] = []
+    plain = _request(job.case, job.source)
     for auto in AUTO_VARIANTS:
         facts = auto.facts(general.contract)
-        if not facts:
+        if not builds(auto, facts, plain):
             continue
-        request = replace(_request(job.case, job.source), specialization=facts)
+        request = replace(plain, specialization=facts, occupancy=auto.occupancy)
         try:
             outcome = _ENGINE.compile(request)
         except Exception:  # the general kernel serves every launch

@@ -56,6 +56,7 @@ def test_key_is_stable_and_hex() -> None:
         {"lineinfo": True},
         {"exact_accumulators": True},
         {"early_launch": False},
+        {"occupancy": 4},
         {"specialization": (TensorFacts("x", (16,), (1,)),)},
         {"specialization": (TensorFacts("x", (), (16,)),)},
         {"specialization": (TensorFacts("x", base_align=4),)},

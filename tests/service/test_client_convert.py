@@ -23,6 +23,7 @@ def test_a_batch_item_means_the_same_request() -> None:
         lineinfo=True,
         exact_accumulators=True,
         early_launch=False,
+        occupancy=4,
         specialization=(
             TensorFacts("x", (16,), (1,)),
             TensorFacts("y", base_align=4, unit_last_stride=False),
@@ -45,6 +46,7 @@ def test_a_batch_item_means_the_same_request() -> None:
     assert (back.entry, back.arch, back.opt_level) == ("kernel::add", "sm_80", 1)
     assert (back.host_arch, back.lineinfo, back.exact_accumulators) == ("aarch64", True, True)
     assert not back.early_launch
+    assert back.occupancy == 4
     assert back.specialization == request.specialization
     assert list(item.source_indices) == [0]
 

@@ -86,6 +86,16 @@ def test_early_launch_and_plain_launch_together_are_refused() -> None:
     assert [v.field for v in caught.value.violations] == ["options.plain_launch"]
 
 
+def test_an_occupancy_variant_is_asked_for_with_a_hint_in_tileiras_range() -> None:
+    options = compile_pb2.CompileOptions(occupancy_variant=4)
+    assert request_from_proto(_request(generics={}, options=options)).occupancy == 4
+    assert request_from_proto(_request(generics={})).occupancy == 0
+    options = compile_pb2.CompileOptions(occupancy_variant=33)
+    with pytest.raises(InvalidRequest) as caught:
+        request_from_proto(_request(generics={}, options=options))
+    assert [v.field for v in caught.value.violations] == ["options.occupancy_variant"]
+
+
 def test_explicit_options_are_kept() -> None:
     options = compile_pb2.CompileOptions(
         opt_level=1, host_arch="aarch64", lineinfo=True, exact_accumulators=True, plain_launch=True

@@ -9,15 +9,18 @@ from parser.spans import SourceFile
 from parser.specialization import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2 as pb
 from service.cli.specialize_arg import (
+    OCCUPANCY,
     ROWS,
     TRAILING,
     AutoVariant,
     SpecializeError,
+    builds,
     kept_variants,
     parse_specialize,
     row_facts,
     variant_facts,
 )
+from tests.fake_cubin import fake_cubin
 
 STATIC_ROWS = """\
 #[cutile::module]
@@ -47,13 +50,15 @@ def _d(*divisors: int) -> tuple[AutoVariant, ...]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("auto", (*_d(16), TRAILING, ROWS)),
+        ("auto", (OCCUPANCY, *_d(16), TRAILING, ROWS)),
         ("none", ()),
         ("16,8", _d(16, 8)),
         ("2,8,8", _d(8, 2)),
-        (" AUTO ", (*_d(16), TRAILING, ROWS)),
+        (" AUTO ", (OCCUPANCY, *_d(16), TRAILING, ROWS)),
         ("rows", (ROWS,)),
         ("rows,16", (*_d(16), ROWS)),
+        ("occupancy", (OCCUPANCY,)),
+        ("16,rows,occupancy", (OCCUPANCY, *_d(16), ROWS)),
     ],
 )
 def test_parse(text: str, expected: tuple[AutoVariant, ...]) -> None:
@@ -156,7 +161,61 @@ def test_rows_gain_nothing_from_vectors_or_wide_elements() -> None:
     assert row_facts(contract, 8) == ()  # 8 bytes is one f64: nothing to assume
 
 
-def test_of_variants_with_one_cubin_the_weakest_is_kept() -> None:
-    # strongest first; b is a's cubin again, c the general's, None failed
-    assert kept_variants(b"g", [b"a", b"a", b"c", b"g", None]) == [False, True, True, False, False]
-    assert kept_variants(b"g", []) == []
+def test_of_variants_with_one_machine_code_the_weakest_is_kept() -> None:
+    a, g = fake_cubin(payload=b"a"), fake_cubin(payload=b"g")
+    a_again = fake_cubin(symbol="other", payload=b"a")  # another cubin, the same code
+    c = fake_cubin(payload=b"c")
+    # strongest first; the second is the first's code again, the fourth the general's
+    assert kept_variants(g, [a, a_again, c, g, None]) == [False, True, True, False, False]
+    assert kept_variants(g, []) == []
+    # a cubin that differs from the general one outside its code is no variant
+    assert kept_variants(g, [fake_cubin(symbol="renamed", payload=b"g")]) == [False]
+
+
+MATVEC = """\
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry()]
+    fn matvec<const BN: i32, const BK: i32>(
+        out: &mut Tensor<f32, { [BN] }>,
+        x: &Tensor<f32, { [-1, BK] }>,
+        w: &Tensor<f32, { [-1, BK] }>,
+    ) {
+        let row = get_tile_block_id().0;
+        let xp = x.partition(const_shape![1, BK]);
+        let tx: Tile<f32, { [BK, 1] }> = xp.load([0i32, 0i32]).reshape(const_shape![BK, 1]);
+        let tw: Tile<f32, { [BN, BK] }> = w.partition(const_shape![BN, BK]).load([row, 0i32]);
+        let acc: Tile<f32, { [BN, 1] }> = constant(0.0f32, const_shape![BN, 1]);
+        out.store(mma(tw, tx, acc).reshape(const_shape![BN]));
+    }
+}
+"""
+
+
+def _rows(hints: str = "") -> CompileRequest:
+    source = STATIC_ROWS.replace("#[cutile::entry()]", f"#[cutile::entry({hints})]")
+    return CompileRequest(
+        sources=(SourceFile("rows.rs", source),), entry="rows", generics=(("B", "8"),)
+    )
+
+
+def test_an_occupancy_variant_is_built_where_the_entry_names_none_and_multiplies_no_tiles() -> None:
+    facts = OCCUPANCY.facts(_contract())
+    assert builds(OCCUPANCY, facts, _rows())
+    assert builds(OCCUPANCY, (), _rows())  # no facts to add: the hint alone still differs
+    named = _rows("optimization_hints = (sm_90 = (occupancy = 2))")
+    assert not builds(OCCUPANCY, facts, named)
+    assert not builds(OCCUPANCY, facts, _rows("optimization_hints = (default = (occupancy = 1))"))
+    matvec = CompileRequest(
+        sources=(SourceFile("matvec.rs", MATVEC),),
+        entry="matvec",
+        generics=(("BN", "16"), ("BK", "16")),
+    )
+    assert not builds(OCCUPANCY, facts, matvec)  # its accumulators need the registers
+    # facts variants build where they assume something
+    divisible = AutoVariant(divisor=16)
+    assert builds(divisible, divisible.facts(_contract()), _rows())
+    assert not builds(ROWS, (), _rows())
+    assert OCCUPANCY.describe() == "16-byte rows, occupancy 4 for 1024+ tile blocks"

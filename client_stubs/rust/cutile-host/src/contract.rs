@@ -316,6 +316,9 @@ pub struct ContractSpec {
     /// The kernel waits for the grids before it before touching memory: it may be launched
     /// early (programmatic stream serialization).
     pub waits_for_prior_grids: bool,
+    /// An occupancy variant: among a kernel's variants, taken only for launches of at least
+    /// this many tile blocks; 0: any launch.
+    pub min_tile_blocks: u32,
 }
 
 impl ContractSpec {
@@ -437,6 +440,7 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         launch_checks,
         cluster_blocks: launch.cluster_blocks.max(1),
         waits_for_prior_grids: launch.waits_for_prior_grids,
+        min_tile_blocks: launch.min_tile_blocks,
     })
 }
 

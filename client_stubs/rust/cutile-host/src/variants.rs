@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::artifacts::bundle::{Bundle, BundleEntry};
+use crate::artifacts::bundle::{serves, Bundle, BundleEntry};
 use crate::errors::{Error, LaunchErrorKind, Result};
 use crate::launch::{key_matches, key_of, Args, DeviceOp, Kernel, Key};
 use crate::plan::{plan_launch, PlanArg};
@@ -26,7 +26,7 @@ type Chosen = (Vec<Key>, Option<[u32; 3]>, usize);
 impl Variants {
     /// `variants` as (rank, kernel, label): rank orders them, highest first (see
     /// [`BundleEntry::rank`]: the least relaxed, then the most specialized).
-    pub fn new(mut variants: Vec<((i64, u32), Arc<Kernel>, String)>) -> Result<Variants> {
+    pub fn new(mut variants: Vec<((i64, bool, u32), Arc<Kernel>, String)>) -> Result<Variants> {
         if variants.is_empty() {
             return Err(Error::Usage("a kernel needs at least one variant".into()));
         }
@@ -95,6 +95,7 @@ pub fn best_variant(
     for (index, kernel) in kernels.iter().enumerate() {
         match plan_launch(kernel.spec(), args, host.as_deref()) {
             Err(e) if e.kind == LaunchErrorKind::Assumption => continue,
+            Ok(plan) if !serves(kernel.spec(), &plan) => continue,
             _ => return index,
         }
     }

@@ -313,3 +313,71 @@ fn a_kernel_that_waits_for_prior_grids_says_so() {
     let kernel = Kernel::new(CUBIN.to_vec(), &contract, false).unwrap();
     assert!(kernel.spec().waits_for_prior_grids);
 }
+
+#[test]
+fn an_occupancy_variant_launches_first_but_only_with_its_many_tile_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let general = vector_contract("accepted", "add");
+    let mut occupancy = vector_contract("accepted", "add");
+    occupancy.launch.as_mut().unwrap().min_tile_blocks = 64;
+    let mut occupancy_entry = write_entry(dir.path(), "occupancy", &occupancy, json!([]));
+    occupancy_entry["min_tile_blocks"] = json!(64);
+    write_manifest(
+        dir.path(),
+        vec![
+            write_entry(dir.path(), "general", &general, json!([])),
+            occupancy_entry.clone(),
+        ],
+    );
+    let bundle = Bundle::open(dir.path()).unwrap();
+    assert_eq!(
+        bundle
+            .find_general("add", &[], None, None)
+            .unwrap()
+            .min_tile_blocks,
+        0
+    );
+    let variants = bundle.kernel("add", &[], None, None, false).unwrap();
+    assert!(
+        variants.labels()[0].ends_with("for 64+ tile blocks"),
+        "{:?}",
+        variants.labels()
+    );
+    let pick = |n: i64| {
+        let (z, x, y) = add_layouts(n, DType::F32);
+        best_variant(variants.kernels(), &add_args(&z, &x, &y), None)
+    };
+    assert_eq!(
+        pick(64 * 128),
+        0,
+        "64 tile blocks of 128: the occupancy variant"
+    );
+    assert_eq!(pick(63 * 128), 1, "63: the general kernel");
+    let found = |n: i64| {
+        let (z, x, y) = add_layouts(n, DType::F32);
+        bundle
+            .find_for("add", &[], None, None, &add_args(&z, &x, &y), None)
+            .unwrap()
+            .min_tile_blocks
+    };
+    assert_eq!((found(64 * 128), found(63 * 128)), (64, 0));
+
+    // the manifest must say what the contract says, and say it as a count
+    for (value, message) in [
+        (json!(32), "min_tile_blocks 64 != 32"),
+        (json!(-1), "`min_tile_blocks` must be an integer"),
+        (json!("64"), "`min_tile_blocks` must be an integer"),
+    ] {
+        let mut lying = occupancy_entry.clone();
+        lying["min_tile_blocks"] = value;
+        write_manifest(dir.path(), vec![lying]);
+        let error = match Bundle::open(dir.path()) {
+            Err(error) => error.to_string(),
+            Ok(bundle) => {
+                let entry = bundle.find("add", &[], None, None).unwrap();
+                bundle.load(entry).unwrap_err().to_string()
+            }
+        };
+        assert!(error.contains(message), "{error}");
+    }
+}

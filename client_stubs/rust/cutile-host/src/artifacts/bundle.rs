@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use crate::artifacts::integrity::{contract_bytes, sha256_hex, MAX_CUBIN_BYTES};
 use crate::artifacts::read_regular_file;
-use crate::contract::validate_contract;
+use crate::contract::{validate_contract, ContractSpec};
 use crate::errors::{Error, Result};
-use crate::plan::{plan_launch, PlanArg};
+use crate::plan::{plan_launch, LaunchPlan, PlanArg};
 use crate::proto::LaunchContract;
 
 pub const MANIFEST: &str = "manifest.json";
@@ -66,6 +66,9 @@ pub struct BundleEntry {
     pub specificity: u32,
     /// log2(16 / base_align) per tensor, plus one per tensor whose last stride may vary.
     pub relaxation: u32,
+    /// An occupancy variant: taken only for launches of at least this many tile blocks
+    /// (its contract's `min_tile_blocks`); 0: any launch.
+    pub min_tile_blocks: u32,
 }
 
 impl BundleEntry {
@@ -104,12 +107,25 @@ impl BundleEntry {
         if self.relaxation > 0 {
             text += &format!(" relaxed ({})", self.relaxation);
         }
+        if self.min_tile_blocks > 0 {
+            text += &format!(" for {}+ tile blocks", self.min_tile_blocks);
+        }
         text
     }
 
-    /// How variants of one kernel order: the least relaxed, then the most specialized first.
-    pub fn rank(&self) -> (i64, u32) {
-        (-(self.relaxation as i64), self.specificity)
+    /// How variants of one kernel order: the least relaxed, then occupancy variants, then
+    /// the most specialized first.
+    pub fn rank(&self) -> (i64, bool, u32) {
+        (
+            -(self.relaxation as i64),
+            self.min_tile_blocks > 0,
+            self.specificity,
+        )
+    }
+
+    /// The general kernel: no facts, any launch.
+    pub fn is_general(&self) -> bool {
+        self.specificity == 0 && self.relaxation == 0 && self.min_tile_blocks == 0
     }
 }
 
@@ -220,7 +236,7 @@ impl Bundle {
     ) -> Result<&BundleEntry> {
         let mut candidates = self.candidates(function, generics, sm, module);
         if candidates.len() > 1 {
-            candidates.retain(|e| e.specificity == 0 && e.relaxation == 0);
+            candidates.retain(|e| e.is_general());
         }
         self.one_of(candidates, function, generics, sm, false)
     }
@@ -277,7 +293,7 @@ impl Bundle {
             many => {
                 let listed: Vec<String> = many.iter().map(|e| e.label()).collect();
                 let mut hint = "give more generics or sm".to_string();
-                if !for_args && many.iter().any(|e| e.specificity > 0 || e.relaxation > 0) {
+                if !for_args && many.iter().any(|e| !e.is_general()) {
                     hint += ", or the arguments (find_for) to choose among variants by their tensor facts";
                 }
                 Err(Error::AmbiguousKernel(format!(
@@ -338,7 +354,14 @@ fn fits(entry: &BundleEntry, args: &[PlanArg<'_>], grid: Option<&[i64]>) -> bool
     let Ok(spec) = validate_contract(&contract) else {
         return false;
     };
-    plan_launch(&spec, args, grid).is_ok()
+    plan_launch(&spec, args, grid).is_ok_and(|plan| serves(&spec, &plan))
+}
+
+/// Whether a variant takes a launch of this plan's size: an occupancy variant only one of at
+/// least its `min_tile_blocks`.
+pub fn serves(spec: &ContractSpec, plan: &LaunchPlan) -> bool {
+    let blocks: u64 = plan.grid.iter().map(|&g| g as u64).product();
+    blocks >= spec.min_tile_blocks as u64
 }
 
 fn str_field<'a>(raw: &'a Value, key: &str) -> Option<&'a str> {
@@ -392,6 +415,17 @@ fn entry(root: &Path, index: usize, raw: &Value) -> Result<BundleEntry> {
         contract_sha256: str_field(raw, "contract_sha256").unwrap_or("").to_string(),
         specificity: specificity(&facts, &at)?,
         relaxation: relaxation(&facts, &at)?,
+        min_tile_blocks: match raw.get("min_tile_blocks") {
+            None | Some(Value::Null) => 0,
+            Some(value) => value
+                .as_u64()
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| {
+                    bundle_error(format!(
+                        "{at}: `min_tile_blocks` must be an integer from 0 to 2^32 - 1"
+                    ))
+                })?,
+        },
     })
 }
 
@@ -536,6 +570,13 @@ fn check_consistent(entry: &BundleEntry, contract: &LaunchContract) -> Result<()
     let listed: BTreeMap<String, String> = entry.generics.iter().cloned().collect();
     if !bound.is_empty() && bound != listed {
         problems.push(format!("generics {bound:?} != {listed:?}"));
+    }
+    let least = contract.launch.as_ref().map_or(0, |l| l.min_tile_blocks);
+    if least != entry.min_tile_blocks {
+        problems.push(format!(
+            "min_tile_blocks {least} != {}",
+            entry.min_tile_blocks
+        ));
     }
     if problems.is_empty() {
         return Ok(());
