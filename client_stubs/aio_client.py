@@ -133,14 +133,18 @@ class AsyncCompileClient(ClientSettings):
     ) -> Served:
         """`entry` compiled for the arguments it is launched with (`served.Served`), its
         specializations compiled as tasks on the running loop (see the module docstring)."""
-        if "specialize_for" in options or "specialization" in options:
+        if {"specialize_for", "specialization", "occupancy_variant"} & options.keys():
             raise TypeError("kernel() measures its launch arguments; compile() takes facts")
         compile_args = (source_text, entry, generics, arch, file_name)
         general = await self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
 
-        async def compile_for(facts: list[compile_pb2.TensorFacts]) -> Kernel:
+        async def compile_for(facts: list[compile_pb2.TensorFacts], occupancy: int) -> Kernel:
             return await self.compile(
-                *compile_args, allow_unchecked=allow_unchecked, specialization=facts, **options
+                *compile_args,
+                allow_unchecked=allow_unchecked,
+                specialization=facts,
+                occupancy_variant=occupancy,
+                **options,
             )
 
         executor = _LoopExecutor(asyncio.get_running_loop(), self._tasks)

@@ -42,6 +42,7 @@ from client_stubs.errors import (
 from client_stubs.files import read_regular_file
 from client_stubs.integrity import MAX_CUBIN_BYTES, contract_bytes
 from client_stubs.launcher import Kernel
+from client_stubs.occupancy import tile_blocks
 from client_stubs.plan import plan_launch
 from client_stubs.variants import Variants
 from protos.generated.cutile.compile.v1 import contract_pb2
@@ -213,7 +214,7 @@ class Bundle:
                 grid = plan_launch(_read_contract(entry), args).grid
             except LaunchError:  # unmet facts, or a variant these arguments do not fit at all
                 continue
-            if grid[0] * grid[1] * grid[2] >= entry.min_tile_blocks:
+            if tile_blocks(grid) >= entry.min_tile_blocks:
                 fitting.append(entry)
         if not fitting:
             return candidates  # nothing fits: the caller reports them all

@@ -114,14 +114,18 @@ class CompileClient(ClientSettings):
         local cache). The first launch of a layout waits for it; with `non_blocking` it
         compiles in the background while the general kernel serves that layout. `options`
         are `compile`'s (but `specialize_for`: the launches measure their arguments)."""
-        if "specialize_for" in options or "specialization" in options:
+        if {"specialize_for", "specialization", "occupancy_variant"} & options.keys():
             raise TypeError("kernel() measures its launch arguments; compile() takes facts")
         compile_args = (source_text, entry, generics, arch, file_name)
         general = self.compile(*compile_args, allow_unchecked=allow_unchecked, **options)
 
-        def compile_for(facts: list[compile_pb2.TensorFacts]) -> Kernel:
+        def compile_for(facts: list[compile_pb2.TensorFacts], occupancy: int) -> Kernel:
             return self.compile(
-                *compile_args, allow_unchecked=allow_unchecked, specialization=facts, **options
+                *compile_args,
+                allow_unchecked=allow_unchecked,
+                specialization=facts,
+                occupancy_variant=occupancy,
+                **options,
             )
 
         executor = self._background() if non_blocking else None

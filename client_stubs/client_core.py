@@ -107,6 +107,7 @@ def build_request(
     lineinfo: bool = False,
     exact_accumulators: bool = False,
     early_launch: bool = True,
+    occupancy_variant: int = 0,
     skip_cache: bool = False,
     specialize_for: Mapping[str, object] | None = None,
     specialization: Sequence[compile_pb2.TensorFacts] = (),
@@ -128,6 +129,7 @@ def build_request(
     request.options.lineinfo = lineinfo
     request.options.exact_accumulators = exact_accumulators
     request.options.plain_launch = not early_launch
+    request.options.occupancy_variant = occupancy_variant
     request.options.skip_cache = skip_cache
     request.specialization.extend(facts_for(specialize_for or {}))
     request.specialization.extend(specialization)

@@ -5,8 +5,11 @@ cache) and returns it as a `Served` kernel. The first launch with a new argument
 the tensor arguments (`specialization.facts_for`: per axis the largest power of two up to 16
 dividing each extent and stride, the base alignment, whether the last stride is 1: what cuTile
 Rust's JIT infers at launch) and asks the service once for the kernel specialized to those facts
-(later processes find it in the local cache). Arguments whose facts say nothing beyond the
-defaults run the general kernel, without a request. Every launch is checked against the
+(later processes find it in the local cache); a launch of MIN_TILE_BLOCKS tile blocks or more
+asks for the occupancy variant with those facts (`lowering.default_occupancy`: the service
+compiles the plain specialization for an entry the hint does not suit). Arguments whose facts
+say nothing beyond the defaults, in a smaller launch, run the general kernel, without a
+request. Every launch is checked against the
 contract of the kernel it runs, like any launch; the choice is part of the memoized plan and
 remembered per layout class (`variants.layout_class`), so a repeated launch pays nothing for it.
 
@@ -30,6 +33,7 @@ from google.protobuf.message import DecodeError
 from client_stubs import driver
 from client_stubs.errors import AssumptionError, ClientError, LaunchError
 from client_stubs.launcher import Kernel
+from client_stubs.occupancy import MIN_TILE_BLOCKS, VARIANT_OCCUPANCY, tile_blocks
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.specialization import DEFAULT_BASE_ALIGN, facts_for
@@ -37,7 +41,7 @@ from client_stubs.variants import LayoutClass, layout_class
 from protos.generated.cutile.compile.v1 import compile_pb2
 
 Facts = list[compile_pb2.TensorFacts]
-CompileFor = Callable[[Facts], Kernel]
+CompileFor = Callable[[Facts, int], Kernel]  # (facts, occupancy variant: 0 or the hint)
 _CLASSES = 256  # remembered layout classes
 
 
@@ -86,7 +90,7 @@ class Served(Kernel):
         kernel = self._classes.get(key) if key is not None else None
         pending: Future[Kernel] | None = None
         if kernel is None:
-            kernel, pending = self._kernel_for(args)
+            kernel, pending = self._kernel_for(args, grid)
             if kernel is not None and key is not None:
                 if len(self._classes) >= _CLASSES:
                     self._classes.clear()
@@ -104,9 +108,12 @@ class Served(Kernel):
         kernel = pending.result()  # only the specialization takes these arguments: wait
         return kernel, plan_launch(kernel.spec, args, stream=stream, grid=grid)
 
-    def _kernel_for(self, args: Sequence[object]) -> tuple[Kernel | None, Future[Kernel] | None]:
-        """The kernel for the measured facts of `args`, compiling it on first sight; (None,
-        its compile) while it compiles in the background."""
+    def _kernel_for(
+        self, args: Sequence[object], grid: tuple[int, int, int] | None = None
+    ) -> tuple[Kernel | None, Future[Kernel] | None]:
+        """The kernel for the measured facts of `args` (and the occupancy variant for a
+        launch of many tile blocks), compiling it on first sight; (None, its compile) while it
+        compiles in the background."""
         params = self.general.spec.params
         if len(args) != len(params):
             return self.general, None  # its checks say what is wrong
@@ -115,9 +122,10 @@ class Served(Kernel):
             facts = facts_for(tensors)
         except (ClientError, TypeError, ValueError, BufferError, AttributeError):
             return self.general, None  # moved, host or foreign arguments: its checks report
-        if not facts:
+        occupancy = self._occupancy_for(args, grid)
+        if not facts and not occupancy:
             return self.general, None
-        key = b"".join(f.SerializeToString(deterministic=True) for f in facts)
+        key = bytes([occupancy]) + b"".join(f.SerializeToString(deterministic=True) for f in facts)
         with self._lock:
             known = self._by_facts.get(key)
             if known is not None:
@@ -127,7 +135,7 @@ class Served(Kernel):
                 return None, pending
             if self._executor is not None:
                 try:
-                    pending = self._executor.submit(self._compile_for, facts)
+                    pending = self._executor.submit(self._compile_for, facts, occupancy)
                 except RuntimeError:  # the client was closed: compile now, in this thread
                     pending = None
                 else:
@@ -135,16 +143,26 @@ class Served(Kernel):
         if pending is not None:
             pending.add_done_callback(lambda done: self._arrived(key, done))
             return None, pending
-        kernel = self._compiled(facts)
+        kernel = self._compiled(facts, occupancy)
         with self._lock:
             self._by_facts[key] = kernel
         return kernel, None
 
-    def _compiled(self, facts: Facts) -> Kernel:
-        """The specialization for `facts`; the general kernel when it cannot be had (it does
-        not compile, the service fails or answers something unusable), as in the background."""
+    def _occupancy_for(self, args: Sequence[object], grid: tuple[int, int, int] | None) -> int:
+        """The occupancy variant's hint for a launch of at least MIN_TILE_BLOCKS tile blocks
+        (as the general kernel plans it), else 0."""
         try:
-            return self._compile_for(facts)
+            plan = plan_launch(self.general.spec, tuple(args), grid=grid)
+        except LaunchError:  # a launch only a specialization takes: no occupancy variant
+            return 0
+        return VARIANT_OCCUPANCY if tile_blocks(plan.grid) >= MIN_TILE_BLOCKS else 0
+
+    def _compiled(self, facts: Facts, occupancy: int) -> Kernel:
+        """The specialization for `facts` (and `occupancy`); the general kernel when it cannot
+        be had (it does not compile, the service fails or answers something unusable), as in
+        the background."""
+        try:
+            return self._compile_for(facts, occupancy)
         except (ClientError, DecodeError) as exc:  # CompileError is a ClientError
             self.errors.append(exc)
             return self.general

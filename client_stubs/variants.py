@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from client_stubs import driver
 from client_stubs.errors import LaunchError
 from client_stubs.launcher import Kernel
+from client_stubs.occupancy import tile_blocks
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import DeviceTensor, MappedPartition, Partition
@@ -117,8 +118,7 @@ class Variants(Kernel):
 def _serves(kernel: Kernel, plan: LaunchPlan) -> bool:
     """Whether the variant takes a launch of this plan's size: an occupancy variant only one
     of at least its `min_tile_blocks` (`lowering.default_occupancy`)."""
-    least = kernel.spec.min_tile_blocks
-    return not least or plan.grid[0] * plan.grid[1] * plan.grid[2] >= least
+    return tile_blocks(plan.grid) >= kernel.spec.min_tile_blocks
 
 
 def layout_class(args: Sequence[object], align: int) -> LayoutClass | None:

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from client_stubs.occupancy import MIN_TILE_BLOCKS, VARIANT_OCCUPANCY
 from lowering.block_order import MMA_OPS
 from lowering.ir.attributes import EntryHints
 from lowering.ir.core import Function, Module, walk
 
-# the hint the variant carries, and the launches hosts give it: on the H200 the gains above
-# came at 2,049-4,097 tile blocks and the losses below 132 (BENCHMARKS.md, "Experiment")
-VARIANT_OCCUPANCY = 4
-MIN_TILE_BLOCKS = 1024
+__all__ = ["MIN_TILE_BLOCKS", "VARIANT_OCCUPANCY", "takes_default_occupancy"]
 
 
 def takes_default_occupancy(function: Function, arch: str) -> bool:

@@ -41,10 +41,12 @@ class Service:
         self.error = error
         self.gate = gate
         self.asked: list[list[tuple[str, list[int], int]]] = []
+        self.occupancies: list[int] = []  # the occupancy variant asked for, per request
 
-    def __call__(self, facts: list[compile_pb2.TensorFacts]) -> Kernel:
+    def __call__(self, facts: list[compile_pb2.TensorFacts], occupancy: int = 0) -> Kernel:
         described = [(f.param, list(f.dim_divisors), f.base_align) for f in facts]
         self.asked.append(described)
+        self.occupancies.append(occupancy)
         if self.gate is not None:
             self.gate.wait(5)
         if self.fail:
@@ -63,7 +65,8 @@ class Service:
                 contract.assumptions.add(
                     param=params[fact.param], kind=kind, axis=axis, value=divisor
                 )
-        return Kernel(f"special {described}".encode(), contract)
+        contract.launch.min_tile_blocks = 1024 if occupancy else 0
+        return Kernel(f"special {described} {occupancy}".encode(), contract)
 
 
 def general(kit) -> Kernel:
@@ -124,6 +127,22 @@ def test_facts_that_say_nothing_run_the_general_kernel_without_a_request(kit, la
     served = Served(general(kit), service)
     served(*args(4097))
     assert launched == ["general"] and service.asked == []
+
+
+def test_a_launch_of_many_tile_blocks_asks_for_the_occupancy_variant_with_its_facts(
+    kit, launched
+):
+    service = Service(kit)
+    served = Served(general(kit), service)
+    served(*args(1024 * 128))  # 1024 tile blocks of 128
+    served(*args(1023 * 128))  # one fewer: the facts alone
+    served(*args(1024 * 128 + 1))  # nothing divisible, but many blocks: the variant alone
+    served(*args(4097))  # neither: the general kernel, no request
+    assert service.occupancies == [4, 0, 4]
+    assert service.asked[0] == [("x", [16], 0), ("y", [16], 0), ("z", [16], 0)]
+    assert service.asked[2] == []
+    assert launched == ["special", "special", "special", "general"]
+    assert len(served.specializations) == 3
 
 
 def test_a_misaligned_view_gets_a_kernel_that_assumes_only_what_it_has(kit, launched):

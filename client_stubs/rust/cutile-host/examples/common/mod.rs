@@ -118,7 +118,9 @@ impl Setup {
                 self.runtime
                     .block_on(client.compile(&request))
                     .and_then(|artifact| Kernel::from_artifact(&artifact, allow_unchecked))
-                    .and_then(|kernel| Variants::new(vec![((0, 0), Arc::new(kernel), file.into())]))
+                    .and_then(|kernel| {
+                        Variants::new(vec![((0, false, 0), Arc::new(kernel), file.into())])
+                    })
             }
         };
         Arc::new(kernel.unwrap_or_else(|e| fail(self.name, &e)))
