@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::artifacts::bundle::{serves, Bundle, BundleEntry};
+use crate::artifacts::bundle::{serves, Bundle, BundleEntry, Rank};
 use crate::errors::{Error, LaunchErrorKind, Result};
 use crate::launch::{key_matches, key_of, Args, DeviceOp, Kernel, Key};
 use crate::plan::{plan_launch, PlanArg};
@@ -26,7 +26,7 @@ type Chosen = (Vec<Key>, Option<[u32; 3]>, usize);
 impl Variants {
     /// `variants` as (rank, kernel, label): rank orders them, highest first (see
     /// [`BundleEntry::rank`]: the least relaxed, then the most specialized).
-    pub fn new(mut variants: Vec<((i64, bool, u32), Arc<Kernel>, String)>) -> Result<Variants> {
+    pub fn new(mut variants: Vec<(Rank, Arc<Kernel>, String)>) -> Result<Variants> {
         if variants.is_empty() {
             return Err(Error::Usage("a kernel needs at least one variant".into()));
         }

@@ -52,6 +52,10 @@ fn json_generic(value: &Value) -> String {
 }
 
 /// One compiled kernel of a bundle (paths resolved inside the bundle).
+/// A variant's place among its kernel's variants, highest first ([`BundleEntry::rank`]):
+/// minus its relaxation, whether it is an occupancy variant, its specificity.
+pub type Rank = (i64, bool, u32);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BundleEntry {
     pub module: String,
@@ -115,7 +119,7 @@ impl BundleEntry {
 
     /// How variants of one kernel order: the least relaxed, then occupancy variants, then
     /// the most specialized first.
-    pub fn rank(&self) -> (i64, bool, u32) {
+    pub fn rank(&self) -> Rank {
         (
             -(self.relaxation as i64),
             self.min_tile_blocks > 0,
