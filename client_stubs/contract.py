@@ -230,6 +230,8 @@ class ContractSpec:
     # an occupancy variant: among a kernel's variants, taken only for launches of at least
     # this many tile blocks (0: any)
     min_tile_blocks: int = 0
+    # the entry takes an occupancy variant's hint: a served kernel asks for one
+    takes_occupancy_variant: bool = False
 
     @property
     def persistent(self) -> bool:
@@ -310,6 +312,7 @@ def validate_contract(contract: contract_pb2.LaunchContract) -> ContractSpec:
         cluster_blocks=max(1, contract.launch.cluster_blocks),
         waits_for_prior_grids=contract.launch.waits_for_prior_grids,
         min_tile_blocks=contract.launch.min_tile_blocks,
+        takes_occupancy_variant=contract.launch.takes_occupancy_variant,
         launch_checks=tuple(
             _launch_check(name, params, position, check)
             for position, check in enumerate(contract.launch_checks)

@@ -6,12 +6,13 @@ the tensor arguments (`specialization.facts_for`: per axis the largest power of 
 dividing each extent and stride, the base alignment, whether the last stride is 1: what cuTile
 Rust's JIT infers at launch) and asks the service once for the kernel specialized to those facts
 (later processes find it in the local cache); a launch of MIN_TILE_BLOCKS tile blocks or more
-asks for the occupancy variant with those facts (`lowering.default_occupancy`: the service
-compiles the plain specialization for an entry the hint does not suit). Arguments whose facts
-say nothing beyond the defaults, in a smaller launch, run the general kernel, without a
-request. Every launch is checked against the
-contract of the kernel it runs, like any launch; the choice is part of the memoized plan and
-remembered per layout class (`variants.layout_class`), so a repeated launch pays nothing for it.
+asks for the occupancy variant with those facts, where the general kernel's contract says the
+entry takes one (`LaunchConfig.takes_occupancy_variant`, `lowering.default_occupancy`).
+Arguments whose facts say nothing beyond the defaults, in a smaller launch (or of an entry
+that takes no occupancy variant), run the general kernel, without a request. Every launch is
+checked against the contract of the kernel it runs, like any launch; the choice is part of the
+memoized plan and remembered per layout class (`variants.layout_class`), so a repeated launch
+pays nothing for it.
 
 By default the first launch of a new layout waits for its specialization. With non-blocking
 behaviour (`CompileClient.kernel(..., non_blocking=True)`) it starts the compile in the
@@ -150,7 +151,9 @@ class Served(Kernel):
 
     def _occupancy_for(self, args: Sequence[object], grid: tuple[int, int, int] | None) -> int:
         """The occupancy variant's hint for a launch of at least MIN_TILE_BLOCKS tile blocks
-        (as the general kernel plans it), else 0."""
+        (as the general kernel plans it) of an entry that takes it, else 0."""
+        if not self.general.spec.takes_occupancy_variant:
+            return 0
         try:
             plan = plan_launch(self.general.spec, tuple(args), grid=grid)
         except LaunchError:  # a launch only a specialization takes: no occupancy variant

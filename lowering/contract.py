@@ -144,6 +144,8 @@ class LaunchContract:
     # an occupancy variant: hosts take it only for launches of at least this many tile
     # blocks (`lowering.default_occupancy`); 0: any launch
     min_tile_blocks: int = 0
+    # the entry takes an occupancy variant's hint (`lowering.default_occupancy`)
+    takes_occupancy_variant: bool = False
     schema_version: int = SCHEMA_VERSION
 
     @property

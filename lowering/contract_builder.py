@@ -87,6 +87,7 @@ def build_contract(
     raw_memory: bool = False,
     waits_for_prior_grids: bool = False,
     min_tile_blocks: int = 0,
+    takes_occupancy_variant: bool = False,
 ) -> LaunchContract:
     return LaunchContract(
         module="::".join(module_path),
@@ -117,6 +118,7 @@ def build_contract(
         cluster_blocks=_cluster_blocks(signature, arch),
         waits_for_prior_grids=waits_for_prior_grids,
         min_tile_blocks=min_tile_blocks,
+        takes_occupancy_variant=takes_occupancy_variant,
     )
 
 

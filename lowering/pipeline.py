@@ -156,17 +156,15 @@ def compile_kernel(
 
 def _occupancy_variant(
     lowered: LoweredKernel, request: CompileRequest
-) -> tuple[LoweredKernel, int]:
-    """The kernel with the occupancy hint its entry does not name, and the launches the
-    variant serves (`lowering.default_occupancy`); unchanged, 0 when not asked or it takes
-    none."""
-    functions = lowered.module.functions
-    if not request.occupancy or not any(
-        takes_default_occupancy(f, request.arch) for f in functions
-    ):
-        return lowered, 0
+) -> tuple[LoweredKernel, bool, int]:
+    """Whether the entry takes an occupancy variant's hint (`lowering.default_occupancy`),
+    and for a request of that variant the kernel with the hint and the launches it serves
+    (unchanged and 0 otherwise)."""
+    takes = any(takes_default_occupancy(f, request.arch) for f in lowered.module.functions)
+    if not (request.occupancy and takes):
+        return lowered, takes, 0
     module = with_default_occupancy(lowered.module, request.arch, request.occupancy)
-    return dataclasses.replace(lowered, module=module), MIN_TILE_BLOCKS
+    return dataclasses.replace(lowered, module=module), takes, MIN_TILE_BLOCKS
 
 
 def _lower(
@@ -232,7 +230,7 @@ def _compile(
         lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
     lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
     lowered = dataclasses.replace(lowered, module=group_block_order(lowered.module))
-    lowered, min_tile_blocks = _occupancy_variant(lowered, request)
+    lowered, takes_occupancy, min_tile_blocks = _occupancy_variant(lowered, request)
     waits = request.early_launch and (arch_number(request.arch) or 0) >= EARLY_LAUNCH_MIN_SM
     if waits:
         lowered = dataclasses.replace(lowered, module=wait_for_prior_grids(lowered.module))
@@ -302,6 +300,7 @@ def _compile(
         raw_memory=lowered.raw_memory,
         waits_for_prior_grids=waits,
         min_tile_blocks=min_tile_blocks,
+        takes_occupancy_variant=takes_occupancy,
     )
     total_ms = _now_ms() - started
     return CompileResult(

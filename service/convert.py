@@ -450,6 +450,7 @@ def contract_to_proto(contract: LaunchContract) -> contract_pb2.LaunchContract:
             cluster_blocks=contract.cluster_blocks,
             waits_for_prior_grids=contract.waits_for_prior_grids,
             min_tile_blocks=contract.min_tile_blocks,
+            takes_occupancy_variant=contract.takes_occupancy_variant,
         ),
         assumptions=[
             pb.Assumption(param=a.param, kind=_ASSUMPTION_KIND[a.kind], axis=a.axis, value=a.value)

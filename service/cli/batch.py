@@ -350,12 +350,11 @@ class Batch:
         if not self._automatic(kernel) or outcome.artifact is None:
             return []
         contract = outcome.artifact.contract
-        variants = []
-        for auto in self.args.specialize:
-            facts = auto.facts(contract)
-            if builds(auto, facts, self._request(kernel)):
-                variants.append(kernel.variant(facts, auto))
-        return variants
+        return [
+            kernel.variant(auto.facts(contract), auto)
+            for auto in self.args.specialize
+            if builds(auto, contract)
+        ]
 
     def _record(
         self,

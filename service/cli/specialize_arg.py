@@ -43,14 +43,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from client_stubs.element_table import ELEMENT_BY_NAME
+from client_stubs.occupancy import MIN_TILE_BLOCKS, VARIANT_OCCUPANCY
 from client_stubs.specialization import largest_divisor
 from lowering.cubin_info import machine_code
-from lowering.default_occupancy import (
-    MIN_TILE_BLOCKS,
-    VARIANT_OCCUPANCY,
-    takes_default_occupancy,
-)
-from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.front_end import TensorFacts
 from protos.generated.cutile.compile.v1 import contract_pb2
 
@@ -103,17 +98,13 @@ OCCUPANCY = AutoVariant(row_bytes=ROW_BYTES, occupancy=VARIANT_OCCUPANCY)
 AUTO_VARIANTS = (OCCUPANCY, AutoVariant(divisor=16), TRAILING, ROWS)
 
 
-def builds(auto: AutoVariant, facts: tuple[TensorFacts, ...], general: CompileRequest) -> bool:
-    """Whether the variant `auto` (with `facts`, its facts for this kernel) of the kernel
-    `general` compiles can differ from it: a facts variant that assumes something, an
-    occupancy variant of an entry that takes the hint (the front end alone, milliseconds,
-    on a source that compiled already)."""
-    if not auto.occupancy:
-        return bool(facts)
-    lowered = compile_kernel(general, stop_after=Stage.IR).ir
-    return lowered is not None and any(
-        takes_default_occupancy(f, general.arch) for f in lowered.functions
-    )
+def builds(auto: AutoVariant, general: contract_pb2.LaunchContract) -> bool:
+    """Whether the variant `auto` of the kernel with contract `general` can differ from it:
+    a facts variant that assumes something, an occupancy variant of an entry that takes the
+    hint (`LaunchConfig.takes_occupancy_variant`)."""
+    if auto.occupancy:
+        return general.launch.takes_occupancy_variant
+    return bool(auto.facts(general))
 
 
 def kept_variants(general: bytes, cubins: Sequence[bytes | None]) -> list[bool]:

@@ -69,8 +69,9 @@ class Service:
         return Kernel(f"special {described} {occupancy}".encode(), contract)
 
 
-def general(kit) -> Kernel:
+def general(kit, takes_occupancy_variant: bool = True) -> Kernel:
     contract = kit.add(block=128)
+    contract.launch.takes_occupancy_variant = takes_occupancy_variant
     for param in range(3):
         contract.assumptions.add(param=param, kind=pb.ASSUMPTION_KIND_BASE_ALIGN, value=16)
     return Kernel(b"general cubin", contract)
@@ -129,9 +130,7 @@ def test_facts_that_say_nothing_run_the_general_kernel_without_a_request(kit, la
     assert launched == ["general"] and service.asked == []
 
 
-def test_a_launch_of_many_tile_blocks_asks_for_the_occupancy_variant_with_its_facts(
-    kit, launched
-):
+def test_a_launch_of_many_tile_blocks_asks_for_the_occupancy_variant_with_its_facts(kit, launched):
     service = Service(kit)
     served = Served(general(kit), service)
     served(*args(1024 * 128))  # 1024 tile blocks of 128
@@ -143,6 +142,12 @@ def test_a_launch_of_many_tile_blocks_asks_for_the_occupancy_variant_with_its_fa
     assert service.asked[2] == []
     assert launched == ["special", "special", "special", "general"]
     assert len(served.specializations) == 3
+    # an entry that takes no occupancy variant (it names one, or multiplies tiles): facts only
+    service = Service(kit)
+    served = Served(general(kit, takes_occupancy_variant=False), service)
+    served(*args(1024 * 128))
+    served(*args(1024 * 128 + 1))
+    assert service.occupancies == [0] and launched[-2:] == ["special", "general"]
 
 
 def test_a_misaligned_view_gets_a_kernel_that_assumes_only_what_it_has(kit, launched):

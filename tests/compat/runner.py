@@ -172,10 +172,8 @@ def _variants(job: Job, general: Artifact) -> tuple[Variant, ...]:
     assert _ENGINE is not None
     built: list[Variant | None] = []
     plain = _request(job.case, job.source)
-    for auto in AUTO_VARIANTS:
+    for auto in (a for a in AUTO_VARIANTS if builds(a, general.contract)):
         facts = auto.facts(general.contract)
-        if not builds(auto, facts, plain):
-            continue
         request = replace(plain, specialization=facts, occupancy=auto.occupancy)
         try:
             outcome = _ENGINE.compile(request)

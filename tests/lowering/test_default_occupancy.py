@@ -55,17 +55,18 @@ def _entry_hints(request: CompileRequest) -> tuple[EntryHints, ...]:
     return tuple(function.hints)
 
 
-def _min_tile_blocks(request: CompileRequest) -> int:
+def _launches(request: CompileRequest) -> tuple[int, bool]:
+    """The contract's `min_tile_blocks` and `takes_occupancy_variant`."""
     result = compile_kernel(request, assembler=StandInAssembler())
     assert result.ok and result.contract is not None, result.diagnostics
-    return result.contract.min_tile_blocks
+    return result.contract.min_tile_blocks, result.contract.takes_occupancy_variant
 
 
 def test_an_entry_without_hints_gets_the_targets_occupancy_and_a_contract_for_many_blocks():
     assert _entry_hints(_request()) == ()
     assert _entry_hints(_request(occupancy=4)) == (EntryHints("sm_90", occupancy=4),)
-    assert _min_tile_blocks(_request(occupancy=4)) == MIN_TILE_BLOCKS
-    assert _min_tile_blocks(_request()) == 0
+    assert _launches(_request(occupancy=4)) == (MIN_TILE_BLOCKS, True)
+    assert _launches(_request()) == (0, True)  # the general kernel says it takes one
 
 
 def test_an_entry_that_names_its_occupancy_or_multiplies_tiles_keeps_its_own():
@@ -74,9 +75,9 @@ def test_an_entry_that_names_its_occupancy_or_multiplies_tiles_keeps_its_own():
         "optimization_hints = (sm_90 = (occupancy = 1, num_cta_in_cga = 2))",
     ):
         assert _entry_hints(_request(hints, 4)) == _entry_hints(_request(hints))
-        assert _min_tile_blocks(_request(hints, 4)) == 0
+        assert _launches(_request(hints, 4)) == _launches(_request(hints)) == (0, False)
     assert _entry_hints(_request(occupancy=4, text=MMA)) == ()
-    assert _min_tile_blocks(_request(occupancy=4, text=MMA)) == 0
+    assert _launches(_request(occupancy=4, text=MMA)) == (0, False)
 
 
 def test_a_targets_own_hints_keep_their_other_keys():

@@ -172,50 +172,13 @@ def test_of_variants_with_one_machine_code_the_weakest_is_kept() -> None:
     assert kept_variants(g, [fake_cubin(symbol="renamed", payload=b"g")]) == [False]
 
 
-MATVEC = """\
-#[cutile::module]
-mod kernel {
-    use cutile::core::*;
-
-    #[cutile::entry()]
-    fn matvec<const BN: i32, const BK: i32>(
-        out: &mut Tensor<f32, { [BN] }>,
-        x: &Tensor<f32, { [-1, BK] }>,
-        w: &Tensor<f32, { [-1, BK] }>,
-    ) {
-        let row = get_tile_block_id().0;
-        let xp = x.partition(const_shape![1, BK]);
-        let tx: Tile<f32, { [BK, 1] }> = xp.load([0i32, 0i32]).reshape(const_shape![BK, 1]);
-        let tw: Tile<f32, { [BN, BK] }> = w.partition(const_shape![BN, BK]).load([row, 0i32]);
-        let acc: Tile<f32, { [BN, 1] }> = constant(0.0f32, const_shape![BN, 1]);
-        out.store(mma(tw, tx, acc).reshape(const_shape![BN]));
-    }
-}
-"""
-
-
-def _rows(hints: str = "") -> CompileRequest:
-    source = STATIC_ROWS.replace("#[cutile::entry()]", f"#[cutile::entry({hints})]")
-    return CompileRequest(
-        sources=(SourceFile("rows.rs", source),), entry="rows", generics=(("B", "8"),)
-    )
-
-
-def test_an_occupancy_variant_is_built_where_the_entry_names_none_and_multiplies_no_tiles() -> None:
-    facts = OCCUPANCY.facts(_contract())
-    assert builds(OCCUPANCY, facts, _rows())
-    assert builds(OCCUPANCY, (), _rows())  # no facts to add: the hint alone still differs
-    named = _rows("optimization_hints = (sm_90 = (occupancy = 2))")
-    assert not builds(OCCUPANCY, facts, named)
-    assert not builds(OCCUPANCY, facts, _rows("optimization_hints = (default = (occupancy = 1))"))
-    matvec = CompileRequest(
-        sources=(SourceFile("matvec.rs", MATVEC),),
-        entry="matvec",
-        generics=(("BN", "16"), ("BK", "16")),
-    )
-    assert not builds(OCCUPANCY, facts, matvec)  # its accumulators need the registers
-    # facts variants build where they assume something
+def test_an_occupancy_variant_is_built_where_the_contract_says_the_entry_takes_one() -> None:
+    contract = _contract()
+    assert not builds(OCCUPANCY, contract)
+    contract.launch.takes_occupancy_variant = True
+    assert builds(OCCUPANCY, contract)
+    # facts variants build where they assume something, whatever the entry's hints
     divisible = AutoVariant(divisor=16)
-    assert builds(divisible, divisible.facts(_contract()), _rows())
-    assert not builds(ROWS, (), _rows())
+    assert builds(divisible, contract)
+    assert not builds(ROWS, contract)  # no element types in this contract: no row facts
     assert OCCUPANCY.describe() == "16-byte rows, occupancy 4 for 1024+ tile blocks"

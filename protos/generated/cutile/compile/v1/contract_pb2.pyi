@@ -211,20 +211,22 @@ class GridRule(_message.Message):
     def __init__(self, mode: _Optional[_Union[GridRule.Mode, str]] = ..., output_params: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class LaunchConfig(_message.Message):
-    __slots__ = ("block", "shared_mem_bytes", "param_buffer_bytes", "cluster_blocks", "waits_for_prior_grids", "min_tile_blocks")
+    __slots__ = ("block", "shared_mem_bytes", "param_buffer_bytes", "cluster_blocks", "waits_for_prior_grids", "min_tile_blocks", "takes_occupancy_variant")
     BLOCK_FIELD_NUMBER: _ClassVar[int]
     SHARED_MEM_BYTES_FIELD_NUMBER: _ClassVar[int]
     PARAM_BUFFER_BYTES_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_BLOCKS_FIELD_NUMBER: _ClassVar[int]
     WAITS_FOR_PRIOR_GRIDS_FIELD_NUMBER: _ClassVar[int]
     MIN_TILE_BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    TAKES_OCCUPANCY_VARIANT_FIELD_NUMBER: _ClassVar[int]
     block: _containers.RepeatedScalarFieldContainer[int]
     shared_mem_bytes: int
     param_buffer_bytes: int
     cluster_blocks: int
     waits_for_prior_grids: bool
     min_tile_blocks: int
-    def __init__(self, block: _Optional[_Iterable[int]] = ..., shared_mem_bytes: _Optional[int] = ..., param_buffer_bytes: _Optional[int] = ..., cluster_blocks: _Optional[int] = ..., waits_for_prior_grids: _Optional[bool] = ..., min_tile_blocks: _Optional[int] = ...) -> None: ...
+    takes_occupancy_variant: bool
+    def __init__(self, block: _Optional[_Iterable[int]] = ..., shared_mem_bytes: _Optional[int] = ..., param_buffer_bytes: _Optional[int] = ..., cluster_blocks: _Optional[int] = ..., waits_for_prior_grids: _Optional[bool] = ..., min_tile_blocks: _Optional[int] = ..., takes_occupancy_variant: _Optional[bool] = ...) -> None: ...
 
 class Assumption(_message.Message):
     __slots__ = ("param", "kind", "axis", "value")
