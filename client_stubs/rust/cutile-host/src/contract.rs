@@ -319,6 +319,8 @@ pub struct ContractSpec {
     /// An occupancy variant: among a kernel's variants, taken only for launches of at least
     /// this many tile blocks; 0: any launch.
     pub min_tile_blocks: u32,
+    /// The entry takes an occupancy variant's hint: a served kernel asks for one.
+    pub takes_occupancy_variant: bool,
 }
 
 impl ContractSpec {
@@ -441,6 +443,7 @@ pub fn validate_contract(contract: &proto::LaunchContract) -> Result<ContractSpe
         cluster_blocks: launch.cluster_blocks.max(1),
         waits_for_prior_grids: launch.waits_for_prior_grids,
         min_tile_blocks: launch.min_tile_blocks,
+        takes_occupancy_variant: launch.takes_occupancy_variant,
     })
 }
 

@@ -203,7 +203,7 @@ async fn a_served_kernel_asks_once_per_measured_facts() {
                 PlanArg::Tensor(&x),
                 PlanArg::Tensor(&y),
             ];
-            served.kernel_for_layouts(&args).await
+            served.kernel_for_layouts(&args, None).await
         }
     };
     // odd extents say nothing beyond the defaults: the general kernel, no request
@@ -211,7 +211,7 @@ async fn a_served_kernel_asks_once_per_measured_facts() {
     assert!(std::sync::Arc::ptr_eq(&odd, served.general()));
     assert!(served.specializations().is_empty());
     // extents divisible by 16: the specialization, which assumes it, asked for once
-    let wide = kernel_for(1 << 20).await;
+    let wide = kernel_for(1 << 19).await; // 512 tile blocks: no occupancy variant
     assert!(!std::sync::Arc::ptr_eq(&wide, served.general()));
     let dim_div = wide
         .spec()
@@ -223,5 +223,11 @@ async fn a_served_kernel_asks_once_per_measured_facts() {
     let again = kernel_for(4096).await; // the same facts (16 | 4096)
     assert!(std::sync::Arc::ptr_eq(&again, &wide));
     assert_eq!(served.specializations().len(), 1);
+    assert_eq!(wide.spec().min_tile_blocks, 0);
+    // 1024 tile blocks of an entry that takes it: the occupancy variant with those facts
+    assert!(served.general().spec().takes_occupancy_variant);
+    let many = kernel_for(1 << 20).await;
+    assert_eq!(many.spec().min_tile_blocks, 1024);
+    assert_eq!(served.specializations().len(), 2);
     assert!(served.errors.lock().unwrap().is_empty());
 }

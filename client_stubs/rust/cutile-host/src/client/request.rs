@@ -105,6 +105,9 @@ pub struct Source {
     /// Compile a plain kernel. By default the kernel waits for prior grids before it touches
     /// memory, so that hosts launch it early (programmatic dependent launch).
     pub plain_launch: bool,
+    /// Compile the occupancy variant: this hint where the entry names no occupancy and
+    /// multiplies no tiles (0: the entry's own hints only).
+    pub occupancy_variant: u32,
     pub skip_cache: bool,
     /// What the host knows about its tensor arguments (see `TensorFacts`).
     pub specialization: Vec<TensorFacts>,
@@ -158,6 +161,7 @@ impl Source {
                 skip_cache: self.skip_cache,
                 exact_accumulators: self.exact_accumulators,
                 plain_launch: self.plain_launch,
+                occupancy_variant: self.occupancy_variant,
                 // early_launch (deprecated) stays false: plain_launch decides
                 ..Default::default()
             }),

@@ -2,10 +2,12 @@
 //! host's `client_stubs.served` does: [`CompileClient::served`] compiles the general kernel;
 //! [`Served::kernel_for`] measures the tensor arguments (`facts_for`: what cuTile Rust's JIT
 //! infers at launch) and asks the service once per set of facts for the kernel specialized to
-//! them (later processes find it in the local cache). Arguments whose facts say nothing beyond
-//! the defaults run the general kernel, without a request; a specialization that fails to
-//! compile leaves its arguments on the general kernel (`errors` keeps why). Every launch is
-//! checked against the contract of the kernel it runs, like any launch.
+//! them (later processes find it in the local cache); a launch of [`MIN_TILE_BLOCKS`] or more
+//! tile blocks of an entry that takes an occupancy variant (its contract says so) asks for that
+//! variant with the facts. Arguments whose facts say nothing beyond the defaults, in a smaller
+//! launch, run the general kernel, without a request; a specialization that fails to compile
+//! leaves its arguments on the general kernel (`errors` keeps why). Every launch is checked
+//! against the contract of the kernel it runs, like any launch.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,8 +18,13 @@ use crate::client::facts::facts_for;
 use crate::client::{CompileClient, Source};
 use crate::errors::{Error, Result};
 use crate::launch::{Args, Kernel};
-use crate::plan::{PlanArg, TensorLayout};
+use crate::plan::{plan_launch, PlanArg, TensorLayout};
 use crate::tensor::Stream;
+
+/// The occupancy variant's hint, and the launches it serves: the numbers of the Python
+/// host's `client_stubs/occupancy.py` (the compiler writes the second into the contract).
+pub const OCCUPANCY_VARIANT: u32 = 4;
+pub const MIN_TILE_BLOCKS: u64 = 1024;
 
 /// The general kernel and its specializations per measured facts; see the module docs.
 pub struct Served {
@@ -64,12 +71,16 @@ impl Served {
 
     /// The kernel a launch with `args` runs: the specialization for their measured facts
     /// (compiled on first sight of those facts), or the general kernel.
-    pub async fn kernel_for(&self, args: &Args) -> Arc<Kernel> {
-        self.kernel_for_layouts(&args.plan_args()).await
+    pub async fn kernel_for(&self, args: &Args, grid: Option<[u32; 3]>) -> Arc<Kernel> {
+        self.kernel_for_layouts(&args.plan_args(), grid).await
     }
 
     /// [`Served::kernel_for`] of argument descriptions (no device memory needed).
-    pub async fn kernel_for_layouts(&self, plan_args: &[PlanArg<'_>]) -> Arc<Kernel> {
+    pub async fn kernel_for_layouts(
+        &self,
+        plan_args: &[PlanArg<'_>],
+        grid: Option<[u32; 3]>,
+    ) -> Arc<Kernel> {
         let params = &self.general.spec().params;
         if plan_args.len() != params.len() {
             return self.general.clone(); // its checks say what is wrong
@@ -81,10 +92,12 @@ impl Served {
             .filter_map(|(p, a)| layout_of(a).map(|l| (p.name.as_str(), l)))
             .collect();
         let facts = facts_for(&tensors);
-        if facts.is_empty() {
+        let occupancy = self.occupancy_for(plan_args, grid);
+        if facts.is_empty() && occupancy == 0 {
             return self.general.clone();
         }
-        let key: Vec<u8> = facts.iter().flat_map(|f| f.encode_to_vec()).collect();
+        let mut key: Vec<u8> = occupancy.to_le_bytes().to_vec();
+        key.extend(facts.iter().flat_map(|f| f.encode_to_vec()));
         let known = self
             .by_facts
             .lock()
@@ -97,6 +110,7 @@ impl Served {
         // two launches meeting new facts at once both ask: the service compiles once
         let mut source = self.source.clone();
         source.specialization = facts;
+        source.occupancy_variant = occupancy;
         let compiled = match self.client.compile(&source).await {
             Ok(artifact) => Kernel::from_artifact(&artifact, self.allow_unchecked).map(Arc::new),
             Err(e) => Err(e),
@@ -109,9 +123,25 @@ impl Served {
         known.entry(key).or_insert(kernel).clone()
     }
 
+    /// The occupancy variant's hint for a launch of at least [`MIN_TILE_BLOCKS`] tile blocks
+    /// (as the general kernel plans it) of an entry that takes one, else 0.
+    fn occupancy_for(&self, plan_args: &[PlanArg<'_>], grid: Option<[u32; 3]>) -> u32 {
+        let spec = self.general.spec();
+        if !spec.takes_occupancy_variant {
+            return 0;
+        }
+        let host: Option<Vec<i64>> = grid.map(|g| g.iter().map(|&v| v as i64).collect());
+        match plan_launch(spec, plan_args, host.as_deref()) {
+            Ok(plan) if plan.grid.iter().map(|&g| g as u64).product::<u64>() >= MIN_TILE_BLOCKS => {
+                OCCUPANCY_VARIANT
+            }
+            _ => 0,
+        }
+    }
+
     /// [`Kernel::launch`] of the kernel these arguments run.
     pub async fn launch(&self, stream: &Stream, args: &Args, grid: Option<[u32; 3]>) -> Result<()> {
-        self.kernel_for(args).await.launch(stream, args, grid)
+        self.kernel_for(args, grid).await.launch(stream, args, grid)
     }
 }
 
