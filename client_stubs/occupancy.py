@@ -5,7 +5,9 @@ service for the variant at the first launch of a layout with that many tile bloc
 
 On the H200 the hint's gains came at 4,097 tile blocks (cutile-rs's `rms_norm` examples,
 2.8-3.3x) and its losses below the 132 SMs (a `matvec` of 128 tile blocks, 20% slower):
-BENCHMARKS.md, "Experiment" (2026-12-05).
+BENCHMARKS.md, "Experiment" (2026-12-05). As a variant with these numbers, on an H100, the
+launches that took it (2,049-4,097 tile blocks) ran 1.6-4.0x faster and no other launch
+changed: BENCHMARKS.md, "The occupancy variant".
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ tile IR's entry hints; asked for by `CompileRequest.occupancy`).
 Without an occupancy hint tileiras gives a kernel every register it can use: cutile-rs's
 `rms_norm` examples run 256 threads of 255 registers, one tile block per SM, and on the H200
 take 0.04-0.12x torch's time over 4,097 tile blocks. The same source with `occupancy = 4`
-(64 registers, four blocks per SM, no spills) runs 2.8-3.3x faster (softmax's 2.4x in that
-run was not the hint's doing: its machine code is the same with it, 43 registers); a
+(64 registers, four blocks per SM, no spills) runs 2.8-3.3x faster, and softmax 2.4x (the
+variant its launch takes, 16-byte rows, has 255 registers without the hint); a
 `matvec` of 128 tile blocks (fewer than the SMs) runs 20% slower with it (BENCHMARKS.md,
 "Experiment", 2026-12-05). So the hint is not a default of its own: `cutile-compile` builds an
 occupancy variant beside the kernel, and its contract tells hosts to prefer it only for

@@ -4,19 +4,17 @@ occupancy experiment of BENCHMARKS.md, repeatable.
     python -m tests.compat.hinted_copy --cutile-rs PATH OUT [--occupancy 4]
     python -m tests.compat.runner --cutile-rs OUT --bundle gpu_artifacts/compat-occ4 \\
         --only cutile- -o /tmp/occ4.md            # then tests.compat.gpu_check on both bundles
-    python -m tests.compat.hinted_copy --compare BASE.json HINTED.json
+    python -m tests.compat.compare_runs --base BASE.json .. --other HINTED.json ..
 
 Only cutile-examples/examples and cutile-kernels/src are copied (the entries the GPU check
 launches). Every `#[cutile::entry(...)]` attribute that names no `optimization_hints` gets
 `optimization_hints = (sm_90 = (occupancy = K))`; the rest of each file is left as it was.
-`--compare` prints, per entry launched in both results, the speed against torch of each and
-their ratio, the entries that moved by `--threshold` (5%) or more.
+`tests.compat.compare_runs` compares the two bundles' GPU runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import sys
@@ -58,32 +56,12 @@ def hinted_copy(checkout: Path, out: Path, occupancy: int) -> int:
     return total
 
 
-def compare(base: dict, hinted: dict, threshold: float) -> list[tuple[float, str, float, float]]:
-    """(ratio, key, base speed, hinted speed) of the entries that moved by `threshold`."""
-    rows = []
-    for key, measured in base.get("cases", {}).items():
-        other = hinted.get("cases", {}).get(key, {})
-        before, after = measured.get("speed_vs_torch"), other.get("speed_vs_torch")
-        if before and after and abs(after / before - 1) >= threshold:
-            rows.append((after / before, key, before, after))
-    return sorted(rows, reverse=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cutile-rs", type=Path)
-    parser.add_argument("out", nargs="?", type=Path)
+    parser.add_argument("--cutile-rs", type=Path, required=True)
+    parser.add_argument("out", type=Path)
     parser.add_argument("--occupancy", type=int, default=4, choices=range(1, 33))
-    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BASE", "HINTED"))
-    parser.add_argument("--threshold", type=float, default=0.05)
     args = parser.parse_args(argv)
-    if args.compare:
-        base, hinted = (json.loads(p.read_text(encoding="utf-8")) for p in args.compare)
-        for ratio, key, before, after in compare(base, hinted, args.threshold):
-            print(f"{ratio:5.2f}  {before:6.2f}x -> {after:6.2f}x  {key}")
-        return 0
-    if args.cutile_rs is None or args.out is None:
-        parser.error("give --cutile-rs PATH and OUT, or --compare BASE HINTED")
     count = hinted_copy(args.cutile_rs, args.out, args.occupancy)
     print(f"{count} entries hinted with occupancy = {args.occupancy} in {args.out}")
     return 0

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.compat.hinted_copy import add_hint, compare, hinted_copy, main
+from tests.compat.hinted_copy import add_hint, hinted_copy
 
 FIXTURE = Path(__file__).parent / "fixture" / "checkout"
 HINT = "optimization_hints = (sm_90 = (occupancy = 4))"
@@ -33,15 +32,3 @@ def test_the_copy_holds_the_launched_tiers_hinted(tmp_path: Path) -> None:
     assert not (tmp_path / "cutile").exists()  # cutile/tests is compiled, never launched
     source = (FIXTURE / "cutile-examples/examples/add.rs").read_text()
     assert "occupancy" not in source  # the checkout is left as it was
-
-
-def test_the_comparison_lists_what_moved(tmp_path: Path, capsys) -> None:
-    base = {"cases": {"a": {"speed_vs_torch": 0.5}, "b": {"speed_vs_torch": 1.0}, "c": {}}}
-    hinted = {"cases": {"a": {"speed_vs_torch": 1.0}, "b": {"speed_vs_torch": 1.02}, "c": {}}}
-    assert compare(base, hinted, 0.05) == [(2.0, "a", 0.5, 1.0)]
-    files = []
-    for name, data in (("base.json", base), ("hinted.json", hinted)):
-        (tmp_path / name).write_text(json.dumps(data))
-        files.append(str(tmp_path / name))
-    assert main(["--compare", *files]) == 0
-    assert capsys.readouterr().out.split() == ["2.00", "0.50x", "->", "1.00x", "a"]

@@ -8,7 +8,8 @@ run the checks on the GPU machine, each step bounded, every log kept.
 decoder's kernels, each as built by default, launched early, and plain; the Rust host's
 example binaries, which need cargo here; with a cutile-rs checkout also its GEMM examples
 by our compiler and by its own, the bundle of every cutile-rs entry with the tuned-tiles
-controls, for the compatibility runner's GPU mode, and that of the occupancy experiment),
+controls, for the compatibility runner's GPU mode, and that bundle without its occupancy
+variants),
 packs it into one gzipped tar (artifacts/gpu.tgz: a third of the size, so that all of it
 fits the device's 64 MiB carry) and prints the paths to carry. `run` unpacks that tar
 where gpu_artifacts/ is missing, takes the steps below in order, skips those whose artifacts
@@ -159,11 +160,16 @@ STEPS = (
         420,
         (f"{ART}/compat",),
     ),
-    Step(  # the occupancy experiment: compare with `hinted_copy --compare` against "compat"
-        "compat-occupancy",
-        _py("tests.compat.gpu_check", f"{ART}/compat-occ4", "-o", "{out}/compat_occ4_gpu.json"),
+    Step(  # the occupancy variant off: `tests.compat.compare_runs` against "compat"
+        "compat-stripped",
+        _py(
+            "tests.compat.gpu_check",
+            f"{ART}/compat-stripped",
+            "-o",
+            "{out}/compat_stripped_gpu.json",
+        ),
         300,
-        (f"{ART}/compat-occ4",),
+        (f"{ART}/compat-stripped",),
     ),
 )
 
@@ -210,23 +216,10 @@ def build_commands(cutile_rs: Path | None, jobs: int) -> list[tuple[str, ...]]:
                 str(jobs),
             ),
             _py(
-                "tests.compat.hinted_copy",
-                "--cutile-rs",
-                str(cutile_rs),
-                f"{ART}/hinted-checkout",
-            ),
-            _py(
-                "tests.compat.runner",
-                "--cutile-rs",
-                f"{ART}/hinted-checkout",
-                "-o",
-                f"{ART}/compat-occ4.md",
-                "--bundle",
-                f"{ART}/compat-occ4",
-                "--only",
-                "cutile-",
-                "-j",
-                str(jobs),
+                "tests.compat.compare_runs",
+                "--strip-occupancy-variants",
+                f"{ART}/compat",
+                f"{ART}/compat-stripped",
             ),
         ]
     return commands
@@ -242,7 +235,7 @@ ARTIFACTS = (
     f"{ART}/cutile-rs",
     f"{ART}/cutile-rs-jit/jit",
     f"{ART}/compat",
-    f"{ART}/compat-occ4",
+    f"{ART}/compat-stripped",
     f"{ART}/rust",
 )
 LAUNCHER = "client_stubs/native/_launch.abi3.so"
