@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             bundle=args.bundle,
             stop_after=stop_after,
             early_launch=args.early_launch,
+            # the GPU columns name the variant each launch ran: its machine code is needed
+            variants=args.bundle is not None or args.gpu_results is not None,
         )
     )
     write_report(args.output, results, revision=_revision(root), gpu_results=args.gpu_results)
@@ -89,9 +91,11 @@ def compile_cases(
     bundle: Path | None = None,
     stop_after: Stage = Stage.CUBIN,
     early_launch: bool = True,
+    variants: bool | None = None,
 ) -> Iterator[Result]:
     """Each case's result, in the order given; its artifact into `bundle` when it compiled
-    (`early_launch`: every kernel compiled to wait for prior grids, the default)."""
+    (`early_launch`: every kernel compiled to wait for prior grids, the default), with the
+    automatic variants `cutile-compile` builds (`variants`; None: when writing a bundle)."""
     texts: dict[str, SourceFile] = {}
     work = []
     for case in cases:
@@ -105,7 +109,12 @@ def compile_cases(
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),
         initializer=_start_worker,
-        initargs=(cache, stop_after, bundle is not None, early_launch),
+        initargs=(
+            cache,
+            stop_after,
+            bundle is not None if variants is None else variants,
+            early_launch,
+        ),
     ) as pool:
         for job, done in zip(work, pool.map(_compile_one, work), strict=True):
             key, diagnostics, cubin, contract, variants = done
