@@ -2,9 +2,9 @@
 
 Layout of a bundle folder::
 
-    OUT/manifest.json   {"schema": 1, "kernels": [{"module", "function", "generics": {..},
+    OUT/manifest.json   {"schema": 2, "kernels": [{"module", "function", "generics": {..},
                           "sm", "cubin", "contract", "contract_json", "cubin_sha256",
-                          "contract_sha256", "facts": [..]}, ...]}
+                          "contract_sha256", "facts": [..], "min_tile_blocks"}, ...]}
     OUT/<file>.cubin, OUT/<file>.contract.pb, OUT/<file>.contract.json
 
 `Bundle.open(path).kernel("add", {"B": "1024"})` picks one entry (the current GPU's target
@@ -16,7 +16,10 @@ runs the most specialized variant whose contract those arguments meet, chosen on
 argument layout (see `client_stubs.variants`); `for_args=` loads the one variant given
 arguments pick. Variants whose facts relax the default view assumptions (a base aligned to
 less than 16 bytes, a strided last axis) rank below every variant that keeps them, so they
-are chosen only for the views that need them.
+are chosen only for the views that need them. An occupancy variant (`min_tile_blocks`) ranks
+first but serves only launches of that many tile blocks. Schema 2 is schema 1 with
+`min_tile_blocks`: hosts that read only schema 1 would take an occupancy variant for a
+duplicate of the rows variant, so they refuse the bundle instead.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from protos.generated.cutile.compile.v1 import contract_pb2
 
 MANIFEST = "manifest.json"
 DEFAULT_BASE_ALIGN = 16  # what a kernel assumes of a base address without facts (bytes)
-SUPPORTED_SCHEMAS = frozenset({1})
+SUPPORTED_SCHEMAS = frozenset({1, 2})
 MAX_FILE_BYTES = MAX_CUBIN_BYTES  # no file of a bundle is larger than a host takes a cubin
 
 
@@ -210,11 +213,12 @@ class Bundle:
         specialized; ties stay."""
         fitting = []
         for entry in candidates:
+            contract = _read_contract(entry)
             try:
-                grid = plan_launch(_read_contract(entry), args).grid
+                grid = plan_launch(contract, args).grid
             except LaunchError:  # unmet facts, or a variant these arguments do not fit at all
                 continue
-            if tile_blocks(grid) >= entry.min_tile_blocks:
+            if tile_blocks(grid, contract.launch.cluster_blocks) >= entry.min_tile_blocks:
                 fitting.append(entry)
         if not fitting:
             return candidates  # nothing fits: the caller reports them all
@@ -308,7 +312,7 @@ def _entry(root: Path, index: int, raw: object) -> BundleEntry:
         contract_sha256=str(raw.get("contract_sha256") or ""),
         specificity=_specificity(facts, where),
         relaxation=_relaxation(facts, where),
-        min_tile_blocks=_min_tile_blocks(raw.get("min_tile_blocks", 0), where),
+        min_tile_blocks=_min_tile_blocks(raw.get("min_tile_blocks"), where),
     )
 
 
@@ -325,6 +329,9 @@ def _one_family(entries: list[BundleEntry]) -> bool:
 
 
 def _min_tile_blocks(value: object, where: str) -> int:
+    """Absent (or null, as other optional fields): 0, any launch."""
+    if value is None:
+        return 0
     if type(value) is not int or not 0 <= value < 2**32:
         raise BundleError(f"{where}: `min_tile_blocks` must be an integer from 0 to 2^32 - 1")
     return value

@@ -16,5 +16,6 @@ VARIANT_OCCUPANCY = 4  # tile blocks per SM the variant's registers leave room f
 MIN_TILE_BLOCKS = 1024  # the launches an occupancy variant serves: at least this many
 
 
-def tile_blocks(grid: tuple[int, int, int]) -> int:
-    return grid[0] * grid[1] * grid[2]
+def tile_blocks(grid: tuple[int, int, int], cluster_blocks: int = 1) -> int:
+    """The tile blocks of a launch grid of CTAs (`cluster_blocks` CTAs a tile block)."""
+    return grid[0] * grid[1] * grid[2] // max(1, cluster_blocks)

@@ -87,7 +87,7 @@ class Served(Kernel):
     def _checked(
         self, args: tuple[object, ...], stream: int | None, grid: tuple[int, int, int] | None = None
     ) -> tuple[Kernel, LaunchPlan]:
-        key = layout_class(args, DEFAULT_BASE_ALIGN)
+        key = layout_class(args, DEFAULT_BASE_ALIGN, grid)
         kernel = self._classes.get(key) if key is not None else None
         pending: Future[Kernel] | None = None
         if kernel is None:
@@ -158,7 +158,8 @@ class Served(Kernel):
             plan = plan_launch(self.general.spec, tuple(args), grid=grid)
         except LaunchError:  # a launch only a specialization takes: no occupancy variant
             return 0
-        return VARIANT_OCCUPANCY if tile_blocks(plan.grid) >= MIN_TILE_BLOCKS else 0
+        blocks = tile_blocks(plan.grid, self.general.spec.cluster_blocks)
+        return VARIANT_OCCUPANCY if blocks >= MIN_TILE_BLOCKS else 0
 
     def _compiled(self, facts: Facts, occupancy: int) -> Kernel:
         """The specialization for `facts` (and `occupancy`); the general kernel when it cannot

@@ -73,7 +73,7 @@ class Variants(Kernel):
     def _checked(
         self, args: tuple[object, ...], stream: int | None, grid: tuple[int, int, int] | None = None
     ) -> tuple[Kernel, LaunchPlan]:
-        key = layout_class(args, self._align)
+        key = layout_class(args, self._align, grid)
         if key is not None:
             index = self._classes.get(key)
             if index is not None:
@@ -103,11 +103,11 @@ class Variants(Kernel):
             except LaunchError as exc:
                 failures.append(exc)
                 continue
-            if _serves(kernel, plan):
+            if index == self._general or _serves(kernel, plan):  # the general serves any size
                 return index, plan
             failures.append(None)
         error = failures[self._general]
-        assert error is not None  # the general kernel serves every launch it fits
+        assert error is not None  # it returned above otherwise
         raise error
 
     def __repr__(self) -> str:
@@ -118,16 +118,19 @@ class Variants(Kernel):
 def _serves(kernel: Kernel, plan: LaunchPlan) -> bool:
     """Whether the variant takes a launch of this plan's size: an occupancy variant only one
     of at least its `min_tile_blocks` (`lowering.default_occupancy`)."""
-    return tile_blocks(plan.grid) >= kernel.spec.min_tile_blocks
+    return tile_blocks(plan.grid, kernel.spec.cluster_blocks) >= kernel.spec.min_tile_blocks
 
 
-def layout_class(args: Sequence[object], align: int) -> LayoutClass | None:
-    """What the variants' assumptions and launch checks depend on: per tensor its shape,
-    strides, base address modulo `align` and tiling; per scalar its type (None for arguments
-    that are not our tensors or plain scalars, or a moved handle: those are checked in full
-    each time). The rest (dtype, device, aliasing) is the same for every variant, and the
-    variant a class chose is checked in full anyway."""
-    parts: list[object] = []
+def layout_class(
+    args: Sequence[object], align: int, grid: tuple[int, int, int] | None = None
+) -> LayoutClass | None:
+    """What the choice of a variant depends on: per tensor its shape, strides, base address
+    modulo `align` and tiling; per scalar its type; and a host grid (the size of the launch,
+    which occupancy variants depend on). None for arguments that are not our tensors or plain
+    scalars, or a moved handle: those are checked in full each time. The rest (dtype, device,
+    aliasing) is the same for every variant, and the variant a class chose is checked in full
+    anyway."""
+    parts: list[object] = [grid]
     append = parts.append
     for arg in args:
         if isinstance(arg, _TENSORS):

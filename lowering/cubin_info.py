@@ -49,13 +49,14 @@ def machine_code(cubin: bytes) -> bytes:
     two cubins with the same machine code run alike, whatever else differs (an occupancy
     hint that did not change the code still changes the register limit tileiras notes)."""
     _check_header(cubin)
-    code = b""
+    parts, total = [], 0
     for section in _sections(cubin):
         if section.flags & SHF_EXECINSTR:
-            if section.offset + section.size > len(cubin):
-                raise ValueError("truncated ELF section")
-            code += cubin[section.offset : section.offset + section.size]
-    return code
+            total += section.size
+            if section.offset + section.size > len(cubin) or total > len(cubin):
+                raise ValueError("truncated or overlapping executable ELF sections")
+            parts.append(cubin[section.offset : section.offset + section.size])
+    return b"".join(parts)
 
 
 def cubin_arch(cubin: bytes) -> str:

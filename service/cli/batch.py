@@ -98,6 +98,8 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from google.protobuf.message import DecodeError
+
 from client_stubs.files import read_regular_file
 from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
@@ -291,6 +293,8 @@ class Batch:
     done: int = 0
     earlier: list[KernelRecord] = field(default_factory=list)  # OUT's manifest before the run
     _rebuilt: set[str] = field(default_factory=set)  # identities this run compiled
+    # per kernel (`_family`) whose general kernel this run wrote: the sources' digest
+    _sources: dict[str, str] = field(default_factory=dict)
 
     def run(self, sources: Sequence[SourceFile]) -> int:
         try:
@@ -396,11 +400,31 @@ class Batch:
         )
         self.records.append(record)
         self._rebuilt.add(_identity(record))
+        if not kernel.facts and not kernel.auto:
+            self._sources[_family(record)] = outcome.artifact.contract.kernel.source_sha256
         return record
 
     def _kept_records(self) -> list[KernelRecord]:
-        """An earlier run's kernels, but those this run rebuilt (kept or not)."""
-        return [r for r in self.earlier if _identity(r) not in self._rebuilt]
+        """An earlier run's kernels, but those this run rebuilt (kept or not) and the variants
+        of a kernel whose general kernel it rebuilt from other sources: they are the old
+        sources' code (an occupancy variant of an entry that now names its occupancy would
+        still be taken first)."""
+        return [
+            r for r in self.earlier if _identity(r) not in self._rebuilt and self._same_sources(r)
+        ]
+
+    def _same_sources(self, record: KernelRecord) -> bool:
+        """Whether an earlier record was compiled from the sources this run compiled its
+        kernel from (True when this run did not compile that kernel)."""
+        digest = self._sources.get(_family(record))
+        if digest is None:
+            return True
+        try:
+            data = (self.args.out / record.contract).read_bytes()
+            earlier = contract_pb2.LaunchContract.FromString(data).kernel.source_sha256
+        except (OSError, DecodeError):
+            return False
+        return earlier == digest
 
     def _parses(self, source: SourceFile) -> bool:
         """Parse `source` once: a file that does not parse fails once, not once per kernel."""
@@ -540,6 +564,11 @@ def _identity(record: KernelRecord) -> str:
     return json.dumps(
         [record.module, record.function, record.sm, generics, record.facts, record.min_tile_blocks]
     )
+
+
+def _family(record: KernelRecord) -> str:
+    """The kernel a record is a variant of: entry, generics and target."""
+    return json.dumps([record.module, record.function, record.sm, sorted(record.generics.items())])
 
 
 def _identity_of(contract: contract_pb2.LaunchContract, facts: list[dict[str, object]]) -> str:

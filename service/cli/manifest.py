@@ -38,7 +38,8 @@ from service.cache.keys import RequestKey
 from service.convert import clip
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_SCHEMA = 1
+MANIFEST_SCHEMA = 2  # 2: records may be occupancy variants (`min_tile_blocks`)
+READABLE_SCHEMAS = frozenset({1, MANIFEST_SCHEMA})  # an earlier run's manifest
 
 # what file names are built of: a server's reply must not name a path
 _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a Rust identifier
@@ -161,8 +162,9 @@ def read_manifest(out_dir: Path) -> list[KernelRecord]:
 def _records(data: object) -> list[KernelRecord]:
     """The records of a parsed manifest; `ValueError` says what is wrong with it."""
     schema = data.get("schema") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or type(schema) is not int or schema != MANIFEST_SCHEMA:
-        raise ValueError(f"unknown schema {clip(repr(schema))} (known: {MANIFEST_SCHEMA})")
+    if not isinstance(data, dict) or type(schema) is not int or schema not in READABLE_SCHEMAS:
+        known = sorted(READABLE_SCHEMAS)
+        raise ValueError(f"unknown schema {clip(repr(schema))} (known: {known})")
     kernels = data.get("kernels")
     if not isinstance(kernels, list):
         raise ValueError("`kernels` is not a list")

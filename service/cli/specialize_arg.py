@@ -110,13 +110,24 @@ def builds(auto: AutoVariant, general: contract_pb2.LaunchContract) -> bool:
 def kept_variants(general: bytes, cubins: Sequence[bytes | None]) -> list[bool]:
     """Which of a kernel's variants (strongest first, None where one failed) to keep: those
     whose machine code differs from the general kernel's and from every weaker variant's (of
-    two with the same code, the one assuming less serves more launches with it)."""
-    codes = [None if cubin is None else machine_code(cubin) for cubin in cubins]
-    plain = machine_code(general)
+    two with the same code, the one assuming less serves more launches with it). A cubin whose
+    machine code cannot be read (from a server: only its digests were checked) is not kept,
+    and with an unreadable general cubin none is."""
+    codes = [_code(cubin) for cubin in cubins]
+    plain = _code(general)
+    if plain is None:
+        return [False] * len(cubins)
     return [
         code is not None and code != plain and code not in codes[position + 1 :]
         for position, code in enumerate(codes)
     ]
+
+
+def _code(cubin: bytes | None) -> bytes | None:
+    try:
+        return None if cubin is None else machine_code(cubin)
+    except ValueError:
+        return None
 
 
 def parse_specialize(text: str) -> tuple[AutoVariant, ...]:

@@ -397,3 +397,12 @@ def test_a_manifest_min_tile_blocks_must_be_the_contracts_count(tmp_path, kit, v
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "kernels": [entry]}))
     with pytest.raises((BundleError, IntegrityError), match=error):
         Bundle.open(tmp_path).kernel("add", {"B": "128"})
+
+
+def test_a_null_min_tile_blocks_is_absent_as_in_the_rust_host(tmp_path, kit):
+    entry = _add_variant(tmp_path, kit, "general", [])
+    entry["min_tile_blocks"] = None
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 2, "kernels": [entry]}))
+    bundle = Bundle.open(tmp_path)
+    assert bundle.find("add").min_tile_blocks == 0
+    assert bundle.kernel("add", {"B": "128"}).cubin == b"general cubin bytes"

@@ -237,3 +237,23 @@ def test_a_non_blocking_kernel_outliving_its_client_compiles_in_the_launch(kit, 
     served = Served(general(kit), service, executor=executor)
     served(*args(4096))
     assert launched == ["special"] and len(service.asked) == 1
+
+
+def test_a_host_grid_decides_the_occupancy_variant_per_launch_size(kit, launched):
+    def raw(name: str, least: int = 0) -> Kernel:
+        contract = kit.scale_ptr(block=1024)
+        contract.launch.min_tile_blocks = least
+        contract.launch.takes_occupancy_variant = True
+        return Kernel(f"{name} cubin".encode(), contract, allow_unchecked=True)
+
+    asked: list[int] = []
+
+    def compile_for(facts: list, occupancy: int) -> Kernel:
+        asked.append(occupancy)
+        return raw(f"occ{occupancy}", 1024 if occupancy else 0)
+
+    big, small, raw_args = (4096, 1, 1), (8, 1, 1), (Z, X, 2.0, 4096 * 1024)
+    served = Served(raw("general"), compile_for)
+    for grid in (small, big, small, big):  # one argument layout, two launch sizes
+        served(*raw_args, grid=grid)
+    assert asked == [4] and launched == ["general", "occ4", "general", "occ4"]

@@ -155,3 +155,37 @@ def test_an_occupancy_variant_runs_first_but_only_for_launches_of_its_many_tile_
     family(*args(64 * 128))  # the memo follows the tile count
     assert launched == ["occupancy", "div16", "general", "occupancy"]
     assert family.choose(*args(4096 * 128)).cubin.startswith(b"occupancy")
+
+
+def _raw(kit, name: str, min_tile_blocks: int = 0) -> Kernel:
+    """scale_ptr<B=1024> (a raw-pointer kernel: the launch gives its grid)."""
+    contract = kit.scale_ptr(block=1024)
+    contract.launch.min_tile_blocks = min_tile_blocks
+    return Kernel(f"{name} cubin".encode(), contract, allow_unchecked=True)
+
+
+def test_a_host_grid_decides_the_occupancy_variant_on_every_launch(kit, launched):
+    big, small, raw_args = (4096, 1, 1), (8, 1, 1), (Y, X, 2.0, 4096 * 1024)
+    family = Variants([_raw(kit, "occupancy", 1024), _raw(kit, "general")], general=1)
+    for grid in (big, small, big, small):  # one argument layout, two launch sizes
+        family(*raw_args, grid=grid)
+    assert launched == ["occupancy", "general", "occupancy", "general"]
+
+
+def test_the_general_kernel_serves_every_size(kit, launched):
+    only = Variants([_raw(kit, "occupancy", 1024)])  # its general: the last, here this one
+    only(Y, X, 2.0, 1024, grid=(8, 1, 1))
+    assert launched == ["occupancy"]
+
+
+def test_tile_blocks_are_counted_not_the_ctas_of_their_clusters(kit, launched):
+    def clustered(name: str, least: int) -> Kernel:
+        contract = kit.add(block=128)
+        contract.launch.cluster_blocks = 2
+        contract.launch.min_tile_blocks = least
+        return Kernel(f"{name} cubin".encode(), contract)
+
+    family = Variants([clustered("occupancy", 1024), clustered("general", 0)], general=1)
+    family(*args(512 * 128))  # 512 tile blocks: 1024 CTAs
+    family(*args(1024 * 128))
+    assert launched == ["general", "occupancy"]

@@ -70,3 +70,23 @@ def test_truncated_file_raises() -> None:
 def test_real_cubin(tileiras: Tileiras, vadd_module: Module) -> None:
     cubin = tileiras.assemble(write_bytecode(vadd_module), arch="sm_100")
     assert function_symbols(cubin) == ["vadd_ir"]
+
+
+def test_machine_code_is_the_executable_sections_and_refuses_what_no_cubin_holds() -> None:
+    from lowering.cubin_info import machine_code
+    from tests.fake_cubin import fake_cubin
+
+    assert machine_code(fake_cubin(payload=b"CODE")) == b"CODE"
+    assert machine_code(fake_cubin(symbol="other", payload=b"CODE")) == b"CODE"
+    cubin = bytearray(fake_cubin(payload=b"CODE"))
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
+    last = shoff + 3 * 64  # the executable section's header: its size at +32
+    struct.pack_into("<Q", cubin, last + 32, len(cubin))  # runs past the end of the file
+    with pytest.raises(ValueError, match="executable ELF sections"):
+        machine_code(bytes(cubin))
+    # headers that each claim the whole file: no more code than the file holds
+    struct.pack_into("<QQ", cubin, last + 24, 0, len(cubin) * 3 // 4)
+    doubled = bytes(cubin[:shoff] + cubin[shoff : shoff + 4 * 64] + cubin[last : last + 64])
+    doubled = doubled[:0x3C] + struct.pack("<H", 5) + doubled[0x3E:]
+    with pytest.raises(ValueError, match="executable ELF sections"):
+        machine_code(doubled)

@@ -145,7 +145,7 @@ def _manifest(tmp_path: Path) -> dict:
 def test_success_writes_cubin_contracts_and_manifest(tileiras, add_rs, tmp_path, capsys) -> None:
     assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=128") == 0
     manifest = _manifest(tmp_path)
-    assert manifest["schema"] == 1
+    assert manifest["schema"] == 2
     (kernel,) = manifest["kernels"]
     out = tmp_path / "out"
     assert (kernel["module"], kernel["function"], kernel["sm"]) == ("kernel", "add", "sm_90")
@@ -223,6 +223,59 @@ def test_later_runs_add_to_the_bundle_and_replace_rebuilt_kernels(tileiras, add_
     assert _compile(tmp_path, str(add_rs), "--entry", "add", "--generics", "B=64") == 0
     kernels = _manifest(tmp_path)["kernels"]
     assert sorted(k["function"] for k in kernels) == ["add", "sub"]
+
+
+SQUARES_RS = """\
+#[cutile::module]
+mod kernel {
+    use cutile::core::*;
+
+    #[cutile::entry(HINTS)]
+    fn scale_rows<const D: i32, const B: i32>(
+        out: &mut Tensor<f32, { [1, D] }>,
+        x: &Tensor<f32, { [-1, D] }>,
+    ) {
+        let row = get_tile_block_id().0;
+        let parts = x.partition(const_shape![1, B]);
+        let mut sum: Tile<f32, { [1, B] }> = constant(0.0f32, const_shape![1, B]);
+        for j in 0i32..(D / B) {
+            let t: Tile<f32, { [1, B] }> = parts.load([row, j]);
+            sum = sum + t * t;
+        }
+        let total: Tile<f32, { [1] }> = reduce_sum(sum, 1i32);
+        let scale = total.reshape(const_shape![1, 1]).broadcast(const_shape![1, B]);
+        let mut dst = out.partition_mut(const_shape![1, B]);
+        for j in 0i32..(D / B) {
+            let t: Tile<f32, { [1, B] }> = parts.load([row, j]);
+            dst.store(t * scale, [0i32, j]);
+        }
+    }
+}
+"""
+
+
+def test_an_occupancy_variant_is_built_and_a_rebuild_that_names_one_drops_it(
+    tileiras, tmp_path
+) -> None:
+    source = tmp_path / "squares.rs"
+    source.write_text(SQUARES_RS.replace("HINTS", ""))
+    argv = [str(source), "--entry", "scale_rows", "--generics", "D=2048,B=128"]
+    assert _compile(tmp_path, *argv) == 0
+    (variant,) = [k for k in _manifest(tmp_path)["kernels"] if k.get("min_tile_blocks")]
+    assert variant["min_tile_blocks"] == 1024
+    contract = _contract(tmp_path / "out", variant)
+    assert (contract.launch.min_tile_blocks, contract.launch.takes_occupancy_variant) == (
+        1024,
+        True,
+    )
+    # the entry now names its occupancy: no occupancy variant is built, and the earlier one,
+    # compiled from the source as it was, is not left for hosts to take first
+    source.write_text(SQUARES_RS.replace("HINTS", "optimization_hints = (sm_90 = (occupancy = 2))"))
+    assert _compile(tmp_path, *argv) == 0
+    kernels = _manifest(tmp_path)["kernels"]
+    assert kernels and not [k for k in kernels if k.get("min_tile_blocks")]
+    general = next(k for k in kernels if not k["facts"])
+    assert not _contract(tmp_path / "out", general).launch.takes_occupancy_variant
 
 
 def test_unknown_entry_fails(tileiras, add_rs, tmp_path, capsys) -> None:

@@ -51,7 +51,7 @@ def test_kernel_files_and_manifest(tmp_path: Path, make_contract) -> None:
     path = write_manifest(tmp_path, [record])
     assert path == tmp_path / MANIFEST_NAME
     manifest = json.loads(path.read_text())
-    assert manifest["schema"] == 1
+    assert manifest["schema"] == 2
     (kernel,) = manifest["kernels"]
     assert kernel.keys() >= CLIENT_FIELDS
     assert kernel["generics"] == {"B": "128"}
@@ -65,7 +65,7 @@ def test_kernel_files_and_manifest(tmp_path: Path, make_contract) -> None:
 
 def test_empty_manifest(tmp_path: Path) -> None:
     write_manifest(tmp_path, [])
-    assert json.loads((tmp_path / MANIFEST_NAME).read_text()) == {"schema": 1, "kernels": []}
+    assert json.loads((tmp_path / MANIFEST_NAME).read_text()) == {"schema": 2, "kernels": []}
 
 
 def test_facts_record_names_view_facts_only_where_they_relax_the_default() -> None:
@@ -108,7 +108,7 @@ def test_fields_a_later_version_added_are_dropped_not_the_kernel(tmp_path, make_
         (lambda m: m["kernels"][0].pop("sm"), r"kernels\[0\] lacks `sm`"),
         (lambda m: m["kernels"].append([]), r"kernels\[1\] is not an object"),
         (lambda m: m.update(kernels={}), "`kernels` is not a list"),
-        (lambda m: m.update(schema=2), "unknown schema 2"),
+        (lambda m: m.update(schema=3), "unknown schema 3"),
         (lambda m: m.update(schema=[1]), r"unknown schema \[1\]"),
     ],
 )

@@ -182,3 +182,9 @@ def test_an_occupancy_variant_is_built_where_the_contract_says_the_entry_takes_o
     assert builds(divisible, contract)
     assert not builds(ROWS, contract)  # no element types in this contract: no row facts
     assert OCCUPANCY.describe() == "16-byte rows, occupancy 4 for 1024+ tile blocks"
+
+
+def test_a_cubin_whose_machine_code_cannot_be_read_is_not_kept() -> None:
+    general, other = fake_cubin(payload=b"g"), fake_cubin(payload=b"o")
+    assert kept_variants(general, [b"not an ELF", other]) == [False, True]
+    assert kept_variants(b"not an ELF", [other]) == [False]

@@ -2,9 +2,9 @@
 //! with the checks of `client_stubs/artifacts.py`.
 //!
 //! ```text
-//! OUT/manifest.json   {"schema": 1, "kernels": [{"module", "function", "generics": {..},
+//! OUT/manifest.json   {"schema": 2, "kernels": [{"module", "function", "generics": {..},
 //!                       "sm", "cubin", "contract", "contract_json", "cubin_sha256",
-//!                       "contract_sha256", "facts": [..]}, ...]}
+//!                       "contract_sha256", "facts": [..], "min_tile_blocks"}, ...]}
 //! OUT/<file>.cubin, OUT/<file>.contract.pb
 //! ```
 //!
@@ -28,7 +28,9 @@ use crate::plan::{plan_launch, LaunchPlan, PlanArg};
 use crate::proto::LaunchContract;
 
 pub const MANIFEST: &str = "manifest.json";
-pub const SUPPORTED_SCHEMAS: [i64; 1] = [1];
+/// 2: schema 1 with occupancy variants (`min_tile_blocks`), which a host that reads only
+/// schema 1 would take for duplicates.
+pub const SUPPORTED_SCHEMAS: [i64; 2] = [1, 2];
 /// No file of a bundle (manifest, cubin, contract) is larger than a host takes a cubin: the
 /// Python host's `artifacts.MAX_FILE_BYTES` (= `integrity.MAX_CUBIN_BYTES`).
 pub const MAX_FILE_BYTES: usize = MAX_CUBIN_BYTES;
@@ -364,8 +366,13 @@ fn fits(entry: &BundleEntry, args: &[PlanArg<'_>], grid: Option<&[i64]>) -> bool
 /// Whether a variant takes a launch of this plan's size: an occupancy variant only one of at
 /// least its `min_tile_blocks`.
 pub fn serves(spec: &ContractSpec, plan: &LaunchPlan) -> bool {
-    let blocks: u64 = plan.grid.iter().map(|&g| g as u64).product();
-    blocks >= spec.min_tile_blocks as u64
+    tile_blocks(spec, plan) >= spec.min_tile_blocks as u64
+}
+
+/// The tile blocks of a planned launch (its grid counts `cluster_blocks` CTAs a tile block).
+pub fn tile_blocks(spec: &ContractSpec, plan: &LaunchPlan) -> u64 {
+    let ctas: u64 = plan.grid.iter().map(|&g| g as u64).product();
+    ctas / spec.cluster_blocks.max(1) as u64
 }
 
 fn str_field<'a>(raw: &'a Value, key: &str) -> Option<&'a str> {

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use prost::Message;
 
+use crate::artifacts::bundle::tile_blocks;
 use crate::client::facts::facts_for;
 use crate::client::{CompileClient, Source};
 use crate::errors::{Error, Result};
@@ -132,9 +133,7 @@ impl Served {
         }
         let host: Option<Vec<i64>> = grid.map(|g| g.iter().map(|&v| v as i64).collect());
         match plan_launch(spec, plan_args, host.as_deref()) {
-            Ok(plan) if plan.grid.iter().map(|&g| g as u64).product::<u64>() >= MIN_TILE_BLOCKS => {
-                OCCUPANCY_VARIANT
-            }
+            Ok(plan) if tile_blocks(spec, &plan) >= MIN_TILE_BLOCKS => OCCUPANCY_VARIANT,
             _ => 0,
         }
     }
