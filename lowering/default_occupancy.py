@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from client_stubs.occupancy import MIN_TILE_BLOCKS, VARIANT_OCCUPANCY
 from lowering.block_order import MMA_OPS
 from lowering.ir.attributes import EntryHints
 from lowering.ir.core import Function, Module, walk
-
-__all__ = ["MIN_TILE_BLOCKS", "VARIANT_OCCUPANCY", "takes_default_occupancy"]
 
 
 def takes_default_occupancy(function: Function, arch: str) -> bool:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from client_stubs.integrity import sources_sha256
+from client_stubs.occupancy import MIN_TILE_BLOCKS
 from lowering.abi import SlotLayout, entry_abi
 from lowering.block_order import group_block_order
 from lowering.bounds import InKernelCheckDenied
@@ -27,11 +28,7 @@ from lowering.bytecode.writer import DEFAULT_VERSION, write_bytecode
 from lowering.contract import LaunchContract
 from lowering.contract_builder import build_contract, format_generic
 from lowering.cubin_info import check_cubin
-from lowering.default_occupancy import (
-    MIN_TILE_BLOCKS,
-    takes_default_occupancy,
-    with_default_occupancy,
-)
+from lowering.default_occupancy import takes_default_occupancy, with_default_occupancy
 from lowering.grid_dependency import wait_for_prior_grids
 from lowering.ir.core import Module
 from lowering.ir.verify import verify_module

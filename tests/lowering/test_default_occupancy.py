@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from lowering.default_occupancy import (
-    MIN_TILE_BLOCKS,
-    takes_default_occupancy,
-    with_default_occupancy,
-)
+from client_stubs.occupancy import MIN_TILE_BLOCKS
+from lowering.default_occupancy import takes_default_occupancy, with_default_occupancy
 from lowering.ir.attributes import EntryHints
 from lowering.pipeline import CompileRequest, Stage, compile_kernel
 from parser.spans import SourceFile
