@@ -132,7 +132,7 @@ def _one_entry(**fields: object) -> dict:
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
-        ({"schema": 2, "kernels": []}, "schema"),
+        ({"schema": 3, "kernels": []}, "schema"),
         ({"schema": 1, "kernels": {}}, "list"),
         ({"schema": 1, "kernels": [{"function": "add"}]}, "missing string field"),
         (_one_entry(cubin="../x.cubin", contract="c.pb"), "outside"),
