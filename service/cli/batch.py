@@ -101,6 +101,7 @@ from typing import TYPE_CHECKING
 from google.protobuf.message import DecodeError
 
 from client_stubs.files import read_regular_file
+from client_stubs.integrity import MAX_CUBIN_BYTES
 from lowering.build_id import RELEASE, version_text
 from lowering.pipeline import (
     ARCHS,
@@ -420,9 +421,9 @@ class Batch:
         if digest is None:
             return True
         try:
-            data = (self.args.out / record.contract).read_bytes()
+            data = read_regular_file(self.args.out / record.contract, MAX_CUBIN_BYTES)
             earlier = contract_pb2.LaunchContract.FromString(data).kernel.source_sha256
-        except (OSError, DecodeError):
+        except (OSError, ValueError, DecodeError):  # NotAFile is a ValueError
             return False
         return earlier == digest
 

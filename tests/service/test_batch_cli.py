@@ -278,6 +278,19 @@ def test_an_occupancy_variant_is_built_and_a_rebuild_that_names_one_drops_it(
     assert not _contract(tmp_path / "out", general).launch.takes_occupancy_variant
 
 
+def test_a_rebuild_from_the_same_sources_keeps_earlier_variants_it_can_read(
+    tileiras, add_rs, tmp_path
+) -> None:
+    general = (str(add_rs), "--entry", "add", "--generics", "B=128")
+    facts = ("--facts", "add:x:dims=16", "--facts", "add:y:dims=16")
+    assert _compile(tmp_path, *general, *facts) == 0
+    assert _compile(tmp_path, *general) == 0  # the same sources: the --facts variant stays
+    special = next(k for k in _manifest(tmp_path)["kernels"] if k["facts"])
+    (tmp_path / "out" / special["contract"]).write_bytes(b"\xff" * 64)  # not a contract
+    assert _compile(tmp_path, *general) == 0  # one it cannot read is not kept
+    assert [k["facts"] for k in _manifest(tmp_path)["kernels"]] == [[]]
+
+
 def test_unknown_entry_fails(tileiras, add_rs, tmp_path, capsys) -> None:
     assert _compile(tmp_path, str(add_rs), "--entry", "add", "--entry", "nope") == 1
     err = capsys.readouterr().err
