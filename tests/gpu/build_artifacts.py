@@ -63,6 +63,14 @@ def default_argv(out: Path) -> list[list[str]]:
             *tail,
         ],
         [str(EXAMPLES / "add.rs"), "--entry", "add", "--generics", "B=1024", *tail],
+        [  # a two-pass row loop with no occupancy hint: it gets an occupancy variant
+            str(EXAMPLES / "rms_norm.rs"),
+            "--entry",
+            "rms_norm",
+            "--generics",
+            "N=2048,BLOCK_SIZE=128",
+            *tail,
+        ],
     ]
 
 

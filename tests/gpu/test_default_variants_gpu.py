@@ -1,8 +1,10 @@
 """The default path on the GPU: kernels built the way `cutile-compile` builds them by default
 (the general kernel plus its variants for extents and strides divisible by 16, for the same
 past the leading extent, and for rows of 16-byte multiples: of variants that assemble to one
-cubin only the one assuming less is kept), launched with `Bundle.kernel(...)` and no
-`for_args`: each launch runs the variant its arguments meet.
+cubin only the one assuming less is kept; and for an entry with no occupancy hint and no
+`mma`, the occupancy variant), launched with `Bundle.kernel(...)` and no `for_args`: each
+launch runs the variant its arguments meet, the occupancy variant only with 1024 or more tile
+blocks.
 
     python -m tests.gpu.build_artifacts OUT      # writes OUT/default too
     PYTHONPATH=. CUTILE_GPU_ARTIFACTS=OUT python3 -m pytest tests/gpu/test_default_variants_gpu.py
@@ -71,3 +73,21 @@ def test_add_repeats_and_alternates_its_variants(bundle: Bundle, torch) -> None:
         kernel.op(*args).sync()
         assert (kernel.choose(*args) is kernel.general) == (n % 16 != 0)
         assert torch.equal(z, x + y)
+
+
+@pytest.mark.parametrize(("rows", "occupancy"), [(4097, True), (1024, True), (1000, False)])
+def test_rms_norm_runs_its_occupancy_variant_for_many_tile_blocks(
+    bundle: Bundle, torch, rows: int, occupancy: bool
+) -> None:
+    kernel = bundle.kernel("rms_norm", {"N": "2048", "BLOCK_SIZE": "128"})
+    assert isinstance(kernel, Variants)
+    assert any(v.spec.min_tile_blocks == 1024 for v in kernel.variants)
+    x = torch.randn((rows, 2048), device="cuda")
+    w = torch.randn(2048, device="cuda")
+    out = torch.zeros_like(x)
+    args = (DeviceTensor.wrap(x), DeviceTensor.wrap(w), DeviceTensor.wrap(out).partition((1, 2048)))
+    chosen = kernel.choose(*args, 1e-6)
+    assert (chosen.spec.min_tile_blocks == 1024) == occupancy  # one tile block a row
+    kernel(*args, 1e-6, sync=True)
+    expected = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+    assert torch.allclose(out, expected, rtol=1e-4, atol=1e-5)
