@@ -78,10 +78,8 @@ class Variants(Kernel):
             index = self._classes.get(key)
             if index is not None:
                 kernel = self.variants[index]
-                try:
-                    plan = plan_launch(kernel.spec, args, stream=stream, grid=grid)
-                    if _serves(kernel, plan):
-                        return kernel, plan
+                try:  # the class (its host grid included) fixes the launch's size
+                    return kernel, plan_launch(kernel.spec, args, stream=stream, grid=grid)
                 except LaunchError:
                     pass  # the class no longer fits it (a scalar, say): choose again
         index, plan = self._choose(args, stream, grid)
@@ -96,19 +94,18 @@ class Variants(Kernel):
     ) -> tuple[int, LaunchPlan]:
         """The first variant `args` meet in full and whose launches it serves, with its plan;
         else the general's error."""
-        failures: list[LaunchError | None] = []
+        general_error: LaunchError | None = None
         for index, kernel in enumerate(self.variants):
             try:
                 plan = plan_launch(kernel.spec, args, stream=stream, grid=grid)
             except LaunchError as exc:
-                failures.append(exc)
+                if index == self._general:
+                    general_error = exc
                 continue
             if index == self._general or _serves(kernel, plan):  # the general serves any size
                 return index, plan
-            failures.append(None)
-        error = failures[self._general]
-        assert error is not None  # it returned above otherwise
-        raise error
+        assert general_error is not None  # the general kernel returned above otherwise
+        raise general_error
 
     def __repr__(self) -> str:
         generics = ", ".join(f"{k}={v}" for k, v in self.spec.generics)

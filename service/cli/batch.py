@@ -28,7 +28,7 @@ one that assumes only rows aligned to 16 bytes (every stride but the last a mult
 bytes: TMA loads for launches whose extents are small or odd), and for an entry that names
 no occupancy and multiplies no tiles (`mma`) one with the rows' facts and the hint
 `occupancy = 4`, which hosts take only for launches of 1024 or more tile blocks
-(`lowering.default_occupancy`); it keeps each when its cubin differs from those after it.
+(`lowering.default_occupancy`); it keeps each whose machine code differs from those after it.
 `--specialize 16,8` builds one variant per divisor, `--specialize rows` the rows variant,
 `--specialize occupancy` the occupancy variant, `--specialize none` the general kernel only (see
 `service.cli.specialize_arg`). Variants sit next to the general kernel in the manifest (field
@@ -368,10 +368,9 @@ class Batch:
         variants: Sequence[tuple[int, Kernel]],
         variant_outcomes: dict[int, tuple[Outcome, float]],
     ) -> None:
-        """Write every compiled kernel, and each variant whose cubin differs from its general
-        kernel's and from every weaker variant's of it (variants come strongest first: of two
-        with one cubin, the one assuming less serves more launches with the same code);
-        summarize all of them."""
+        """Write every compiled kernel, and each variant whose machine code differs from its
+        general kernel's and from every weaker variant's of it (`kept_variants`); summarize
+        all of them."""
         for index, kernel in enumerate(kernels):
             outcome, ms = outcomes[index]
             record = self._write(kernel, outcome)
@@ -677,7 +676,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "rows aligned to 16 bytes and, for an entry that names no occupancy and has no "
         "mma, one with the hint occupancy = 4 that hosts take for launches of "
         "1024+ tile blocks; D,.. one per divisor, rows and occupancy those, none only the "
-        "general kernel; a variant is kept when its cubin differs",
+        "general kernel; a variant is kept when its machine code differs",
     )
     parser.add_argument(
         "--server",

@@ -31,9 +31,9 @@ launch the most specialized variant the arguments meet (`client_stubs.variants`)
 
 A static extent keeps only the part of D it has (an input declared `[-1, 24]` gets 8 on its
 last axis). The compiler lowers every divisor to the target's `max_divisibility` hint. A
-variant pays only if it compiles to another cubin than the general kernel and every weaker
-variant (of two variants with one cubin, the one assuming less serves more launches with the
-same code); one that does not is left out of the bundle. Entries given
+variant pays only if it compiles to other machine code than the general kernel and every
+weaker variant (of two variants with the same code, the one assuming less serves more
+launches with it); one that does not is left out of the bundle. Entries given
 `--facts` are built exactly as those facts say, without automatic variants.
 """
 
