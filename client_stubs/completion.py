@@ -6,8 +6,9 @@ issued and tracked (a generator, for `__await__`). In order:
 1. **Overlap.** When other tasks of the loop are ready to run, yield to the loop once: they
    issue their own work meanwhile (many small kernels in flight on several streams), and by
    the time this task resumes its kernel has usually finished.
-2. **Check, then a bounded spin.** Ask the batch's event (`cuEventQuery`) until it reports
-   completion, for at most `spin_ns` (`SPIN_NS`, 20 µs by default; 0 asks once). A tiny
+2. **Check, then a bounded spin.** Ask the batch's event (`cuEventQuery`; an `await` alone on
+   its loop records none and asks its stream, `cuStreamQuery`) until it reports completion,
+   for at most `spin_ns` (`SPIN_NS`, 20 µs by default; 0 asks once). A tiny
    kernel finishes within a few µs of its launch: noticing that here costs what
    `cuStreamSynchronize` costs `.sync()` (the driver spins there too), where a host function
    costs two thread wake-ups (about 35 µs on the H200). The spin is bounded, so a long kernel
@@ -101,7 +102,12 @@ class Completions:
     def park(
         self, batch: Batch, stream: int, loop: asyncio.AbstractEventLoop
     ) -> Generator[Any, None, None]:
-        """Wait on a future that the host function behind `stream`'s work resolves."""
+        """Wait on a future that the host function behind `stream`'s work resolves. A batch
+        without an event (an await alone on its loop) gets one first: the host function marks
+        it done, and a later launch must not join it (`PENDING.note` joins the newest
+        uncovered batch of a stream), or that launch would pass for done with it."""
+        if not batch.covered:
+            PENDING.event_of(batch)
         future: asyncio.Future[None] = loop.create_future()
         key = (loop, stream)
         group = self._open.get(key)

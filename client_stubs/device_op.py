@@ -9,7 +9,8 @@ in parameter order, come back only once the GPU finished:
     op.sync(stream=None)       issue, wait on the host, return the results
     await op                   issue on the next pooled stream, wait without blocking the
                                loop (completion.py: let other tasks run once, a bounded
-                               cuEventQuery spin, then a host function)
+                               spin on cuEventQuery, or on cuStreamQuery when no other task
+                               is ready, then a host function)
     await op.on(stream)        the same on a given stream
     pending = op.start(stream) issue now; pending.sync() / await pending / pending.done()
 
@@ -82,13 +83,17 @@ class Run:
         self.owners: list[object] = []
         self.launches: list[str] = []
 
-    def track(self) -> Batch | None:
-        """Record the run's completion event and register what it touched (None if empty)."""
+    def track(self, own_event: bool = True) -> Batch | None:
+        """Register what the run touched (None if empty), with a completion event of its own,
+        or (`own_event=False`) with none: then its stream running idle tells (`PENDING.note`).
+        """
         if not self.owners:
             return None
         # one launch: its plan's own tuple, which the hazard checks recognize by identity
         accesses = self.last_accesses if len(self.launches) == 1 else self.accesses
-        return PENDING.record(self.stream, accesses, tuple(self.owners))
+        if own_event:
+            return PENDING.record(self.stream, accesses, tuple(self.owners))
+        return PENDING.note(self.stream, accesses, tuple(self.owners))
 
 
 class DeviceOp:
@@ -135,18 +140,26 @@ class DeviceOp:
     def _awaited(self, stream: object) -> Generator[Any, None, Results]:
         """`await` on `stream` (None: the next pooled stream), without a coroutine frame:
         issue when first iterated, then wait as `Pending` does (minus asking the GPU about
-        work it just got)."""
+        work it just got).
+
+        With other tasks ready (COMPLETIONS.wait's overlap step, inlined with others_ready:
+        the hot path) the work gets an event of its own, so that this task, resuming after
+        theirs, asks about its work and not theirs. Alone on the loop, the task spins at once
+        and no other task issues meanwhile, so it asks its stream (`cuStreamQuery`) and
+        records no event: one driver call less per await (it is recorded only if the spin
+        runs out and the task parks)."""
         handle = STREAMS.next() if stream is None else driver.stream_handle(stream)
+        loop = asyncio.get_running_loop()
+        ready = getattr(loop, "_ready", None)
+        others = ready is None or len(ready) > 0
         run = Run(handle)
         try:
             results = self._issue(run)
         finally:
-            batch = run.track()
-        if batch is not None:  # COMPLETIONS.wait, inlined (others_ready too): the hot path
+            batch = run.track(own_event=others)
+        if batch is not None:
             if not batch.done:
-                loop = asyncio.get_running_loop()
-                ready = getattr(loop, "_ready", None)
-                if ready is None or ready:
+                if others:
                     yield  # let the other tasks issue their work first
                 if not spin_until_finished(batch, COMPLETIONS.spin_ns):
                     yield from COMPLETIONS.park(batch, handle, loop)

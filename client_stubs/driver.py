@@ -393,7 +393,8 @@ def pointer_device(ptr: int) -> int | None:
 
 def event_done(event: Any) -> bool:
     """True once all work captured by `event` completed (cuEventQuery). On the hot path of
-    `await` (the bounded spin), so the two expected answers are decided on the bare code."""
+    `await` (the bounded spin), so the two expected answers are decided on the bare code; the
+    compiled query takes this function's place where it is built (`_bind_native`)."""
     result = cu().cuEventQuery(event)
     err = result[0] if isinstance(result, tuple) else result
     if not err:  # CUDA_SUCCESS
@@ -405,7 +406,8 @@ def event_done(event: Any) -> bool:
 
 
 def stream_done(stream: int) -> bool:
-    """True once all work queued on `stream` completed (cuStreamQuery)."""
+    """True once all work queued on `stream` completed (cuStreamQuery; what an `await` on an
+    idle loop spins on: the compiled query takes this function's place where it is built)."""
     handle = _stream_objects.get(stream)
     if handle is None:
         handle = cu_stream(stream)
@@ -417,6 +419,10 @@ def stream_done(stream: int) -> bool:
         return False
     check(result, "cuStreamQuery")
     return True
+
+
+_PYTHON_EVENT_DONE = event_done
+_PYTHON_STREAM_DONE = stream_done
 
 
 def destroy_event(event: Any) -> None:
@@ -507,9 +513,9 @@ def _raise_native_error(code: int, call: str) -> None:
 
 def _bind_native() -> None:
     """After cuInit, where `client_stubs.native` is built: its calls take the place of the
-    hot path's functions (`launch_params`, `current_context_handle`, `synchronize_handle`;
-    a test's stand-in for one stays in place, and the Python functions route through the
-    compiled calls too)."""
+    hot path's functions (`launch_params`, `current_context_handle`, `synchronize_handle`,
+    `event_done`, `stream_done`; a test's stand-in for one stays in place, and the Python
+    functions route through the compiled calls too)."""
     bound = native.bind_driver(_driver_address, _raise_native_error)
     _state["native"] = bound
     if bound is None:
@@ -520,6 +526,8 @@ def _bind_native() -> None:
         ("launch_early", _BINDINGS_LAUNCH_EARLY, bound.launch_early),
         ("current_context_handle", _PYTHON_CURRENT_CONTEXT_HANDLE, bound.current_context),
         ("synchronize_handle", _PYTHON_SYNCHRONIZE_HANDLE, bound.synchronize),
+        ("event_done", _PYTHON_EVENT_DONE, bound.event_done),
+        ("stream_done", _PYTHON_STREAM_DONE, bound.stream_done),
     )
     for name, python, compiled in replacements:
         if compiled is not None and globals()[name] is python:

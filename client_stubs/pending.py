@@ -206,14 +206,14 @@ class PendingWork:
         return batch
 
     def note(self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> Batch:
-        """Track work just issued on `stream` without an event of its own (an eager launch:
-        one driver call less). Whenever a stream's FIFO reaches a multiple of `RETIRE_EVERY`
-        batches, its newest gets an event that covers the batches before it, and the front
-        whose covering event fired retires (amortized: one record and one query per
-        `RETIRE_EVERY` launches). A launch that repeats the newest uncovered batch (the same
-        memoized plan, hence the same memory and owners) joins it: nothing tells when an
-        uncovered batch finished but events recorded later or its stream running idle, and
-        those answer for the repeat too."""
+        """Track work just issued on `stream` without an event of its own (an eager launch,
+        or an `await` alone on its loop: one driver call less). Whenever a stream's FIFO
+        reaches a multiple of `RETIRE_EVERY` batches, its newest gets an event that covers
+        the batches before it, and the front whose covering event fired retires (amortized:
+        one record and one query per `RETIRE_EVERY` launches). A launch that repeats the
+        newest uncovered batch (the same memoized plan, hence the same memory and owners)
+        joins it: nothing tells when an uncovered batch finished but events recorded later
+        or its stream running idle, and those answer for the repeat too."""
         with self._lock:
             queue = self._streams.get(stream)
             if queue and accesses:

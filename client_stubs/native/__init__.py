@@ -1,12 +1,13 @@
 """Compiled helpers of the launch hot path, each optional: without a C compiler at install
 time the client makes the same calls through `cuda.bindings` (a little slower per launch).
 
-`_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent`, `cuStreamSynchronize` and
-`cuLaunchKernelEx` (an early launch: programmatic stream serialization) through function
-pointers bound once to the bindings' own driver. `bind_driver` binds it and returns its
-calls, or None where it is not built, is switched off (CUTILE_NATIVE_LAUNCH=0) or the driver
-has no address for one of the first three (without cuLaunchKernelEx, early launches take the
-bindings' path).
+`_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent`, `cuStreamSynchronize`,
+`cuLaunchKernelEx` (an early launch: programmatic stream serialization) and the completion
+queries `cuStreamQuery` and `cuEventQuery` through function pointers bound once to the
+bindings' own driver. `bind_driver` binds it and returns its calls, or None where it is not
+built, is switched off (CUTILE_NATIVE_LAUNCH=0) or the driver has no address for one of the
+first three (without cuLaunchKernelEx, early launches take the bindings' path; without a
+query, that query does).
 """
 
 from __future__ import annotations
@@ -26,15 +27,26 @@ except ImportError:  # not built (no compiler at install time): the bindings' pa
 class NativeDriver:
     """The compiled calls, bound: `launch(function, grid, block, shared_mem_bytes, stream,
     kernel_params)`, `launch_early` (the same arguments), `current_context()` (an int, 0:
-    none) and `synchronize(stream)`; a failing call raises through `on_error`."""
+    none), `synchronize(stream)` and the queries `stream_done(stream)` and
+    `event_done(event)` (True: completed, False: not yet); a failing call raises through
+    `on_error`."""
 
     launch: Callable[..., None]
     launch_early: Callable[..., None] | None  # None: the driver has no cuLaunchKernelEx
     current_context: Callable[[], int]
     synchronize: Callable[[int], None]
+    stream_done: Callable[[Any], bool] | None = None  # None: the driver has no cuStreamQuery
+    event_done: Callable[[Any], bool] | None = None  # None: the driver has no cuEventQuery
 
 
-DRIVER_CALLS = ("cuLaunchKernel", "cuCtxGetCurrent", "cuStreamSynchronize", "cuLaunchKernelEx")
+DRIVER_CALLS = (
+    "cuLaunchKernel",
+    "cuCtxGetCurrent",
+    "cuStreamSynchronize",
+    "cuLaunchKernelEx",
+    "cuStreamQuery",
+    "cuEventQuery",
+)
 
 
 def available() -> bool:
@@ -53,5 +65,19 @@ def bind_driver(
     if not all(addresses[:3]):
         return None
     _launch.bind(*(address or 0 for address in addresses), on_error)
-    early = _launch.launch_early if addresses[3] else None
-    return NativeDriver(_launch.launch, early, _launch.current_context, _launch.synchronize)
+    early, stream_done, event_done = (
+        call if address else None
+        for call, address in zip(
+            (_launch.launch_early, _launch.stream_done, _launch.event_done),
+            addresses[3:],
+            strict=True,
+        )
+    )
+    return NativeDriver(
+        _launch.launch,
+        early,
+        _launch.current_context,
+        _launch.synchronize,
+        stream_done,
+        event_done,
+    )

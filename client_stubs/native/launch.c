@@ -3,8 +3,8 @@
  * `cuda.bindings.driver.cuLaunchKernel` wraps every argument in a Python object, checks
  * it and unwraps it again: about 0.4 µs a call before the driver runs, and `cuCtxGetCurrent`
  * (asked once a launch, to find the context's loaded function) as much again. This module
- * calls them, and `cuStreamSynchronize` (op.sync's wait), through function pointers bound
- * once, taken from the bindings' own driver with `cuGetProcAddress` so both talk to the same
+ * calls them, `cuStreamSynchronize` (op.sync's wait) and the completion queries an `await`
+ * spins on (`cuStreamQuery`, `cuEventQuery`), through function pointers bound once, taken from the bindings' own driver with `cuGetProcAddress` so both talk to the same
  * libcuda; a launch passes the kernelParams array the launch plan already built. A failing
  * call calls back into Python (`on_error` raises the client's own error). `launch_early` is
  * the same launch through `cuLaunchKernelEx` with programmatic stream serialization allowed
@@ -48,11 +48,16 @@ typedef int (*launch_kernel_ex_fn)(const launch_config *config, void *function,
                                    void **kernel_params, void **extra);
 typedef int (*ctx_get_current_fn)(void **context);
 typedef int (*stream_synchronize_fn)(void *stream);
+typedef int (*query_fn)(void *handle); /* cuStreamQuery, cuEventQuery */
+
+#define CUDA_ERROR_NOT_READY 600
 
 static launch_kernel_fn launch_kernel = NULL;
 static launch_kernel_ex_fn launch_kernel_ex = NULL;
 static ctx_get_current_fn ctx_get_current = NULL;
 static stream_synchronize_fn stream_synchronize = NULL;
+static query_fn stream_query = NULL;
+static query_fn event_query = NULL;
 static PyObject *on_error = NULL; /* on_error(CUresult, call name) raises */
 
 /* Hand a failing call's CUresult to on_error; NULL when it raised (it should). */
@@ -115,48 +120,55 @@ static PyObject *address_or_none(void *pointer) {
     return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)pointer);
 }
 
-/* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx addresses,
- * on_error) -> the previous binding, in the same form (None for what was unbound); the
- * cuLaunchKernelEx address may be 0 or None (a driver without it: launch_early refuses) */
+/* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx,
+ * cuStreamQuery, cuEventQuery addresses, on_error) -> the previous binding, in the same form
+ * (None for what was unbound); the last three addresses may be 0 or None (a driver without
+ * cuLaunchKernelEx: launch_early refuses; without a query: that query refuses) */
+#define BOUND_CALLS 6
+#define REQUIRED_CALLS 3
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    unsigned long long addresses[4];
-    if (nargs != 5) {
+    unsigned long long addresses[BOUND_CALLS];
+    if (nargs != BOUND_CALLS + 1) {
         PyErr_SetString(PyExc_TypeError, "bind(cuLaunchKernel, cuCtxGetCurrent, "
-                                         "cuStreamSynchronize, cuLaunchKernelEx, on_error)");
+                                         "cuStreamSynchronize, cuLaunchKernelEx, cuStreamQuery, "
+                                         "cuEventQuery, on_error)");
         return NULL;
     }
-    for (int i = 0; i < 4; i++) {
-        if (i == 3 && args[i] == Py_None) { /* as a previous binding gives it back */
+    for (int i = 0; i < BOUND_CALLS; i++) {
+        if (i >= REQUIRED_CALLS && args[i] == Py_None) { /* as a previous binding gives it */
             addresses[i] = 0;
             continue;
         }
         if (as_u64(args[i], &addresses[i]) < 0) {
             return NULL;
         }
-        if (addresses[i] == 0 && i < 3) {
+        if (addresses[i] == 0 && i < REQUIRED_CALLS) {
             PyErr_SetString(PyExc_ValueError, "a driver function's address is null");
             return NULL;
         }
     }
-    if (!PyCallable_Check(args[4])) {
+    if (!PyCallable_Check(args[BOUND_CALLS])) {
         PyErr_SetString(PyExc_TypeError, "on_error must be callable");
         return NULL;
     }
     PyObject *previous = Py_BuildValue(
-        "(NNNNO)", address_or_none((void *)launch_kernel),
+        "(NNNNNNO)", address_or_none((void *)launch_kernel),
         address_or_none((void *)ctx_get_current), address_or_none((void *)stream_synchronize),
-        address_or_none((void *)launch_kernel_ex), on_error ? on_error : Py_None);
+        address_or_none((void *)launch_kernel_ex), address_or_none((void *)stream_query),
+        address_or_none((void *)event_query), on_error ? on_error : Py_None);
     if (previous == NULL) {
         return NULL;
     }
     PyObject *replaced = on_error;
-    Py_INCREF(args[4]);
-    on_error = args[4];
+    Py_INCREF(args[BOUND_CALLS]);
+    on_error = args[BOUND_CALLS];
     Py_XDECREF(replaced);
     launch_kernel = (launch_kernel_fn)(uintptr_t)addresses[0];
     ctx_get_current = (ctx_get_current_fn)(uintptr_t)addresses[1];
     stream_synchronize = (stream_synchronize_fn)(uintptr_t)addresses[2];
     launch_kernel_ex = (launch_kernel_ex_fn)(uintptr_t)addresses[3];
+    stream_query = (query_fn)(uintptr_t)addresses[4];
+    event_query = (query_fn)(uintptr_t)addresses[5];
     return previous;
 }
 
@@ -165,6 +177,8 @@ static PyObject *unbind(PyObject *module, PyObject *unused) {
     launch_kernel_ex = NULL;
     ctx_get_current = NULL;
     stream_synchronize = NULL;
+    stream_query = NULL;
+    event_query = NULL;
     Py_CLEAR(on_error);
     Py_RETURN_NONE;
 }
@@ -207,6 +221,39 @@ static PyObject *synchronize(PyObject *module, PyObject *stream_handle) {
         return failed(result, "cuStreamSynchronize");
     }
     Py_RETURN_NONE;
+}
+
+/* A completion query's answer: True (CUDA_SUCCESS), False (CUDA_ERROR_NOT_READY); any other
+ * result goes to on_error. The bound query is read after the handle's conversion (an
+ * __index__ may have unbound the module meanwhile). */
+static PyObject *query(PyObject *handle_object, int events, const char *call) {
+    unsigned long long handle;
+    if (as_u64(handle_object, &handle) < 0) {
+        return NULL;
+    }
+    query_fn ask = events ? event_query : stream_query;
+    if (ask == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "bind(...) first, with %s", call);
+        return NULL;
+    }
+    int result = ask((void *)(uintptr_t)handle);
+    if (result == 0) {
+        Py_RETURN_TRUE;
+    }
+    if (result == CUDA_ERROR_NOT_READY) {
+        Py_RETURN_FALSE;
+    }
+    return failed(result, call);
+}
+
+/* stream_done(stream) -> bool: cuStreamQuery (True: every piece of work queued on it completed) */
+static PyObject *stream_done(PyObject *module, PyObject *stream) {
+    return query(stream, 0, "cuStreamQuery");
+}
+
+/* event_done(event) -> bool: cuEventQuery (True: the work the event captured completed) */
+static PyObject *event_done(PyObject *module, PyObject *event) {
+    return query(event, 1, "cuEventQuery");
 }
 
 /* A launch's arguments: (function, grid, block, shared_mem_bytes, stream, kernel_params). */
@@ -282,13 +329,19 @@ static PyObject *launch_early(PyObject *module, PyObject *const *args, Py_ssize_
 
 static PyMethodDef methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
-     "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx addresses, "
-     "on_error): call these from now on (on_error(CUresult, call name) raises); returns the "
-     "previous binding."},
+     "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx, "
+     "cuStreamQuery, cuEventQuery addresses, on_error): call these from now on "
+     "(on_error(CUresult, call name) raises); returns the previous binding."},
     {"unbind", unbind, METH_NOARGS, "Forget the binding (every call refuses until bind)."},
     {"bound", bound, METH_NOARGS, "Whether bind has been called."},
     {"current_context", current_context, METH_NOARGS,
      "cuCtxGetCurrent: the current context's handle as an int (0: none)."},
+    {"stream_done", stream_done, METH_O,
+     "cuStreamQuery(stream): True once its work completed, False while it runs (NOT_READY); "
+     "another result goes to on_error."},
+    {"event_done", event_done, METH_O,
+     "cuEventQuery(event): True once the work it captured completed, False while it runs; "
+     "another result goes to on_error."},
     {"synchronize", synchronize, METH_O,
      "cuStreamSynchronize(stream), the GIL released while it waits."},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,

@@ -90,6 +90,60 @@ def test_work_done_by_the_time_it_is_awaited_needs_no_host_function(add, fake_dr
     assert "launch_host_func" not in fake_driver.names() and len(PENDING) == 0
 
 
+def test_an_await_alone_on_its_loop_asks_its_stream_and_records_no_event(add, fake_driver):
+    """No other task is ready, so the awaiting task spins at once: the stream running idle
+    (cuStreamQuery) tells it, and no event is recorded for it."""
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    fake_driver.calls.clear()
+    results = asyncio.run(asyncio.wait_for(op.on(3), 5))
+    assert results == op.args and len(PENDING) == 0
+    names = fake_driver.names()
+    assert "event_record" not in names and "launch_host_func" not in names
+    assert names.count("stream_done") >= 1
+
+
+def test_an_await_with_other_tasks_ready_gets_an_event_of_its_own(add, fake_driver):
+    """With another task ready the awaiting task yields first and asks about its own work:
+    its batch has an event."""
+    (op,) = ops(Kernel(CUBIN, add), 1)
+
+    async def main() -> tuple[object, ...]:
+        asyncio.get_running_loop().call_soon(lambda: None)  # another task is ready
+        return await op.on(3)
+
+    fake_driver.calls.clear()
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == op.args
+    assert fake_driver.names().count("event_record") == 1 and len(PENDING) == 0
+
+
+def test_a_parked_await_alone_gets_an_event_no_later_launch_can_join(add, busy):
+    """An await alone on its loop parks when its spin runs out: its batch gets an event
+    before the host function, so a later eager launch of the same memoized plan on the same
+    stream is a batch of its own, unfinished when the host function marks the await done."""
+    kernel = Kernel(CUBIN, add)
+    (op,) = ops(kernel, 1)
+
+    async def main() -> tuple[object, ...]:
+        task = asyncio.ensure_future(op.on(6))
+        await asyncio.sleep(0.01)
+        assert not task.done() and busy.names().count("launch_host_func") == 1
+        (awaited,) = PENDING._streams[6]
+        assert awaited.event is not None  # covered before the host function was enqueued
+        kernel(*op.args, stream=6)  # the same plan, issued after the host function
+        later = PENDING._streams[6][-1]
+        assert later is not awaited
+        queued, busy.host_funcs = busy.host_funcs, []
+        for _, address, token in queued:  # the host function runs; the launch after it does not
+            HOST_FN(address)(token)
+        results = await task
+        assert awaited.done and not later.finished()  # the eager launch still runs
+        return results
+
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == op.args
+    busy.complete()
+    assert all(b.finished() for queue in PENDING._streams.values() for b in queue)
+
+
 def test_awaiting_a_finished_pending_asks_first_and_does_not_yield(add, fake_driver):
     (op,) = ops(Kernel(CUBIN, add), 1)
     pending = op.start(stream=3)

@@ -2,7 +2,7 @@
 the arguments it was given, hands failures to `on_error`, refuses bad input with Python
 errors, and `client_stubs.driver` routes its hot path through it once cuInit succeeded.
 
-The "driver" here is four C-callable Python functions (ctypes callbacks) that record what
+The "driver" here is six C-callable Python functions (ctypes callbacks) that record what
 they receive: no GPU and no libcuda needed."""
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ LAUNCH = ctypes.CFUNCTYPE(
 CTX_GET_CURRENT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
 STREAM_SYNCHRONIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 LAUNCH_EX = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 4))
+QUERY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+NOT_READY = 600
 
 
 class LaunchAttribute(ctypes.Structure):
@@ -45,7 +47,7 @@ class LaunchConfig(ctypes.Structure):
 
 
 class FakeDriver:
-    """Four driver functions as C callbacks; `result` is what each returns."""
+    """Six driver functions as C callbacks; `result` is what each returns."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
@@ -55,6 +57,8 @@ class FakeDriver:
         self.ctx_get_current = CTX_GET_CURRENT(self._ctx_get_current)
         self.stream_synchronize = STREAM_SYNCHRONIZE(self._synchronize)
         self.launch_ex = LAUNCH_EX(self._launch_ex)
+        self.stream_query = QUERY(self._stream_query)
+        self.event_query = QUERY(self._event_query)
 
     def _launch(self, *args: Any) -> int:
         self.calls.append(("launch", args))
@@ -79,12 +83,22 @@ class FakeDriver:
         self.calls.append(("sync", (stream,)))
         return self.result
 
+    def _stream_query(self, stream: Any) -> int:
+        self.calls.append(("stream_query", (stream,)))
+        return self.result
+
+    def _event_query(self, event: Any) -> int:
+        self.calls.append(("event_query", (event,)))
+        return self.result
+
     def address(self, name: str) -> int | None:
         callback = {
             "cuLaunchKernel": self.launch,
             "cuCtxGetCurrent": self.ctx_get_current,
             "cuStreamSynchronize": self.stream_synchronize,
             "cuLaunchKernelEx": self.launch_ex,
+            "cuStreamQuery": self.stream_query,
+            "cuEventQuery": self.event_query,
         }.get(name)
         return ctypes.cast(callback, ctypes.c_void_p).value if callback else None
 
@@ -98,13 +112,7 @@ def fake() -> Iterator[FakeDriver]:
     """A bound fake driver; the module's previous binding is put back afterwards (a GPU run
     of the suite has the real driver bound)."""
     fake = FakeDriver()
-    previous = _launch.bind(
-        fake.address("cuLaunchKernel"),
-        fake.address("cuCtxGetCurrent"),
-        fake.address("cuStreamSynchronize"),
-        fake.address("cuLaunchKernelEx"),
-        _raise,
-    )
+    previous = _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
     try:
         yield fake
     finally:
@@ -158,6 +166,35 @@ def test_a_failing_launch_raises_through_on_error(fake: FakeDriver) -> None:
     assert raised.value.code == 719
 
 
+def test_completion_queries_answer_done_or_not_ready(fake: FakeDriver) -> None:
+    """stream_done / event_done: CUDA_SUCCESS is True, CUDA_ERROR_NOT_READY False, any
+    other result raises through on_error naming the call; handles may be __index__ objects."""
+
+    class Handle:
+        def __index__(self) -> int:
+            return 0xE7
+
+    assert _launch.stream_done(0x55) is True
+    assert _launch.event_done(Handle()) is True
+    fake.result = NOT_READY
+    assert _launch.stream_done(0x55) is False
+    assert _launch.event_done(0xE7) is False
+    assert fake.calls == [
+        ("stream_query", (0x55,)),
+        ("event_query", (0xE7,)),
+        ("stream_query", (0x55,)),
+        ("event_query", (0xE7,)),
+    ]
+    fake.result = 700
+    with pytest.raises(CudaError, match="cuStreamQuery") as raised:
+        _launch.stream_done(0x55)
+    assert raised.value.code == 700
+    with pytest.raises(CudaError, match="cuEventQuery"):
+        _launch.event_done(0xE7)
+    with pytest.raises(TypeError):
+        _launch.stream_done("stream")
+
+
 def test_current_context_and_synchronize(fake: FakeDriver) -> None:
     assert _launch.current_context() == 0xC0FFEE
     _launch.synchronize(0x55)
@@ -192,11 +229,11 @@ def test_bad_arguments_raise_and_launch_nothing(
 
 def test_bind_refuses_null_addresses_and_uncallable_handlers(fake: FakeDriver) -> None:
     with pytest.raises(ValueError, match="null"):
-        _launch.bind(0, 1, 1, 1, _raise)
+        _launch.bind(0, 1, 1, 1, 1, 1, _raise)
     with pytest.raises(TypeError, match="callable"):
-        _launch.bind(1, 1, 1, 1, "not callable")
+        _launch.bind(1, 1, 1, 1, 1, 1, "not callable")
     with pytest.raises(TypeError):
-        _launch.bind(1, 1, 1, _raise)
+        _launch.bind(1, 1, 1, 1, 1, _raise)
     _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)  # the earlier binding still holds
     assert [name for name, _ in fake.calls] == ["launch"]
 
@@ -218,11 +255,17 @@ def test_an_argument_that_unbinds_the_module_gets_an_error_not_a_crash(fake: Fak
     _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
     with pytest.raises(RuntimeError, match="bind"):
         _launch.synchronize(Unbinding())
+    _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
+    with pytest.raises(RuntimeError, match="bind"):
+        _launch.stream_done(Unbinding())
+    _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
+    with pytest.raises(RuntimeError, match="bind"):
+        _launch.event_done(Unbinding())
     assert fake.calls == []
 
 
 def test_unbound_calls_refuse() -> None:
-    previous = _launch.bind(1, 1, 1, 1, _raise)
+    previous = _launch.bind(1, 1, 1, 1, 1, 1, _raise)
     _launch.unbind()
     try:
         assert not _launch.bound()
@@ -232,6 +275,10 @@ def test_unbound_calls_refuse() -> None:
             _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
         with pytest.raises(RuntimeError, match="bind"):
             _launch.synchronize(0)
+        with pytest.raises(RuntimeError, match="bind"):
+            _launch.stream_done(0)
+        with pytest.raises(RuntimeError, match="bind"):
+            _launch.event_done(0)
     finally:
         if previous[0] is not None:
             _launch.bind(*previous)
@@ -258,18 +305,32 @@ def test_a_driver_without_cuLaunchKernelEx_keeps_the_rest(fake: FakeDriver) -> N
         _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
     bound.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
     assert [name for name, _ in fake.calls] == ["launch"]
-    previous = _launch.bind(1, 1, 1, 1, _raise)
+    previous = _launch.bind(1, 1, 1, 1, 1, 1, _raise)
     assert previous[3] is None
     _launch.bind(*previous)  # a binding given back binds again
     with pytest.raises(RuntimeError, match="cuLaunchKernelEx"):
         _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
 
 
+def test_a_driver_without_the_queries_keeps_the_bindings_path_for_them(fake: FakeDriver) -> None:
+    """Without cuStreamQuery and cuEventQuery the launch calls are bound and the queries are
+    None (the bindings' functions serve); the module refuses them."""
+    bound = native.bind_driver(
+        lambda name: None if name.endswith("Query") else fake.address(name), _raise
+    )
+    assert bound is not None and bound.stream_done is None and bound.event_done is None
+    with pytest.raises(RuntimeError, match="cuStreamQuery"):
+        _launch.stream_done(0)
+    with pytest.raises(RuntimeError, match="cuEventQuery"):
+        _launch.event_done(0)
+    assert fake.calls == []
+
+
 def test_driver_routes_its_hot_path_through_the_bound_calls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """After `_bind_native`, `launch_params`, `synchronize_handle` and
-    `current_context_handle` are the compiled calls, and `synchronize` and `context_handle`
+    """After `_bind_native`, `launch_params`, `synchronize_handle`, `current_context_handle`,
+    `event_done` and `stream_done` are the compiled calls, and `synchronize` and `context_handle`
     go through them; a failure names the call and its CUresult."""
     monkeypatch.delenv("CUTILE_NATIVE_LAUNCH", raising=False)
     fake = FakeDriver()
@@ -280,13 +341,17 @@ def test_driver_routes_its_hot_path_through_the_bound_calls(
     monkeypatch.setattr(driver, "primary_handles", {0: 0xC0FFEE})
     monkeypatch.setattr(driver, "current_context_handle", driver.current_context_handle)
     monkeypatch.setattr(driver, "synchronize_handle", driver.synchronize_handle)
-    saved = _launch.bind(1, 1, 1, 1, _raise)  # only to learn the binding to put back
+    monkeypatch.setattr(driver, "event_done", driver.event_done)
+    monkeypatch.setattr(driver, "stream_done", driver.stream_done)
+    saved = _launch.bind(1, 1, 1, 1, 1, 1, _raise)  # only to learn the binding to put back
     try:
         driver._bind_native()
         assert driver.launch_params is _launch.launch
         assert driver.launch_early is _launch.launch_early
         assert driver.synchronize_handle is _launch.synchronize
         assert driver.current_context_handle is _launch.current_context
+        assert driver.event_done is _launch.event_done
+        assert driver.stream_done is _launch.stream_done
         driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver._BINDINGS_LAUNCH_PARAMS(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver.synchronize(11)
