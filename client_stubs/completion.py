@@ -78,6 +78,23 @@ def spin_until_finished(batch: Batch, spin_ns: int) -> bool:
     return False
 
 
+def spin_until_idle(stream: int, spin_ns: int) -> bool:
+    """Ask whether `stream` ran idle (`cuStreamQuery`) until it did, for at most `spin_ns`;
+    whether it did. What an await alone on its loop spins on: nothing was issued on the stream
+    since its work but by other threads, whose work only makes the answer come later."""
+    stream_done = driver.stream_done
+    if stream_done(stream):
+        return True
+    if spin_ns <= 0:
+        return False
+    clock = time.perf_counter_ns
+    deadline = clock() + spin_ns
+    while clock() < deadline:
+        if stream_done(stream):
+            return True
+    return False
+
+
 class Completions:
     """Parked waiters by loop and stream, and host functions in flight by token."""
 

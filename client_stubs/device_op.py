@@ -26,7 +26,7 @@ from collections.abc import Callable, Generator
 from typing import Any, Protocol
 
 from client_stubs import driver
-from client_stubs.completion import COMPLETIONS, spin_until_finished
+from client_stubs.completion import COMPLETIONS, spin_until_finished, spin_until_idle
 from client_stubs.pending import PENDING, Access, Batch, synchronize_handle
 
 Results = tuple[object, ...]
@@ -138,9 +138,12 @@ class DeviceOp:
         return self._awaited(None)
 
     def _awaited(self, stream: object) -> Generator[Any, None, Results]:
-        """`await` on `stream` (None: the next pooled stream), without a coroutine frame:
-        issue when first iterated, then wait as `Pending` does (minus asking the GPU about
-        work it just got).
+        """`await` on `stream` (None: the next pooled stream), without a coroutine frame."""
+        return self._awaited_on(STREAMS.next() if stream is None else driver.stream_handle(stream))
+
+    def _awaited_on(self, handle: int) -> Generator[Any, None, Results]:
+        """`await` on the stream `handle`: issue when first iterated, then wait as `Pending`
+        does (minus asking the GPU about work it just got).
 
         With other tasks ready (COMPLETIONS.wait's overlap step, inlined with others_ready:
         the hot path) the work gets an event of its own, so that this task, resuming after
@@ -148,7 +151,6 @@ class DeviceOp:
         and no other task issues meanwhile, so it asks its stream (`cuStreamQuery`) and
         records no event: one driver call less per await (it is recorded only if the spin
         runs out and the task parks)."""
-        handle = STREAMS.next() if stream is None else driver.stream_handle(stream)
         loop = asyncio.get_running_loop()
         ready = getattr(loop, "_ready", None)
         others = ready is None or len(ready) > 0
@@ -190,6 +192,28 @@ class LaunchOp(DeviceOp):
         self.kernel.issue(self.args, handle, None, False, False, self.grid)
         synchronize_handle(handle)
         return self.args
+
+    def _awaited_on(self, handle: int) -> Generator[Any, None, Results]:
+        """`DeviceOp._awaited_on` for one launch: alone on its loop, without a `Run` (the
+        round-trip fast path, as `sync` has one); with other tasks ready, the general path."""
+        loop = asyncio.get_running_loop()
+        ready = getattr(loop, "_ready", None)
+        if ready is None or ready:
+            return DeviceOp._awaited_on(self, handle)
+        return self._awaited_alone(handle, loop)
+
+    def _awaited_alone(
+        self, handle: int, loop: asyncio.AbstractEventLoop
+    ) -> Generator[Any, None, Results]:
+        args = self.args
+        prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
+        keep_alive = prepared.keep_alive
+        owners = (args, keep_alive) if keep_alive else (args,)
+        batch = PENDING.note(handle, prepared.accesses, owners)
+        if not batch.done and not spin_until_idle(handle, COMPLETIONS.spin_ns):
+            yield from COMPLETIONS.park(batch, handle, loop)
+        PENDING.retire(batch)
+        return args
 
     def _issue(self, run: Run) -> Results:
         args = self.args
@@ -246,7 +270,10 @@ class StreamBound(DeviceOp):
         return self.op._issue(run)
 
     def _awaited(self, stream: object) -> Generator[Any, None, Results]:
-        return self.op._awaited(self.stream if stream is None else stream)
+        stream = self.stream if stream is None else stream
+        return self.op._awaited_on(
+            STREAMS.next() if stream is None else driver.stream_handle(stream)
+        )
 
 
 class Pending:

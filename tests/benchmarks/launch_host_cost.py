@@ -20,6 +20,8 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
   new arguments        eager launches with new tensor objects each time (a full check of
                        every argument per launch), plain kernel and variants
   op.sync()            kernel.op(z, x, y).sync(): one round trip
+  await op             `await kernel.op(z, x, y).on(0)`, one at a time on an event loop of
+                       its own (target: within 10% of op.sync() on the GPU host)
   graph replay         `Graph.capture` of a 100-launch chain: `replay()` and
                        `replay(sync=True)`, per kernel
 
@@ -36,6 +38,7 @@ script also runs on checkouts older than `client_stubs.variants` (without those 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import gc
 import hashlib
@@ -155,6 +158,36 @@ def profile(label: str, fn: Callable[[], object], reset: Callable[[], None]) -> 
 CallsOf = Callable[..., str]
 
 
+class AwaitLoop:
+    """`await kernel.op(*args).on(0)` in turn on one event loop, alone on it (the round trip
+    `op.sync()` is compared with): CPU time per await, the loop's own cost included."""
+
+    def __init__(self, kernel: Kernel, args: tuple[object, ...]) -> None:
+        self.kernel, self.args = kernel, args
+        self.loop = asyncio.new_event_loop()
+
+    async def _awaits(self, count: int) -> None:
+        kernel, args = self.kernel, self.args
+        for _ in range(count):
+            await kernel.op(*args).on(0)
+
+    def one(self) -> None:
+        self.loop.run_until_complete(self._awaits(1))
+
+    def best_us(self, rounds: int, reset: Callable[[], None]) -> float:
+        samples = []
+        for _ in range(rounds + 1):  # the first round warms up
+            reset()
+            start = time.thread_time_ns()
+            self.loop.run_until_complete(self._awaits(PER_ROUND))
+            samples.append((time.thread_time_ns() - start) / PER_ROUND / 1e3)
+        reset()
+        return min(samples[1:])
+
+    def close(self) -> None:
+        self.loop.close()
+
+
 def run_rows(
     kernel: Kernel,
     chooser: Kernel | None,
@@ -180,6 +213,10 @@ def run_rows(
             report(label, measure(lambda t=target, f=fresh: t(*next(f))))
     sync = measure(lambda: kernel.op(*args).sync())
     report("op.sync()", sync, calls_of(lambda: kernel.op(*args).sync()))
+    awaited = AwaitLoop(kernel, args)
+    report("await op", awaited.best_us(rounds, reset), calls_of(awaited.one))
+    report("await - op.sync()", awaited.best_us(rounds, reset) - sync)
+    awaited.close()
     graph = Graph.capture(chain_of(kernel, args, CHAIN))
     replay = measure(graph.replay, PER_ROUND // 10) / CHAIN
     report(f"graph replay ({CHAIN} kernels)", replay, calls_of(graph.replay, CHAIN))

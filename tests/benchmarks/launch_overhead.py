@@ -266,13 +266,16 @@ def spin_sweep(kernel: Kernel, args: tuple[object, ...], pipeline: Pipeline) -> 
 
 def phase_medians(
     kernel: Kernel, args: tuple[object, ...], count: int = 2000
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[float], list[float], float]:
     """Per-phase medians (µs) of one round trip: sync (issue, cuStreamSynchronize, release)
-    and await's steps without the event loop (issue, record + track, spin until the event
-    fired, retire)."""
+    and the steps of an await alone on its loop, without the loop (issue, register the work
+    without an event, ask the stream until it ran idle, retire), and the median number of
+    stream queries that took."""
     clock = time.perf_counter_ns
     sync_phases: list[list[int]] = [[], [], []]
     await_phases: list[list[int]] = [[], [], [], []]
+    polls: list[int] = []
+    stream_done = driver.stream_done
     for _ in range(count):
         t0 = clock()
         run = Run(0)
@@ -287,23 +290,25 @@ def phase_medians(
         for phase, (a, b) in zip(sync_phases, ((t0, t1), (t1, t2), (t2, t3)), strict=True):
             phase.append(b - a)
         t0 = clock()
-        run = Run(0)
-        kernel.op(*args)._issue(run)
+        op = kernel.op(*args)
+        prepared = op.kernel.issue(op.args, 0, None, False, False, op.grid)
         t1 = clock()
-        batch = run.track()
+        batch = PENDING.note(0, prepared.accesses, (op.args,))
         t2 = clock()
-        while batch is not None and not batch.finished():
-            pass
+        asked = 1
+        while not stream_done(0):
+            asked += 1
         t3 = clock()
-        if batch is not None:
-            PENDING.retire(batch)
+        PENDING.retire(batch)
         t4 = clock()
+        polls.append(asked)
         spans = ((t0, t1), (t1, t2), (t2, t3), (t3, t4))
         for phase, (a, b) in zip(await_phases, spans, strict=True):
             phase.append(b - a)
     return (
         [statistics.median(p) / 1e3 for p in sync_phases],
         [statistics.median(p) / 1e3 for p in await_phases],
+        statistics.median(polls),
     )
 
 
@@ -311,13 +316,12 @@ def profile(kernel: Kernel, args: tuple[object, ...]) -> None:
     import cProfile
     import pstats
 
-    sync_phases, await_phases = phase_medians(kernel, args)
+    sync_phases, await_phases, polls = phase_medians(kernel, args)
     print("where a round trip goes (median µs per phase, perf_counter_ns probes):")
     print("  sync:  issue {:.2f}  cuStreamSynchronize {:.2f}  release {:.2f}".format(*sync_phases))
     print(
-        "  await: issue {:.2f}  record+track {:.2f}  spin until done {:.2f}  retire {:.2f}".format(
-            *await_phases
-        )
+        "  await, alone on its loop: issue {:.2f}  track {:.2f}  cuStreamQuery until idle "
+        "{:.2f} ({:g} queries)  retire {:.2f}".format(*await_phases[:3], polls, await_phases[3])
     )
 
     async def awaits(count: int) -> None:

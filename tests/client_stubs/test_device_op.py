@@ -158,3 +158,26 @@ def test_await_a_started_op(add, fake_driver):
         return await Kernel(CUBIN, add).op(part, x, y).start(stream=5)
 
     assert asyncio.run(main())[0] is part
+
+
+def test_an_awaited_chain_alone_on_its_loop_records_no_event(add, fake_driver):
+    """A chain awaited with no other task ready runs as one batch without an event: its
+    stream running idle tells the task it finished."""
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    w = DeviceTensor.empty(N).partition([128])
+    chain = kernel.op(z.partition([128]), x, y).then(kernel.op(w, x, y))
+    fake_driver.calls.clear()
+    results = asyncio.run(asyncio.wait_for(chain.on(3), 5))
+    assert results[0] is w and len(launches(fake_driver)) == 2
+    assert "event_record" not in fake_driver.names() and "stream_done" in fake_driver.names()
+    assert len(PENDING) == 0
+
+
+def test_an_await_alone_whose_launch_is_refused_leaves_nothing_pending(add, fake_driver):
+    kernel = Kernel(CUBIN, add)
+    z, x, _ = tensors()
+    y16 = DeviceTensor.empty(N, "f16")
+    with pytest.raises(DTypeMismatchError):
+        asyncio.run(asyncio.wait_for(kernel.op(z.partition([128]), x, y16).on(3), 5))
+    assert launches(fake_driver) == [] and len(PENDING) == 0
