@@ -229,5 +229,14 @@ async fn a_served_kernel_asks_once_per_measured_facts() {
     let many = kernel_for(1 << 20).await;
     assert_eq!(many.spec().min_tile_blocks, 1024);
     assert_eq!(served.specializations().len(), 2);
+    // the last layouts are remembered, and only they: other layouts are decided afresh
+    assert!(std::sync::Arc::ptr_eq(&kernel_for(1 << 20).await, &many));
+    assert!(std::sync::Arc::ptr_eq(
+        &kernel_for(1001).await,
+        served.general()
+    ));
+    assert!(std::sync::Arc::ptr_eq(&kernel_for(1 << 20).await, &many));
+    assert!(std::sync::Arc::ptr_eq(&kernel_for(4096).await, &wide));
+    assert_eq!(served.specializations().len(), 2);
     assert!(served.errors.lock().unwrap().is_empty());
 }

@@ -7,7 +7,10 @@
 //! variant with the facts. Arguments whose facts say nothing beyond the defaults, in a smaller
 //! launch, run the general kernel, without a request; a specialization that fails to compile
 //! leaves its arguments on the general kernel (`errors` keeps why). Every launch is checked
-//! against the contract of the kernel it runs, like any launch.
+//! against the contract of the kernel it runs, like any launch. The choice is remembered for
+//! the last argument layouts and host grid (as [`crate::variants::Variants`] remembers its
+//! own), so a loop over the same tensors pays one comparison per argument for it: no facts
+//! measured, no plan of the general kernel.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,6 +20,7 @@ use prost::Message;
 use crate::artifacts::bundle::tile_blocks;
 use crate::client::facts::facts_for;
 use crate::client::{CompileClient, Source};
+use crate::dtype::Scalar;
 use crate::errors::{Error, Result};
 use crate::launch::{Args, Kernel};
 use crate::plan::{plan_launch, PlanArg, TensorLayout};
@@ -34,8 +38,74 @@ pub struct Served {
     allow_unchecked: bool,
     general: Arc<Kernel>,
     by_facts: Mutex<HashMap<Vec<u8>, Arc<Kernel>>>,
+    last: Mutex<Option<Chosen>>,
     /// Why a specialization did not compile (its arguments run the general kernel).
     pub errors: Mutex<Vec<Error>>,
+}
+
+/// The last launch's argument layouts, host grid and the kernel they run.
+type Chosen = (Vec<ArgKey>, Option<[u32; 3]>, Arc<Kernel>);
+
+/// One launch argument as the choice of kernel depends on it, owned (compared, not hashed:
+/// a float scalar may be NaN, which matches nothing and only costs a fresh choice).
+#[derive(Clone, Debug, PartialEq)]
+enum ArgKey {
+    Tensor(TensorLayout),
+    Partition(TensorLayout, Vec<i64>),
+    Mapped(TensorLayout, Vec<i64>, Vec<i64>, i64),
+    Scalar(Scalar),
+}
+
+impl ArgKey {
+    /// The key of `arg`; None for what no launch takes (a moved handle, a foreign object):
+    /// such arguments are never remembered.
+    fn of(arg: &PlanArg<'_>) -> Option<ArgKey> {
+        Some(match arg {
+            PlanArg::Tensor(layout) => ArgKey::Tensor((*layout).clone()),
+            PlanArg::Partition { layout, tile } => {
+                ArgKey::Partition((*layout).clone(), tile.to_vec())
+            }
+            PlanArg::Mapped {
+                layout,
+                tile,
+                map,
+                num_tile_blocks,
+            } => ArgKey::Mapped(
+                (*layout).clone(),
+                tile.to_vec(),
+                map.to_vec(),
+                *num_tile_blocks,
+            ),
+            PlanArg::Scalar(value) => ArgKey::Scalar(*value),
+            PlanArg::Moved(_) | PlanArg::Other(_) => return None,
+        })
+    }
+
+    /// Whether `arg` is the argument this key was taken of (no allocation).
+    fn matches(&self, arg: &PlanArg<'_>) -> bool {
+        match (self, arg) {
+            (ArgKey::Tensor(l), PlanArg::Tensor(x)) => l == *x,
+            (ArgKey::Partition(l, t), PlanArg::Partition { layout, tile }) => {
+                l == *layout && t.as_slice() == *tile
+            }
+            (
+                ArgKey::Mapped(l, t, m, n),
+                PlanArg::Mapped {
+                    layout,
+                    tile,
+                    map,
+                    num_tile_blocks,
+                },
+            ) => {
+                l == *layout
+                    && t.as_slice() == *tile
+                    && m.as_slice() == *map
+                    && n == num_tile_blocks
+            }
+            (ArgKey::Scalar(v), PlanArg::Scalar(x)) => v == x,
+            _ => false,
+        }
+    }
 }
 
 impl CompileClient {
@@ -49,6 +119,7 @@ impl CompileClient {
             allow_unchecked,
             general,
             by_facts: Mutex::new(HashMap::new()),
+            last: Mutex::new(None),
             errors: Mutex::new(Vec::new()),
         })
     }
@@ -82,6 +153,29 @@ impl Served {
         plan_args: &[PlanArg<'_>],
         grid: Option<[u32; 3]>,
     ) -> Arc<Kernel> {
+        if let Some(kernel) = self.remembered(plan_args, grid) {
+            return kernel;
+        }
+        let kernel = self.choose(plan_args, grid).await;
+        let keys: Option<Vec<ArgKey>> = plan_args.iter().map(ArgKey::of).collect();
+        if let Some(keys) = keys {
+            *self.last.lock().expect("not poisoned") = Some((keys, grid, kernel.clone()));
+        }
+        kernel
+    }
+
+    /// The kernel the last launch ran, when these are its arguments and host grid.
+    fn remembered(&self, plan_args: &[PlanArg<'_>], grid: Option<[u32; 3]>) -> Option<Arc<Kernel>> {
+        let last = self.last.lock().expect("not poisoned");
+        let (keys, host_grid, kernel) = last.as_ref()?;
+        let same = *host_grid == grid
+            && keys.len() == plan_args.len()
+            && keys.iter().zip(plan_args).all(|(k, a)| k.matches(a));
+        same.then(|| kernel.clone())
+    }
+
+    /// The kernel for these arguments: measure their facts and size, ask once per facts.
+    async fn choose(&self, plan_args: &[PlanArg<'_>], grid: Option<[u32; 3]>) -> Arc<Kernel> {
         let params = &self.general.spec().params;
         if plan_args.len() != params.len() {
             return self.general.clone(); // its checks say what is wrong
@@ -150,5 +244,75 @@ fn layout_of<'a>(arg: &PlanArg<'a>) -> Option<&'a TensorLayout> {
         | PlanArg::Partition { layout, .. }
         | PlanArg::Mapped { layout, .. } => Some(layout),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::plan::Handle;
+
+    fn layout(ptr: u64, n: i64) -> TensorLayout {
+        TensorLayout::contiguous(ptr, &[n], DType::F32, 0)
+    }
+
+    #[test]
+    fn a_key_matches_its_own_argument_and_nothing_else() {
+        let (a, b) = (layout(1 << 40, 1024), layout((1 << 40) + 4, 1024));
+        let tile: &[i64] = &[128];
+        let args = [
+            PlanArg::Tensor(&a),
+            PlanArg::Partition { layout: &a, tile },
+            PlanArg::Mapped {
+                layout: &a,
+                tile,
+                map: &[8, 1],
+                num_tile_blocks: 132,
+            },
+            PlanArg::Scalar(Scalar::Int(7)),
+        ];
+        for (i, arg) in args.iter().enumerate() {
+            let key = ArgKey::of(arg).unwrap();
+            for (j, other) in args.iter().enumerate() {
+                assert_eq!(key.matches(other), i == j, "{key:?} against {other:?}");
+            }
+        }
+        // another base address, tile, map, block count or value is another layout
+        let others = [
+            PlanArg::Tensor(&b),
+            PlanArg::Partition {
+                layout: &a,
+                tile: &[256],
+            },
+            PlanArg::Mapped {
+                layout: &a,
+                tile,
+                map: &[4, 1],
+                num_tile_blocks: 132,
+            },
+            PlanArg::Mapped {
+                layout: &a,
+                tile,
+                map: &[8, 1],
+                num_tile_blocks: 264,
+            },
+            PlanArg::Scalar(Scalar::Int(8)),
+        ];
+        for (key, other) in args.iter().map(|a| ArgKey::of(a).unwrap()).zip(&others) {
+            let other_key = ArgKey::of(other).unwrap();
+            assert!(
+                !key.matches(other) && key != other_key,
+                "{key:?} matched {other:?}"
+            );
+        }
+        let nan = ArgKey::of(&PlanArg::Scalar(Scalar::Float(f64::NAN))).unwrap();
+        assert!(!nan.matches(&PlanArg::Scalar(Scalar::Float(f64::NAN))));
+    }
+
+    #[test]
+    fn moved_or_foreign_arguments_have_no_key() {
+        assert!(ArgKey::of(&PlanArg::Moved(Handle::Tensor)).is_none());
+        assert!(ArgKey::of(&PlanArg::Other("str")).is_none());
     }
 }
