@@ -205,12 +205,30 @@ class LaunchOp(DeviceOp):
     def _awaited_alone(
         self, handle: int, loop: asyncio.AbstractEventLoop
     ) -> Generator[Any, None, Results]:
+        """Issue, then spin until the stream ran idle; park past the spin's bound.
+
+        The work is registered as pending (`PENDING.note`) so that whatever looks at the
+        registry while it runs sees it. While this thread spins it runs nothing else, so when
+        no other Python thread exists nothing can look: then the work is registered only if
+        the spin runs out (or is interrupted), and a round trip that completes within it
+        skips the registry altogether (on the H100 hosts, 1.3 µs of retiring after the GPU
+        finished)."""
         args = self.args
         prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
         keep_alive = prepared.keep_alive
         owners = (args, keep_alive) if keep_alive else (args,)
+        alone = threading.active_count() == 1
+        if alone:
+            try:
+                idle = spin_until_idle(handle, COMPLETIONS.spin_ns)
+            except BaseException:
+                PENDING.note(handle, prepared.accesses, owners)  # still running: protected
+                raise
+            if idle:
+                return args
         batch = PENDING.note(handle, prepared.accesses, owners)
-        if not batch.done and not spin_until_idle(handle, COMPLETIONS.spin_ns):
+        # alone, the spin already ran out: park at once
+        if not batch.done and (alone or not spin_until_idle(handle, COMPLETIONS.spin_ns)):
             yield from COMPLETIONS.park(batch, handle, loop)
         PENDING.retire(batch)
         return args

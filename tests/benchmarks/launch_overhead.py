@@ -320,8 +320,10 @@ def profile(kernel: Kernel, args: tuple[object, ...]) -> None:
     print("where a round trip goes (median µs per phase, perf_counter_ns probes):")
     print("  sync:  issue {:.2f}  cuStreamSynchronize {:.2f}  release {:.2f}".format(*sync_phases))
     print(
-        "  await, alone on its loop: issue {:.2f}  track {:.2f}  cuStreamQuery until idle "
-        "{:.2f} ({:g} queries)  retire {:.2f}".format(*await_phases[:3], polls, await_phases[3])
+        "  await, alone on its loop: issue {:.2f}  register {:.2f}  cuStreamQuery until idle "
+        "{:.2f} ({:g} queries)  retire {:.2f} (no registry with one thread)".format(
+            *await_phases[:3], polls, await_phases[3]
+        )
     )
 
     async def awaits(count: int) -> None:

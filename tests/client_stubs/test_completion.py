@@ -102,6 +102,48 @@ def test_an_await_alone_on_its_loop_asks_its_stream_and_records_no_event(add, fa
     assert names.count("stream_done") >= 1
 
 
+def test_an_await_alone_in_a_single_thread_skips_the_registry(add, fake_driver, monkeypatch):
+    """With no other Python thread nothing can look at the registry while the task spins:
+    a round trip that completes within the spin registers nothing; with another thread
+    alive it registers (and retires) its work."""
+    noted: list[int] = []
+    note = PENDING.note
+    monkeypatch.setattr(PENDING, "note", lambda *a: noted.append(1) or note(*a))
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    with monkeypatch.context() as single:  # whatever threads the test runner keeps
+        single.setattr(threading, "active_count", lambda: 1)
+        assert asyncio.run(asyncio.wait_for(op.on(3), 5)) == op.args
+    assert noted == [] and len(PENDING) == 0
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert asyncio.run(asyncio.wait_for(op.on(3), 5)) == op.args
+    finally:
+        release.set()
+        other.join()
+    assert noted == [1] and len(PENDING) == 0
+
+
+def test_an_interrupted_spin_leaves_the_work_registered(add, busy, monkeypatch):
+    """An exception out of the spin (a KeyboardInterrupt, say) while the work may still run:
+    the work is registered before it propagates, so its tensors stay protected."""
+
+    class Interrupted(BaseException):
+        pass
+
+    def interrupted(stream: int) -> bool:
+        raise Interrupted
+
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(driver, "stream_done", interrupted)
+    with pytest.raises(Interrupted):
+        asyncio.run(asyncio.wait_for(op.on(3), 5))
+    (batch,) = PENDING._streams[3]
+    assert batch.owners == (op.args,) and not batch.done
+
+
 def test_an_await_with_other_tasks_ready_gets_an_event_of_its_own(add, fake_driver):
     """With another task ready the awaiting task yields first and asks about its own work:
     its batch has an event."""
