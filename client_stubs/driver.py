@@ -438,12 +438,17 @@ def create_event() -> Any:
 
 
 def event_record(event: Any, stream: int) -> None:
+    """cuEventRecord of `event` on the stream handle `stream` (on every tracked launch: the
+    compiled call takes this function's place where it is built, `_bind_native`)."""
     handle = _stream_objects.get(stream)
     if handle is None:
         handle = cu_stream(stream)
     result = _state["cu"].cuEventRecord(event, handle)
     if result[0]:  # on every tracked launch: no unwrapping on success
         check(result, "cuEventRecord")
+
+
+_PYTHON_EVENT_RECORD = event_record
 
 
 def event_synchronize(event: Any) -> None:
@@ -514,8 +519,8 @@ def _raise_native_error(code: int, call: str) -> None:
 def _bind_native() -> None:
     """After cuInit, where `client_stubs.native` is built: its calls take the place of the
     hot path's functions (`launch_params`, `current_context_handle`, `synchronize_handle`,
-    `event_done`, `stream_done`; a test's stand-in for one stays in place, and the Python
-    functions route through the compiled calls too)."""
+    `event_done`, `stream_done`, `event_record`; a test's stand-in for one stays in place,
+    and the Python functions route through the compiled calls too)."""
     bound = native.bind_driver(_driver_address, _raise_native_error)
     _state["native"] = bound
     if bound is None:
@@ -528,6 +533,7 @@ def _bind_native() -> None:
         ("synchronize_handle", _PYTHON_SYNCHRONIZE_HANDLE, bound.synchronize),
         ("event_done", _PYTHON_EVENT_DONE, bound.event_done),
         ("stream_done", _PYTHON_STREAM_DONE, bound.stream_done),
+        ("event_record", _PYTHON_EVENT_RECORD, bound.event_record),
     )
     for name, python, compiled in replacements:
         if compiled is not None and globals()[name] is python:

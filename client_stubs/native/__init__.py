@@ -2,12 +2,12 @@
 time the client makes the same calls through `cuda.bindings` (a little slower per launch).
 
 `_launch` (launch.c) calls `cuLaunchKernel`, `cuCtxGetCurrent`, `cuStreamSynchronize`,
-`cuLaunchKernelEx` (an early launch: programmatic stream serialization) and the completion
-queries `cuStreamQuery` and `cuEventQuery` through function pointers bound once to the
-bindings' own driver. `bind_driver` binds it and returns its calls, or None where it is not
-built, is switched off (CUTILE_NATIVE_LAUNCH=0) or the driver has no address for one of the
-first three (without cuLaunchKernelEx, early launches take the bindings' path; without a
-query, that query does).
+`cuLaunchKernelEx` (an early launch: programmatic stream serialization), the completion
+queries `cuStreamQuery` and `cuEventQuery` and `cuEventRecord` through function pointers
+bound once to the bindings' own driver. `bind_driver` binds it and returns its calls, or
+None where it is not built, is switched off (CUTILE_NATIVE_LAUNCH=0) or the driver has no
+address for one of the first three (without cuLaunchKernelEx, early launches take the
+bindings' path; without a query or cuEventRecord, that call does).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ except ImportError:  # not built (no compiler at install time): the bindings' pa
 class NativeDriver:
     """The compiled calls, bound: `launch(function, grid, block, shared_mem_bytes, stream,
     kernel_params)`, `launch_early` (the same arguments), `current_context()` (an int, 0:
-    none), `synchronize(stream)` and the queries `stream_done(stream)` and
-    `event_done(event)` (True: completed, False: not yet); a failing call raises through
-    `on_error`."""
+    none), `synchronize(stream)`, the queries `stream_done(stream)` and `event_done(event)`
+    (True: completed, False: not yet) and `event_record(event, stream)`; a failing call raises
+    through `on_error`."""
 
     launch: Callable[..., None]
     launch_early: Callable[..., None] | None  # None: the driver has no cuLaunchKernelEx
@@ -37,6 +37,7 @@ class NativeDriver:
     synchronize: Callable[[int], None]
     stream_done: Callable[[Any], bool] | None = None  # None: the driver has no cuStreamQuery
     event_done: Callable[[Any], bool] | None = None  # None: the driver has no cuEventQuery
+    event_record: Callable[[Any, int], None] | None = None  # None: no cuEventRecord
 
 
 DRIVER_CALLS = (
@@ -46,6 +47,7 @@ DRIVER_CALLS = (
     "cuLaunchKernelEx",
     "cuStreamQuery",
     "cuEventQuery",
+    "cuEventRecord",
 )
 
 
@@ -65,10 +67,10 @@ def bind_driver(
     if not all(addresses[:3]):
         return None
     _launch.bind(*(address or 0 for address in addresses), on_error)
-    early, stream_done, event_done = (
+    early, stream_done, event_done, event_record = (
         call if address else None
         for call, address in zip(
-            (_launch.launch_early, _launch.stream_done, _launch.event_done),
+            (_launch.launch_early, _launch.stream_done, _launch.event_done, _launch.event_record),
             addresses[3:],
             strict=True,
         )
@@ -80,4 +82,5 @@ def bind_driver(
         _launch.synchronize,
         stream_done,
         event_done,
+        event_record,
     )

@@ -3,8 +3,9 @@
  * `cuda.bindings.driver.cuLaunchKernel` wraps every argument in a Python object, checks
  * it and unwraps it again: about 0.4 µs a call before the driver runs, and `cuCtxGetCurrent`
  * (asked once a launch, to find the context's loaded function) as much again. This module
- * calls them, `cuStreamSynchronize` (op.sync's wait) and the completion queries an `await`
- * spins on (`cuStreamQuery`, `cuEventQuery`), through function pointers bound once, taken from the bindings' own driver with `cuGetProcAddress` so both talk to the same
+ * calls them, `cuStreamSynchronize` (op.sync's wait), `cuEventRecord` (tracked work's
+ * completion event) and the completion queries an `await` spins on (`cuStreamQuery`,
+ * `cuEventQuery`), through function pointers bound once, taken from the bindings' own driver with `cuGetProcAddress` so both talk to the same
  * libcuda; a launch passes the kernelParams array the launch plan already built. A failing
  * call calls back into Python (`on_error` raises the client's own error). `launch_early` is
  * the same launch through `cuLaunchKernelEx` with programmatic stream serialization allowed
@@ -49,6 +50,7 @@ typedef int (*launch_kernel_ex_fn)(const launch_config *config, void *function,
 typedef int (*ctx_get_current_fn)(void **context);
 typedef int (*stream_synchronize_fn)(void *stream);
 typedef int (*query_fn)(void *handle); /* cuStreamQuery, cuEventQuery */
+typedef int (*event_record_fn)(void *event, void *stream);
 
 #define CUDA_ERROR_NOT_READY 600
 
@@ -58,6 +60,7 @@ static ctx_get_current_fn ctx_get_current = NULL;
 static stream_synchronize_fn stream_synchronize = NULL;
 static query_fn stream_query = NULL;
 static query_fn event_query = NULL;
+static event_record_fn event_record_call = NULL;
 static PyObject *on_error = NULL; /* on_error(CUresult, call name) raises */
 
 /* Hand a failing call's CUresult to on_error; NULL when it raised (it should). */
@@ -121,17 +124,17 @@ static PyObject *address_or_none(void *pointer) {
 }
 
 /* bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx,
- * cuStreamQuery, cuEventQuery addresses, on_error) -> the previous binding, in the same form
- * (None for what was unbound); the last three addresses may be 0 or None (a driver without
- * cuLaunchKernelEx: launch_early refuses; without a query: that query refuses) */
-#define BOUND_CALLS 6
+ * cuStreamQuery, cuEventQuery, cuEventRecord addresses, on_error) -> the previous binding, in
+ * the same form (None for what was unbound); the last four addresses may be 0 or None (a
+ * driver without cuLaunchKernelEx: launch_early refuses; without another: its call refuses) */
+#define BOUND_CALLS 7
 #define REQUIRED_CALLS 3
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     unsigned long long addresses[BOUND_CALLS];
     if (nargs != BOUND_CALLS + 1) {
         PyErr_SetString(PyExc_TypeError, "bind(cuLaunchKernel, cuCtxGetCurrent, "
                                          "cuStreamSynchronize, cuLaunchKernelEx, cuStreamQuery, "
-                                         "cuEventQuery, on_error)");
+                                         "cuEventQuery, cuEventRecord, on_error)");
         return NULL;
     }
     for (int i = 0; i < BOUND_CALLS; i++) {
@@ -152,10 +155,11 @@ static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *previous = Py_BuildValue(
-        "(NNNNNNO)", address_or_none((void *)launch_kernel),
+        "(NNNNNNNO)", address_or_none((void *)launch_kernel),
         address_or_none((void *)ctx_get_current), address_or_none((void *)stream_synchronize),
         address_or_none((void *)launch_kernel_ex), address_or_none((void *)stream_query),
-        address_or_none((void *)event_query), on_error ? on_error : Py_None);
+        address_or_none((void *)event_query), address_or_none((void *)event_record_call),
+        on_error ? on_error : Py_None);
     if (previous == NULL) {
         return NULL;
     }
@@ -169,6 +173,7 @@ static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     launch_kernel_ex = (launch_kernel_ex_fn)(uintptr_t)addresses[3];
     stream_query = (query_fn)(uintptr_t)addresses[4];
     event_query = (query_fn)(uintptr_t)addresses[5];
+    event_record_call = (event_record_fn)(uintptr_t)addresses[6];
     return previous;
 }
 
@@ -179,6 +184,7 @@ static PyObject *unbind(PyObject *module, PyObject *unused) {
     stream_synchronize = NULL;
     stream_query = NULL;
     event_query = NULL;
+    event_record_call = NULL;
     Py_CLEAR(on_error);
     Py_RETURN_NONE;
 }
@@ -256,6 +262,29 @@ static PyObject *event_done(PyObject *module, PyObject *event) {
     return query(event, 1, "cuEventQuery");
 }
 
+/* event_record(event, stream) -> None: cuEventRecord (the event fires once the work queued on
+ * the stream so far completed); a failure goes to on_error */
+static PyObject *event_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    unsigned long long event, stream;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "event_record(event, stream)");
+        return NULL;
+    }
+    if (as_u64(args[0], &event) < 0 || as_u64(args[1], &stream) < 0) {
+        return NULL;
+    }
+    event_record_fn record = event_record_call; /* read after the conversions */
+    if (record == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "bind(...) first, with cuEventRecord");
+        return NULL;
+    }
+    int result = record((void *)(uintptr_t)event, (void *)(uintptr_t)stream);
+    if (result != 0) {
+        return failed(result, "cuEventRecord");
+    }
+    Py_RETURN_NONE;
+}
+
 /* A launch's arguments: (function, grid, block, shared_mem_bytes, stream, kernel_params). */
 typedef struct {
     unsigned long long function, stream, params;
@@ -330,8 +359,8 @@ static PyObject *launch_early(PyObject *module, PyObject *const *args, Py_ssize_
 static PyMethodDef methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
      "bind(cuLaunchKernel, cuCtxGetCurrent, cuStreamSynchronize, cuLaunchKernelEx, "
-     "cuStreamQuery, cuEventQuery addresses, on_error): call these from now on "
-     "(on_error(CUresult, call name) raises); returns the previous binding."},
+     "cuStreamQuery, cuEventQuery, cuEventRecord addresses, on_error): call these from now "
+     "on (on_error(CUresult, call name) raises); returns the previous binding."},
     {"unbind", unbind, METH_NOARGS, "Forget the binding (every call refuses until bind)."},
     {"bound", bound, METH_NOARGS, "Whether bind has been called."},
     {"current_context", current_context, METH_NOARGS,
@@ -342,6 +371,8 @@ static PyMethodDef methods[] = {
     {"event_done", event_done, METH_O,
      "cuEventQuery(event): True once the work it captured completed, False while it runs; "
      "another result goes to on_error."},
+    {"event_record", (PyCFunction)(void (*)(void))event_record, METH_FASTCALL,
+     "event_record(event, stream): cuEventRecord; a failure goes to on_error."},
     {"synchronize", synchronize, METH_O,
      "cuStreamSynchronize(stream), the GIL released while it waits."},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,

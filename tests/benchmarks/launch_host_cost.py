@@ -12,6 +12,8 @@ round is the stable figure. Each row lists the driver calls one launch makes; on
 
   fake driver floor    one fake `launch_params` call
   eager                kernel(z, x, y): memoized checks, launch, pending-work tracking
+  eager, on a stream   kernel(z, x, y, stream=S) on a stream of the caller's: its work is
+                       tracked with an event of its own (one `cuEventRecord` a launch)
   eager, variants      the same through `Bundle.kernel(...)` of an entry built with a
                        specialized variant: the per-launch choice of variant
   choice alone         the difference of the two (target: < 0.5 µs)
@@ -63,6 +65,7 @@ N = 1024
 CHAIN = 100
 PER_ROUND = 500
 Z, X, Y = 0x7F00_0000_0000, 0x7F10_0000_0000, 0x7F20_0000_0000
+STREAM = 0x5000  # a stream handle of the caller's (not a default stream: an event per launch)
 
 
 def best_us(fn: Callable[[], object], count: int, rounds: int, reset: Callable[[], None]) -> float:
@@ -203,6 +206,8 @@ def run_rows(
 
     eager = measure(lambda: kernel(*args))
     report("eager kernel(...)", eager, calls_of(lambda: kernel(*args)))
+    on_stream = measure(lambda: kernel(*args, stream=STREAM))
+    report("eager, on a stream", on_stream, calls_of(lambda: kernel(*args, stream=STREAM)))
     if chooser is not None:
         chosen = measure(lambda: chooser(*args))
         report("eager, variants", chosen, calls_of(lambda: chooser(*args)))
@@ -239,6 +244,7 @@ def with_fake_driver(rounds: int, profiling: bool) -> None:
         def reset() -> None:
             fake.calls.clear()
             synchronize_handle(0)
+            synchronize_handle(STREAM)
 
         print(f"Python host cost per launch, add<B={N}>, fake driver (best of {rounds} rounds)")
         launch = driver.launch_params
@@ -290,6 +296,7 @@ def with_bindings(rounds: int, profiling: bool) -> None:
 
         def reset() -> None:
             synchronize(0)
+            synchronize_handle(STREAM)
 
         print(f"host cost per launch, add<B={N}>, cuda-python bindings (best of {rounds} rounds)")
         report("raw cuLaunchKernel", best_us(raw, PER_ROUND, rounds, reset))

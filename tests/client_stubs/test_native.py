@@ -2,7 +2,7 @@
 the arguments it was given, hands failures to `on_error`, refuses bad input with Python
 errors, and `client_stubs.driver` routes its hot path through it once cuInit succeeded.
 
-The "driver" here is six C-callable Python functions (ctypes callbacks) that record what
+The "driver" here is seven C-callable Python functions (ctypes callbacks) that record what
 they receive: no GPU and no libcuda needed."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ CTX_GET_CURRENT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)
 STREAM_SYNCHRONIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 LAUNCH_EX = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 4))
 QUERY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+EVENT_RECORD = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 NOT_READY = 600
 
 
@@ -47,7 +48,7 @@ class LaunchConfig(ctypes.Structure):
 
 
 class FakeDriver:
-    """Six driver functions as C callbacks; `result` is what each returns."""
+    """Seven driver functions as C callbacks; `result` is what each returns."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
@@ -59,6 +60,7 @@ class FakeDriver:
         self.launch_ex = LAUNCH_EX(self._launch_ex)
         self.stream_query = QUERY(self._stream_query)
         self.event_query = QUERY(self._event_query)
+        self.event_record = EVENT_RECORD(self._event_record)
 
     def _launch(self, *args: Any) -> int:
         self.calls.append(("launch", args))
@@ -91,6 +93,10 @@ class FakeDriver:
         self.calls.append(("event_query", (event,)))
         return self.result
 
+    def _event_record(self, event: Any, stream: Any) -> int:
+        self.calls.append(("event_record", (event, stream)))
+        return self.result
+
     def address(self, name: str) -> int | None:
         callback = {
             "cuLaunchKernel": self.launch,
@@ -99,6 +105,7 @@ class FakeDriver:
             "cuLaunchKernelEx": self.launch_ex,
             "cuStreamQuery": self.stream_query,
             "cuEventQuery": self.event_query,
+            "cuEventRecord": self.event_record,
         }.get(name)
         return ctypes.cast(callback, ctypes.c_void_p).value if callback else None
 
@@ -195,6 +202,21 @@ def test_completion_queries_answer_done_or_not_ready(fake: FakeDriver) -> None:
         _launch.stream_done("stream")
 
 
+def test_event_record_passes_event_and_stream(fake: FakeDriver) -> None:
+    class Handle:
+        def __index__(self) -> int:
+            return 0xE7
+
+    _launch.event_record(Handle(), 0x55)
+    assert fake.calls == [("event_record", (0xE7, 0x55))]
+    fake.result = 400
+    with pytest.raises(CudaError, match="cuEventRecord") as raised:
+        _launch.event_record(0xE7, 0x55)
+    assert raised.value.code == 400
+    with pytest.raises(TypeError):
+        _launch.event_record(0xE7)
+
+
 def test_current_context_and_synchronize(fake: FakeDriver) -> None:
     assert _launch.current_context() == 0xC0FFEE
     _launch.synchronize(0x55)
@@ -229,11 +251,11 @@ def test_bad_arguments_raise_and_launch_nothing(
 
 def test_bind_refuses_null_addresses_and_uncallable_handlers(fake: FakeDriver) -> None:
     with pytest.raises(ValueError, match="null"):
-        _launch.bind(0, 1, 1, 1, 1, 1, _raise)
+        _launch.bind(0, 1, 1, 1, 1, 1, 1, _raise)
     with pytest.raises(TypeError, match="callable"):
-        _launch.bind(1, 1, 1, 1, 1, 1, "not callable")
+        _launch.bind(1, 1, 1, 1, 1, 1, 1, "not callable")
     with pytest.raises(TypeError):
-        _launch.bind(1, 1, 1, 1, 1, _raise)
+        _launch.bind(1, 1, 1, 1, 1, 1, _raise)
     _launch.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)  # the earlier binding still holds
     assert [name for name, _ in fake.calls] == ["launch"]
 
@@ -261,11 +283,14 @@ def test_an_argument_that_unbinds_the_module_gets_an_error_not_a_crash(fake: Fak
     _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
     with pytest.raises(RuntimeError, match="bind"):
         _launch.event_done(Unbinding())
+    _launch.bind(*(fake.address(name) for name in native.DRIVER_CALLS), _raise)
+    with pytest.raises(RuntimeError, match="bind"):
+        _launch.event_record(Unbinding(), 0)
     assert fake.calls == []
 
 
 def test_unbound_calls_refuse() -> None:
-    previous = _launch.bind(1, 1, 1, 1, 1, 1, _raise)
+    previous = _launch.bind(1, 1, 1, 1, 1, 1, 1, _raise)
     _launch.unbind()
     try:
         assert not _launch.bound()
@@ -279,6 +304,8 @@ def test_unbound_calls_refuse() -> None:
             _launch.stream_done(0)
         with pytest.raises(RuntimeError, match="bind"):
             _launch.event_done(0)
+        with pytest.raises(RuntimeError, match="bind"):
+            _launch.event_record(0, 0)
     finally:
         if previous[0] is not None:
             _launch.bind(*previous)
@@ -305,7 +332,7 @@ def test_a_driver_without_cuLaunchKernelEx_keeps_the_rest(fake: FakeDriver) -> N
         _launch.launch_early(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
     bound.launch(1, (1, 1, 1), (1, 1, 1), 0, 0, 0)
     assert [name for name, _ in fake.calls] == ["launch"]
-    previous = _launch.bind(1, 1, 1, 1, 1, 1, _raise)
+    previous = _launch.bind(1, 1, 1, 1, 1, 1, 1, _raise)
     assert previous[3] is None
     _launch.bind(*previous)  # a binding given back binds again
     with pytest.raises(RuntimeError, match="cuLaunchKernelEx"):
@@ -313,12 +340,16 @@ def test_a_driver_without_cuLaunchKernelEx_keeps_the_rest(fake: FakeDriver) -> N
 
 
 def test_a_driver_without_the_queries_keeps_the_bindings_path_for_them(fake: FakeDriver) -> None:
-    """Without cuStreamQuery and cuEventQuery the launch calls are bound and the queries are
-    None (the bindings' functions serve); the module refuses them."""
+    """Without cuStreamQuery, cuEventQuery and cuEventRecord the launch calls are bound and
+    those three are None (the bindings' functions serve); the module refuses them."""
     bound = native.bind_driver(
-        lambda name: None if name.endswith("Query") else fake.address(name), _raise
+        lambda name: None if name.startswith(("cuEvent", "cuStreamQuery")) else fake.address(name),
+        _raise,
     )
     assert bound is not None and bound.stream_done is None and bound.event_done is None
+    assert bound.event_record is None
+    with pytest.raises(RuntimeError, match="cuEventRecord"):
+        _launch.event_record(0, 0)
     with pytest.raises(RuntimeError, match="cuStreamQuery"):
         _launch.stream_done(0)
     with pytest.raises(RuntimeError, match="cuEventQuery"):
@@ -343,7 +374,8 @@ def test_driver_routes_its_hot_path_through_the_bound_calls(
     monkeypatch.setattr(driver, "synchronize_handle", driver.synchronize_handle)
     monkeypatch.setattr(driver, "event_done", driver.event_done)
     monkeypatch.setattr(driver, "stream_done", driver.stream_done)
-    saved = _launch.bind(1, 1, 1, 1, 1, 1, _raise)  # only to learn the binding to put back
+    monkeypatch.setattr(driver, "event_record", driver.event_record)
+    saved = _launch.bind(1, 1, 1, 1, 1, 1, 1, _raise)  # only to learn the binding to put back
     try:
         driver._bind_native()
         assert driver.launch_params is _launch.launch
@@ -352,6 +384,7 @@ def test_driver_routes_its_hot_path_through_the_bound_calls(
         assert driver.current_context_handle is _launch.current_context
         assert driver.event_done is _launch.event_done
         assert driver.stream_done is _launch.stream_done
+        assert driver.event_record is _launch.event_record
         driver.launch_params(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver._BINDINGS_LAUNCH_PARAMS(3, (2, 1, 1), (64, 1, 1), 0, 11, 99)
         driver.synchronize(11)
