@@ -35,7 +35,7 @@ import ctypes
 import itertools
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from client_stubs import driver
@@ -66,16 +66,7 @@ def others_ready(loop: asyncio.AbstractEventLoop) -> bool:
 def spin_until_finished(batch: Batch, spin_ns: int) -> bool:
     """Ask until `batch` finished, for at most `spin_ns`; whether it finished. The first
     question goes to the newest work on its stream (`PENDING.finished_in_order`)."""
-    if PENDING.finished_in_order(batch):
-        return True
-    if spin_ns <= 0:
-        return False
-    clock = time.perf_counter_ns
-    deadline = clock() + spin_ns
-    while clock() < deadline:
-        if batch.finished():
-            return True
-    return False
+    return PENDING.finished_in_order(batch) or _keep_asking(batch.finished, spin_ns)
 
 
 def spin_until_idle(stream: int, spin_ns: int) -> bool:
@@ -83,14 +74,17 @@ def spin_until_idle(stream: int, spin_ns: int) -> bool:
     whether it did. What an await alone on its loop spins on: nothing was issued on the stream
     since its work but by other threads, whose work only makes the answer come later."""
     stream_done = driver.stream_done
-    if stream_done(stream):
-        return True
+    return stream_done(stream) or _keep_asking(lambda: stream_done(stream), spin_ns)
+
+
+def _keep_asking(done: Callable[[], bool], spin_ns: int) -> bool:
+    """Ask `done()` until it says so, for at most `spin_ns` (0: not at all); whether it did."""
     if spin_ns <= 0:
         return False
     clock = time.perf_counter_ns
     deadline = clock() + spin_ns
     while clock() < deadline:
-        if stream_done(stream):
+        if done():
             return True
     return False
 
