@@ -113,12 +113,7 @@ class Completions:
     def park(
         self, batch: Batch, stream: int, loop: asyncio.AbstractEventLoop
     ) -> Generator[Any, None, None]:
-        """Wait on a future that the host function behind `stream`'s work resolves. A batch
-        without an event (an await alone on its loop) gets one first: the host function marks
-        it done, and a later launch must not join it (`PENDING.note` joins the newest
-        uncovered batch of a stream), or that launch would pass for done with it."""
-        if not batch.covered:
-            PENDING.event_of(batch)
+        """Wait on a future that the host function behind `stream`'s work resolves."""
         future: asyncio.Future[None] = loop.create_future()
         key = (loop, stream)
         group = self._open.get(key)

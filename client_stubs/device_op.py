@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from client_stubs import driver
 from client_stubs.completion import COMPLETIONS, spin_until_finished, spin_until_idle
-from client_stubs.pending import PENDING, Access, Batch, synchronize_handle
+from client_stubs.pending import DEFAULT_STREAMS, PENDING, Access, Batch, synchronize_handle
 
 Results = tuple[object, ...]
 POOL_STREAMS = 4
@@ -85,7 +85,8 @@ class Run:
 
     def track(self, own_event: bool = True) -> Batch | None:
         """Register what the run touched (None if empty), with a completion event of its own,
-        or (`own_event=False`) with none: then its stream running idle tells (`PENDING.note`).
+        or (`own_event=False`) with none: then its stream running idle tells (`PENDING.note`,
+        a solo batch: the waiter retires it as complete, so no later launch may join it).
         """
         if not self.owners:
             return None
@@ -93,7 +94,7 @@ class Run:
         accesses = self.last_accesses if len(self.launches) == 1 else self.accesses
         if own_event:
             return PENDING.record(self.stream, accesses, tuple(self.owners))
-        return PENDING.note(self.stream, accesses, tuple(self.owners))
+        return PENDING.note(self.stream, accesses, tuple(self.owners), solo=True)
 
 
 class DeviceOp:
@@ -147,10 +148,10 @@ class DeviceOp:
 
         With other tasks ready (COMPLETIONS.wait's overlap step, inlined with others_ready:
         the hot path) the work gets an event of its own, so that this task, resuming after
-        theirs, asks about its work and not theirs. Alone on the loop, the task spins at once
-        and no other task issues meanwhile, so it asks its stream (`cuStreamQuery`) and
-        records no event: one driver call less per await (it is recorded only if the spin
-        runs out and the task parks)."""
+        theirs, asks about its work and not theirs. Alone on the loop, on a stream no one
+        destroys (`eventless`), the task spins at once and no other task issues meanwhile,
+        so it asks its stream (`cuStreamQuery`) and records no event: one driver call less
+        per await (it is recorded only if the spin runs out and the task parks)."""
         loop = asyncio.get_running_loop()
         ready = getattr(loop, "_ready", None)
         others = ready is None or len(ready) > 0
@@ -158,7 +159,7 @@ class DeviceOp:
         try:
             results = self._issue(run)
         finally:
-            batch = run.track(own_event=others)
+            batch = run.track(own_event=others or not eventless(handle))
         if batch is not None:
             if not batch.done:
                 if others:
@@ -205,30 +206,19 @@ class LaunchOp(DeviceOp):
     def _awaited_alone(
         self, handle: int, loop: asyncio.AbstractEventLoop
     ) -> Generator[Any, None, Results]:
-        """Issue, then spin until the stream ran idle; park past the spin's bound.
-
-        The work is registered as pending (`PENDING.note`) so that whatever looks at the
-        registry while it runs sees it. While this thread spins it runs nothing else, so when
-        no other Python thread exists nothing can look: then the work is registered only if
-        the spin runs out (or is interrupted), and a round trip that completes within it
-        skips the registry altogether (on the H100 hosts, 1.3 µs of retiring after the GPU
-        finished)."""
+        """Issue, register (without an event on a stream no one destroys), spin until the
+        work finished, park past the spin's bound, retire."""
         args = self.args
         prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
         keep_alive = prepared.keep_alive
         owners = (args, keep_alive) if keep_alive else (args,)
-        alone = threading.active_count() == 1
-        if alone:
-            try:
-                idle = spin_until_idle(handle, COMPLETIONS.spin_ns)
-            except BaseException:
-                PENDING.note(handle, prepared.accesses, owners)  # still running: protected
-                raise
-            if idle:
-                return args
-        batch = PENDING.note(handle, prepared.accesses, owners)
-        # alone, the spin already ran out: park at once
-        if not batch.done and (alone or not spin_until_idle(handle, COMPLETIONS.spin_ns)):
+        if eventless(handle):
+            batch = PENDING.note(handle, prepared.accesses, owners, solo=True)
+            finished = spin_until_idle(handle, COMPLETIONS.spin_ns)
+        else:
+            batch = PENDING.record(handle, prepared.accesses, owners)
+            finished = spin_until_finished(batch, COMPLETIONS.spin_ns)
+        if not finished:
             yield from COMPLETIONS.park(batch, handle, loop)
         PENDING.retire(batch)
         return args
@@ -327,6 +317,12 @@ class Pending:
         return self.results
 
 
+def eventless(stream: int) -> bool:
+    """Whether work on `stream` may be tracked without an event: the legacy default stream and
+    the await pool's, which no one destroys."""
+    return stream in DEFAULT_STREAMS or STREAMS.owns(stream)
+
+
 class StreamPool:
     """A few streams per device that `await op` takes in turn (so that concurrent awaits
     overlap on the GPU). They are blocking streams: they order after the legacy stream, which
@@ -350,6 +346,10 @@ class StreamPool:
                     self._streams[device] = streams
         self._turn = (self._turn + 1) % self.size
         return streams[self._turn]
+
+    def owns(self, stream: int) -> bool:
+        """Whether `stream` is one of the pool's (created here, never destroyed)."""
+        return any(stream in streams for streams in self._streams.values())
 
 
 STREAMS = StreamPool()

@@ -35,7 +35,7 @@ from client_stubs.errors import (
     PendingWorkError,
     TargetMismatchError,
 )
-from client_stubs.pending import PENDING, synchronize_handle
+from client_stubs.pending import DEFAULT_STREAMS, PENDING, synchronize_handle
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
@@ -49,11 +49,6 @@ _HOST_ARCH_ALIASES = {
     "aarch64": "aarch64",
 }
 
-
-# The legacy default stream (0, or CU_STREAM_LEGACY): no one destroys it, so work on it can be
-# tracked by asking the stream itself (PendingWork.note). The per-thread default stream is
-# refused (`driver.stream_handle`).
-DEFAULT_STREAMS = frozenset({0, 1})
 
 # Launch kernels that wait for prior grids early (programmatic dependent launch): they may
 # start while the kernel before them drains. CUTILE_EARLY_LAUNCH=0 launches every kernel

@@ -40,6 +40,13 @@ from client_stubs.errors import GraphCapturedError, PendingWorkError
 
 RETIRE_EVERY = 8  # a stream's FIFO is tidied at every 8th new batch (amortized O(1) queries)
 
+# The legacy default stream (0, or CU_STREAM_LEGACY): no one destroys it, so work on it can be
+# tracked by asking the stream itself (`PendingWork.note`). Work on a stream its owner may
+# destroy gets an event, which outlives the stream (a handle reused by a new, idle stream
+# would answer for work still running). The per-thread default stream is refused
+# (`driver.stream_handle`).
+DEFAULT_STREAMS = frozenset({0, 1})
+
 
 class Span(Protocol):
     """What `PENDING` needs to know about a tensor: its device and byte range."""
@@ -119,6 +126,9 @@ def hazard_spans(accesses: Sequence[Access]) -> HazardSpans:
     return spans
 
 
+_LOCK = threading.RLock()  # the registry's lock (`PendingWork._lock`), shared with `Batch`
+
+
 class Batch:
     """GPU work issued on one stream whose completion is not yet known on the host.
 
@@ -126,12 +136,33 @@ class Batch:
     launch) has none: it is covered by the next batch of its stream that has one (its
     `anchor`: stream order makes it complete first), and an uncovered batch asks whether its
     whole stream is idle (`cuStreamQuery`). Either answer may come later than the work itself
-    finished, never earlier."""
+    finished, never earlier.
 
-    __slots__ = ("_spans", "accesses", "anchor", "done", "event", "owners", "stream")
+    An uncovered batch may grow: a repeat of its launch joins it (`PendingWork.note`), which
+    counts in `joins`. A waiter that saw the batch complete marks it done only if no launch
+    joined it since the waiter began to look (`finished`, `PendingWork.retire(batch, joins)`):
+    a launch that joined afterwards is not known complete. A `solo` batch (an awaited run's)
+    is never joined."""
+
+    __slots__ = (
+        "_spans",
+        "accesses",
+        "anchor",
+        "done",
+        "event",
+        "joins",
+        "owners",
+        "solo",
+        "stream",
+    )
 
     def __init__(
-        self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...], event: Any
+        self,
+        stream: int,
+        accesses: Sequence[Access],
+        owners: tuple[object, ...],
+        event: Any,
+        solo: bool = False,
     ) -> None:
         self.stream = stream
         self.accesses = accesses if type(accesses) is tuple else tuple(accesses)
@@ -139,6 +170,8 @@ class Batch:
         self.event = event
         self.anchor: Batch | None = None
         self.done = False
+        self.joins = 0
+        self.solo = solo
         self._spans: HazardSpans | None = None
 
     @property
@@ -165,8 +198,12 @@ class Batch:
         elif self.anchor is not None:
             if self.anchor.finished():
                 self.done = True
-        elif driver.stream_done(self.stream):
-            self.done = True
+        else:
+            joins = self.joins
+            if driver.stream_done(self.stream):
+                with _LOCK:  # the registry's: no launch joins while this is decided
+                    if self.joins == joins:  # none joined since the question
+                        self.done = True
         return self.done
 
 
@@ -182,7 +219,7 @@ class PendingWork:
     """The registry behind `PENDING` (one per process)."""
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()
+        self._lock = _LOCK
         self._streams: dict[int, deque[Batch]] = {}
         self._pins: list[Pin] = []
         self._events: list[Any] = []  # recycled events
@@ -205,27 +242,38 @@ class PendingWork:
             _cover(queue)
         return batch
 
-    def note(self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> Batch:
+    def note(
+        self,
+        stream: int,
+        accesses: Sequence[Access],
+        owners: tuple[object, ...],
+        solo: bool = False,
+    ) -> Batch:
         """Track work just issued on `stream` without an event of its own (an eager launch,
-        or an `await` alone on its loop: one driver call less). Whenever a stream's FIFO
-        reaches a multiple of `RETIRE_EVERY` batches, its newest gets an event that covers
-        the batches before it, and the front whose covering event fired retires (amortized:
-        one record and one query per `RETIRE_EVERY` launches). A launch that repeats the
-        newest uncovered batch (the same memoized plan, hence the same memory and owners)
-        joins it: nothing tells when an uncovered batch finished but events recorded later
-        or its stream running idle, and those answer for the repeat too."""
+        or an `await` alone on its loop: one driver call less); only for streams no one
+        destroys (`DEFAULT_STREAMS`, the await pool's). Whenever a stream's FIFO reaches a
+        multiple of `RETIRE_EVERY` batches, its newest gets an event that covers the batches
+        before it, and the front whose covering event fired retires (amortized: one record
+        and one query per `RETIRE_EVERY` launches). A launch that repeats the newest
+        uncovered batch (the same memoized plan, hence the same memory and owners) joins it
+        (counted in `joins`): nothing tells when an uncovered batch finished but events
+        recorded later or its stream running idle, and those answer for the repeat too. A
+        `solo` batch (an awaited run, whose waiter retires it as complete) is never joined,
+        and joins nothing."""
         with self._lock:
             queue = self._streams.get(stream)
-            if queue and accesses:
+            if queue and accesses and not solo:
                 newest = queue[-1]
                 if (
                     newest.accesses is accesses  # the same memoized plan: the same memory
                     and newest.event is None
                     and newest.anchor is None
                     and not newest.done
+                    and not newest.solo
                 ):
+                    newest.joins += 1
                     return newest  # only later events and the idle stream answer for it
-            batch = Batch(stream, accesses, owners, None)
+            batch = Batch(stream, accesses, owners, None, solo)
             if queue is None:
                 self._streams[stream] = deque((batch,))
                 return batch
@@ -297,14 +345,22 @@ class PendingWork:
         except IndexError:  # emptied meanwhile by another thread
             return None
 
-    def retire(self, batch: Batch) -> None:
+    def retire(self, batch: Batch, joins: int | None = None) -> None:
         """`batch` is known complete (its event or stream was synchronized, or a host function
         ran behind it): it and every batch issued before it on its stream retire, with no
-        driver call (a stream completes its work in order)."""
+        driver call (a stream completes its work in order). `joins`: the batch's count of
+        joined launches when the waiter began to look; if a launch joined it since, only the
+        batches before it retire (that launch is not known complete)."""
         with self._lock:
-            batch.done = True
             stream = batch.stream
             queue = self._streams.get(stream)
+            if joins is not None and batch.joins != joins:
+                while queue and queue[0] is not batch:
+                    self._release(queue.popleft())
+                if queue is not None and not queue:
+                    del self._streams[stream]
+                return
+            batch.done = True
             if queue is None:
                 return
             if queue and queue[-1] is batch:  # the newest (an awaited op): the whole stream
@@ -338,9 +394,11 @@ class PendingWork:
             newest = queue[-1] if queue else None
         except IndexError:  # emptied meanwhile by another thread
             newest = None
-        if newest is not None and newest is not batch and newest.finished():
-            self.retire(newest)  # `batch` was queued before it (or already retired)
-            return True
+        if newest is not None and newest is not batch:
+            joins = newest.joins
+            if newest.finished():
+                self.retire(newest, joins)  # `batch` was queued before it (or retired)
+                return True
         return batch.finished()
 
     def _release(self, batch: Batch) -> None:
@@ -475,9 +533,10 @@ def synchronize_handle(handle: int) -> None:
     Work another thread queues during the wait is not this wait's to retire: retiring the
     whole stream once let such a kernel's output be read and its memory freed while it ran."""
     newest = PENDING.newest(handle)
+    joins = 0 if newest is None else newest.joins
     driver.synchronize_handle(handle)
     if newest is not None:
-        PENDING.retire(newest)
+        PENDING.retire(newest, joins)  # a launch that joined it during the wait is not done
 
 
 PENDING = PendingWork()

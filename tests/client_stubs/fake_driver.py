@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from client_stubs import driver, launcher
+from client_stubs.device_op import STREAMS
 from client_stubs.pending import PENDING
 
 CUBIN = b"\x7fELF fake cubin"
@@ -136,10 +137,12 @@ class FakeDriver:
 
 @pytest.fixture
 def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
-    """The fake driver, with an empty pending-work registry. Garbage is collected before it
-    comes and before it goes, so tensors of other tests (allocated on another fake driver)
-    never free themselves into this test's record."""
+    """The fake driver, with an empty pending-work registry and an empty await stream pool
+    (its streams are this driver's). Garbage is collected before it comes and before it
+    goes, so tensors of other tests (allocated on another fake driver) never free themselves
+    into this test's record."""
     gc.collect()
+    monkeypatch.setattr(STREAMS, "_streams", {})
     monkeypatch.setattr(PENDING, "_streams", {})
     monkeypatch.setattr(PENDING, "_pins", [])
     monkeypatch.setattr(PENDING, "_events", [])

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, driver
+from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver
 from client_stubs.completion import COMPLETIONS, Completions, others_ready, spin_until_finished
 from client_stubs.pending import PENDING, Batch
 from tests.client_stubs.fake_driver import CUBIN
@@ -91,57 +91,45 @@ def test_work_done_by_the_time_it_is_awaited_needs_no_host_function(add, fake_dr
 
 
 def test_an_await_alone_on_its_loop_asks_its_stream_and_records_no_event(add, fake_driver):
-    """No other task is ready, so the awaiting task spins at once: the stream running idle
-    (cuStreamQuery) tells it, and no event is recorded for it."""
-    (op,) = ops(Kernel(CUBIN, add), 1)
+    """No other task is ready, so the awaiting task spins at once: on the legacy stream or a
+    stream of the await pool (no one destroys them) the stream running idle (cuStreamQuery)
+    tells it, and no event is recorded; on a caller's stream its work gets an event."""
+    kernel = Kernel(CUBIN, add)
+    for awaited in (lambda op: op.on(0), lambda op: op):
+        (op,) = ops(kernel, 1)
+        fake_driver.calls.clear()
+        assert asyncio.run(asyncio.wait_for(awaited(op), 5)) == op.args
+        names = fake_driver.names()
+        assert "event_record" not in names and "launch_host_func" not in names
+        assert names.count("stream_done") >= 1 and len(PENDING) == 0
+    (op,) = ops(kernel, 1)
     fake_driver.calls.clear()
-    results = asyncio.run(asyncio.wait_for(op.on(3), 5))
-    assert results == op.args and len(PENDING) == 0
-    names = fake_driver.names()
-    assert "event_record" not in names and "launch_host_func" not in names
-    assert names.count("stream_done") >= 1
+    assert asyncio.run(asyncio.wait_for(op.on(3), 5)) == op.args
+    assert fake_driver.names().count("event_record") == 1 and len(PENDING) == 0
 
 
-def test_an_await_alone_in_a_single_thread_skips_the_registry(add, fake_driver, monkeypatch):
-    """With no other Python thread nothing can look at the registry while the task spins:
-    a round trip that completes within the spin registers nothing; with another thread
-    alive it registers (and retires) its work."""
-    noted: list[int] = []
-    note = PENDING.note
-    monkeypatch.setattr(PENDING, "note", lambda *a: noted.append(1) or note(*a))
-    (op,) = ops(Kernel(CUBIN, add), 1)
-    with monkeypatch.context() as single:  # whatever threads the test runner keeps
-        single.setattr(threading, "active_count", lambda: 1)
-        assert asyncio.run(asyncio.wait_for(op.on(3), 5)) == op.args
-    assert noted == [] and len(PENDING) == 0
-    release = threading.Event()
-    other = threading.Thread(target=release.wait)
-    other.start()
-    try:
-        assert asyncio.run(asyncio.wait_for(op.on(3), 5)) == op.args
-    finally:
-        release.set()
-        other.join()
-    assert noted == [1] and len(PENDING) == 0
+def test_no_launch_joins_an_awaited_batch(add, busy, monkeypatch):
+    """The awaiting task asks its stream; if the same launch is issued eagerly (by another
+    thread) right after the answer and before the task retires its batch, that launch is a
+    batch of its own, still protected once the await returned."""
+    kernel = Kernel(CUBIN, add)
+    (op,) = ops(kernel, 1)
+    stream_done = driver.stream_done
 
+    def idle_then_relaunched(stream: int) -> bool:
+        busy.complete()  # the awaited kernel finished: the answer is "idle"...
+        kernel(*op.args, stream=0)  # ...and the same launch is issued before the retire
+        monkeypatch.setattr(driver, "stream_done", stream_done)
+        return True
 
-def test_an_interrupted_spin_leaves_the_work_registered(add, busy, monkeypatch):
-    """An exception out of the spin (a KeyboardInterrupt, say) while the work may still run:
-    the work is registered before it propagates, so its tensors stay protected."""
-
-    class Interrupted(BaseException):
-        pass
-
-    def interrupted(stream: int) -> bool:
-        raise Interrupted
-
-    (op,) = ops(Kernel(CUBIN, add), 1)
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
-    monkeypatch.setattr(driver, "stream_done", interrupted)
-    with pytest.raises(Interrupted):
-        asyncio.run(asyncio.wait_for(op.on(3), 5))
-    (batch,) = PENDING._streams[3]
-    assert batch.owners == (op.args,) and not batch.done
+    monkeypatch.setattr(driver, "stream_done", idle_then_relaunched)
+    assert asyncio.run(asyncio.wait_for(op.on(0), 5)) == op.args
+    (later,) = PENDING._streams[0]
+    assert not later.finished()  # the relaunch still runs
+    with pytest.raises(PendingWorkError):
+        op.args[0].unpartition()
+    busy.complete()
+    op.args[0].unpartition()
 
 
 def test_an_await_with_other_tasks_ready_gets_an_event_of_its_own(add, fake_driver):
@@ -151,28 +139,27 @@ def test_an_await_with_other_tasks_ready_gets_an_event_of_its_own(add, fake_driv
 
     async def main() -> tuple[object, ...]:
         asyncio.get_running_loop().call_soon(lambda: None)  # another task is ready
-        return await op.on(3)
+        return await op.on(0)
 
     fake_driver.calls.clear()
     assert asyncio.run(asyncio.wait_for(main(), 5)) == op.args
     assert fake_driver.names().count("event_record") == 1 and len(PENDING) == 0
 
 
-def test_a_parked_await_alone_gets_an_event_no_later_launch_can_join(add, busy):
-    """An await alone on its loop parks when its spin runs out: its batch gets an event
-    before the host function, so a later eager launch of the same memoized plan on the same
-    stream is a batch of its own, unfinished when the host function marks the await done."""
+def test_a_launch_after_a_parked_await_is_not_done_with_it(add, busy):
+    """An await alone on its loop parks when its spin runs out; a later eager launch of the
+    same memoized plan on the same stream is a batch of its own, still unfinished when the
+    host function marks the await's work done."""
     kernel = Kernel(CUBIN, add)
     (op,) = ops(kernel, 1)
 
     async def main() -> tuple[object, ...]:
-        task = asyncio.ensure_future(op.on(6))
+        task = asyncio.ensure_future(op.on(0))
         await asyncio.sleep(0.01)
         assert not task.done() and busy.names().count("launch_host_func") == 1
-        (awaited,) = PENDING._streams[6]
-        assert awaited.event is not None  # covered before the host function was enqueued
-        kernel(*op.args, stream=6)  # the same plan, issued after the host function
-        later = PENDING._streams[6][-1]
+        (awaited,) = PENDING._streams[0]
+        kernel(*op.args, stream=0)  # the same plan, issued after the host function
+        later = PENDING._streams[0][-1]
         assert later is not awaited
         queued, busy.host_funcs = busy.host_funcs, []
         for _, address, token in queued:  # the host function runs; the launch after it does not
@@ -184,6 +171,24 @@ def test_a_parked_await_alone_gets_an_event_no_later_launch_can_join(add, busy):
     assert asyncio.run(asyncio.wait_for(main(), 5)) == op.args
     busy.complete()
     assert all(b.finished() for queue in PENDING._streams.values() for b in queue)
+
+
+def test_an_exception_out_of_the_spin_leaves_the_work_registered(add, busy, monkeypatch):
+    """An exception out of the spin (a KeyboardInterrupt, say) while the work may still run:
+    the work stays registered, so its tensors stay protected."""
+
+    class Interrupted(BaseException):
+        pass
+
+    def interrupted(stream: int) -> bool:
+        raise Interrupted
+
+    (op,) = ops(Kernel(CUBIN, add), 1)
+    monkeypatch.setattr(driver, "stream_done", interrupted)
+    with pytest.raises(Interrupted):
+        asyncio.run(asyncio.wait_for(op.on(0), 5))
+    (batch,) = PENDING._streams[0]
+    assert batch.owners == (op.args,) and not batch.done
 
 
 def test_awaiting_a_finished_pending_asks_first_and_does_not_yield(add, fake_driver):

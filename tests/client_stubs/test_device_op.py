@@ -161,17 +161,19 @@ def test_await_a_started_op(add, fake_driver):
 
 
 def test_an_awaited_chain_alone_on_its_loop_records_no_event(add, fake_driver):
-    """A chain awaited with no other task ready runs as one batch without an event: its
-    stream running idle tells the task it finished."""
+    """A chain awaited with no other task ready on the legacy stream runs as one batch
+    without an event: its stream running idle tells the task it finished. On a caller's
+    stream, which its owner may destroy, the batch gets an event."""
     kernel = Kernel(CUBIN, add)
-    z, x, y = tensors()
-    w = DeviceTensor.empty(N).partition([128])
-    chain = kernel.op(z.partition([128]), x, y).then(kernel.op(w, x, y))
-    fake_driver.calls.clear()
-    results = asyncio.run(asyncio.wait_for(chain.on(3), 5))
-    assert results[0] is w and len(launches(fake_driver)) == 2
-    assert "event_record" not in fake_driver.names() and "stream_done" in fake_driver.names()
-    assert len(PENDING) == 0
+    for stream, events in ((0, 0), (3, 1)):
+        z, x, y = tensors()
+        w = DeviceTensor.empty(N).partition([128])
+        chain = kernel.op(z.partition([128]), x, y).then(kernel.op(w, x, y))
+        fake_driver.calls.clear()
+        results = asyncio.run(asyncio.wait_for(chain.on(stream), 5))
+        assert results[0] is w and len(launches(fake_driver)) == 2
+        assert fake_driver.names().count("event_record") == events
+        assert len(PENDING) == 0
 
 
 def test_an_await_alone_whose_launch_is_refused_leaves_nothing_pending(add, fake_driver):
@@ -179,5 +181,30 @@ def test_an_await_alone_whose_launch_is_refused_leaves_nothing_pending(add, fake
     z, x, _ = tensors()
     y16 = DeviceTensor.empty(N, "f16")
     with pytest.raises(DTypeMismatchError):
-        asyncio.run(asyncio.wait_for(kernel.op(z.partition([128]), x, y16).on(3), 5))
+        asyncio.run(asyncio.wait_for(kernel.op(z.partition([128]), x, y16).on(0), 5))
     assert launches(fake_driver) == [] and len(PENDING) == 0
+
+
+def test_a_failed_await_alone_on_a_callers_stream_is_covered_by_an_event(add, fake_driver):
+    """A chain whose `.then` step raises after its first launch, awaited alone on a caller's
+    stream: the launched work stays tracked by an event, not by asking the stream (its owner
+    may destroy it, and a new stream handed the same handle would answer for work still
+    running)."""
+    busy = fake_driver
+    busy.auto_complete = False  # launched work runs until `complete()`
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+
+    def fails(results: tuple[object, ...]) -> DeviceOp:
+        raise RuntimeError("the step fails")
+
+    with pytest.raises(RuntimeError, match="the step fails"):
+        asyncio.run(asyncio.wait_for(kernel.op(part, x, y).then(fails).on(0x7700), 5))
+    (batch,) = PENDING._streams[0x7700]
+    assert batch.event is not None
+    busy.busy.discard(0x7700)  # the stream destroyed; its handle idle again
+    with pytest.raises(PendingWorkError):
+        part.to_numpy()  # the event has not fired: the kernel still writes it
+    busy.complete()
+    part.to_numpy()

@@ -283,6 +283,46 @@ def test_a_repeated_eager_launch_joins_its_uncovered_batch(add, busy, monkeypatc
     part.to_numpy()
 
 
+def test_a_launch_joining_after_a_waiter_looked_is_not_retired_with_the_batch(add, busy):
+    """A waiter saw the newest batch of a stream complete (a synchronize returned) and retires
+    it with the join count it saw; a repeat of the launch that joined the batch meanwhile is
+    not known complete, so the batch stays (only its predecessors retire)."""
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    other = DeviceTensor.empty(N).partition([128])
+    kernel(other, x, y, stream=0)  # a predecessor
+    kernel(part, x, y, stream=0)
+    seen = PENDING.newest(0)
+    joins = seen.joins
+    busy.complete()  # both finished: the waiter's synchronize returns...
+    kernel(part, x, y, stream=0)  # ...and before it retires, the same launch joins the batch
+    assert PENDING.newest(0) is seen and seen.joins == joins + 1
+    PENDING.retire(seen, joins)
+    assert not seen.done and list(PENDING._streams[0]) == [seen]  # the predecessor retired
+    with pytest.raises(PendingWorkError):
+        part.to_numpy()  # the joined launch still writes it
+    busy.complete()
+    part.to_numpy()
+
+
+def test_a_stream_query_answered_across_a_join_does_not_finish_the_batch(add, busy, monkeypatch):
+    """`Batch.finished` asks the stream; a launch that joins the batch while the question is
+    out is not covered by the answer, so the batch is not marked done."""
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    kernel(part, x, y, stream=0)
+    (batch,) = PENDING._streams[0]
+
+    def idle_then_joined(stream: int) -> bool:
+        kernel(part, x, y, stream=0)  # another thread joins while the query is answered
+        return True  # (the answer was taken before that launch)
+
+    monkeypatch.setattr(driver, "stream_done", idle_then_joined)
+    assert not batch.finished() and not batch.done and batch.joins == 1
+
+
 def test_an_uncovered_launch_asks_its_stream(add, busy, monkeypatch):
     asked = count_queries(monkeypatch, busy)
     z, x, y = tensors()
