@@ -321,9 +321,7 @@ def profile(kernel: Kernel, args: tuple[object, ...]) -> None:
     print("  sync:  issue {:.2f}  cuStreamSynchronize {:.2f}  release {:.2f}".format(*sync_phases))
     print(
         "  await, alone on its loop: issue {:.2f}  register {:.2f}  cuStreamQuery until idle "
-        "{:.2f} ({:g} queries)  retire {:.2f} (no registry with one thread)".format(
-            *await_phases[:3], polls, await_phases[3]
-        )
+        "{:.2f} ({:g} queries)  retire {:.2f}".format(*await_phases[:3], polls, await_phases[3])
     )
 
     async def awaits(count: int) -> None:
