@@ -27,7 +27,15 @@ from typing import Any, Protocol
 
 from client_stubs import driver
 from client_stubs.completion import COMPLETIONS, spin_until_finished, spin_until_idle
-from client_stubs.pending import DEFAULT_STREAMS, PENDING, Access, Batch, synchronize_handle
+from client_stubs.pending import (
+    DEFAULT_STREAMS,
+    PENDING,
+    Access,
+    Batch,
+    others_may_look,
+    register_for_wait,
+    synchronize_handle,
+)
 
 Results = tuple[object, ...]
 POOL_STREAMS = 4
@@ -114,7 +122,9 @@ class DeviceOp:
         return StreamBound(self, stream)
 
     def sync(self, stream: object = None) -> Results:
-        """Run on `stream` (None: the legacy default stream), wait, return the results."""
+        """Run on `stream` (None: the legacy default stream), wait, return the results. The
+        work is registered while the thread waits only where another thread may look
+        (`others_may_look`)."""
         handle = driver.stream_handle(stream)
         run = Run(handle)
         try:
@@ -122,6 +132,8 @@ class DeviceOp:
         except BaseException:
             run.track()  # whatever was launched before the failure stays protected
             raise
+        if others_may_look():
+            run.track(own_event=handle not in DEFAULT_STREAMS)
         synchronize_handle(handle)
         return results
 
@@ -187,12 +199,15 @@ class LaunchOp(DeviceOp):
         return self.kernel.name
 
     def sync(self, stream: object = None) -> Results:
-        """`DeviceOp.sync` for one launch: nothing to track, so no `Run` (the round-trip
-        fast path: check or reuse the plan, launch, cuStreamSynchronize, retire)."""
+        """`DeviceOp.sync` for one launch, without a `Run` (the round-trip fast path: check
+        or reuse the plan, launch, register only where another thread may look,
+        cuStreamSynchronize, retire)."""
         handle = 0 if stream is None else driver.stream_handle(stream)
-        self.kernel.issue(self.args, handle, None, False, False, self.grid)
+        args = self.args
+        prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
+        register_for_wait(handle, prepared.accesses, (args, prepared.keep_alive))
         synchronize_handle(handle)
-        return self.args
+        return args
 
     def _awaited_on(self, handle: int) -> Generator[Any, None, Results]:
         """`DeviceOp._awaited_on` for one launch: alone on its loop, without a `Run` (the

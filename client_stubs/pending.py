@@ -29,6 +29,7 @@ FIFO retires on one `cuEventQuery`) and otherwise retires finished batches from 
 
 from __future__ import annotations
 
+import _thread
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -521,6 +522,24 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
             event = PENDING.event_of(batch)
             if event is not None:  # None: it retired meanwhile
                 driver.stream_wait_event(stream, event)
+
+
+def others_may_look() -> bool:
+    """Whether another Python thread exists that could read, write or free tensors while this
+    one waits for the GPU on the host (the wait releases the GIL). Alone, nothing else runs
+    Python meanwhile: a signal handler runs only once the wait returned."""
+    return _thread._count() > 0
+
+
+def register_for_wait(stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> None:
+    """Register work this thread is about to wait for on the host (`synchronize_handle`
+    retires it), where another thread may look meanwhile (`others_may_look`); alone, the
+    round trip skips the registry."""
+    if _thread._count():
+        if stream in DEFAULT_STREAMS:
+            PENDING.note(stream, accesses, owners, solo=True)
+        else:  # a stream its owner may destroy: an event, which outlives it
+            PENDING.record(stream, accesses, owners)
 
 
 def synchronize(stream: object = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import threading
 
@@ -14,6 +15,7 @@ from client_stubs import (
     Kernel,
     Pending,
     PendingWorkError,
+    driver,
 )
 from client_stubs.pending import PENDING
 from tests.client_stubs.fake_driver import CUBIN
@@ -208,3 +210,51 @@ def test_a_failed_await_alone_on_a_callers_stream_is_covered_by_an_event(add, fa
         part.to_numpy()  # the event has not fired: the kernel still writes it
     busy.complete()
     part.to_numpy()
+
+
+@pytest.mark.parametrize("how", ["op", "chain", "launch"])
+def test_a_host_wait_registers_its_work_where_another_thread_may_look(
+    add, fake_driver, monkeypatch, how
+):
+    """`op.sync()`, a chain's `.sync()` and `kernel(..., sync=True)` wait on the host with the
+    GIL released: with another Python thread alive, the work is registered meanwhile (that
+    thread's read of the output is refused) and retired by the wait; alone, the round trip
+    skips the registry."""
+    fake_driver.auto_complete = False  # launched work runs until the wait
+    kernel = Kernel(CUBIN, add)
+    seen: list[str] = []
+    synchronize = fake_driver._synchronize
+
+    def waiting(stream: int = 0) -> None:
+        try:
+            part.to_numpy()  # what another thread could do during the wait
+            seen.append("read allowed")
+        except PendingWorkError:
+            seen.append("refused")
+        synchronize(stream)
+
+    monkeypatch.setattr(driver, "synchronize_handle", waiting)
+
+    def run() -> None:
+        if how == "op":
+            kernel.op(part, x, y).sync()
+        elif how == "chain":
+            kernel.op(part, x, y).then(kernel.op(part, x, y)).sync()
+        else:
+            kernel(part, x, y, sync=True)
+
+    z, x, y = tensors()
+    part = z.partition([128])
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        run()
+    finally:
+        release.set()
+        other.join()
+    assert seen == ["refused"] and len(PENDING) == 0
+    with monkeypatch.context() as alone:
+        alone.setattr(_thread, "_count", lambda: 0)
+        run()
+    assert seen == ["refused", "read allowed"] and len(PENDING) == 0
