@@ -347,6 +347,7 @@ class StreamPool:
         self.size = size
         self._lock = threading.Lock()
         self._streams: dict[int, list[int]] = {}
+        self._owned: frozenset[int] = frozenset()  # every device's, replaced under the lock
         self._turn = 0
 
     def next(self) -> int:
@@ -359,12 +360,13 @@ class StreamPool:
                     driver.ensure_context(device)
                     streams = [driver.create_stream() for _ in range(self.size)]
                     self._streams[device] = streams
+                    self._owned = self._owned | frozenset(streams)
         self._turn = (self._turn + 1) % self.size
         return streams[self._turn]
 
     def owns(self, stream: int) -> bool:
         """Whether `stream` is one of the pool's (created here, never destroyed)."""
-        return any(stream in streams for streams in self._streams.values())
+        return stream in self._owned
 
 
 STREAMS = StreamPool()

@@ -22,7 +22,15 @@ from typing import Any
 from client_stubs import driver
 from client_stubs.device_op import DeviceOp, Pending, Results, Run
 from client_stubs.errors import ClientError
-from client_stubs.pending import PENDING, Access, Batch, Pin, synchronize_handle, wait_for_conflicts
+from client_stubs.pending import (
+    PENDING,
+    Access,
+    Batch,
+    Pin,
+    others_may_look,
+    synchronize_handle,
+    wait_for_conflicts,
+)
 
 _NUMBERS = itertools.count(1)
 
@@ -92,6 +100,8 @@ class Graph:
             wait_for_conflicts(handle, self.accesses)
         driver.launch_graph(self._exec, handle)
         if sync:
+            if others_may_look():  # which may read, free or close meanwhile: an event
+                self._last_replay[handle] = PENDING.record(handle, self.accesses, (self,))
             synchronize_handle(handle)
             return Pending(None, self.results, handle)
         batch = PENDING.record(handle, self.accesses, (self,))

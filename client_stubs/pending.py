@@ -128,6 +128,7 @@ def hazard_spans(accesses: Sequence[Access]) -> HazardSpans:
 
 
 _LOCK = threading.RLock()  # the registry's lock (`PendingWork._lock`), shared with `Batch`
+_MAIN_THREAD = threading.main_thread().ident
 
 
 class Batch:
@@ -193,11 +194,12 @@ class Batch:
         if self.done:
             return True
         event = self.event
+        anchor = self.anchor  # read once: a release on another thread may clear it
         if event is not None:
             if driver.event_done(event):
                 self.done = True
-        elif self.anchor is not None:
-            if self.anchor.finished():
+        elif anchor is not None:
+            if anchor.finished():
                 self.done = True
         else:
             joins = self.joins
@@ -356,10 +358,10 @@ class PendingWork:
             stream = batch.stream
             queue = self._streams.get(stream)
             if joins is not None and batch.joins != joins:
-                while queue and queue[0] is not batch:
+                if queue is None or batch not in queue:
+                    return  # retired meanwhile, with everything before it
+                while queue[0] is not batch:
                     self._release(queue.popleft())
-                if queue is not None and not queue:
-                    del self._streams[stream]
                 return
             batch.done = True
             if queue is None:
@@ -497,13 +499,16 @@ class PendingWork:
 
 def _cover(queue: deque[Batch]) -> None:
     """Make the newest batch of `queue`, which has an event, the anchor of the uncovered
-    batches right before it (the uncovered batches of a stream are always its newest ones)."""
+    batches before it. They are its newest ones, up to the first with an event or an anchor;
+    a batch found done on its own (its stream ran idle when asked) may stand among them, and
+    the uncovered batches before it are covered too (else they would never retire)."""
     newest = queue[-1]
     for index in range(len(queue) - 2, -1, -1):
         batch = queue[index]
-        if batch.done or batch.event is not None or batch.anchor is not None:  # covered
+        if batch.event is not None or batch.anchor is not None:  # covered, and all before it
             return
-        batch.anchor = newest
+        if not batch.done:
+            batch.anchor = newest
 
 
 def _pending_message(span: Span, action: str, access: Access, batch: Batch) -> str:
@@ -525,17 +530,20 @@ def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
 
 
 def others_may_look() -> bool:
-    """Whether another Python thread exists that could read, write or free tensors while this
-    one waits for the GPU on the host (the wait releases the GIL). Alone, nothing else runs
-    Python meanwhile: a signal handler runs only once the wait returned."""
-    return _thread._count() > 0
+    """Whether another Python thread may read, write or free tensors while this one waits
+    for the GPU on the host (the wait releases the GIL): one that Python started
+    (`_thread._count`, threading's included), or the main thread when this is not it.
+    Alone, nothing else runs Python meanwhile: a signal handler runs only once the wait
+    returned. A thread that native code started and that calls into Python during the
+    main thread's wait is not seen."""
+    return _thread._count() > 0 or _thread.get_ident() != _MAIN_THREAD
 
 
 def register_for_wait(stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> None:
     """Register work this thread is about to wait for on the host (`synchronize_handle`
     retires it), where another thread may look meanwhile (`others_may_look`); alone, the
     round trip skips the registry."""
-    if _thread._count():
+    if others_may_look():
         if stream in DEFAULT_STREAMS:
             PENDING.note(stream, accesses, owners, solo=True)
         else:  # a stream its owner may destroy: an event, which outlives it

@@ -143,6 +143,7 @@ def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     into this test's record."""
     gc.collect()
     monkeypatch.setattr(STREAMS, "_streams", {})
+    monkeypatch.setattr(STREAMS, "_owned", frozenset())
     monkeypatch.setattr(PENDING, "_streams", {})
     monkeypatch.setattr(PENDING, "_pins", [])
     monkeypatch.setattr(PENDING, "_events", [])

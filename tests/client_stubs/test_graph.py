@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from client_stubs import (
@@ -11,6 +13,7 @@ from client_stubs import (
     GraphCapturedError,
     Kernel,
     PendingWorkError,
+    driver,
 )
 from client_stubs.pending import PENDING
 from tests.client_stubs.fake_driver import CUBIN
@@ -92,3 +95,36 @@ def test_a_rejected_launch_aborts_the_capture(add, fake_driver):
         Graph.capture(op)
     assert "instantiate_graph" not in fake_driver.names()
     assert "destroy_stream" in fake_driver.names()
+
+
+def test_a_sync_replay_is_registered_where_another_thread_may_look(add, fake_driver, monkeypatch):
+    """`replay(sync=True)` waits on the host with the GIL released: with another Python thread
+    alive the replay is registered (with an event) for the wait, so that thread's read of an
+    output is refused meanwhile; the wait retires it."""
+    fake_driver.auto_complete = False
+    kernel = Kernel(CUBIN, add)
+    z, x, y = (DeviceTensor.empty(N) for _ in range(3))
+    part = z.partition([128])
+    graph = Graph.capture(kernel.op(part, x, y))
+    seen: list[str] = []
+    synchronize = fake_driver._synchronize
+
+    def waiting(stream: int = 0) -> None:
+        try:
+            part.to_numpy()
+            seen.append("read allowed")
+        except PendingWorkError:
+            seen.append("read refused")
+        synchronize(stream)
+
+    monkeypatch.setattr(driver, "synchronize_handle", waiting)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        graph.replay(sync=True)
+    finally:
+        release.set()
+        other.join()
+    assert seen == ["read refused"] and len(PENDING) == 0
+    graph.close()

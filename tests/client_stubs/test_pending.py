@@ -3,8 +3,10 @@ host; launches on other streams wait for conflicting work (with the fake driver)
 
 from __future__ import annotations
 
+import _thread
 import gc
 import itertools
+import threading
 import weakref
 
 import numpy as np
@@ -20,7 +22,7 @@ from client_stubs import (
     driver,
     synchronize,
 )
-from client_stubs.pending import PENDING, RETIRE_EVERY, Access
+from client_stubs.pending import PENDING, RETIRE_EVERY, Access, others_may_look
 from tests.client_stubs.fake_driver import CUBIN
 
 N = 4096
@@ -433,3 +435,54 @@ def test_the_per_thread_default_stream_is_refused(add, fake_driver):
         with pytest.raises(ClientError, match="per-thread default stream"):
             synchronize(stream)
     assert _launches(fake_driver) == 0
+
+
+def test_a_stale_join_count_retires_nothing_once_the_batch_left_its_stream(add, busy):
+    """A waiter comes back with the join count it saw after its batch was joined, retired by
+    another waiter and replaced by newer work on the stream: it retires nothing (the newer
+    work still runs)."""
+    kernel = Kernel(CUBIN, add)
+    z, x, y = tensors()
+    part = z.partition([128])
+    kernel(part, x, y, stream=0)
+    seen = PENDING.newest(0)
+    joins = seen.joins
+    busy.complete()
+    kernel(part, x, y, stream=0)  # joins `seen`
+    synchronize(0)  # another waiter retires it, and the stream with it
+    out = DeviceTensor.empty(N).partition([128])
+    kernel(out, x, y, stream=0)  # newer work, running
+    PENDING.retire(seen, joins)  # the first waiter, back with its old count
+    with pytest.raises(PendingWorkError):
+        out.to_numpy()
+    busy.complete()
+    out.to_numpy()
+
+
+def test_a_batch_found_done_mid_stream_leaves_none_before_it_uncovered(add, busy):
+    """A check that finds a newer eager batch done (its stream ran idle) without asking about
+    an older one: the older one is still covered by the next event, so the stream's eager
+    batches keep retiring instead of piling up with their arguments."""
+    kernel = Kernel(CUBIN, add)
+    _, x, y = tensors()
+    first, second = (DeviceTensor.empty(N).partition([128]) for _ in range(2))
+    kernel(first, x, y)
+    kernel(second, x, y)
+    busy.complete()
+    second.to_numpy()  # marks the second batch done; the first is not asked
+    outs = [DeviceTensor.empty(N).partition([128]) for _ in range(2)]
+    for i in range(10 * RETIRE_EVERY):
+        kernel(outs[i % 2], x, y)
+        busy.complete()  # every launch finishes at once
+    assert len(PENDING) <= 2 * RETIRE_EVERY
+
+
+def test_others_may_look_from_a_thread_that_is_not_the_main_one(monkeypatch):
+    """A thread other than the main one is never alone: the main thread may look."""
+    monkeypatch.setattr(_thread, "_count", lambda: 0)
+    assert not others_may_look()
+    answers: list[bool] = []
+    worker = threading.Thread(target=lambda: answers.append(others_may_look()))
+    worker.start()
+    worker.join()
+    assert answers == [True]
