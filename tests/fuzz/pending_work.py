@@ -1,0 +1,351 @@
+"""Fuzz the Python host's pending-work registry (client_stubs/pending.py) against a model GPU.
+
+    python -m tests.fuzz.pending_work --inputs N [--seed S] [--steps K]
+
+Each input is a random program of K steps over four tensors of one `add` kernel: eager
+launches and `.start()`s on the legacy stream or on two streams of the caller's, `op.sync()`,
+`Pending.sync()` and `.done()`, `synchronize(stream)`, host reads, partitioning and
+unpartitioning, and steps of the GPU. The GPU (`FifoGpu`) runs each stream's work in order,
+one item per step: launches, event records, host functions and cross-stream waits (a wait
+blocks its stream until its event fired). A synchronize runs the GPU until the stream (or the
+event) is done.
+
+Every step checks the registry against what the GPU really did:
+- a host read, an unpartition (or a partition of a tensor) that the host allows touches no
+  bytes an unfinished launch writes (or, for unpartitioning, touches at all);
+- a launch that starts on the GPU finds no earlier launch on another stream unfinished that
+  touches its bytes where one of the two writes (the registry must have ordered it after);
+- the registry holds no more batches than the unfinished launches, the `Pending`s the program
+  keeps and 2 * RETIRE_EVERY finished ones a stream (left until its FIFO is next tidied).
+After the program the GPU drains and every stream is synchronized: nothing may stay pending.
+Completion may be reported late, never early: a refusal is never a finding.
+`tests/fuzz/test_pending_work.py` runs a brief campaign under pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import random
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+
+import pytest
+
+from client_stubs import DeviceTensor, Kernel, driver, synchronize
+from client_stubs.device_op import STREAMS
+from client_stubs.errors import ClientError
+from client_stubs.pending import PENDING, RETIRE_EVERY
+from tests.client_stubs.conftest import add_contract
+from tests.client_stubs.fake_driver import CUBIN, FakeDriver
+
+N = 1024
+STREAM_CHOICES = (0, 0x7100, 0x7200)  # the legacy stream and two streams of the caller's
+# finished batches a stream may keep before its FIFO is tidied (every RETIRE_EVERY-th batch)
+LEFT_PER_STREAM = 2 * RETIRE_EVERY
+_HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+@dataclass(eq=False)
+class Item:
+    """One piece of work queued on a stream of the model GPU (compared by identity)."""
+
+    kind: str  # "launch", "event", "host", "wait"
+    event: str = ""
+    waits_for: Item | None = None  # a wait: the event's record it waits for (as at the call)
+    host: tuple[int, int] = (0, 0)  # (address, token)
+    writes: tuple[tuple[int, int], ...] = ()
+    reads: tuple[tuple[int, int], ...] = ()
+    order: int = 0  # issue order across streams
+    done: bool = False
+
+
+@dataclass
+class FifoGpu:
+    """Each stream runs its items in order; `step(stream)` runs the head if it may run."""
+
+    streams: dict[int, deque[Item]] = field(default_factory=dict)
+    events: dict[str, Item] = field(default_factory=dict)  # the latest record of each event
+    launched: list[Item] = field(default_factory=list)  # every launch, in issue order
+    findings: list[str] = field(default_factory=list)
+    accesses: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = ((), ())
+    order: int = 0
+
+    def queue(self, stream: int, item: Item) -> None:
+        self.order += 1
+        item.order = self.order
+        self.streams.setdefault(stream, deque()).append(item)
+
+    def launch(self, stream: int) -> None:
+        writes, reads = self.accesses
+        item = Item("launch", writes=writes, reads=reads)
+        self.queue(stream, item)
+        self.launched.append(item)
+
+    def record(self, event: str, stream: int) -> None:
+        item = Item("event", event=event)
+        self.events[event] = item
+        self.queue(stream, item)
+
+    def event_done(self, event: str) -> bool:
+        item = self.events.get(event)
+        return item is None or item.done
+
+    def stream_done(self, stream: int) -> bool:
+        return not self.streams.get(stream)
+
+    def runnable(self, stream: int) -> bool:
+        queue = self.streams.get(stream)
+        if not queue:
+            return False
+        head = queue[0]
+        return head.kind != "wait" or head.waits_for is None or head.waits_for.done
+
+    def step(self, stream: int) -> bool:
+        """Run the head item of `stream` if it may run; whether it ran."""
+        if not self.runnable(stream):
+            return False
+        item = self.streams[stream].popleft()
+        if item.kind == "launch":
+            self.check_order(item)
+        item.done = True
+        if item.kind == "host":
+            address, token = item.host
+            _HOST_FN(address)(token)
+        return True
+
+    def check_order(self, item: Item) -> None:
+        for other in self.launched:
+            if other is item or other.done or other.order > item.order:
+                continue
+            mine, theirs = item.writes + item.reads, other.writes + other.reads
+            if overlap(item.writes, theirs) or overlap(other.writes, mine):
+                self.findings.append(
+                    f"a launch started while an earlier conflicting launch (issue {other.order})"
+                    f" on another stream had not finished (issue {item.order})"
+                )
+
+    def drain_stream(self, stream: int) -> None:
+        """Run until `stream` is empty, running the streams its waits wait for."""
+        for _ in range(100_000):
+            queue = self.streams.get(stream)
+            if not queue:
+                return
+            if not self.step(stream):
+                self.drain_until(queue[0].waits_for)  # type: ignore[arg-type]
+        raise AssertionError("the model GPU did not drain")
+
+    def drain_until(self, target: Item) -> None:
+        for stream, queue in self.streams.items():
+            if any(item is target for item in queue):
+                while not target.done:
+                    head = queue[0]
+                    if not self.step(stream):
+                        self.drain_until(head.waits_for)  # type: ignore[arg-type]
+                return
+
+    def drain_all(self) -> None:
+        for stream in list(self.streams):
+            self.drain_stream(stream)
+
+    def unfinished(self) -> int:
+        return sum(not item.done for item in self.launched)
+
+    def unfinished_touching(self, lo: int, hi: int, writes_only: bool) -> bool:
+        span = ((lo, hi),)
+        for item in self.launched:
+            if not item.done:
+                touched = item.writes if writes_only else item.writes + item.reads
+                if overlap(span, touched):
+                    return True
+        return False
+
+
+def overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    return any(lo < other_hi and other_lo < hi for lo, hi in a for other_lo, other_hi in b)
+
+
+def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
+    """The recording fake driver with its stream, event and launch calls on `gpu`."""
+    fake = FakeDriver(monkeypatch)
+    fake.auto_complete = False
+
+    def launch(*args: object) -> None:
+        gpu.launch(int(args[4]))  # type: ignore[call-overload]
+
+    def synchronize_stream(stream: int = 0) -> None:
+        gpu.drain_stream(stream)
+
+    def event_synchronize(event: str) -> None:
+        item = gpu.events.get(event)
+        if item is not None and not item.done:
+            gpu.drain_until(item)
+
+    def host_func(stream: int, address: int, token: int) -> None:
+        gpu.queue(stream, Item("host", host=(address, token)))
+
+    def wait_event(stream: int, event: str) -> None:
+        gpu.queue(stream, Item("wait", event=event, waits_for=gpu.events.get(event)))
+
+    patches = {
+        "launch_params": launch,
+        "launch_early": launch,
+        "stream_done": gpu.stream_done,
+        "synchronize": synchronize_stream,
+        "synchronize_handle": synchronize_stream,
+        "event_record": gpu.record,
+        "event_done": gpu.event_done,
+        "event_synchronize": event_synchronize,
+        "launch_host_func": host_func,
+        "stream_wait_event": wait_event,
+    }
+    for name, fn in patches.items():
+        monkeypatch.setattr(driver, name, fn)
+    return fake
+
+
+@dataclass
+class Program:
+    """The host side of one input: four tensors (or their partitions) and pending starts."""
+
+    kernel: Kernel
+    slots: list[object]  # a DeviceTensor, or the Partition it was moved into
+    pendings: list[object] = field(default_factory=list)
+
+
+def run_input(seed: int, number: int, steps: int) -> list[str]:
+    """One random program; its findings (empty: the registry kept every promise)."""
+    rng = random.Random(seed * 1_000_003 + number)
+    gpu = FifoGpu()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PENDING, "_streams", {})
+        patch.setattr(PENDING, "_pins", [])
+        patch.setattr(PENDING, "_events", [])
+        patch.setattr(STREAMS, "_streams", {})
+        patch.setattr(STREAMS, "_owned", frozenset())
+        install(gpu, patch)
+        tensors = [DeviceTensor.empty(N) for _ in range(4)]
+        spans = [t.byte_extent for t in tensors]
+        program = Program(Kernel(CUBIN, add_contract(block=128)), list(tensors))
+        for _ in range(steps):
+            step(rng, gpu, program, spans)
+            bound = gpu.unfinished() + len(program.pendings) + LEFT_PER_STREAM * len(STREAM_CHOICES)
+            if len(PENDING) > bound:
+                gpu.findings.append(f"{len(PENDING)} batches pending, more than {bound}")
+            if gpu.findings:
+                return gpu.findings
+        gpu.drain_all()
+        for stream in STREAM_CHOICES:
+            synchronize(stream)
+        for pending in program.pendings:
+            pending.sync()  # type: ignore[attr-defined]
+        if len(PENDING):
+            gpu.findings.append(f"{len(PENDING)} batches still pending after every sync")
+        return gpu.findings
+
+
+def step(rng: random.Random, gpu: FifoGpu, program: Program, spans: list[tuple[int, int]]) -> None:
+    action = rng.choice(("launch", "launch", "start", "sync", "gpu", "gpu", "gpu", "read"))
+    slots = program.slots
+    if action == "gpu":
+        stream = rng.choice(list(gpu.streams) or [0])
+        gpu.step(stream)
+    elif action in ("launch", "start", "sync"):
+        launch(rng, gpu, program, spans, action)
+    elif action == "read":
+        index = rng.randrange(len(slots))
+        value = slots[index]
+        if isinstance(value, DeviceTensor):
+            try:
+                value.to_numpy()
+            except ClientError:
+                return
+            if gpu.unfinished_touching(*spans[index], writes_only=True):
+                gpu.findings.append(f"a host read of tensor {index} while a launch writes it")
+        else:
+            unpartition(gpu, slots, spans, index)
+    if rng.random() < 0.1:
+        pending_step(rng, gpu, program)
+
+
+def unpartition(
+    gpu: FifoGpu, slots: list[object], spans: list[tuple[int, int]], index: int
+) -> bool:
+    """Take slot `index`'s tensor back from its partition; whether the host allowed it."""
+    try:
+        slots[index] = slots[index].unpartition()  # type: ignore[attr-defined]
+    except ClientError:
+        return False
+    if gpu.unfinished_touching(*spans[index], writes_only=False):
+        gpu.findings.append(f"unpartitioned tensor {index} while a launch touches it")
+    return True
+
+
+def launch(
+    rng: random.Random,
+    gpu: FifoGpu,
+    program: Program,
+    spans: list[tuple[int, int]],
+    how: str,
+) -> None:
+    slots = program.slots
+    out, x, y = rng.sample(range(len(slots)), 3)
+    if isinstance(slots[out], DeviceTensor):
+        try:
+            slots[out] = slots[out].partition([128])  # type: ignore[attr-defined]
+        except ClientError:
+            return
+        if gpu.unfinished_touching(*spans[out], writes_only=False):
+            gpu.findings.append(f"partitioned tensor {out} while a launch touches it")
+            return
+    for index in (x, y):  # inputs are tensors: take a partitioned one back first
+        if not isinstance(slots[index], DeviceTensor) and not unpartition(gpu, slots, spans, index):
+            return
+    stream = rng.choice(STREAM_CHOICES)
+    gpu.accesses = ((spans[out],), (spans[x], spans[y]))
+    args = (slots[out], slots[x], slots[y])
+    try:
+        if how == "launch":
+            program.kernel(*args, stream=stream)
+        elif how == "start":
+            program.pendings.append(program.kernel.op(*args).start(stream=stream))
+        else:
+            program.kernel.op(*args).sync(stream=stream)
+    except ClientError:
+        return
+
+
+def pending_step(rng: random.Random, gpu: FifoGpu, program: Program) -> None:
+    choice = rng.random()
+    if choice < 0.4 and program.pendings:
+        pending = program.pendings.pop(rng.randrange(len(program.pendings)))
+        pending.sync()  # type: ignore[attr-defined]
+    elif choice < 0.7 and program.pendings:
+        rng.choice(program.pendings).done()  # type: ignore[attr-defined]
+    else:
+        synchronize(rng.choice(STREAM_CHOICES))
+
+
+def campaign(inputs: int, seed: int, steps: int) -> int:
+    failed = 0
+    for number in range(inputs):
+        findings = run_input(seed, number, steps)
+        if findings:
+            failed += 1
+            print(f"input {number} (seed {seed}): {findings[0]}")
+    print(f"inputs={inputs} steps={steps} findings={failed}")
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=60)
+    options = parser.parse_args(argv)
+    return 1 if campaign(options.inputs, options.seed, options.steps) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
