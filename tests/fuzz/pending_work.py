@@ -3,7 +3,8 @@
     python -m tests.fuzz.pending_work --inputs N [--seed S] [--steps K]
 
 Each input is a random program of K steps over four tensors of one `add` kernel: eager
-launches and `.start()`s on the legacy stream or on two streams of the caller's, `op.sync()`,
+launches and `.start()`s on the legacy stream or on two streams of the caller's, `await op`
+(there, or on the await pool's streams; another task runs the GPU meanwhile), `op.sync()`,
 `Pending.sync()` and `.done()`, `synchronize(stream)`, host reads, partitioning and
 unpartitioning, and steps of the GPU. The GPU (`FifoGpu`) runs each stream's work in order,
 one item per step: launches, event records, host functions and cross-stream waits (a wait
@@ -15,6 +16,7 @@ Every step checks the registry against what the GPU really did:
   bytes an unfinished launch writes (or, for unpartitioning, touches at all);
 - a launch that starts on the GPU finds no earlier launch on another stream unfinished that
   touches its bytes where one of the two writes (the registry must have ordered it after);
+- `op.sync()` and `await op` return only once their launch finished on the GPU;
 - the registry holds no more batches than the unfinished launches, the `Pending`s the program
   keeps and 2 * RETIRE_EVERY finished ones a stream (left until its FIFO is next tidied).
 After the program the GPU drains and every stream is synchronized: nothing may stay pending.
@@ -25,6 +27,7 @@ Completion may be reported late, never early: a refusal is never a finding.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ctypes
 import random
 import sys
@@ -44,6 +47,8 @@ N = 1024
 STREAM_CHOICES = (0, 0x7100, 0x7200)  # the legacy stream and two streams of the caller's
 # finished batches a stream may keep before its FIFO is tidied (every RETIRE_EVERY-th batch)
 LEFT_PER_STREAM = 2 * RETIRE_EVERY
+QUERY_PROGRESS = 0.25  # the chance the GPU runs a step before a completion query answers
+MAX_TICKS = 10_000  # GPU steps an await may take before it counts as hung
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -71,6 +76,17 @@ class FifoGpu:
     findings: list[str] = field(default_factory=list)
     accesses: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = ((), ())
     order: int = 0
+    rng: random.Random | None = None  # set: every query may let the GPU run a step first
+
+    def tick(self) -> None:
+        """One step of a stream that may run (the GPU runs while the host does other things)."""
+        streams = [s for s in self.streams if self.runnable(s)]
+        if streams and self.rng is not None:
+            self.step(self.rng.choice(streams))
+
+    def maybe_tick(self) -> None:
+        if self.rng is not None and self.rng.random() < QUERY_PROGRESS:
+            self.tick()
 
     def queue(self, stream: int, item: Item) -> None:
         self.order += 1
@@ -89,10 +105,12 @@ class FifoGpu:
         self.queue(stream, item)
 
     def event_done(self, event: str) -> bool:
+        self.maybe_tick()
         item = self.events.get(event)
         return item is None or item.done
 
     def stream_done(self, stream: int) -> bool:
+        self.maybe_tick()
         return not self.streams.get(stream)
 
     def runnable(self, stream: int) -> bool:
@@ -217,7 +235,7 @@ class Program:
 def run_input(seed: int, number: int, steps: int) -> list[str]:
     """One random program; its findings (empty: the registry kept every promise)."""
     rng = random.Random(seed * 1_000_003 + number)
-    gpu = FifoGpu()
+    gpu = FifoGpu(rng=random.Random(rng.random()))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PENDING, "_streams", {})
         patch.setattr(PENDING, "_pins", [])
@@ -246,12 +264,12 @@ def run_input(seed: int, number: int, steps: int) -> list[str]:
 
 
 def step(rng: random.Random, gpu: FifoGpu, program: Program, spans: list[tuple[int, int]]) -> None:
-    action = rng.choice(("launch", "launch", "start", "sync", "gpu", "gpu", "gpu", "read"))
+    action = rng.choice(("launch", "launch", "start", "sync", "await", "gpu", "gpu", "gpu", "read"))
     slots = program.slots
     if action == "gpu":
         stream = rng.choice(list(gpu.streams) or [0])
         gpu.step(stream)
-    elif action in ("launch", "start", "sync"):
+    elif action in ("launch", "start", "sync", "await"):
         launch(rng, gpu, program, spans, action)
     elif action == "read":
         index = rng.randrange(len(slots))
@@ -305,15 +323,48 @@ def launch(
     stream = rng.choice(STREAM_CHOICES)
     gpu.accesses = ((spans[out],), (spans[x], spans[y]))
     args = (slots[out], slots[x], slots[y])
+    launched = len(gpu.launched)
     try:
         if how == "launch":
             program.kernel(*args, stream=stream)
         elif how == "start":
             program.pendings.append(program.kernel.op(*args).start(stream=stream))
+        elif how == "await":
+            awaited(rng, gpu, program.kernel.op(*args), stream)
         else:
             program.kernel.op(*args).sync(stream=stream)
     except ClientError:
         return
+    if how in ("sync", "await") and not all(i.done for i in gpu.launched[launched:]):
+        gpu.findings.append(f"{how} returned before its launch finished")
+
+
+def awaited(rng: random.Random, gpu: FifoGpu, op: object, stream: int) -> None:
+    """`await op` (on `stream`, or on the await pool's next stream) alone on an event loop,
+    whose timer runs the GPU a step at a time until the await returned (a timer is no ready
+    task: the await takes its path alone on the loop, and its spin's queries run the GPU)."""
+
+    async def main() -> None:
+        target = op.on(stream) if rng.random() < 0.7 else op  # type: ignore[attr-defined]
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        ticks = [0]
+
+        def tick() -> None:
+            ticks[0] += 1
+            if ticks[0] > MAX_TICKS and task is not None:
+                task.cancel()  # the GPU ran dry long ago: the await hangs
+                return
+            gpu.tick()
+            loop.call_later(0.0001, tick)
+
+        loop.call_later(0.0001, tick)
+        await target
+
+    try:
+        asyncio.run(main())
+    except asyncio.CancelledError:
+        gpu.findings.append("an await never returned")
 
 
 def pending_step(rng: random.Random, gpu: FifoGpu, program: Program) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from client_stubs import launcher, pending
+from client_stubs import device_op, launcher, pending
 from tests.fuzz import pending_work
 from tests.fuzz.pending_work import FifoGpu, Item
 
@@ -41,10 +41,14 @@ def test_the_model_gpu_reports_a_launch_that_overtakes_a_conflicting_one() -> No
     assert gpu.findings and "earlier conflicting launch" in gpu.findings[0]
 
 
-@pytest.mark.parametrize("fault", ["no cross-stream wait", "uncovered work reported done"])
+@pytest.mark.parametrize(
+    "fault", ["no cross-stream wait", "uncovered work reported done", "an await that spins not"]
+)
 def test_planted_faults_are_found(monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
     if fault == "no cross-stream wait":
         monkeypatch.setattr(launcher, "_order_after_other_streams", lambda *a: None)
-    else:
+    elif fault == "uncovered work reported done":
         monkeypatch.setattr(pending.Batch, "finished", lambda self: True)
+    else:
+        monkeypatch.setattr(device_op, "spin_until_idle", lambda stream, spin_ns: True)
     assert pending_work.campaign(60, seed=2026, steps=80) > 0
