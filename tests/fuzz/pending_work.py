@@ -5,6 +5,7 @@
 Each input is a random program of K steps over four tensors of one `add` kernel: eager
 launches and `.start()`s on the legacy stream or on two streams of the caller's, `await op`
 (there, or on the await pool's streams; another task runs the GPU meanwhile), `op.sync()`,
+graphs captured, replayed (waiting or not) and closed,
 `Pending.sync()` and `.done()`, `synchronize(stream)`, host reads, partitioning and
 unpartitioning, and steps of the GPU. The GPU (`FifoGpu`) runs each stream's work in order,
 one item per step: launches, event records, host functions and cross-stream waits (a wait
@@ -16,7 +17,8 @@ Every step checks the registry against what the GPU really did:
   bytes an unfinished launch writes (or, for unpartitioning, touches at all);
 - a launch that starts on the GPU finds no earlier launch on another stream unfinished that
   touches its bytes where one of the two writes (the registry must have ordered it after);
-- `op.sync()` and `await op` return only once their launch finished on the GPU;
+- `op.sync()`, `await op` and `replay(sync=True)` return only once their work finished on
+  the GPU;
 - the registry holds no more batches than the unfinished launches, the `Pending`s the program
   keeps and 2 * RETIRE_EVERY finished ones a stream (left until its FIFO is next tidied).
 After the program the GPU drains and every stream is synchronized: nothing may stay pending.
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, driver, synchronize
+from client_stubs import DeviceTensor, Graph, Kernel, driver, synchronize
 from client_stubs.device_op import STREAMS
 from client_stubs.errors import ClientError
 from client_stubs.pending import PENDING, RETIRE_EVERY
@@ -50,6 +52,8 @@ LEFT_PER_STREAM = 2 * RETIRE_EVERY
 QUERY_PROGRESS = 0.25  # the chance the GPU runs a step before a completion query answers
 MAX_TICKS = 10_000  # GPU steps an await may take before it counts as hung
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+Spans = tuple[tuple[int, int], ...]
+Accesses = tuple[Spans, Spans]  # (writes, reads): byte ranges
 
 
 @dataclass(eq=False)
@@ -74,7 +78,7 @@ class FifoGpu:
     events: dict[str, Item] = field(default_factory=dict)  # the latest record of each event
     launched: list[Item] = field(default_factory=list)  # every launch, in issue order
     findings: list[str] = field(default_factory=list)
-    accesses: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = ((), ())
+    accesses: Accesses = ((), ())
     order: int = 0
     rng: random.Random | None = None  # set: every query may let the GPU run a step first
 
@@ -93,11 +97,31 @@ class FifoGpu:
         item.order = self.order
         self.streams.setdefault(stream, deque()).append(item)
 
+    capturing: dict[int, list[Accesses]] = field(default_factory=dict)  # stream -> launches
+    graphs: dict[str, Accesses] = field(default_factory=dict)  # graph -> its launches' union
+
     def launch(self, stream: int) -> None:
-        writes, reads = self.accesses
+        if stream in self.capturing:  # recorded into the graph, not run
+            self.capturing[stream].append(self.accesses)
+            return
+        self.launch_accesses(stream, self.accesses)
+
+    def launch_accesses(self, stream: int, accesses: Accesses) -> None:
+        writes, reads = accesses
         item = Item("launch", writes=writes, reads=reads)
         self.queue(stream, item)
         self.launched.append(item)
+
+    def end_capture(self, stream: int) -> str:
+        captured = self.capturing.pop(stream)
+        graph = f"G{len(self.graphs) + 1}"
+        writes = tuple(span for w, _ in captured for span in w)
+        reads = tuple(span for _, r in captured for span in r)
+        self.graphs[graph] = (writes, reads)
+        return graph
+
+    def launch_graph(self, graph: str, stream: int) -> None:
+        self.launch_accesses(stream, self.graphs[graph])  # one item: the whole replay
 
     def record(self, event: str, stream: int) -> None:
         item = Item("event", event=event)
@@ -206,7 +230,15 @@ def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
     def wait_event(stream: int, event: str) -> None:
         gpu.queue(stream, Item("wait", event=event, waits_for=gpu.events.get(event)))
 
+    def begin_capture(stream: int) -> None:
+        gpu.capturing[stream] = []
+
     patches = {
+        "begin_capture": begin_capture,
+        "end_capture": gpu.end_capture,
+        "instantiate_graph": lambda graph: graph,
+        "launch_graph": gpu.launch_graph,
+        "destroy_graph": lambda *a: None,
         "launch_params": launch,
         "launch_early": launch,
         "stream_done": gpu.stream_done,
@@ -230,6 +262,7 @@ class Program:
     kernel: Kernel
     slots: list[object]  # a DeviceTensor, or the Partition it was moved into
     pendings: list[object] = field(default_factory=list)
+    graphs: list[Graph] = field(default_factory=list)
 
 
 def run_input(seed: int, number: int, steps: int) -> list[str]:
@@ -258,17 +291,23 @@ def run_input(seed: int, number: int, steps: int) -> list[str]:
             synchronize(stream)
         for pending in program.pendings:
             pending.sync()  # type: ignore[attr-defined]
+        for graph in program.graphs:
+            graph.close()
         if len(PENDING):
             gpu.findings.append(f"{len(PENDING)} batches still pending after every sync")
         return gpu.findings
 
 
 def step(rng: random.Random, gpu: FifoGpu, program: Program, spans: list[tuple[int, int]]) -> None:
-    action = rng.choice(("launch", "launch", "start", "sync", "await", "gpu", "gpu", "gpu", "read"))
+    action = rng.choice(
+        ("launch", "launch", "start", "sync", "await", "graph", "gpu", "gpu", "gpu", "read")
+    )
     slots = program.slots
     if action == "gpu":
         stream = rng.choice(list(gpu.streams) or [0])
         gpu.step(stream)
+    elif action == "graph":
+        graph_step(rng, gpu, program, spans)
     elif action in ("launch", "start", "sync", "await"):
         launch(rng, gpu, program, spans, action)
     elif action == "read":
@@ -325,6 +364,9 @@ def launch(
     args = (slots[out], slots[x], slots[y])
     launched = len(gpu.launched)
     try:
+        if how == "capture":
+            program.graphs.append(Graph.capture(program.kernel.op(*args)))
+            return
         if how == "launch":
             program.kernel(*args, stream=stream)
         elif how == "start":
@@ -365,6 +407,32 @@ def awaited(rng: random.Random, gpu: FifoGpu, op: object, stream: int) -> None:
         asyncio.run(main())
     except asyncio.CancelledError:
         gpu.findings.append("an await never returned")
+
+
+def graph_step(
+    rng: random.Random, gpu: FifoGpu, program: Program, spans: list[tuple[int, int]]
+) -> None:
+    """Capture a launch into a graph, replay a graph (waiting or not) or close one."""
+    choice = rng.random()
+    if choice < 0.3 or not program.graphs:
+        if len(program.graphs) < 3:
+            launch(rng, gpu, program, spans, "capture")
+        return
+    graph = rng.choice(program.graphs)
+    if choice < 0.85:
+        stream = rng.choice(STREAM_CHOICES)
+        launched = len(gpu.launched)
+        sync = rng.random() < 0.4
+        try:
+            replayed = graph.replay(stream, sync=sync)
+        except ClientError:
+            return
+        if sync and not all(item.done for item in gpu.launched[launched:]):
+            gpu.findings.append("replay(sync=True) returned before the replay finished")
+        program.pendings.append(replayed)
+    else:
+        program.graphs.remove(graph)
+        graph.close()
 
 
 def pending_step(rng: random.Random, gpu: FifoGpu, program: Program) -> None:
