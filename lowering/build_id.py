@@ -1,6 +1,7 @@
 """The compiler's build id: a digest of the source of everything that shapes an artifact
-(parser/, lowering/, client_stubs' element table, the launch contract's generated schema
-and the service's mapping of the compiler's contract onto it, which is what caches store),
+(parser/, lowering/, client_stubs' element table and occupancy-variant numbers (the contract
+carries its `min_tile_blocks`), the launch contract's generated schema and the service's
+mapping of the compiler's contract onto it, which is what caches store),
 so an artifact cached by one build of the compiler is never served by another. The release
 number alone stayed "0.1.0" through every change, and a cache that outlived a change of the
 code served what the old code had produced.
@@ -18,6 +19,7 @@ _SOURCES = (
     "parser",
     "lowering",
     "client_stubs/element_table.py",
+    "client_stubs/occupancy.py",
     "protos/generated/cutile/compile/v1/contract_pb2.py",
     "service/convert.py",
 )

@@ -35,7 +35,11 @@ def test_a_change_to_the_compilers_source_changes_the_build(tmp_path, monkeypatc
     (tmp_path / "service" / "convert.py").write_text("x = 3\n")
     build_id.build_id.cache_clear()
     builds.append(build_id.build_id())
-    assert len(set(builds)) == 4
+    # the occupancy variant's numbers: its contract carries min_tile_blocks
+    (tmp_path / "client_stubs" / "occupancy.py").write_text("MIN_TILE_BLOCKS = 2048\n")
+    build_id.build_id.cache_clear()
+    builds.append(build_id.build_id())
+    assert len(set(builds)) == 5
     build_id.build_id.cache_clear()
 
 
