@@ -28,7 +28,6 @@ from typing import Any, Protocol
 from client_stubs import driver
 from client_stubs.completion import COMPLETIONS, spin_until_finished, spin_until_idle
 from client_stubs.pending import (
-    DEFAULT_STREAMS,
     PENDING,
     Access,
     Batch,
@@ -93,16 +92,16 @@ class Run:
 
     def track(self, own_event: bool = True) -> Batch | None:
         """Register what the run touched (None if empty), with a completion event of its own,
-        or (`own_event=False`) with none: then its stream running idle tells (`PENDING.note`,
-        a solo batch: the waiter retires it as complete, so no later launch may join it).
-        """
+        or (`own_event=False`) as `PENDING.track` decides: without one on a stream no one
+        destroys (a solo batch: its waiter retires it as complete, so no later launch may
+        join it)."""
         if not self.owners:
             return None
         # one launch: its plan's own tuple, which the hazard checks recognize by identity
         accesses = self.last_accesses if len(self.launches) == 1 else self.accesses
         if own_event:
             return PENDING.record(self.stream, accesses, tuple(self.owners))
-        return PENDING.note(self.stream, accesses, tuple(self.owners), solo=True)
+        return PENDING.track(self.stream, accesses, tuple(self.owners), solo=True)
 
 
 class DeviceOp:
@@ -133,7 +132,7 @@ class DeviceOp:
             run.track()  # whatever was launched before the failure stays protected
             raise
         if others_may_look():
-            run.track(own_event=handle not in DEFAULT_STREAMS)
+            run.track(own_event=False)
         synchronize_handle(handle)
         return results
 
@@ -161,7 +160,7 @@ class DeviceOp:
         With other tasks ready (COMPLETIONS.wait's overlap step, inlined with others_ready:
         the hot path) the work gets an event of its own, so that this task, resuming after
         theirs, asks about its work and not theirs. Alone on the loop, on a stream no one
-        destroys (`eventless`), the task spins at once and no other task issues meanwhile,
+        destroys (`PENDING.track`), the task spins at once and no other task issues meanwhile,
         so it asks its stream (`cuStreamQuery`) and records no event: one driver call less
         per await (it is recorded only if the spin runs out and the task parks)."""
         loop = asyncio.get_running_loop()
@@ -171,7 +170,7 @@ class DeviceOp:
         try:
             results = self._issue(run)
         finally:
-            batch = run.track(own_event=others or not eventless(handle))
+            batch = run.track(own_event=others)
         if batch is not None:
             if not batch.done:
                 if others:
@@ -227,11 +226,10 @@ class LaunchOp(DeviceOp):
         prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
         keep_alive = prepared.keep_alive
         owners = (args, keep_alive) if keep_alive else (args,)
-        if eventless(handle):
-            batch = PENDING.note(handle, prepared.accesses, owners, solo=True)
+        batch = PENDING.track(handle, prepared.accesses, owners, solo=True)
+        if batch.event is None:
             finished = spin_until_idle(handle, COMPLETIONS.spin_ns)
         else:
-            batch = PENDING.record(handle, prepared.accesses, owners)
             finished = spin_until_finished(batch, COMPLETIONS.spin_ns)
         if not finished:
             yield from COMPLETIONS.park(batch, handle, loop)
@@ -332,12 +330,6 @@ class Pending:
         return self.results
 
 
-def eventless(stream: int) -> bool:
-    """Whether work on `stream` may be tracked without an event: the legacy default stream and
-    the await pool's, which no one destroys."""
-    return stream in DEFAULT_STREAMS or STREAMS.owns(stream)
-
-
 class StreamPool:
     """A few streams per device that `await op` takes in turn (so that concurrent awaits
     overlap on the GPU). They are blocking streams: they order after the legacy stream, which
@@ -347,7 +339,6 @@ class StreamPool:
         self.size = size
         self._lock = threading.Lock()
         self._streams: dict[int, list[int]] = {}
-        self._owned: frozenset[int] = frozenset()  # every device's, replaced under the lock
         self._turn = 0
 
     def next(self) -> int:
@@ -360,13 +351,9 @@ class StreamPool:
                     driver.ensure_context(device)
                     streams = [driver.create_stream() for _ in range(self.size)]
                     self._streams[device] = streams
-                    self._owned = self._owned | frozenset(streams)
+                    PENDING.never_destroyed(streams)
         self._turn = (self._turn + 1) % self.size
         return streams[self._turn]
-
-    def owns(self, stream: int) -> bool:
-        """Whether `stream` is one of the pool's (created here, never destroyed)."""
-        return stream in self._owned
 
 
 STREAMS = StreamPool()

@@ -35,7 +35,7 @@ from client_stubs.errors import (
     PendingWorkError,
     TargetMismatchError,
 )
-from client_stubs.pending import DEFAULT_STREAMS, PENDING, register_for_wait, synchronize_handle
+from client_stubs.pending import PENDING, register_for_wait, synchronize_handle
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
@@ -178,10 +178,8 @@ class Kernel:
         if sync:
             register_for_wait(handle, prepared.accesses, (args, prepared.keep_alive))
             synchronize_handle(handle)
-        elif handle in DEFAULT_STREAMS:  # tracked without an event of its own
-            PENDING.note(handle, prepared.accesses, (args, prepared.keep_alive))
-        else:  # a stream its owner may destroy: an event, which outlives it
-            PENDING.record(handle, prepared.accesses, (args, prepared.keep_alive))
+        else:
+            PENDING.track(handle, prepared.accesses, (args, prepared.keep_alive))
         return args
 
     __call__ = launch

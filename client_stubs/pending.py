@@ -42,9 +42,10 @@ from client_stubs.errors import GraphCapturedError, PendingWorkError
 RETIRE_EVERY = 8  # a stream's FIFO is tidied at every 8th new batch (amortized O(1) queries)
 
 # The legacy default stream (0, or CU_STREAM_LEGACY): no one destroys it, so work on it can be
-# tracked by asking the stream itself (`PendingWork.note`). Work on a stream its owner may
-# destroy gets an event, which outlives the stream (a handle reused by a new, idle stream
-# would answer for work still running). The per-thread default stream is refused
+# tracked by asking the stream itself (`PendingWork.note`), as on the await pool's streams
+# (`PendingWork.never_destroyed`). Work on a stream its owner may destroy gets an event, which
+# outlives the stream (a handle reused by a new, idle stream would answer for work still
+# running): `PendingWork.track` decides. The per-thread default stream is refused
 # (`driver.stream_handle`).
 DEFAULT_STREAMS = frozenset({0, 1})
 
@@ -226,6 +227,7 @@ class PendingWork:
         self._streams: dict[int, deque[Batch]] = {}
         self._pins: list[Pin] = []
         self._events: list[Any] = []  # recycled events
+        self._eventless: frozenset[int] = DEFAULT_STREAMS  # streams no one destroys
 
     # ---- recording --------------------------------------------------------------------
 
@@ -245,6 +247,25 @@ class PendingWork:
             _cover(queue)
         return batch
 
+    def never_destroyed(self, streams: Iterable[int]) -> None:
+        """`streams` live as long as the process (the await pool's): `track` follows their
+        work without events, as the legacy stream's."""
+        with self._lock:
+            self._eventless = self._eventless | frozenset(streams)
+
+    def track(
+        self,
+        stream: int,
+        accesses: Sequence[Access],
+        owners: tuple[object, ...],
+        solo: bool = False,
+    ) -> Batch:
+        """Track work just issued on `stream`: without an event on a stream no one destroys
+        (`note`), with one on a stream its owner may destroy (`record`)."""
+        if stream in self._eventless:
+            return self.note(stream, accesses, owners, solo)
+        return self.record(stream, accesses, owners)
+
     def note(
         self,
         stream: int,
@@ -254,7 +275,7 @@ class PendingWork:
     ) -> Batch:
         """Track work just issued on `stream` without an event of its own (an eager launch,
         or an `await` alone on its loop: one driver call less); only for streams no one
-        destroys (`DEFAULT_STREAMS`, the await pool's). Whenever a stream's FIFO reaches a
+        destroys (`track` decides). Whenever a stream's FIFO reaches a
         multiple of `RETIRE_EVERY` batches, its newest gets an event that covers the batches
         before it, and the front whose covering event fired retires (amortized: one record
         and one query per `RETIRE_EVERY` launches). A launch that repeats the newest
@@ -544,10 +565,7 @@ def register_for_wait(stream: int, accesses: Sequence[Access], owners: tuple[obj
     retires it), where another thread may look meanwhile (`others_may_look`); alone, the
     round trip skips the registry."""
     if others_may_look():
-        if stream in DEFAULT_STREAMS:
-            PENDING.note(stream, accesses, owners, solo=True)
-        else:  # a stream its owner may destroy: an event, which outlives it
-            PENDING.record(stream, accesses, owners)
+        PENDING.track(stream, accesses, owners, solo=True)
 
 
 def synchronize(stream: object = None) -> None:

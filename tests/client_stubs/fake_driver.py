@@ -20,7 +20,7 @@ import pytest
 
 from client_stubs import driver, launcher
 from client_stubs.device_op import STREAMS
-from client_stubs.pending import PENDING
+from client_stubs.pending import DEFAULT_STREAMS, PENDING
 
 CUBIN = b"\x7fELF fake cubin"
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -143,7 +143,7 @@ def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     into this test's record."""
     gc.collect()
     monkeypatch.setattr(STREAMS, "_streams", {})
-    monkeypatch.setattr(STREAMS, "_owned", frozenset())
+    monkeypatch.setattr(PENDING, "_eventless", DEFAULT_STREAMS)
     monkeypatch.setattr(PENDING, "_streams", {})
     monkeypatch.setattr(PENDING, "_pins", [])
     monkeypatch.setattr(PENDING, "_events", [])

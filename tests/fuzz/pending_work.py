@@ -41,7 +41,7 @@ import pytest
 from client_stubs import DeviceTensor, Graph, Kernel, driver, synchronize
 from client_stubs.device_op import STREAMS
 from client_stubs.errors import ClientError
-from client_stubs.pending import PENDING, RETIRE_EVERY
+from client_stubs.pending import DEFAULT_STREAMS, PENDING, RETIRE_EVERY
 from tests.client_stubs.conftest import add_contract
 from tests.client_stubs.fake_driver import CUBIN, FakeDriver
 
@@ -274,7 +274,7 @@ def run_input(seed: int, number: int, steps: int) -> list[str]:
         patch.setattr(PENDING, "_pins", [])
         patch.setattr(PENDING, "_events", [])
         patch.setattr(STREAMS, "_streams", {})
-        patch.setattr(STREAMS, "_owned", frozenset())
+        patch.setattr(PENDING, "_eventless", DEFAULT_STREAMS)
         install(gpu, patch)
         tensors = [DeviceTensor.empty(N) for _ in range(4)]
         spans = [t.byte_extent for t in tensors]
