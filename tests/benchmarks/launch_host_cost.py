@@ -158,9 +158,6 @@ def profile(label: str, fn: Callable[[], object], reset: Callable[[], None]) -> 
     pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
 
 
-CallsOf = Callable[..., str]
-
-
 class AwaitLoop:
     """`await kernel.op(*args).on(0)` in turn on one event loop, alone on it (the round trip
     `op.sync()` is compared with): CPU time per await, the loop's own cost included."""
@@ -178,17 +175,16 @@ class AwaitLoop:
         self.loop.run_until_complete(self._awaits(1))
 
     def best_us(self, rounds: int, reset: Callable[[], None]) -> float:
-        samples = []
-        for _ in range(rounds + 1):  # the first round warms up
-            reset()
-            start = time.thread_time_ns()
+        def awaits() -> None:
             self.loop.run_until_complete(self._awaits(PER_ROUND))
-            samples.append((time.thread_time_ns() - start) / PER_ROUND / 1e3)
-        reset()
-        return min(samples[1:])
+
+        return best_us(awaits, 1, rounds, reset) / PER_ROUND
 
     def close(self) -> None:
         self.loop.close()
+
+
+CallsOf = Callable[..., str]
 
 
 def run_rows(
@@ -219,8 +215,9 @@ def run_rows(
     sync = measure(lambda: kernel.op(*args).sync())
     report("op.sync()", sync, calls_of(lambda: kernel.op(*args).sync()))
     awaited = AwaitLoop(kernel, args)
-    report("await op", awaited.best_us(rounds, reset), calls_of(awaited.one))
-    report("await - op.sync()", awaited.best_us(rounds, reset) - sync)
+    await_us = awaited.best_us(rounds, reset)
+    report("await op", await_us, calls_of(awaited.one))
+    report("await - op.sync()", await_us - sync)
     awaited.close()
     graph = Graph.capture(chain_of(kernel, args, CHAIN))
     replay = measure(graph.replay, PER_ROUND // 10) / CHAIN
