@@ -154,36 +154,64 @@ pub(crate) enum Key {
 }
 
 pub(crate) fn key_of(arg: &Arg) -> Key {
-    match arg {
-        Arg::Tensor(t) => Key::Tensor(t.layout().clone(), Vec::new(), Vec::new(), 0),
-        Arg::Out(p) => Key::Tensor(p.layout().clone(), p.tile().to_vec(), Vec::new(), -1),
-        Arg::Mapped(m) => Key::Tensor(
-            m.partition().layout().clone(),
-            m.partition().tile().to_vec(),
-            m.map_shape().to_vec(),
-            m.num_tile_blocks(),
-        ),
-        Arg::Scalar(Scalar::Bool(b)) => Key::Scalar(0, *b as u128),
-        Arg::Scalar(Scalar::Int(i)) => Key::Scalar(1, *i as u128),
-        Arg::Scalar(Scalar::Float(f)) => Key::Scalar(2, f.to_bits() as u128),
-    }
+    plan_key(&arg.plan_arg()).expect("a launch argument has a key")
 }
 
 pub(crate) fn key_matches(key: &Key, arg: &Arg) -> bool {
+    plan_key_matches(key, &arg.plan_arg())
+}
+
+/// The key of an argument described for planning; None for what no launch takes (a moved
+/// handle, a foreign object): nothing is remembered for those.
+pub(crate) fn plan_key(arg: &PlanArg<'_>) -> Option<Key> {
+    Some(match arg {
+        PlanArg::Tensor(layout) => Key::Tensor((*layout).clone(), Vec::new(), Vec::new(), 0),
+        PlanArg::Partition { layout, tile } => {
+            Key::Tensor((*layout).clone(), tile.to_vec(), Vec::new(), -1)
+        }
+        PlanArg::Mapped {
+            layout,
+            tile,
+            map,
+            num_tile_blocks,
+        } => Key::Tensor(
+            (*layout).clone(),
+            tile.to_vec(),
+            map.to_vec(),
+            *num_tile_blocks,
+        ),
+        PlanArg::Scalar(value) => scalar_key(value),
+        PlanArg::Moved(_) | PlanArg::Other(_) => return None,
+    })
+}
+
+fn scalar_key(value: &Scalar) -> Key {
+    match value {
+        Scalar::Bool(b) => Key::Scalar(0, *b as u128),
+        Scalar::Int(i) => Key::Scalar(1, *i as u128),
+        Scalar::Float(f) => Key::Scalar(2, f.to_bits() as u128),
+    }
+}
+
+/// Whether `arg` is the argument `key` was taken of (no allocation for tensors).
+pub(crate) fn plan_key_matches(key: &Key, arg: &PlanArg<'_>) -> bool {
     match (key, arg) {
-        (Key::Tensor(l, t, m, n), Arg::Tensor(x)) => {
-            t.is_empty() && m.is_empty() && *n == 0 && l == x.layout()
+        (Key::Tensor(l, t, m, n), PlanArg::Tensor(x)) => {
+            t.is_empty() && m.is_empty() && *n == 0 && l == *x
         }
-        (Key::Tensor(l, t, m, n), Arg::Out(p)) => {
-            *n == -1 && m.is_empty() && t == p.tile() && l == p.layout()
+        (Key::Tensor(l, t, m, n), PlanArg::Partition { layout, tile }) => {
+            *n == -1 && m.is_empty() && t.as_slice() == *tile && l == *layout
         }
-        (Key::Tensor(l, t, m, n), Arg::Mapped(x)) => {
-            *n == x.num_tile_blocks()
-                && m == x.map_shape()
-                && t == x.partition().tile()
-                && l == x.partition().layout()
-        }
-        (Key::Scalar(..), Arg::Scalar(_)) => *key == key_of(arg),
+        (
+            Key::Tensor(l, t, m, n),
+            PlanArg::Mapped {
+                layout,
+                tile,
+                map,
+                num_tile_blocks,
+            },
+        ) => n == num_tile_blocks && m.as_slice() == *map && t.as_slice() == *tile && l == *layout,
+        (Key::Scalar(..), PlanArg::Scalar(value)) => *key == scalar_key(value),
         _ => false,
     }
 }

@@ -20,9 +20,8 @@ use prost::Message;
 use crate::artifacts::bundle::tile_blocks;
 use crate::client::facts::facts_for;
 use crate::client::{CompileClient, Source};
-use crate::dtype::Scalar;
 use crate::errors::{Error, Result};
-use crate::launch::{Args, Kernel};
+use crate::launch::{plan_key, plan_key_matches, Args, Kernel, Key};
 use crate::plan::{plan_launch, PlanArg, TensorLayout};
 use crate::tensor::Stream;
 
@@ -43,70 +42,8 @@ pub struct Served {
     pub errors: Mutex<Vec<Error>>,
 }
 
-/// The last launch's argument layouts, host grid and the kernel they run.
-type Chosen = (Vec<ArgKey>, Option<[u32; 3]>, Arc<Kernel>);
-
-/// One launch argument as the choice of kernel depends on it, owned (compared, not hashed:
-/// a float scalar may be NaN, which matches nothing and only costs a fresh choice).
-#[derive(Clone, Debug, PartialEq)]
-enum ArgKey {
-    Tensor(TensorLayout),
-    Partition(TensorLayout, Vec<i64>),
-    Mapped(TensorLayout, Vec<i64>, Vec<i64>, i64),
-    Scalar(Scalar),
-}
-
-impl ArgKey {
-    /// The key of `arg`; None for what no launch takes (a moved handle, a foreign object):
-    /// such arguments are never remembered.
-    fn of(arg: &PlanArg<'_>) -> Option<ArgKey> {
-        Some(match arg {
-            PlanArg::Tensor(layout) => ArgKey::Tensor((*layout).clone()),
-            PlanArg::Partition { layout, tile } => {
-                ArgKey::Partition((*layout).clone(), tile.to_vec())
-            }
-            PlanArg::Mapped {
-                layout,
-                tile,
-                map,
-                num_tile_blocks,
-            } => ArgKey::Mapped(
-                (*layout).clone(),
-                tile.to_vec(),
-                map.to_vec(),
-                *num_tile_blocks,
-            ),
-            PlanArg::Scalar(value) => ArgKey::Scalar(*value),
-            PlanArg::Moved(_) | PlanArg::Other(_) => return None,
-        })
-    }
-
-    /// Whether `arg` is the argument this key was taken of (no allocation).
-    fn matches(&self, arg: &PlanArg<'_>) -> bool {
-        match (self, arg) {
-            (ArgKey::Tensor(l), PlanArg::Tensor(x)) => l == *x,
-            (ArgKey::Partition(l, t), PlanArg::Partition { layout, tile }) => {
-                l == *layout && t.as_slice() == *tile
-            }
-            (
-                ArgKey::Mapped(l, t, m, n),
-                PlanArg::Mapped {
-                    layout,
-                    tile,
-                    map,
-                    num_tile_blocks,
-                },
-            ) => {
-                l == *layout
-                    && t.as_slice() == *tile
-                    && m.as_slice() == *map
-                    && n == num_tile_blocks
-            }
-            (ArgKey::Scalar(v), PlanArg::Scalar(x)) => v == x,
-            _ => false,
-        }
-    }
-}
+/// The last launch's argument keys, host grid and the kernel they run.
+type Chosen = (Vec<Key>, Option<[u32; 3]>, Arc<Kernel>);
 
 impl CompileClient {
     /// `source` compiled through the service as a [`Served`] kernel.
@@ -157,7 +94,7 @@ impl Served {
             return kernel;
         }
         let kernel = self.choose(plan_args, grid).await;
-        let keys: Option<Vec<ArgKey>> = plan_args.iter().map(ArgKey::of).collect();
+        let keys: Option<Vec<Key>> = plan_args.iter().map(plan_key).collect();
         if let Some(keys) = keys {
             *self.last.lock().expect("not poisoned") = Some((keys, grid, kernel.clone()));
         }
@@ -170,7 +107,10 @@ impl Served {
         let (keys, host_grid, kernel) = last.as_ref()?;
         let same = *host_grid == grid
             && keys.len() == plan_args.len()
-            && keys.iter().zip(plan_args).all(|(k, a)| k.matches(a));
+            && keys
+                .iter()
+                .zip(plan_args)
+                .all(|(k, a)| plan_key_matches(k, a));
         same.then(|| kernel.clone())
     }
 
@@ -250,7 +190,7 @@ fn layout_of<'a>(arg: &PlanArg<'a>) -> Option<&'a TensorLayout> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DType;
+    use crate::dtype::{DType, Scalar};
     use crate::plan::Handle;
 
     fn layout(ptr: u64, n: i64) -> TensorLayout {
@@ -273,9 +213,13 @@ mod tests {
             PlanArg::Scalar(Scalar::Int(7)),
         ];
         for (i, arg) in args.iter().enumerate() {
-            let key = ArgKey::of(arg).unwrap();
+            let key = plan_key(arg).unwrap();
             for (j, other) in args.iter().enumerate() {
-                assert_eq!(key.matches(other), i == j, "{key:?} against {other:?}");
+                assert_eq!(
+                    plan_key_matches(&key, other),
+                    i == j,
+                    "{key:?} against {other:?}"
+                );
             }
         }
         // another base address, tile, map, block count or value is another layout
@@ -299,20 +243,24 @@ mod tests {
             },
             PlanArg::Scalar(Scalar::Int(8)),
         ];
-        for (key, other) in args.iter().map(|a| ArgKey::of(a).unwrap()).zip(&others) {
-            let other_key = ArgKey::of(other).unwrap();
+        for (key, other) in args.iter().map(|a| plan_key(a).unwrap()).zip(&others) {
+            let other_key = plan_key(other).unwrap();
             assert!(
-                !key.matches(other) && key != other_key,
+                !plan_key_matches(&key, other) && key != other_key,
                 "{key:?} matched {other:?}"
             );
         }
-        let nan = ArgKey::of(&PlanArg::Scalar(Scalar::Float(f64::NAN))).unwrap();
-        assert!(!nan.matches(&PlanArg::Scalar(Scalar::Float(f64::NAN))));
+        // scalars compare by kind and bits: the int 1 is not the float 1.0
+        let one = plan_key(&PlanArg::Scalar(Scalar::Int(1))).unwrap();
+        assert!(!plan_key_matches(
+            &one,
+            &PlanArg::Scalar(Scalar::Float(1.0))
+        ));
     }
 
     #[test]
     fn moved_or_foreign_arguments_have_no_key() {
-        assert!(ArgKey::of(&PlanArg::Moved(Handle::Tensor)).is_none());
-        assert!(ArgKey::of(&PlanArg::Other("str")).is_none());
+        assert!(plan_key(&PlanArg::Moved(Handle::Tensor)).is_none());
+        assert!(plan_key(&PlanArg::Other("str")).is_none());
     }
 }
