@@ -90,8 +90,8 @@ class CompileClient(ClientSettings):
 
         `arch` None means the local GPU's sm (or the server default without a GPU);
         `options` are `build_request`'s keywords (generic_args, extra_sources, opt_level,
-        host_arch (default: this machine's), lineinfo, exact_accumulators, early_launch,
-        skip_cache, specialize_for).
+        host_arch (default: this machine's), lineinfo, exact_accumulators, exact_f32_products,
+        early_launch, skip_cache, specialize_for).
         """
         artifact = self.compile_artifact(source_text, entry, generics, arch, file_name, **options)
         return kernel_of(artifact, allow_unchecked)

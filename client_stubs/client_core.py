@@ -106,6 +106,7 @@ def build_request(
     host_arch: str = "",
     lineinfo: bool = False,
     exact_accumulators: bool = False,
+    exact_f32_products: bool = False,
     early_launch: bool = True,
     occupancy_variant: int = 0,
     skip_cache: bool = False,
@@ -128,6 +129,7 @@ def build_request(
     request.options.host_arch = host_arch
     request.options.lineinfo = lineinfo
     request.options.exact_accumulators = exact_accumulators
+    request.options.exact_f32_products = exact_f32_products
     request.options.plain_launch = not early_launch
     request.options.occupancy_variant = occupancy_variant
     request.options.skip_cache = skip_cache

@@ -34,6 +34,7 @@ from lowering.ir.core import Module
 from lowering.ir.verify import verify_module
 from lowering.lower_kernel import KernelLowering, LoweredKernel
 from lowering.rejection import Rejected
+from lowering.split_f32_products import split_f32_products
 from lowering.symbols import entry_symbol
 from lowering.tileiras import HOST_ARCHES, Tileiras, TileirasError, TileirasFault
 from lowering.widen_accumulators import widen_accumulators
@@ -91,6 +92,9 @@ class CompileRequest:
     specialization: tuple[TensorFacts, ...] = ()  # what the host knows about its tensors
     # keep f16 mma accumulators carried by loops in f16 (`lowering.widen_accumulators`)
     exact_accumulators: bool = False
+    # multiply f32 mma operands by f32 FMA, not as three TF32 products on the tensor cores
+    # (`lowering.split_f32_products`)
+    exact_f32_products: bool = False
     # wait for prior grids before any memory access, so that hosts may launch the kernel
     # early (programmatic dependent launch; `lowering.grid_dependency`; bytecode 13.4; from
     # sm_90, below which there are no dependent launches and the request is a plain kernel);
@@ -183,6 +187,16 @@ def _lower(
     return None
 
 
+def _faster_arithmetic(module: Module, request: CompileRequest) -> Module:
+    """Loop accumulators carried wide (`lowering.widen_accumulators`) and f32 tiles multiplied
+    on the tensor cores (`lowering.split_f32_products`), each unless the request says not to."""
+    if not request.exact_accumulators:
+        module = widen_accumulators(module)
+    if not request.exact_f32_products:
+        module = split_f32_products(module)
+    return module
+
+
 def _compile(
     request: CompileRequest,
     stop_after: Stage,
@@ -210,7 +224,8 @@ def _compile(
     if kernel is None or sink.has_errors or stop_after is Stage.CHECK:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
 
-    # 3. lower to our tile IR, carry loop accumulators wide (unless asked not to), keep loads
+    # 3. lower to our tile IR, carry loop accumulators wide and multiply f32 tiles as three
+    #    TF32 products (unless asked not to), keep loads
     #    under an `if` in a loop off TMA (`lowering.branch_loads`), hand a GEMM's tiles to
     #    blocks in row groups (`lowering.block_order`), for an occupancy variant give entries
     #    the hint they do not name (`lowering.default_occupancy`), when asked (from sm_90)
@@ -223,8 +238,7 @@ def _compile(
     lowered = _lower(kernel, request, abi, symbol, sink)
     if lowered is None:
         return CompileResult(tuple(sink), Stage.CHECK, kernel=kernel)
-    if not request.exact_accumulators:
-        lowered = dataclasses.replace(lowered, module=widen_accumulators(lowered.module))
+    lowered = dataclasses.replace(lowered, module=_faster_arithmetic(lowered.module, request))
     lowered = dataclasses.replace(lowered, module=keep_branch_loads_off_tma(lowered.module))
     lowered = dataclasses.replace(lowered, module=group_block_order(lowered.module))
     lowered, takes_occupancy, min_tile_blocks = _occupancy_variant(lowered, request)

@@ -110,6 +110,7 @@ def request_from_proto(
         host_arch=options.host_arch or DEFAULT_HOST_ARCH,
         lineinfo=options.lineinfo,
         exact_accumulators=options.exact_accumulators,
+        exact_f32_products=options.exact_f32_products,
         early_launch=not options.plain_launch,
         occupancy=options.occupancy_variant,
         specialization=tuple(

@@ -68,6 +68,7 @@ def _key_fields(
         request.host_arch,
         "1" if request.lineinfo else "0",
         "exact" if request.exact_accumulators else "wide",
+        *(("exact f32 products",) if request.exact_f32_products else ()),
         *(("early launch",) if request.early_launch else ()),
         *((f"occupancy {request.occupancy}",) if request.occupancy else ()),
         tileiras_fingerprint,

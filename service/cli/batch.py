@@ -3,7 +3,7 @@
     cutile-compile FILE.rs [FILE.rs ...] --entry add [--entry saxpy ...]
                    [--generics B=128 | --generics 128 ...] [--arch sm_90 ...] -o OUT/
                    [--opt-level N] [--host-arch x86_64|aarch64] [--lineinfo] [--exact-accumulators]
-                   [--no-early-launch]
+                   [--exact-f32-products] [--no-early-launch]
                    [--message-format human|json|sarif] [-j N] [--cache-dir DIR | --no-cache]
                    [--tileiras PATH] [--summary-json PATH]
                    [--facts ENTRY:PARAM[:dims=D,..][:strides=S,..][:align=A][:last_stride=any] ...]
@@ -518,6 +518,7 @@ def kernel_request(
         host_arch=args.host_arch,
         lineinfo=args.lineinfo,
         exact_accumulators=args.exact_accumulators,
+        exact_f32_products=args.exact_f32_products,
         early_launch=args.early_launch,
         specialization=kernel.facts,
         occupancy=kernel.auto.occupancy if kernel.auto else 0,
@@ -623,6 +624,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="keep f16 mma accumulators of loops nested in loops in f16 at every step "
         "(default: carried in f32 and rounded once after the loop, much faster on tileiras)",
+    )
+    parser.add_argument(
+        "--exact-f32-products",
+        action="store_true",
+        help="multiply f32 mma operands by f32 FMA (default: products of 512 outputs or more "
+        "as three TF32 products on the tensor cores, each within about 2^-21 of the exact one)",
     )
     parser.add_argument(
         "--early-launch",

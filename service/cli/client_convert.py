@@ -44,6 +44,7 @@ def batch_item(request: CompileRequest, source_indices: list[int]) -> compile_pb
             host_arch=request.host_arch,
             lineinfo=request.lineinfo,
             exact_accumulators=request.exact_accumulators,
+            exact_f32_products=request.exact_f32_products,
             plain_launch=not request.early_launch,
             occupancy_variant=request.occupancy,
         ),

@@ -1,7 +1,8 @@
 """cutile-rs's own GEMM examples, compiled unchanged the default way
 (`tests.benchmarks.build_cutile_rs`), launched through `Bundle.kernel(...)` with no `for_args` and
 no declared facts (the per-launch choice of variant is the default path's), vs torch.matmul:
-f16 at 4096^3 and 8192^3, 128x128x64 tiles (issue 14's real-code target: >= 0.85x torch).
+f16 at 4096^3 and 8192^3, 128x128x64 tiles (issue 14's real-code target: >= 0.85x torch), and
+`gemm.rs` on f32 (its host code's element) at 128x128x32 against torch's f32 matmul.
 `--jit FOLDER` adds the same kernels compiled by cutile-rs's own compiler
 (`tests.benchmarks.cutile_rs_jit`'s OUT/jit bundle), launched through our host on the same
 tensors: the two compilers side by side.
@@ -31,11 +32,24 @@ def _launcher(bundle, kernel: CutileRsKernel, z, x, y) -> Callable[[], object]: 
     from client_stubs import DeviceTensor
 
     compiled = bundle.kernel(kernel.entry, dict(kernel.generics))
-    part = DeviceTensor.wrap(z).partition((128, 128))
+    part = DeviceTensor.wrap(z).partition(_tile(kernel)[:2])
     if kernel.entry == "gemm_persistent":
         part = part.map((8, 1), CUTILE_RS_PERSISTENT_BLOCKS)
     args = (part, DeviceTensor.wrap(x), DeviceTensor.wrap(y))
     return lambda: compiled(*args)
+
+
+def _tile(kernel: CutileRsKernel) -> tuple[int, int, int]:
+    return tuple(int(kernel.generics[name]) for name in ("BM", "BN", "BK"))  # type: ignore[return-value]
+
+
+def _element(kernel: CutileRsKernel) -> str:
+    return kernel.generics.get("E") or kernel.generics["T"]
+
+
+# of the largest output magnitude: f16 results keep 11 bits; f32 ones must be f32-accurate
+# (torch.matmul on f32 is cuBLAS f32, TF32 off by default: ~2e-6 at 4096^3 on an H100)
+TOLERANCE = {"f16": 0.02, "f32": 1e-5}
 
 
 def measure(  # type: ignore[no-untyped-def]
@@ -43,12 +57,14 @@ def measure(  # type: ignore[no-untyped-def]
 ) -> Row:
     import torch
 
+    element = _element(kernel)
+    dtype = {"f16": torch.float16, "f32": torch.float32}[element]
     torch.manual_seed(0)
-    x = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    y = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    z = torch.zeros(size, size, device="cuda", dtype=torch.float16)
+    x = torch.randn(size, size, device="cuda", dtype=dtype)
+    y = torch.randn(size, size, device="cuda", dtype=dtype)
+    z = torch.zeros(size, size, device="cuda", dtype=dtype)
     expected = torch.matmul(x, y)
-    tolerance = 0.02 * float(expected.float().abs().max())
+    tolerance = TOLERANCE[element] * float(expected.float().abs().max())
     reference = Reference(lambda: torch.matmul(x, y))
     launch = _launcher(bundle, kernel, z, x, y)
     launch()
@@ -58,13 +74,13 @@ def measure(  # type: ignore[no-untyped-def]
     name = Path(kernel.source).name
     return Row(
         "cutile_rs",
-        f"cutile-rs {name} {kernel.entry} f16",
+        f"cutile-rs {name} {kernel.entry} {element}",
         f"{size}x{size}x{size}",
         2 * size**3,
         "TFLOP/s",
         ours,
         reference.seconds(),
-        f"{compiler}, 128x128x64",
+        f"{compiler}, " + "x".join(map(str, _tile(kernel))),
         error,
         tolerance,
     )

@@ -286,6 +286,9 @@ DECODE_ATTENTION = (
 # cutile-rs's own GEMM examples, compiled unchanged by default (build_cutile_rs.py and
 # bench_cutile_rs.py here): not in FAMILIES, their sources live in a cutile-rs checkout
 CUTILE_RS_TILE = {"BM": "128", "BN": "128", "BK": "64"}
+# gemm.rs on f32, the element its host code launches it with: a k-tile of 32 (as much smem as
+# f16's 64); tiles an H100 liked for its three TF32 products (`lowering.split_f32_products`)
+CUTILE_RS_F32_TILE = {"BM": "128", "BN": "128", "BK": "32"}
 CUTILE_RS_SIZES = (4096, 8192)
 # one tile block per SM of the H200, as cutile-rs's host code maps
 CUTILE_RS_PERSISTENT_BLOCKS = 132
@@ -304,6 +307,14 @@ CUTILE_RS_KERNELS = (
             "cutile-examples/examples/gemm.rs",
             "gemm",
             {"E": "f16", **CUTILE_RS_TILE, "K": str(size)},
+        )
+        for size in CUTILE_RS_SIZES
+    ),
+    *(
+        CutileRsKernel(
+            "cutile-examples/examples/gemm.rs",
+            "gemm",
+            {"E": "f32", **CUTILE_RS_F32_TILE, "K": str(size)},
         )
         for size in CUTILE_RS_SIZES
     ),

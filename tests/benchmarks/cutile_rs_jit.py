@@ -43,7 +43,7 @@ from protos.generated.cutile.compile.v1 import contract_pb2
 from service.cli.batch import main as cutile_compile
 from tests.benchmarks import sass_stats
 from tests.benchmarks.build_cutile_rs import out_and_checkout
-from tests.benchmarks.configs import CUTILE_RS_SIZES, CUTILE_RS_TILE
+from tests.benchmarks.configs import CUTILE_RS_F32_TILE, CUTILE_RS_SIZES, CUTILE_RS_TILE
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "gpu_artifacts" / "cutile-rs-jit"
@@ -96,21 +96,23 @@ class JitKernel:
 def kernels() -> list[JitKernel]:
     bm, bn, bk = (CUTILE_RS_TILE[k] for k in ("BM", "BN", "BK"))
 
-    def square(size: int) -> tuple[TensorArg, ...]:
-        return tuple(row_major(t, (size, size), 2) for t in ("z", "x", "y"))
+    def square(size: int, element_bytes: int = 2) -> tuple[TensorArg, ...]:
+        return tuple(row_major(t, (size, size), element_bytes) for t in ("z", "x", "y"))
 
-    found = [
-        JitKernel(
+    def gemm(element: str, tile: dict[str, str], size: int, element_bytes: int) -> JitKernel:
+        m, n, k = (tile[name] for name in ("BM", "BN", "BK"))
+        return JitKernel(
             "cutile-examples/examples/gemm.rs",
             "my_module",
             "gemm",
-            ("f16", bm, bn, bk, str(size)),
-            (("E", "f16"), ("BM", bm), ("BN", bn), ("BK", bk), ("K", str(size))),
-            square(size),
-            f"gemm-{size}",
+            (element, m, n, k, str(size)),
+            (("E", element), ("BM", m), ("BN", n), ("BK", k), ("K", str(size))),
+            square(size, element_bytes),
+            f"gemm-{size}" if element == "f16" else f"gemm-{element}-{size}",
         )
-        for size in CUTILE_RS_SIZES
-    ]
+
+    found = [gemm("f16", CUTILE_RS_TILE, size, 2) for size in CUTILE_RS_SIZES]
+    found += [gemm("f32", CUTILE_RS_F32_TILE, size, 4) for size in CUTILE_RS_SIZES]
     # the persistent kernel's specialization does not depend on the size (divisible by 16)
     found.append(
         JitKernel(

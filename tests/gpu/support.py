@@ -6,6 +6,7 @@ without a GPU or a bundle."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -14,8 +15,11 @@ from client_stubs import Bundle, BundleEntry, BundleError, Kernel, driver
 ENV = "CUTILE_GPU_ARTIFACTS"
 
 
-def entries(*functions: str) -> list[object]:
-    """One test parameter per bundle entry of `functions` (a skip mark when there are none)."""
+def entries(
+    *functions: str, where: Callable[[BundleEntry], bool] = lambda entry: True
+) -> list[object]:
+    """One test parameter per bundle entry of `functions` that `where` accepts (a skip mark
+    when there are none)."""
     root = os.environ.get(ENV)
     if not root:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"{ENV} is not set"))]
@@ -23,7 +27,11 @@ def entries(*functions: str) -> list[object]:
         bundle = Bundle.open(root)
     except BundleError as exc:
         return [pytest.param(None, marks=pytest.mark.skip(reason=str(exc)))]
-    found = [pytest.param(e, id=e.label()) for e in bundle.entries if e.function in functions]
+    found = [
+        pytest.param(e, id=e.label())
+        for e in bundle.entries
+        if e.function in functions and where(e)
+    ]
     return found or [pytest.param(None, marks=pytest.mark.skip(reason=f"no {functions} in {root}"))]
 
 

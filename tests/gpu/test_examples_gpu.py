@@ -88,6 +88,28 @@ def test_gemm(entry: BundleEntry, torch) -> None:
     _check("gemm", dtype, f"{m}x{n}x{k}", z, x.float() @ y.float())
 
 
+# relative to the largest output; at 4096^3 on an H100 (BENCHMARKS.md, 2026-12-05) f32 FMA and
+# the pass's products gave 5e-7, the three products chained through the tensor cores' sum
+# 2.8e-5 (about half that at k = 2048), a single TF32 product 2.7e-4
+F32_PRODUCT_TOLERANCE = 4e-6
+
+
+@pytest.mark.parametrize("entry", _entries("gemm", where=lambda e: e.generics_dict["E"] == "f32"))
+def test_f32_gemm_on_tensor_cores_keeps_f32_accuracy(entry: BundleEntry, torch) -> None:
+    """The f32 GEMM runs as three TF32 products a k-tile (`lowering.split_f32_products`);
+    against a float64 reference it must stay as accurate as f32 arithmetic."""
+    kernel = _kernel(entry)
+    bm, bn = int(entry.generics_dict["BM"]), int(entry.generics_dict["BN"])
+    m, n, k = 1000, 520, 2048
+    x, y = _inputs(torch, "f32", (m, k), (k, n), seed=3)
+    z = torch.zeros((m, n), device="cuda", dtype=torch.float32)
+    kernel(DeviceTensor.wrap(z).partition((bm, bn)), DeviceTensor.wrap(x), DeviceTensor.wrap(y))
+    torch.cuda.synchronize()
+    expected = x.double() @ y.double()
+    error = ((z.double() - expected).abs().max() / expected.abs().max()).item()
+    assert error <= F32_PRODUCT_TOLERANCE, f"relative error {error:.2e}"
+
+
 def test_bundle_picks_the_fact_variant_only_for_tensors_that_meet_its_facts(torch) -> None:
     bundle = Bundle.open(os.environ.get(ENV) or pytest.skip(f"{ENV} is not set"))
     variants = [e for e in bundle.entries if e.function == "gemm" and e.specificity]

@@ -55,6 +55,7 @@ def test_key_is_stable_and_hex() -> None:
         {"host_arch": "aarch64"},
         {"lineinfo": True},
         {"exact_accumulators": True},
+        {"exact_f32_products": True},
         {"early_launch": False},
         {"occupancy": 4},
         {"specialization": (TensorFacts("x", (16,), (1,)),)},

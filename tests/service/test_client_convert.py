@@ -22,6 +22,7 @@ def test_a_batch_item_means_the_same_request() -> None:
         host_arch="aarch64",
         lineinfo=True,
         exact_accumulators=True,
+        exact_f32_products=True,
         early_launch=False,
         occupancy=4,
         specialization=(
@@ -45,6 +46,7 @@ def test_a_batch_item_means_the_same_request() -> None:
     assert back.generics == request.generics
     assert (back.entry, back.arch, back.opt_level) == ("kernel::add", "sm_80", 1)
     assert (back.host_arch, back.lineinfo, back.exact_accumulators) == ("aarch64", True, True)
+    assert back.exact_f32_products
     assert not back.early_launch
     assert back.occupancy == 4
     assert back.specialization == request.specialization

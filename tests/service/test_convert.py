@@ -66,6 +66,7 @@ def test_valid_request_gets_every_default() -> None:
     assert request.host_arch == "x86_64"
     assert request.lineinfo is False
     assert request.exact_accumulators is False
+    assert request.exact_f32_products is False
     assert request.early_launch is True  # plain_launch unset
 
 
@@ -98,12 +99,18 @@ def test_an_occupancy_variant_is_asked_for_with_a_hint_in_tileiras_range() -> No
 
 def test_explicit_options_are_kept() -> None:
     options = compile_pb2.CompileOptions(
-        opt_level=1, host_arch="aarch64", lineinfo=True, exact_accumulators=True, plain_launch=True
+        opt_level=1,
+        host_arch="aarch64",
+        lineinfo=True,
+        exact_accumulators=True,
+        exact_f32_products=True,
+        plain_launch=True,
     )
     request = request_from_proto(
         _request(generics={}, generic_args=["128"], target="sm_100", options=options)
     )
     assert request.exact_accumulators is True
+    assert request.exact_f32_products is True
     assert request.early_launch is False
     assert request.generic_args == ("128",)
     assert request.generics == ()

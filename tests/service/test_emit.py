@@ -90,3 +90,15 @@ def test_exact_accumulators_reach_the_compile(tmp_path: Path, capsys) -> None:
     assert _mma_types(capsys.readouterr().out) == ["tile<64x64xf32>"]
     assert main([*argv, "--exact-accumulators"]) == 0
     assert _mma_types(capsys.readouterr().out) == ["tile<64x64xf16>"]
+
+
+def test_exact_f32_products_reach_the_compile(tmp_path: Path, capsys) -> None:
+    """`--exact-f32-products` keeps an f32 product as written (by default three TF32
+    products: lowering.split_f32_products)."""
+    source = tmp_path / "gemm.rs"
+    source.write_text(gemm("f32", "constant(0.0f32, const_shape![BM, BN])").replace("f16", "f32"))
+    argv = [str(source), "--entry", "f", "--generics", "BM=64,BN=64,BK=32", "--emit", "ir"]
+    assert main(argv) == 0
+    assert len(_mma_types(capsys.readouterr().out)) == 3
+    assert main([*argv, "--exact-f32-products"]) == 0
+    assert len(_mma_types(capsys.readouterr().out)) == 1

@@ -71,6 +71,7 @@ def request_keys() -> list[dict[str, Any]]:
         _request_case("target_and_options", target="sm_90", host_arch="x86_64", opt_level=0),
         _request_case("lineinfo", lineinfo=True, opt_level=2, host_arch="aarch64"),
         _request_case("exact_accumulators", exact_accumulators=True),
+        _request_case("exact_f32_products", exact_f32_products=True),
         _request_case("plain_launch", early_launch=False),
         _request_case("skip_cache_ignored", skip_cache=True),
         _request_case("generic_args", generic_args=["f16", "128"]),

@@ -71,6 +71,10 @@ fn source_of(inputs: &Value) -> Source {
         .get("exact_accumulators")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    source.exact_f32_products = inputs
+        .get("exact_f32_products")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     source.plain_launch = !inputs
         .get("early_launch")
         .and_then(Value::as_bool)

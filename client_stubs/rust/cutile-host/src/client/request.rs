@@ -102,6 +102,9 @@ pub struct Source {
     /// Keep f16 mma accumulators of loops nested in loops in f16 at every step (default:
     /// carried in f32 and rounded once after the loop).
     pub exact_accumulators: bool,
+    /// Multiply f32 mma operands by f32 FMA (default: products of 512 outputs or more as
+    /// three TF32 products on the tensor cores).
+    pub exact_f32_products: bool,
     /// Compile a plain kernel. By default the kernel waits for prior grids before it touches
     /// memory, so that hosts launch it early (programmatic dependent launch).
     pub plain_launch: bool,
@@ -160,6 +163,7 @@ impl Source {
                 lineinfo: self.lineinfo,
                 skip_cache: self.skip_cache,
                 exact_accumulators: self.exact_accumulators,
+                exact_f32_products: self.exact_f32_products,
                 plain_launch: self.plain_launch,
                 occupancy_variant: self.occupancy_variant,
                 // early_launch (deprecated) stays false: plain_launch decides

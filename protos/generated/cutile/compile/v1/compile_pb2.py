@@ -26,7 +26,7 @@ from protos.generated.cutile.compile.v1 import contract_pb2 as cutile_dot_compil
 from google.rpc import status_pb2 as google_dot_rpc_dot_status__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63utile/compile/v1/compile.proto\x12\x11\x63utile.compile.v1\x1a cutile/compile/v1/contract.proto\x1a\x17google/rpc/status.proto\"(\n\nSourceFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\xd5\x02\n\x0e\x43ompileRequest\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceFile\x12\r\n\x05\x65ntry\x18\x02 \x01(\t\x12\x41\n\x08generics\x18\x03 \x03(\x0b\x32/.cutile.compile.v1.CompileRequest.GenericsEntry\x12\x14\n\x0cgeneric_args\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x32\n\x07options\x18\x06 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\x12\x36\n\x0especialization\x18\x07 \x03(\x0b\x32\x1e.cutile.compile.v1.TensorFacts\x1a/\n\rGenericsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"x\n\x0bTensorFacts\x12\r\n\x05param\x18\x01 \x01(\t\x12\x14\n\x0c\x64im_divisors\x18\x02 \x03(\r\x12\x17\n\x0fstride_divisors\x18\x03 \x03(\r\x12\x12\n\nbase_align\x18\x04 \x01(\r\x12\x17\n\x0f\x61ny_last_stride\x18\x05 \x01(\x08\"\xd6\x01\n\x0e\x43ompileOptions\x12\x16\n\topt_level\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x11\n\thost_arch\x18\x02 \x01(\t\x12\x10\n\x08lineinfo\x18\x03 \x01(\x08\x12\x12\n\nskip_cache\x18\x04 \x01(\x08\x12\x1a\n\x12\x65xact_accumulators\x18\x05 \x01(\x08\x12\x18\n\x0c\x65\x61rly_launch\x18\x06 \x01(\x08\x42\x02\x18\x01\x12\x14\n\x0cplain_launch\x18\x07 \x01(\x08\x12\x19\n\x11occupancy_variant\x18\x08 \x01(\rB\x0c\n\n_opt_level\"\xe4\x01\n\x0f\x43ompileResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x32\n\x0b\x64iagnostics\x18\x02 \x03(\x0b\x32\x1d.cutile.compile.v1.Diagnostic\x12-\n\x08\x61rtifact\x18\x03 \x01(\x0b\x32\x1b.cutile.compile.v1.Artifact\x12.\n\x05\x63\x61\x63he\x18\x04 \x01(\x0e\x32\x1f.cutile.compile.v1.CacheOutcome\x12\x32\n\x07timings\x18\x05 \x01(\x0b\x32!.cutile.compile.v1.CompileTimings\"&\n\x06\x44igest\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"\xf6\x01\n\x08\x41rtifact\x12\r\n\x05\x63ubin\x18\x01 \x01(\x0c\x12/\n\x0c\x63ubin_digest\x18\x02 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x33\n\x08\x63ontract\x18\x03 \x01(\x0b\x32!.cutile.compile.v1.LaunchContract\x12.\n\x0brequest_key\x18\x04 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x32\n\x0f\x63ontract_digest\x18\x05 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x11\n\tsignature\x18\x06 \x01(\x0c\"L\n\x0e\x43ompileTimings\x12\x13\n\x0b\x66rontend_ms\x18\x01 \x01(\x01\x12\x13\n\x0btileiras_ms\x18\x02 \x01(\x01\x12\x10\n\x08total_ms\x18\x03 \x01(\x01\"\xb1\x01\n\nSourceSpan\x12\x13\n\x0bsource_name\x18\x01 \x01(\t\x12\x12\n\nbyte_start\x18\x02 \x01(\r\x12\x10\n\x08\x62yte_end\x18\x03 \x01(\r\x12\x12\n\nline_start\x18\x04 \x01(\r\x12\x11\n\tcol_start\x18\x05 \x01(\r\x12\x10\n\x08line_end\x18\x06 \x01(\r\x12\x0f\n\x07\x63ol_end\x18\x07 \x01(\r\x12\r\n\x05label\x18\x08 \x01(\t\x12\x0f\n\x07primary\x18\t \x01(\x08\"\xb7\x01\n\nDiagnostic\x12-\n\x08severity\x18\x01 \x01(\x0e\x32\x1b.cutile.compile.v1.Severity\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12,\n\x05spans\x18\x04 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceSpan\x12\r\n\x05notes\x18\x05 \x03(\t\x12\x0c\n\x04help\x18\x06 \x03(\t\x12\x10\n\x08rendered\x18\x07 \x01(\t\"\xa6\x01\n\x13\x43ompileBatchRequest\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceFile\x12+\n\x05items\x18\x02 \x03(\x0b\x32\x1c.cutile.compile.v1.BatchItem\x12\x32\n\x07options\x18\x03 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\"\xb3\x02\n\tBatchItem\x12\x16\n\x0esource_indices\x18\x01 \x03(\r\x12\r\n\x05\x65ntry\x18\x02 \x01(\t\x12<\n\x08generics\x18\x03 \x03(\x0b\x32*.cutile.compile.v1.BatchItem.GenericsEntry\x12\x14\n\x0cgeneric_args\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x32\n\x07options\x18\x06 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\x12\x36\n\x0especialization\x18\x07 \x03(\x0b\x32\x1e.cutile.compile.v1.TensorFacts\x1a/\n\rGenericsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"}\n\x12\x43ompileBatchResult\x12\r\n\x05index\x18\x01 \x01(\r\x12\"\n\x06status\x18\x02 \x01(\x0b\x32\x12.google.rpc.Status\x12\x34\n\x08response\x18\x03 \x01(\x0b\x32\".cutile.compile.v1.CompileResponse\"=\n\x12\x46indMissingRequest\x12\'\n\x04keys\x18\x01 \x03(\x0b\x32\x19.cutile.compile.v1.Digest\"A\n\x13\x46indMissingResponse\x12*\n\x07missing\x18\x01 \x03(\x0b\x32\x19.cutile.compile.v1.Digest\"U\n\x12GetArtifactRequest\x12&\n\x03key\x18\x01 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x17\n\x0fmax_chunk_bytes\x18\x02 \x01(\r\"\\\n\rArtifactChunk\x12-\n\x08\x61rtifact\x18\x01 \x01(\x0b\x32\x1b.cutile.compile.v1.Artifact\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x18\n\x16GetCapabilitiesRequest\"\xfb\x01\n\x0c\x43\x61pabilities\x12\x17\n\x0fservice_version\x18\x01 \x01(\t\x12\x18\n\x10\x63ompiler_version\x18\x02 \x01(\t\x12\x0f\n\x07targets\x18\x03 \x03(\t\x12\x16\n\x0e\x64\x65\x66\x61ult_target\x18\x04 \x01(\t\x12\x19\n\x11\x62ytecode_versions\x18\x05 \x03(\t\x12\x18\n\x10tileiras_version\x18\x06 \x01(\t\x12\x1a\n\x12tileiras_available\x18\x07 \x01(\x08\x12\x13\n\x0bhost_arches\x18\x08 \x03(\t\x12)\n\x06limits\x18\t \x01(\x0b\x32\x19.cutile.compile.v1.Limits\"\x83\x04\n\x06Limits\x12\x18\n\x10max_source_bytes\x18\x01 \x01(\x03\x12\x11\n\tmax_files\x18\x02 \x01(\r\x12\x1b\n\x13max_file_name_chars\x18\x03 \x01(\r\x12\x17\n\x0fmax_entry_chars\x18\x04 \x01(\r\x12\x14\n\x0cmax_generics\x18\x05 \x01(\r\x12\x1f\n\x17max_generic_value_chars\x18\x06 \x01(\r\x12\x15\n\rmax_opt_level\x18\x07 \x01(\r\x12\x17\n\x0fmax_batch_items\x18\x08 \x01(\r\x12\x1d\n\x15max_find_missing_keys\x18\t \x01(\r\x12\x1e\n\x16max_inline_cubin_bytes\x18\n \x01(\x03\x12\x1c\n\x14\x61rtifact_chunk_bytes\x18\x0b \x01(\r\x12!\n\x19max_receive_message_bytes\x18\x0c \x01(\x03\x12\x0f\n\x07workers\x18\r \x01(\r\x12\x12\n\nmax_queued\x18\x0e \x01(\r\x12\x19\n\x11max_nesting_depth\x18\x0f \x01(\r\x12\x14\n\x0cmax_parse_ms\x18\x10 \x01(\r\x12\x1b\n\x13tileiras_timeout_ms\x18\x11 \x01(\r\x12\x1d\n\x15tileiras_memory_bytes\x18\x12 \x01(\x03\x12\x1d\n\x15tileiras_output_bytes\x18\x13 \x01(\x03*v\n\x0c\x43\x61\x63heOutcome\x12\x1d\n\x19\x43\x41\x43HE_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n\x12\x43\x41\x43HE_OUTCOME_MISS\x10\x01\x12\x15\n\x11\x43\x41\x43HE_OUTCOME_HIT\x10\x02\x12\x18\n\x14\x43\x41\x43HE_OUTCOME_JOINED\x10\x03*t\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n\x0eSEVERITY_ERROR\x10\x01\x12\x14\n\x10SEVERITY_WARNING\x10\x02\x12\x11\n\rSEVERITY_NOTE\x10\x03\x12\x11\n\rSEVERITY_HELP\x10\x04\x32\xda\x03\n\x0e\x43ompileService\x12P\n\x07\x43ompile\x12!.cutile.compile.v1.CompileRequest\x1a\".cutile.compile.v1.CompileResponse\x12_\n\x0c\x43ompileBatch\x12&.cutile.compile.v1.CompileBatchRequest\x1a%.cutile.compile.v1.CompileBatchResult0\x01\x12\\\n\x0b\x46indMissing\x12%.cutile.compile.v1.FindMissingRequest\x1a&.cutile.compile.v1.FindMissingResponse\x12X\n\x0bGetArtifact\x12%.cutile.compile.v1.GetArtifactRequest\x1a .cutile.compile.v1.ArtifactChunk0\x01\x12]\n\x0fGetCapabilities\x12).cutile.compile.v1.GetCapabilitiesRequest\x1a\x1f.cutile.compile.v1.Capabilitiesb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63utile/compile/v1/compile.proto\x12\x11\x63utile.compile.v1\x1a cutile/compile/v1/contract.proto\x1a\x17google/rpc/status.proto\"(\n\nSourceFile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\"\xd5\x02\n\x0e\x43ompileRequest\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceFile\x12\r\n\x05\x65ntry\x18\x02 \x01(\t\x12\x41\n\x08generics\x18\x03 \x03(\x0b\x32/.cutile.compile.v1.CompileRequest.GenericsEntry\x12\x14\n\x0cgeneric_args\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x32\n\x07options\x18\x06 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\x12\x36\n\x0especialization\x18\x07 \x03(\x0b\x32\x1e.cutile.compile.v1.TensorFacts\x1a/\n\rGenericsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"x\n\x0bTensorFacts\x12\r\n\x05param\x18\x01 \x01(\t\x12\x14\n\x0c\x64im_divisors\x18\x02 \x03(\r\x12\x17\n\x0fstride_divisors\x18\x03 \x03(\r\x12\x12\n\nbase_align\x18\x04 \x01(\r\x12\x17\n\x0f\x61ny_last_stride\x18\x05 \x01(\x08\"\xf2\x01\n\x0e\x43ompileOptions\x12\x16\n\topt_level\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x11\n\thost_arch\x18\x02 \x01(\t\x12\x10\n\x08lineinfo\x18\x03 \x01(\x08\x12\x12\n\nskip_cache\x18\x04 \x01(\x08\x12\x1a\n\x12\x65xact_accumulators\x18\x05 \x01(\x08\x12\x18\n\x0c\x65\x61rly_launch\x18\x06 \x01(\x08\x42\x02\x18\x01\x12\x14\n\x0cplain_launch\x18\x07 \x01(\x08\x12\x19\n\x11occupancy_variant\x18\x08 \x01(\r\x12\x1a\n\x12\x65xact_f32_products\x18\t \x01(\x08\x42\x0c\n\n_opt_level\"\xe4\x01\n\x0f\x43ompileResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x32\n\x0b\x64iagnostics\x18\x02 \x03(\x0b\x32\x1d.cutile.compile.v1.Diagnostic\x12-\n\x08\x61rtifact\x18\x03 \x01(\x0b\x32\x1b.cutile.compile.v1.Artifact\x12.\n\x05\x63\x61\x63he\x18\x04 \x01(\x0e\x32\x1f.cutile.compile.v1.CacheOutcome\x12\x32\n\x07timings\x18\x05 \x01(\x0b\x32!.cutile.compile.v1.CompileTimings\"&\n\x06\x44igest\x12\x0e\n\x06sha256\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\"\xf6\x01\n\x08\x41rtifact\x12\r\n\x05\x63ubin\x18\x01 \x01(\x0c\x12/\n\x0c\x63ubin_digest\x18\x02 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x33\n\x08\x63ontract\x18\x03 \x01(\x0b\x32!.cutile.compile.v1.LaunchContract\x12.\n\x0brequest_key\x18\x04 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x32\n\x0f\x63ontract_digest\x18\x05 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x11\n\tsignature\x18\x06 \x01(\x0c\"L\n\x0e\x43ompileTimings\x12\x13\n\x0b\x66rontend_ms\x18\x01 \x01(\x01\x12\x13\n\x0btileiras_ms\x18\x02 \x01(\x01\x12\x10\n\x08total_ms\x18\x03 \x01(\x01\"\xb1\x01\n\nSourceSpan\x12\x13\n\x0bsource_name\x18\x01 \x01(\t\x12\x12\n\nbyte_start\x18\x02 \x01(\r\x12\x10\n\x08\x62yte_end\x18\x03 \x01(\r\x12\x12\n\nline_start\x18\x04 \x01(\r\x12\x11\n\tcol_start\x18\x05 \x01(\r\x12\x10\n\x08line_end\x18\x06 \x01(\r\x12\x0f\n\x07\x63ol_end\x18\x07 \x01(\r\x12\r\n\x05label\x18\x08 \x01(\t\x12\x0f\n\x07primary\x18\t \x01(\x08\"\xb7\x01\n\nDiagnostic\x12-\n\x08severity\x18\x01 \x01(\x0e\x32\x1b.cutile.compile.v1.Severity\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12,\n\x05spans\x18\x04 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceSpan\x12\r\n\x05notes\x18\x05 \x03(\t\x12\x0c\n\x04help\x18\x06 \x03(\t\x12\x10\n\x08rendered\x18\x07 \x01(\t\"\xa6\x01\n\x13\x43ompileBatchRequest\x12.\n\x07sources\x18\x01 \x03(\x0b\x32\x1d.cutile.compile.v1.SourceFile\x12+\n\x05items\x18\x02 \x03(\x0b\x32\x1c.cutile.compile.v1.BatchItem\x12\x32\n\x07options\x18\x03 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\"\xb3\x02\n\tBatchItem\x12\x16\n\x0esource_indices\x18\x01 \x03(\r\x12\r\n\x05\x65ntry\x18\x02 \x01(\t\x12<\n\x08generics\x18\x03 \x03(\x0b\x32*.cutile.compile.v1.BatchItem.GenericsEntry\x12\x14\n\x0cgeneric_args\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x32\n\x07options\x18\x06 \x01(\x0b\x32!.cutile.compile.v1.CompileOptions\x12\x36\n\x0especialization\x18\x07 \x03(\x0b\x32\x1e.cutile.compile.v1.TensorFacts\x1a/\n\rGenericsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"}\n\x12\x43ompileBatchResult\x12\r\n\x05index\x18\x01 \x01(\r\x12\"\n\x06status\x18\x02 \x01(\x0b\x32\x12.google.rpc.Status\x12\x34\n\x08response\x18\x03 \x01(\x0b\x32\".cutile.compile.v1.CompileResponse\"=\n\x12\x46indMissingRequest\x12\'\n\x04keys\x18\x01 \x03(\x0b\x32\x19.cutile.compile.v1.Digest\"A\n\x13\x46indMissingResponse\x12*\n\x07missing\x18\x01 \x03(\x0b\x32\x19.cutile.compile.v1.Digest\"U\n\x12GetArtifactRequest\x12&\n\x03key\x18\x01 \x01(\x0b\x32\x19.cutile.compile.v1.Digest\x12\x17\n\x0fmax_chunk_bytes\x18\x02 \x01(\r\"\\\n\rArtifactChunk\x12-\n\x08\x61rtifact\x18\x01 \x01(\x0b\x32\x1b.cutile.compile.v1.Artifact\x12\x0e\n\x06offset\x18\x02 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x18\n\x16GetCapabilitiesRequest\"\xfb\x01\n\x0c\x43\x61pabilities\x12\x17\n\x0fservice_version\x18\x01 \x01(\t\x12\x18\n\x10\x63ompiler_version\x18\x02 \x01(\t\x12\x0f\n\x07targets\x18\x03 \x03(\t\x12\x16\n\x0e\x64\x65\x66\x61ult_target\x18\x04 \x01(\t\x12\x19\n\x11\x62ytecode_versions\x18\x05 \x03(\t\x12\x18\n\x10tileiras_version\x18\x06 \x01(\t\x12\x1a\n\x12tileiras_available\x18\x07 \x01(\x08\x12\x13\n\x0bhost_arches\x18\x08 \x03(\t\x12)\n\x06limits\x18\t \x01(\x0b\x32\x19.cutile.compile.v1.Limits\"\x83\x04\n\x06Limits\x12\x18\n\x10max_source_bytes\x18\x01 \x01(\x03\x12\x11\n\tmax_files\x18\x02 \x01(\r\x12\x1b\n\x13max_file_name_chars\x18\x03 \x01(\r\x12\x17\n\x0fmax_entry_chars\x18\x04 \x01(\r\x12\x14\n\x0cmax_generics\x18\x05 \x01(\r\x12\x1f\n\x17max_generic_value_chars\x18\x06 \x01(\r\x12\x15\n\rmax_opt_level\x18\x07 \x01(\r\x12\x17\n\x0fmax_batch_items\x18\x08 \x01(\r\x12\x1d\n\x15max_find_missing_keys\x18\t \x01(\r\x12\x1e\n\x16max_inline_cubin_bytes\x18\n \x01(\x03\x12\x1c\n\x14\x61rtifact_chunk_bytes\x18\x0b \x01(\r\x12!\n\x19max_receive_message_bytes\x18\x0c \x01(\x03\x12\x0f\n\x07workers\x18\r \x01(\r\x12\x12\n\nmax_queued\x18\x0e \x01(\r\x12\x19\n\x11max_nesting_depth\x18\x0f \x01(\r\x12\x14\n\x0cmax_parse_ms\x18\x10 \x01(\r\x12\x1b\n\x13tileiras_timeout_ms\x18\x11 \x01(\r\x12\x1d\n\x15tileiras_memory_bytes\x18\x12 \x01(\x03\x12\x1d\n\x15tileiras_output_bytes\x18\x13 \x01(\x03*v\n\x0c\x43\x61\x63heOutcome\x12\x1d\n\x19\x43\x41\x43HE_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n\x12\x43\x41\x43HE_OUTCOME_MISS\x10\x01\x12\x15\n\x11\x43\x41\x43HE_OUTCOME_HIT\x10\x02\x12\x18\n\x14\x43\x41\x43HE_OUTCOME_JOINED\x10\x03*t\n\x08Severity\x12\x18\n\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n\x0eSEVERITY_ERROR\x10\x01\x12\x14\n\x10SEVERITY_WARNING\x10\x02\x12\x11\n\rSEVERITY_NOTE\x10\x03\x12\x11\n\rSEVERITY_HELP\x10\x04\x32\xda\x03\n\x0e\x43ompileService\x12P\n\x07\x43ompile\x12!.cutile.compile.v1.CompileRequest\x1a\".cutile.compile.v1.CompileResponse\x12_\n\x0c\x43ompileBatch\x12&.cutile.compile.v1.CompileBatchRequest\x1a%.cutile.compile.v1.CompileBatchResult0\x01\x12\\\n\x0b\x46indMissing\x12%.cutile.compile.v1.FindMissingRequest\x1a&.cutile.compile.v1.FindMissingResponse\x12X\n\x0bGetArtifact\x12%.cutile.compile.v1.GetArtifactRequest\x1a .cutile.compile.v1.ArtifactChunk0\x01\x12]\n\x0fGetCapabilities\x12).cutile.compile.v1.GetCapabilitiesRequest\x1a\x1f.cutile.compile.v1.Capabilitiesb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,10 +39,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_COMPILEOPTIONS'].fields_by_name['early_launch']._serialized_options = b'\030\001'
   _globals['_BATCHITEM_GENERICSENTRY']._loaded_options = None
   _globals['_BATCHITEM_GENERICSENTRY']._serialized_options = b'8\001'
-  _globals['_CACHEOUTCOME']._serialized_start=3517
-  _globals['_CACHEOUTCOME']._serialized_end=3635
-  _globals['_SEVERITY']._serialized_start=3637
-  _globals['_SEVERITY']._serialized_end=3753
+  _globals['_CACHEOUTCOME']._serialized_start=3545
+  _globals['_CACHEOUTCOME']._serialized_end=3663
+  _globals['_SEVERITY']._serialized_start=3665
+  _globals['_SEVERITY']._serialized_end=3781
   _globals['_SOURCEFILE']._serialized_start=113
   _globals['_SOURCEFILE']._serialized_end=153
   _globals['_COMPILEREQUEST']._serialized_start=156
@@ -52,41 +52,41 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TENSORFACTS']._serialized_start=499
   _globals['_TENSORFACTS']._serialized_end=619
   _globals['_COMPILEOPTIONS']._serialized_start=622
-  _globals['_COMPILEOPTIONS']._serialized_end=836
-  _globals['_COMPILERESPONSE']._serialized_start=839
-  _globals['_COMPILERESPONSE']._serialized_end=1067
-  _globals['_DIGEST']._serialized_start=1069
-  _globals['_DIGEST']._serialized_end=1107
-  _globals['_ARTIFACT']._serialized_start=1110
-  _globals['_ARTIFACT']._serialized_end=1356
-  _globals['_COMPILETIMINGS']._serialized_start=1358
-  _globals['_COMPILETIMINGS']._serialized_end=1434
-  _globals['_SOURCESPAN']._serialized_start=1437
-  _globals['_SOURCESPAN']._serialized_end=1614
-  _globals['_DIAGNOSTIC']._serialized_start=1617
-  _globals['_DIAGNOSTIC']._serialized_end=1800
-  _globals['_COMPILEBATCHREQUEST']._serialized_start=1803
-  _globals['_COMPILEBATCHREQUEST']._serialized_end=1969
-  _globals['_BATCHITEM']._serialized_start=1972
-  _globals['_BATCHITEM']._serialized_end=2279
+  _globals['_COMPILEOPTIONS']._serialized_end=864
+  _globals['_COMPILERESPONSE']._serialized_start=867
+  _globals['_COMPILERESPONSE']._serialized_end=1095
+  _globals['_DIGEST']._serialized_start=1097
+  _globals['_DIGEST']._serialized_end=1135
+  _globals['_ARTIFACT']._serialized_start=1138
+  _globals['_ARTIFACT']._serialized_end=1384
+  _globals['_COMPILETIMINGS']._serialized_start=1386
+  _globals['_COMPILETIMINGS']._serialized_end=1462
+  _globals['_SOURCESPAN']._serialized_start=1465
+  _globals['_SOURCESPAN']._serialized_end=1642
+  _globals['_DIAGNOSTIC']._serialized_start=1645
+  _globals['_DIAGNOSTIC']._serialized_end=1828
+  _globals['_COMPILEBATCHREQUEST']._serialized_start=1831
+  _globals['_COMPILEBATCHREQUEST']._serialized_end=1997
+  _globals['_BATCHITEM']._serialized_start=2000
+  _globals['_BATCHITEM']._serialized_end=2307
   _globals['_BATCHITEM_GENERICSENTRY']._serialized_start=450
   _globals['_BATCHITEM_GENERICSENTRY']._serialized_end=497
-  _globals['_COMPILEBATCHRESULT']._serialized_start=2281
-  _globals['_COMPILEBATCHRESULT']._serialized_end=2406
-  _globals['_FINDMISSINGREQUEST']._serialized_start=2408
-  _globals['_FINDMISSINGREQUEST']._serialized_end=2469
-  _globals['_FINDMISSINGRESPONSE']._serialized_start=2471
-  _globals['_FINDMISSINGRESPONSE']._serialized_end=2536
-  _globals['_GETARTIFACTREQUEST']._serialized_start=2538
-  _globals['_GETARTIFACTREQUEST']._serialized_end=2623
-  _globals['_ARTIFACTCHUNK']._serialized_start=2625
-  _globals['_ARTIFACTCHUNK']._serialized_end=2717
-  _globals['_GETCAPABILITIESREQUEST']._serialized_start=2719
-  _globals['_GETCAPABILITIESREQUEST']._serialized_end=2743
-  _globals['_CAPABILITIES']._serialized_start=2746
-  _globals['_CAPABILITIES']._serialized_end=2997
-  _globals['_LIMITS']._serialized_start=3000
-  _globals['_LIMITS']._serialized_end=3515
-  _globals['_COMPILESERVICE']._serialized_start=3756
-  _globals['_COMPILESERVICE']._serialized_end=4230
+  _globals['_COMPILEBATCHRESULT']._serialized_start=2309
+  _globals['_COMPILEBATCHRESULT']._serialized_end=2434
+  _globals['_FINDMISSINGREQUEST']._serialized_start=2436
+  _globals['_FINDMISSINGREQUEST']._serialized_end=2497
+  _globals['_FINDMISSINGRESPONSE']._serialized_start=2499
+  _globals['_FINDMISSINGRESPONSE']._serialized_end=2564
+  _globals['_GETARTIFACTREQUEST']._serialized_start=2566
+  _globals['_GETARTIFACTREQUEST']._serialized_end=2651
+  _globals['_ARTIFACTCHUNK']._serialized_start=2653
+  _globals['_ARTIFACTCHUNK']._serialized_end=2745
+  _globals['_GETCAPABILITIESREQUEST']._serialized_start=2747
+  _globals['_GETCAPABILITIESREQUEST']._serialized_end=2771
+  _globals['_CAPABILITIES']._serialized_start=2774
+  _globals['_CAPABILITIES']._serialized_end=3025
+  _globals['_LIMITS']._serialized_start=3028
+  _globals['_LIMITS']._serialized_end=3543
+  _globals['_COMPILESERVICE']._serialized_start=3784
+  _globals['_COMPILESERVICE']._serialized_end=4258
 # @@protoc_insertion_point(module_scope)

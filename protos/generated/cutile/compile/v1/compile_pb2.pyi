@@ -81,7 +81,7 @@ class TensorFacts(_message.Message):
     def __init__(self, param: _Optional[str] = ..., dim_divisors: _Optional[_Iterable[int]] = ..., stride_divisors: _Optional[_Iterable[int]] = ..., base_align: _Optional[int] = ..., any_last_stride: _Optional[bool] = ...) -> None: ...
 
 class CompileOptions(_message.Message):
-    __slots__ = ("opt_level", "host_arch", "lineinfo", "skip_cache", "exact_accumulators", "early_launch", "plain_launch", "occupancy_variant")
+    __slots__ = ("opt_level", "host_arch", "lineinfo", "skip_cache", "exact_accumulators", "early_launch", "plain_launch", "occupancy_variant", "exact_f32_products")
     OPT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     HOST_ARCH_FIELD_NUMBER: _ClassVar[int]
     LINEINFO_FIELD_NUMBER: _ClassVar[int]
@@ -90,6 +90,7 @@ class CompileOptions(_message.Message):
     EARLY_LAUNCH_FIELD_NUMBER: _ClassVar[int]
     PLAIN_LAUNCH_FIELD_NUMBER: _ClassVar[int]
     OCCUPANCY_VARIANT_FIELD_NUMBER: _ClassVar[int]
+    EXACT_F32_PRODUCTS_FIELD_NUMBER: _ClassVar[int]
     opt_level: int
     host_arch: str
     lineinfo: bool
@@ -98,7 +99,8 @@ class CompileOptions(_message.Message):
     early_launch: bool
     plain_launch: bool
     occupancy_variant: int
-    def __init__(self, opt_level: _Optional[int] = ..., host_arch: _Optional[str] = ..., lineinfo: _Optional[bool] = ..., skip_cache: _Optional[bool] = ..., exact_accumulators: _Optional[bool] = ..., early_launch: _Optional[bool] = ..., plain_launch: _Optional[bool] = ..., occupancy_variant: _Optional[int] = ...) -> None: ...
+    exact_f32_products: bool
+    def __init__(self, opt_level: _Optional[int] = ..., host_arch: _Optional[str] = ..., lineinfo: _Optional[bool] = ..., skip_cache: _Optional[bool] = ..., exact_accumulators: _Optional[bool] = ..., early_launch: _Optional[bool] = ..., plain_launch: _Optional[bool] = ..., occupancy_variant: _Optional[int] = ..., exact_f32_products: _Optional[bool] = ...) -> None: ...
 
 class CompileResponse(_message.Message):
     __slots__ = ("ok", "diagnostics", "artifact", "cache", "timings")
