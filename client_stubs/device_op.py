@@ -90,6 +90,13 @@ class Run:
         self.owners: list[object] = []
         self.launches: list[str] = []
 
+    @property
+    def device(self) -> int:
+        """The device the run's launches ran on (`Kernel.issue` refuses a second one)."""
+        for device in self.contexts:
+            return device
+        return 0
+
     def track(self, own_event: bool = True) -> Batch | None:
         """Register what the run touched (None if empty), with a completion event of its own,
         or (`own_event=False`) as `PENDING.track` decides: without one on a stream no one
@@ -100,8 +107,10 @@ class Run:
         # one launch: its plan's own tuple, which the hazard checks recognize by identity
         accesses = self.last_accesses if len(self.launches) == 1 else self.accesses
         if own_event:
-            return PENDING.record(self.stream, accesses, tuple(self.owners))
-        return PENDING.track(self.stream, accesses, tuple(self.owners), solo=True)
+            return PENDING.record(self.stream, accesses, tuple(self.owners), device=self.device)
+        return PENDING.track(
+            self.stream, accesses, tuple(self.owners), solo=True, device=self.device
+        )
 
 
 class DeviceOp:
@@ -133,7 +142,7 @@ class DeviceOp:
             raise
         if others_may_look():
             run.track(own_event=False)
-        synchronize_handle(handle)
+        synchronize_handle(handle, run.device)
         return results
 
     def start(self, stream: object = None) -> Pending:
@@ -204,8 +213,9 @@ class LaunchOp(DeviceOp):
         handle = 0 if stream is None else driver.stream_handle(stream)
         args = self.args
         prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
-        register_for_wait(handle, prepared.accesses, (args, prepared.keep_alive))
-        synchronize_handle(handle)
+        device = prepared.launched_on
+        register_for_wait(handle, prepared.accesses, (args, prepared.keep_alive), device)
+        synchronize_handle(handle, device)
         return args
 
     def _awaited_on(self, handle: int) -> Generator[Any, None, Results]:
@@ -226,7 +236,9 @@ class LaunchOp(DeviceOp):
         prepared = self.kernel.issue(args, handle, None, False, False, self.grid)
         keep_alive = prepared.keep_alive
         owners = (args, keep_alive) if keep_alive else (args,)
-        batch = PENDING.track(handle, prepared.accesses, owners, solo=True)
+        batch = PENDING.track(
+            handle, prepared.accesses, owners, solo=True, device=prepared.launched_on
+        )
         if batch.event is None:
             finished = spin_until_idle(handle, COMPLETIONS.spin_ns)
         else:

@@ -429,6 +429,20 @@ def destroy_event(event: Any) -> None:
     check(cu().cuEventDestroy(event), "cuEventDestroy")
 
 
+def stream_done_on(stream: int, device: int) -> bool:
+    """`stream_done` of the legacy stream handle `stream` of `device`: asked in a context of
+    that device (the handle names the current context's legacy stream), its primary context
+    pushed for the question when the current one is another device's, then popped."""
+    current = current_context()
+    if current is not None and int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice")) == device:
+        return stream_done(stream)
+    check(cu().cuCtxPushCurrent(primary_context(device)), "cuCtxPushCurrent")
+    try:
+        return stream_done(stream)
+    finally:
+        check(cu().cuCtxPopCurrent(), "cuCtxPopCurrent")
+
+
 def create_event() -> Any:
     """A timing-free event (cheaper to record than a timing one)."""
     driver = cu()

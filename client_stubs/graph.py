@@ -55,6 +55,7 @@ class Graph:
         self.results = results
         self.label = label
         self._owners: tuple[object, ...] = tuple(run.owners)
+        self.device = run.device
         self._pin: Pin | None = PENDING.pin(self.accesses, label)
         self._last_replay: dict[int, Batch] = {}  # per stream: close() waits for these
 
@@ -96,15 +97,19 @@ class Graph:
         if self._exec is None:
             raise ClientError(f"CUDA graph {self.label} is closed")
         handle = driver.stream_handle(stream)
-        if PENDING.others_pending(handle):
-            wait_for_conflicts(handle, self.accesses)
+        device = self.device
+        driver.ensure_context(device)  # the legacy stream's handle names the current device's
+        if PENDING.others_pending(handle, device):
+            wait_for_conflicts(handle, self.accesses, device)
         driver.launch_graph(self._exec, handle)
         if sync:
             if others_may_look():  # which may read, free or close meanwhile: an event
-                self._last_replay[handle] = PENDING.record(handle, self.accesses, (self,))
-            synchronize_handle(handle)
+                self._last_replay[handle] = PENDING.record(
+                    handle, self.accesses, (self,), device=device
+                )
+            synchronize_handle(handle, device)
             return Pending(None, self.results, handle)
-        batch = PENDING.record(handle, self.accesses, (self,))
+        batch = PENDING.record(handle, self.accesses, (self,), device=device)
         self._last_replay[handle] = batch
         return Pending(batch, self.results, handle)
 

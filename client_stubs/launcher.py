@@ -30,12 +30,13 @@ from client_stubs.contract import ContractSpec, validate_contract
 from client_stubs.device_op import LaunchOp
 from client_stubs.errors import (
     ContractError,
+    DeviceMismatchError,
     IntegrityError,
     LaunchGridError,
     PendingWorkError,
     TargetMismatchError,
 )
-from client_stubs.pending import PENDING, register_for_wait, synchronize_handle
+from client_stubs.pending import PENDING, register_for_wait, stream_key, synchronize_handle
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
@@ -175,11 +176,12 @@ class Kernel:
                 self.name, None, "no grid argument", tuple(grid), "its outputs define the grid"
             )
         prepared = self.issue(args, handle, None, False, packed, grid)
+        device = prepared.launched_on
         if sync:
-            register_for_wait(handle, prepared.accesses, (args, prepared.keep_alive))
-            synchronize_handle(handle)
+            register_for_wait(handle, prepared.accesses, (args, prepared.keep_alive), device)
+            synchronize_handle(handle, device)
         else:
-            PENDING.track(handle, prepared.accesses, (args, prepared.keep_alive))
+            PENDING.track(handle, prepared.accesses, (args, prepared.keep_alive), device=device)
         return args
 
     __call__ = launch
@@ -215,7 +217,7 @@ class Kernel:
             prepared = self._prepare(args, stream, grid)
         device = prepared.device
         if device is None:
-            device = driver.current_device()
+            device = prepared.launched_on = driver.current_device()
         if contexts is None:  # driver.context_handle, its common case inlined
             ctx = driver.primary_handles.get(device)
             if ctx is None or driver.current_context_handle() != ctx:
@@ -223,13 +225,15 @@ class Kernel:
         else:
             ctx = contexts.get(device)
             if ctx is None:
+                if contexts:  # an op's launches share one stream, hence one device
+                    raise _second_device(self.name, stream, next(iter(contexts)), device)
                 ctx = contexts[device] = driver.context_handle(device)
         kernel = prepared.kernel  # the variant chosen for these arguments (or self)
         function = kernel._functions.get(ctx)
         if function is None:
             function = kernel._load(device, ctx)
-        streams = PENDING._streams  # PENDING.others_pending(stream), inlined
-        if streams and (len(streams) > 1 or stream not in streams):
+        streams = PENDING._streams  # PENDING.others_pending(stream, device), inlined
+        if streams and (len(streams) > 1 or stream_key(stream, device) not in streams):
             _order_after_other_streams(stream, prepared, capturing)
         if packed:
             plan = prepared.plan
@@ -323,6 +327,7 @@ class PreparedLaunch:
         "grid",
         "keep_alive",
         "kernel",
+        "launched_on",
         "plan",
         "smem",
     )
@@ -332,6 +337,8 @@ class PreparedLaunch:
         self.kernel = kernel
         self.keep_alive = keep_alive
         self.device = plan.device
+        # the device the last launch ran on: the arguments', or (none) the current one then
+        self.launched_on: int = 0 if plan.device is None else plan.device
         self.grid = plan.grid
         self.block = plan.block
         self.smem = plan.shared_mem_bytes
@@ -346,21 +353,34 @@ class PreparedLaunch:
         self.address = ctypes.addressof(self._params)
 
 
+def _second_device(kernel: str, stream: int, first: int, device: int) -> DeviceMismatchError:
+    """An op's launches all run on its one stream; the legacy stream's handle names another
+    stream on every device, so a launch on a second device is refused before it runs (run
+    each device's work as an op of its own)."""
+    return DeviceMismatchError(
+        kernel,
+        None,
+        f"device {first}, as the op's earlier launches on stream {stream:#x}",
+        f"device {device}",
+        "an op runs on one device: run each device's work as its own op",
+    )
+
+
 def _order_after_other_streams(stream: int, prepared: PreparedLaunch, capturing: bool) -> None:
     """Work is pending on other streams: order this launch after what of it conflicts
     (`wait_for_conflicts`, minus its repeated `others_pending`), or refuse it in a capture."""
     if capturing:
-        _refuse_pending_in_capture(stream, prepared.plan)
+        _refuse_pending_in_capture(stream, prepared.plan, prepared.launched_on)
         return
-    for batch in PENDING.conflicts(stream, prepared.accesses):
+    for batch in PENDING.conflicts(stream, prepared.accesses, prepared.launched_on):
         event = PENDING.event_of(batch)
         if event is not None:  # None: it retired meanwhile
             driver.stream_wait_event(stream, event)
 
 
-def _refuse_pending_in_capture(stream: int, plan: LaunchPlan) -> None:
+def _refuse_pending_in_capture(stream: int, plan: LaunchPlan, device: int) -> None:
     """A graph cannot wait for work outside it: refuse instead of capturing a race."""
-    for batch in PENDING.conflicts(stream, plan.accesses):
+    for batch in PENDING.conflicts(stream, plan.accesses, device):
         access = batch.accesses[0]
         raise PendingWorkError(
             f"kernel `{plan.kernel}` cannot be captured into a graph: its arguments are in use "

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import _thread
 import threading
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,6 +48,16 @@ RETIRE_EVERY = 8  # a stream's FIFO is tidied at every 8th new batch (amortized 
 # running): `PendingWork.track` decides. The per-thread default stream is refused
 # (`driver.stream_handle`).
 DEFAULT_STREAMS = frozenset({0, 1})
+
+
+def stream_key(stream: int, device: int) -> int:
+    """The registry's name for stream handle `stream` used on `device`: the handle itself,
+    but for the legacy default stream (0, CU_STREAM_LEGACY), whose handle names another
+    stream on every device (the current context's), a negative number per device and
+    handle. Batches of one key finish in order; two devices' legacy streams do not."""
+    if stream in DEFAULT_STREAMS:
+        return -2 - 2 * device - stream
+    return stream
 
 
 class Span(Protocol):
@@ -151,9 +161,11 @@ class Batch:
         "_spans",
         "accesses",
         "anchor",
+        "device",
         "done",
         "event",
         "joins",
+        "key",
         "owners",
         "solo",
         "stream",
@@ -166,8 +178,12 @@ class Batch:
         owners: tuple[object, ...],
         event: Any,
         solo: bool = False,
+        *,
+        device: int = 0,
     ) -> None:
         self.stream = stream
+        self.device = device
+        self.key = stream_key(stream, device)
         self.accesses = accesses if type(accesses) is tuple else tuple(accesses)
         self.owners = owners
         self.event = event
@@ -204,11 +220,40 @@ class Batch:
                 self.done = True
         else:
             joins = self.joins
-            if driver.stream_done(self.stream):
+            if _idle(self.stream, self.device):
                 with _LOCK:  # the registry's: no launch joins while this is decided
                     if self.joins == joins:  # none joined since the question
                         self.done = True
         return self.done
+
+
+def _idle(stream: int, device: int) -> bool:
+    """Whether `stream` of `device` ran idle. The legacy stream's handle names the current
+    context's: once a second device has been used, it is asked in `device`'s context."""
+    if stream in DEFAULT_STREAMS and _DEVICES.several:
+        return driver.stream_done_on(stream, device)
+    return driver.stream_done(stream)
+
+
+class _Devices:
+    """The devices whose work the registry has tracked: while there is one, the legacy
+    stream's handle always names that device's legacy stream."""
+
+    __slots__ = ("first", "several")
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+        self.several = False
+
+    def saw(self, device: int) -> None:
+        first = self.first
+        if first is None:
+            self.first = device
+        elif first != device:
+            self.several = True
+
+
+_DEVICES = _Devices()
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,22 +269,33 @@ class PendingWork:
 
     def __init__(self) -> None:
         self._lock = _LOCK
-        self._streams: dict[int, deque[Batch]] = {}
+        self._streams: dict[int, deque[Batch]] = {}  # by `stream_key`
         self._pins: list[Pin] = []
-        self._events: list[Any] = []  # recycled events
+        # recycled events, by device: an event is recorded only on its own context's streams
+        self._events: defaultdict[int, list[Any]] = defaultdict(list)
         self._eventless: frozenset[int] = DEFAULT_STREAMS  # streams no one destroys
 
     # ---- recording --------------------------------------------------------------------
 
-    def record(self, stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> Batch:
-        """Record an event on `stream` after the work just issued and track it."""
-        event = self._event()
-        batch = Batch(stream, accesses, owners, event)
+    def record(
+        self,
+        stream: int,
+        accesses: Sequence[Access],
+        owners: tuple[object, ...],
+        *,
+        device: int = 0,
+    ) -> Batch:
+        """Record an event on `stream` after the work just issued on `device` (whose context
+        is current) and track it."""
+        _DEVICES.saw(device)
+        event = self._event(device)
+        batch = Batch(stream, accesses, owners, event, device=device)
         with self._lock:  # record and queue together: a FIFO's order is its stream's order
             driver.event_record(event, stream)
-            queue = self._streams.get(stream)
+            key = batch.key
+            queue = self._streams.get(key)
             if queue is None:
-                self._streams[stream] = deque((batch,))
+                self._streams[key] = deque((batch,))
                 return batch
             if queue and len(queue) % RETIRE_EVERY == 0:
                 self._tidy(queue)
@@ -259,12 +315,15 @@ class PendingWork:
         accesses: Sequence[Access],
         owners: tuple[object, ...],
         solo: bool = False,
+        *,
+        device: int = 0,
     ) -> Batch:
-        """Track work just issued on `stream`: without an event on a stream no one destroys
-        (`note`), with one on a stream its owner may destroy (`record`)."""
+        """Track work just issued on `stream` of `device` (whose context is current): without
+        an event on a stream no one destroys (`note`), with one on a stream its owner may
+        destroy (`record`)."""
         if stream in self._eventless:
-            return self.note(stream, accesses, owners, solo)
-        return self.record(stream, accesses, owners)
+            return self.note(stream, accesses, owners, solo, device=device)
+        return self.record(stream, accesses, owners, device=device)
 
     def note(
         self,
@@ -272,6 +331,8 @@ class PendingWork:
         accesses: Sequence[Access],
         owners: tuple[object, ...],
         solo: bool = False,
+        *,
+        device: int = 0,
     ) -> Batch:
         """Track work just issued on `stream` without an event of its own (an eager launch,
         or an `await` alone on its loop: one driver call less); only for streams no one
@@ -284,8 +345,10 @@ class PendingWork:
         recorded later or its stream running idle, and those answer for the repeat too. A
         `solo` batch (an awaited run, whose waiter retires it as complete) is never joined,
         and joins nothing."""
+        _DEVICES.saw(device)
+        key = stream_key(stream, device)
         with self._lock:
-            queue = self._streams.get(stream)
+            queue = self._streams.get(key)
             if queue and accesses and not solo:
                 newest = queue[-1]
                 if (
@@ -297,9 +360,9 @@ class PendingWork:
                 ):
                     newest.joins += 1
                     return newest  # only later events and the idle stream answer for it
-            batch = Batch(stream, accesses, owners, None, solo)
+            batch = Batch(stream, accesses, owners, None, solo, device=device)
             if queue is None:
-                self._streams[stream] = deque((batch,))
+                self._streams[key] = deque((batch,))
                 return batch
             queue.append(batch)
             if len(queue) % RETIRE_EVERY == 0:
@@ -321,20 +384,21 @@ class PendingWork:
         its anchor's, or one recorded now behind its stream's work (which then covers it)."""
         with self._lock:
             if not batch.covered:  # it is in the uncovered tail of its stream's FIFO
-                queue = self._streams.get(batch.stream)
+                queue = self._streams.get(batch.key)
                 if queue:
                     self._anchor(queue)
                 if not batch.covered:  # (not queued: cannot happen) an event of its own
-                    batch.event = self._event()
+                    batch.event = self._event(batch.device)
                     driver.event_record(batch.event, batch.stream)
             if batch.event is not None:
                 return batch.event
             anchor = batch.anchor
             return None if anchor is None else anchor.event  # None: retired, nothing to wait
 
-    def _event(self) -> Any:
+    def _event(self, device: int) -> Any:
+        """An event of `device` (whose context is current)."""
         try:
-            return self._events.pop()  # atomic: no lock needed
+            return self._events[device].pop()  # atomic: no lock needed
         except IndexError:
             return driver.create_event()
 
@@ -343,7 +407,7 @@ class PendingWork:
         batches before it (under the lock)."""
         newest = queue[-1]
         if newest.event is None and not newest.done:
-            event = self._event()
+            event = self._event(newest.device)
             driver.event_record(event, newest.stream)
             newest.event = event
             newest.anchor = None
@@ -361,9 +425,10 @@ class PendingWork:
                 return
             self._release(queue.popleft())
 
-    def newest(self, stream: int) -> Batch | None:
-        """The newest batch on `stream` (None: none): what a wait that begins now covers."""
-        queue = self._streams.get(stream)
+    def newest(self, stream: int, device: int = 0) -> Batch | None:
+        """The newest batch on `stream` of `device` (None: none): what a wait that begins now
+        covers."""
+        queue = self._streams.get(stream_key(stream, device))
         try:
             return queue[-1] if queue else None
         except IndexError:  # emptied meanwhile by another thread
@@ -376,8 +441,8 @@ class PendingWork:
         joined launches when the waiter began to look; if a launch joined it since, only the
         batches before it retire (that launch is not known complete)."""
         with self._lock:
-            stream = batch.stream
-            queue = self._streams.get(stream)
+            key = batch.key
+            queue = self._streams.get(key)
             if joins is not None and batch.joins != joins:
                 if queue is None or batch not in queue:
                     return  # retired meanwhile, with everything before it
@@ -388,8 +453,8 @@ class PendingWork:
             if queue is None:
                 return
             if queue and queue[-1] is batch:  # the newest (an awaited op): the whole stream
-                del self._streams[stream]
-                events = self._events
+                del self._streams[key]
+                events = self._events[batch.device]
                 for front in queue:  # _release, inlined: on every await
                     front.done = True
                     front.owners = ()
@@ -405,7 +470,7 @@ class PendingWork:
                     if front is batch:
                         break
             if not queue:
-                del self._streams[stream]
+                del self._streams[key]
 
     def finished_in_order(self, batch: Batch) -> bool:
         """Whether `batch` finished, asking the newest batch of its stream first: a stream
@@ -413,7 +478,7 @@ class PendingWork:
         the tasks of a pipeline that share a stream ask once per round, not once each."""
         if batch.done:
             return True
-        queue = self._streams.get(batch.stream)
+        queue = self._streams.get(batch.key)
         try:
             newest = queue[-1] if queue else None
         except IndexError:  # emptied meanwhile by another thread
@@ -430,7 +495,7 @@ class PendingWork:
         batch.owners = ()
         batch.anchor = None
         if batch.event is not None:
-            self._events.append(batch.event)
+            self._events[batch.device].append(batch.event)
             batch.event = None
 
     def __len__(self) -> int:
@@ -452,22 +517,24 @@ class PendingWork:
 
     # ---- questions --------------------------------------------------------------------
 
-    def others_pending(self, stream: int) -> bool:
-        """Whether any stream other than `stream` has unretired work (the launch fast path)."""
+    def others_pending(self, stream: int, device: int = 0) -> bool:
+        """Whether any stream other than `stream` of `device` has unretired work (the launch
+        fast path)."""
         streams = self._streams
         if not streams:
             return False
-        return len(streams) > 1 or stream not in streams
+        return len(streams) > 1 or stream_key(stream, device) not in streams
 
-    def conflicts(self, stream: int, accesses: Sequence[Access]) -> list[Batch]:
+    def conflicts(self, stream: int, accesses: Sequence[Access], device: int = 0) -> list[Batch]:
         """Unfinished batches on other streams that write what `accesses` touch, or touch
-        what they write: a launch on `stream` must wait for them."""
+        what they write: a launch on `stream` of `device` must wait for them."""
+        key = stream_key(stream, device)
         ours = hazard_spans(accesses)
         verdicts = ours._verdicts  # must_wait_for's memo, read inline: once per pending batch
         found: list[Batch] = []
         with self._lock:
             for other, queue in self._streams.items():
-                if other == stream:
+                if other == key:
                     continue
                 for batch in queue:
                     spans = batch._spans or batch.spans
@@ -541,10 +608,11 @@ def _pending_message(span: Span, action: str, access: Access, batch: Batch) -> s
     )
 
 
-def wait_for_conflicts(stream: int, accesses: Sequence[Access]) -> None:
-    """Order a launch on `stream` after unfinished conflicting work on other streams."""
-    if PENDING.others_pending(stream):
-        for batch in PENDING.conflicts(stream, accesses):
+def wait_for_conflicts(stream: int, accesses: Sequence[Access], device: int = 0) -> None:
+    """Order a launch on `stream` of `device` after unfinished conflicting work on other
+    streams."""
+    if PENDING.others_pending(stream, device):
+        for batch in PENDING.conflicts(stream, accesses, device):
             event = PENDING.event_of(batch)
             if event is not None:  # None: it retired meanwhile
                 driver.stream_wait_event(stream, event)
@@ -560,24 +628,28 @@ def others_may_look() -> bool:
     return _thread._count() > 0 or _thread.get_ident() != _MAIN_THREAD
 
 
-def register_for_wait(stream: int, accesses: Sequence[Access], owners: tuple[object, ...]) -> None:
+def register_for_wait(
+    stream: int, accesses: Sequence[Access], owners: tuple[object, ...], device: int = 0
+) -> None:
     """Register work this thread is about to wait for on the host (`synchronize_handle`
     retires it), where another thread may look meanwhile (`others_may_look`); alone, the
     round trip skips the registry."""
     if others_may_look():
-        PENDING.track(stream, accesses, owners, solo=True)
+        PENDING.track(stream, accesses, owners, solo=True, device=device)
 
 
 def synchronize(stream: object = None) -> None:
-    """Wait for all work on `stream` (None: the legacy default stream) and retire it."""
-    synchronize_handle(driver.stream_handle(stream))
+    """Wait for all work on `stream` (None: the legacy default stream of the current
+    device) and retire it."""
+    synchronize_handle(driver.stream_handle(stream), driver.current_device())
 
 
-def synchronize_handle(handle: int) -> None:
-    """Wait for the stream `handle` and retire the work queued on it when the wait began.
-    Work another thread queues during the wait is not this wait's to retire: retiring the
-    whole stream once let such a kernel's output be read and its memory freed while it ran."""
-    newest = PENDING.newest(handle)
+def synchronize_handle(handle: int, device: int = 0) -> None:
+    """Wait for the stream `handle` (the legacy one: `device`'s, whose context is current)
+    and retire the work queued on it when the wait began. Work another thread queues during
+    the wait is not this wait's to retire: retiring the whole stream once let such a
+    kernel's output be read and its memory freed while it ran."""
+    newest = PENDING.newest(handle, device)
     joins = 0 if newest is None else newest.joins
     driver.synchronize_handle(handle)
     if newest is not None:

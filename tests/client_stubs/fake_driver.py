@@ -14,11 +14,12 @@ import ctypes
 import gc
 import itertools
 import threading
+from collections import defaultdict
 from collections.abc import Iterator
 
 import pytest
 
-from client_stubs import driver, launcher
+from client_stubs import driver, launcher, pending
 from client_stubs.device_op import STREAMS
 from client_stubs.pending import DEFAULT_STREAMS, PENDING
 
@@ -55,6 +56,7 @@ class FakeDriver:
             "launch_early": lambda *a: self._launch("launch_early", *a),
             "launch_packed": lambda *a: self._launch("launch_packed", *a),
             "stream_done": self._stream_done,
+            "stream_done_on": lambda stream, device: self._stream_done(stream),
             "synchronize": self._synchronize,
             "synchronize_handle": self._synchronize,
             "create_event": lambda: f"E{next(self._ids)}",
@@ -146,6 +148,7 @@ def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     monkeypatch.setattr(PENDING, "_eventless", DEFAULT_STREAMS)
     monkeypatch.setattr(PENDING, "_streams", {})
     monkeypatch.setattr(PENDING, "_pins", [])
-    monkeypatch.setattr(PENDING, "_events", [])
+    monkeypatch.setattr(PENDING, "_events", defaultdict(list))
+    monkeypatch.setattr(pending, "_DEVICES", pending._Devices())
     yield FakeDriver(monkeypatch)
     gc.collect()

@@ -12,8 +12,10 @@ import pytest
 
 from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver
 from client_stubs.completion import COMPLETIONS, Completions, others_ready, spin_until_finished
-from client_stubs.pending import PENDING, Batch
+from client_stubs.pending import PENDING, Batch, stream_key
 from tests.client_stubs.fake_driver import CUBIN
+
+LEGACY = stream_key(0, 0)  # the registry's name for device 0's legacy stream
 
 HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 N = 4096
@@ -124,7 +126,7 @@ def test_no_launch_joins_an_awaited_batch(add, busy, monkeypatch):
 
     monkeypatch.setattr(driver, "stream_done", idle_then_relaunched)
     assert asyncio.run(asyncio.wait_for(op.on(0), 5)) == op.args
-    (later,) = PENDING._streams[0]
+    (later,) = PENDING._streams[LEGACY]
     assert not later.finished()  # the relaunch still runs
     with pytest.raises(PendingWorkError):
         op.args[0].unpartition()
@@ -157,9 +159,9 @@ def test_a_launch_after_a_parked_await_is_not_done_with_it(add, busy):
         task = asyncio.ensure_future(op.on(0))
         await asyncio.sleep(0.01)
         assert not task.done() and busy.names().count("launch_host_func") == 1
-        (awaited,) = PENDING._streams[0]
+        (awaited,) = PENDING._streams[LEGACY]
         kernel(*op.args, stream=0)  # the same plan, issued after the host function
-        later = PENDING._streams[0][-1]
+        later = PENDING._streams[LEGACY][-1]
         assert later is not awaited
         queued, busy.host_funcs = busy.host_funcs, []
         for _, address, token in queued:  # the host function runs; the launch after it does not
@@ -187,7 +189,7 @@ def test_an_exception_out_of_the_spin_leaves_the_work_registered(add, busy, monk
     monkeypatch.setattr(driver, "stream_done", interrupted)
     with pytest.raises(Interrupted):
         asyncio.run(asyncio.wait_for(op.on(0), 5))
-    (batch,) = PENDING._streams[0]
+    (batch,) = PENDING._streams[LEGACY]
     assert batch.owners == (op.args,) and not batch.done
 
 

@@ -14,7 +14,9 @@ import pytest
 
 from client_stubs import (
     ClientError,
+    DeviceMismatchError,
     DeviceTensor,
+    Graph,
     Kernel,
     MovedArgumentError,
     MovedTensorError,
@@ -22,8 +24,10 @@ from client_stubs import (
     driver,
     synchronize,
 )
-from client_stubs.pending import PENDING, RETIRE_EVERY, Access, others_may_look
+from client_stubs.pending import PENDING, RETIRE_EVERY, Access, others_may_look, stream_key
 from tests.client_stubs.fake_driver import CUBIN
+
+LEGACY = stream_key(0, 0)  # the registry's name for device 0's legacy stream
 
 N = 4096
 
@@ -301,7 +305,7 @@ def test_a_launch_joining_after_a_waiter_looked_is_not_retired_with_the_batch(ad
     kernel(part, x, y, stream=0)  # ...and before it retires, the same launch joins the batch
     assert PENDING.newest(0) is seen and seen.joins == joins + 1
     PENDING.retire(seen, joins)
-    assert not seen.done and list(PENDING._streams[0]) == [seen]  # the predecessor retired
+    assert not seen.done and list(PENDING._streams[LEGACY]) == [seen]  # the predecessor retired
     with pytest.raises(PendingWorkError):
         part.to_numpy()  # the joined launch still writes it
     busy.complete()
@@ -315,7 +319,7 @@ def test_a_stream_query_answered_across_a_join_does_not_finish_the_batch(add, bu
     z, x, y = tensors()
     part = z.partition([128])
     kernel(part, x, y, stream=0)
-    (batch,) = PENDING._streams[0]
+    (batch,) = PENDING._streams[LEGACY]
 
     def idle_then_joined(stream: int) -> bool:
         kernel(part, x, y, stream=0)  # another thread joins while the query is answered
@@ -486,3 +490,148 @@ def test_others_may_look_from_a_thread_that_is_not_the_main_one(monkeypatch):
     worker.start()
     worker.join()
     assert answers == [True]
+
+
+class TwoDevices:
+    """Two GPUs on the fake driver: the legacy stream's handle names the current device's
+    legacy stream (launches, queries and waits on handle 0 go there), and every event belongs
+    to the device current when it was made (recording it on another device's stream fails,
+    as cuEventRecord does)."""
+
+    def __init__(self, fake, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.current = 0
+        self.busy = {0: False, 1: False}  # each legacy stream: work not yet finished
+        self.events: dict[str, int] = {}
+        self.launched: list[int] = []
+        self._ids = itertools.count(1)
+
+        def launch(*args: object) -> None:
+            fake.calls.append(("launch", args))
+            self.launched.append(self.current)
+            self.busy[self.current] = True
+
+        def event_record(event: str, stream: int) -> None:
+            if self.events[event] != self.current:
+                raise ClientError(
+                    f"event {event} of device {self.events[event]} recorded "
+                    f"on a stream of device {self.current}"
+                )
+
+        patches = {
+            "context_handle": self.make_current,
+            "ensure_context": self.make_current,
+            "current_device": lambda: self.current,
+            "launch_params": launch,
+            "launch_early": launch,
+            "stream_done": lambda stream: not self.busy[self.current],
+            "stream_done_on": lambda stream, device: not self.busy[device],
+            "synchronize_handle": lambda stream=0: self.busy.__setitem__(self.current, False),
+            "create_event": self.create_event,
+            "event_record": event_record,
+            "event_done": lambda event: not self.busy[self.events[event]],
+        }
+        for name, fn in patches.items():
+            monkeypatch.setattr(driver, name, fn)
+
+    def make_current(self, device: int) -> int:
+        self.current = device
+        return 1000 + device
+
+    def create_event(self) -> str:
+        event = f"E{next(self._ids)}"
+        self.events[event] = self.current
+        return event
+
+
+@pytest.fixture
+def two_devices(busy, monkeypatch) -> TwoDevices:
+    return TwoDevices(busy, monkeypatch)
+
+
+def device_tensors(device: int) -> tuple[DeviceTensor, DeviceTensor, DeviceTensor]:
+    return tuple(DeviceTensor.empty(N, device=device) for _ in range(3))  # type: ignore[return-value]
+
+
+def test_the_legacy_stream_is_one_registry_stream_per_device():
+    assert stream_key(0, 0) != stream_key(0, 1) != stream_key(1, 0) != stream_key(1, 1)
+    assert len({stream_key(s, d) for s in (0, 1) for d in range(4)}) == 8
+    assert all(stream_key(s, d) < 0 for s in (0, 1) for d in range(4))
+    assert stream_key(0x7100, 0) == stream_key(0x7100, 3) == 0x7100  # a stream has one device
+
+
+def test_another_devices_idle_legacy_stream_does_not_finish_this_devices_work(add, two_devices):
+    """Eager launches on two devices' legacy streams: device 1's stream running idle says
+    nothing of device 0's, whichever device is current when the host asks."""
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    z1, x1, y1 = device_tensors(1)
+    part0, _, _ = kernel(z0.partition([128]), x0, y0)
+    part1, _, _ = kernel(z1.partition([128]), x1, y1)
+    assert two_devices.launched == [0, 1]
+    two_devices.busy[1] = False  # device 1 finished; device 1's context is current
+    with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
+        part0.unpartition()
+    assert part1.unpartition() is z1
+    two_devices.busy[0] = False
+    assert part0.unpartition() is z0
+
+
+def test_synchronize_retires_only_the_current_devices_legacy_stream(add, two_devices):
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    z1, x1, y1 = device_tensors(1)
+    part0, _, _ = kernel(z0.partition([128]), x0, y0)
+    part1, _, _ = kernel(z1.partition([128]), x1, y1)
+    synchronize()  # device 1's legacy stream: device 1 is current
+    assert part1.unpartition() is z1
+    with pytest.raises(PendingWorkError):
+        part0.unpartition()
+
+
+def test_events_are_recorded_only_on_their_own_devices_streams(add, two_devices):
+    """Events go back to a pool per device: one made on device 0 is never recorded on a
+    stream of device 1 (cuEventRecord refuses that)."""
+    kernel = Kernel(CUBIN, add)
+    for device in (0, 1, 0, 1):
+        z, x, y = device_tensors(device)
+        pending = kernel.op(z.partition([128]), x, y).start(stream=0x7100 + device)
+        two_devices.busy[device] = False
+        pending.sync()
+    assert sorted(set(two_devices.events.values())) == [0, 1]
+
+
+def test_an_op_refuses_a_launch_on_a_second_device_before_it_runs(add, two_devices):
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    z1, x1, y1 = device_tensors(1)
+    chain = kernel.op(z0.partition([128]), x0, y0).then(kernel.op(z1.partition([128]), x1, y1))
+    with pytest.raises(DeviceMismatchError, match="an op runs on one device"):
+        chain.start()
+    assert two_devices.launched == [0]  # the first launch ran, and stays tracked
+    with pytest.raises(PendingWorkError):
+        x0.free()
+
+
+def test_work_finished_on_one_devices_legacy_stream_retires_nothing_of_anothers(add, two_devices):
+    """A stream finishes in order, so a finished batch retires those queued before it: never
+    those of another device's legacy stream, which the same handle names."""
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    z1, x1, y1 = device_tensors(1)
+    part0, _, _ = kernel(z0.partition([128]), x0, y0)  # eager: no event of its own
+    pending = kernel.op(z1.partition([128]), x1, y1).start()  # device 1, with an event
+    two_devices.busy[1] = False
+    (part1, _, _) = pending.sync()
+    assert part1.unpartition() is z1
+    with pytest.raises(PendingWorkError, match="kernel `add` writes it"):
+        part0.unpartition()
+
+
+def test_a_graph_replays_on_its_own_devices_legacy_stream(add, two_devices):
+    kernel = Kernel(CUBIN, add)
+    z1, x1, y1 = device_tensors(1)
+    graph = Graph.capture(kernel.op(z1.partition([128]), x1, y1), device=1)
+    two_devices.make_current(0)
+    pending = graph.replay()  # the legacy stream: device 1's, made current for the replay
+    assert two_devices.current == 1
+    assert pending.batch is not None and pending.batch.key == stream_key(0, 1)

@@ -33,7 +33,7 @@ import asyncio
 import ctypes
 import random
 import sys
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 import pytest
@@ -272,7 +272,7 @@ def run_input(seed: int, number: int, steps: int) -> list[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PENDING, "_streams", {})
         patch.setattr(PENDING, "_pins", [])
-        patch.setattr(PENDING, "_events", [])
+        patch.setattr(PENDING, "_events", defaultdict(list))
         patch.setattr(STREAMS, "_streams", {})
         patch.setattr(PENDING, "_eventless", DEFAULT_STREAMS)
         install(gpu, patch)
