@@ -159,8 +159,16 @@ class DeviceOp:
         return self._awaited(None)
 
     def _awaited(self, stream: object) -> Generator[Any, None, Results]:
-        """`await` on `stream` (None: the next pooled stream), without a coroutine frame."""
-        return self._awaited_on(STREAMS.next() if stream is None else driver.stream_handle(stream))
+        """`await` on `stream` (None: the next pooled stream of the op's device), without a
+        coroutine frame."""
+        if stream is None:
+            return self._awaited_on(STREAMS.next(self._device()))
+        return self._awaited_on(driver.stream_handle(stream))
+
+    def _device(self) -> int | None:
+        """The device the op's first launch runs on, where its arguments say (None: not
+        known before it is planned; the pool then gives the current device's stream)."""
+        return None
 
     def _awaited_on(self, handle: int) -> Generator[Any, None, Results]:
         """`await` on the stream `handle`: issue when first iterated, then wait as `Pending`
@@ -205,6 +213,16 @@ class LaunchOp(DeviceOp):
     @property
     def name(self) -> str:
         return self.kernel.name
+
+    def _device(self) -> int | None:
+        for arg in self.args:
+            try:
+                device = arg.device  # type: ignore[attr-defined]
+            except Exception:  # no device, or a moved or freed tensor: planning will say
+                continue
+            if type(device) is int:
+                return device
+        return None
 
     def sync(self, stream: object = None) -> Results:
         """`DeviceOp.sync` for one launch, without a `Run` (the round-trip fast path: check
@@ -274,6 +292,10 @@ class Chain(DeviceOp):
     def then(self, next_op: DeviceOp | Callable[[Results], DeviceOp]) -> DeviceOp:
         return Chain((*self.steps, next_op))
 
+    def _device(self) -> int | None:
+        first = self.steps[0] if self.steps else None
+        return first._device() if isinstance(first, DeviceOp) else None
+
     def _issue(self, run: Run) -> Results:
         results: Results = ()
         for step in self.steps:
@@ -302,10 +324,13 @@ class StreamBound(DeviceOp):
     def _issue(self, run: Run) -> Results:
         return self.op._issue(run)
 
+    def _device(self) -> int | None:
+        return self.op._device()
+
     def _awaited(self, stream: object) -> Generator[Any, None, Results]:
         stream = self.stream if stream is None else stream
         return self.op._awaited_on(
-            STREAMS.next() if stream is None else driver.stream_handle(stream)
+            STREAMS.next(self._device()) if stream is None else driver.stream_handle(stream)
         )
 
 
@@ -353,8 +378,10 @@ class StreamPool:
         self._streams: dict[int, list[int]] = {}
         self._turn = 0
 
-    def next(self) -> int:
-        device = driver.current_device()
+    def next(self, device: int | None = None) -> int:
+        """A stream of `device` (None: the current device)."""
+        if device is None:
+            device = driver.current_device()
         streams = self._streams.get(device)
         if streams is None:
             with self._lock:

@@ -36,7 +36,7 @@ from client_stubs.errors import (
     PendingWorkError,
     TargetMismatchError,
 )
-from client_stubs.pending import PENDING, register_for_wait, stream_key, synchronize_handle
+from client_stubs.pending import PENDING, register_for_wait, synchronize_handle
 from client_stubs.plan import LaunchPlan, plan_launch
 from client_stubs.plan_memo import PlanMemo
 from client_stubs.tensor import Moves
@@ -233,7 +233,9 @@ class Kernel:
         if function is None:
             function = kernel._load(device, ctx)
         streams = PENDING._streams  # PENDING.others_pending(stream, device), inlined
-        if streams and (len(streams) > 1 or stream_key(stream, device) not in streams):
+        if streams and (
+            len(streams) > 1 or (stream if stream > 1 else -2 - 2 * device - stream) not in streams
+        ):
             _order_after_other_streams(stream, prepared, capturing)
         if packed:
             plan = prepared.plan

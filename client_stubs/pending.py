@@ -55,9 +55,7 @@ def stream_key(stream: int, device: int) -> int:
     but for the legacy default stream (0, CU_STREAM_LEGACY), whose handle names another
     stream on every device (the current context's), a negative number per device and
     handle. Batches of one key finish in order; two devices' legacy streams do not."""
-    if stream in DEFAULT_STREAMS:
-        return -2 - 2 * device - stream
-    return stream
+    return stream if stream > 1 else -2 - 2 * device - stream  # inlined in `note`, `issue`
 
 
 class Span(Protocol):
@@ -178,12 +176,12 @@ class Batch:
         owners: tuple[object, ...],
         event: Any,
         solo: bool = False,
-        *,
         device: int = 0,
+        key: int | None = None,
     ) -> None:
         self.stream = stream
         self.device = device
-        self.key = stream_key(stream, device)
+        self.key = stream_key(stream, device) if key is None else key
         self.accesses = accesses if type(accesses) is tuple else tuple(accesses)
         self.owners = owners
         self.event = event
@@ -287,12 +285,13 @@ class PendingWork:
     ) -> Batch:
         """Record an event on `stream` after the work just issued on `device` (whose context
         is current) and track it."""
-        _DEVICES.saw(device)
+        if device != _DEVICES.first:
+            _DEVICES.saw(device)
         event = self._event(device)
-        batch = Batch(stream, accesses, owners, event, device=device)
+        key = stream if stream > 1 else -2 - 2 * device - stream  # stream_key, inlined
+        batch = Batch(stream, accesses, owners, event, False, device, key)
         with self._lock:  # record and queue together: a FIFO's order is its stream's order
             driver.event_record(event, stream)
-            key = batch.key
             queue = self._streams.get(key)
             if queue is None:
                 self._streams[key] = deque((batch,))
@@ -322,7 +321,7 @@ class PendingWork:
         an event on a stream no one destroys (`note`), with one on a stream its owner may
         destroy (`record`)."""
         if stream in self._eventless:
-            return self.note(stream, accesses, owners, solo, device=device)
+            return self.note(stream, accesses, owners, solo, device)
         return self.record(stream, accesses, owners, device=device)
 
     def note(
@@ -331,7 +330,6 @@ class PendingWork:
         accesses: Sequence[Access],
         owners: tuple[object, ...],
         solo: bool = False,
-        *,
         device: int = 0,
     ) -> Batch:
         """Track work just issued on `stream` without an event of its own (an eager launch,
@@ -345,8 +343,9 @@ class PendingWork:
         recorded later or its stream running idle, and those answer for the repeat too. A
         `solo` batch (an awaited run, whose waiter retires it as complete) is never joined,
         and joins nothing."""
-        _DEVICES.saw(device)
-        key = stream_key(stream, device)
+        if device != _DEVICES.first:
+            _DEVICES.saw(device)
+        key = stream if stream > 1 else -2 - 2 * device - stream  # stream_key, inlined
         with self._lock:
             queue = self._streams.get(key)
             if queue and accesses and not solo:
@@ -360,7 +359,7 @@ class PendingWork:
                 ):
                     newest.joins += 1
                     return newest  # only later events and the idle stream answer for it
-            batch = Batch(stream, accesses, owners, None, solo, device=device)
+            batch = Batch(stream, accesses, owners, None, solo, device, key)
             if queue is None:
                 self._streams[key] = deque((batch,))
                 return batch

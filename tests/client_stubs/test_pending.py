@@ -4,6 +4,7 @@ host; launches on other streams wait for conflicting work (with the fake driver)
 from __future__ import annotations
 
 import _thread
+import asyncio
 import gc
 import itertools
 import threading
@@ -635,3 +636,30 @@ def test_a_graph_replays_on_its_own_devices_legacy_stream(add, two_devices):
     pending = graph.replay()  # the legacy stream: device 1's, made current for the replay
     assert two_devices.current == 1
     assert pending.batch is not None and pending.batch.key == stream_key(0, 1)
+
+
+def test_an_awaited_op_takes_a_pooled_stream_of_its_own_device(add, two_devices):
+    kernel = Kernel(CUBIN, add)
+    z1, x1, y1 = device_tensors(1)
+    two_devices.make_current(0)
+    two_devices.busy[1] = False
+    made: list[int] = []
+    real = driver.create_stream
+
+    def create_stream(**options: object) -> int:
+        made.append(two_devices.current)
+        return real(**options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(driver, "create_stream", create_stream)
+        op = kernel.op(z1.partition([128]), x1, y1)
+        two_devices.busy[1] = False
+        asyncio.run(_awaited(op, two_devices))
+    assert made and set(made) == {1}  # device 1's pool, not the current device 0's
+
+
+async def _awaited(op, two_devices: TwoDevices) -> None:  # type: ignore[no-untyped-def]
+    task = asyncio.ensure_future(op)
+    await asyncio.sleep(0)
+    two_devices.busy[1] = False
+    await task
