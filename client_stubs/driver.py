@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -429,18 +429,37 @@ def destroy_event(event: Any) -> None:
     check(cu().cuEventDestroy(event), "cuEventDestroy")
 
 
-def stream_done_on(stream: int, device: int) -> bool:
-    """`stream_done` of the legacy stream handle `stream` of `device`: asked in a context of
-    that device (the handle names the current context's legacy stream), its primary context
-    pushed for the question when the current one is another device's, then popped."""
-    current = current_context()
-    if current is not None and int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice")) == device:
-        return stream_done(stream)
-    check(cu().cuCtxPushCurrent(primary_context(device)), "cuCtxPushCurrent")
+def push_context(ordinal: int) -> None:
+    """Make the primary context of device `ordinal` current until `pop_context`."""
+    check(cu().cuCtxPushCurrent(primary_context(ordinal)), "cuCtxPushCurrent")
+
+
+def pop_context() -> None:
+    """Restore the context current before the matching `push_context`."""
+    check(cu().cuCtxPopCurrent(), "cuCtxPopCurrent")
+
+
+@contextlib.contextmanager
+def on_device(ordinal: int) -> Iterator[None]:
+    """Run the block in a context of device `ordinal` and leave the thread's current context
+    as it was: the current one when it is on that device, else its primary context pushed
+    for the block (a free or a question the collector or a host check makes must not move the
+    thread to another device between a launch and its tracking)."""
+    if current_device() == ordinal:
+        yield
+        return
+    push_context(ordinal)
     try:
-        return stream_done(stream)
+        yield
     finally:
-        check(cu().cuCtxPopCurrent(), "cuCtxPopCurrent")
+        pop_context()
+
+
+def stream_done_on(stream: int, device: int) -> bool:
+    """`stream_done` of the legacy stream handle `stream` of `device`, asked in that device's
+    context (the handle names the current context's legacy stream)."""
+    with on_device(device):
+        return stream_done(stream)
 
 
 def create_event() -> Any:
@@ -662,8 +681,8 @@ class DeviceAllocation:
         """Give the memory back, unchecked: for `DeviceTensor.free()` and the collector."""
         if self.ptr:
             ptr, self.ptr = self.ptr, 0
-            ensure_context(self.device)
-            mem_free(ptr)
+            with on_device(self.device):
+                mem_free(ptr)
 
     def __del__(self) -> None:
         # At interpreter shutdown or with a dead context there is nothing left to do.

@@ -57,6 +57,8 @@ class FakeDriver:
             "launch_packed": lambda *a: self._launch("launch_packed", *a),
             "stream_done": self._stream_done,
             "stream_done_on": lambda stream, device: self._stream_done(stream),
+            "push_context": lambda device: self._rec("push_context", device),
+            "pop_context": lambda: self._rec("pop_context"),
             "synchronize": self._synchronize,
             "synchronize_handle": self._synchronize,
             "create_event": lambda: f"E{next(self._ids)}",

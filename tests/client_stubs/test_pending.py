@@ -504,6 +504,8 @@ class TwoDevices:
         self.busy = {0: False, 1: False}  # each legacy stream: work not yet finished
         self.events: dict[str, int] = {}
         self.launched: list[int] = []
+        self.freed: list[tuple[int, int]] = []  # (address, the device current at the free)
+        self._pushed: list[int] = []
         self._ids = itertools.count(1)
 
         def launch(*args: object) -> None:
@@ -530,6 +532,9 @@ class TwoDevices:
             "create_event": self.create_event,
             "event_record": event_record,
             "event_done": lambda event: not self.busy[self.events[event]],
+            "push_context": self.push_context,
+            "pop_context": self.pop_context,
+            "mem_free": lambda ptr: self.freed.append((ptr, self.current)),
         }
         for name, fn in patches.items():
             monkeypatch.setattr(driver, name, fn)
@@ -537,6 +542,13 @@ class TwoDevices:
     def make_current(self, device: int) -> int:
         self.current = device
         return 1000 + device
+
+    def push_context(self, device: int) -> None:
+        self._pushed.append(self.current)
+        self.current = device
+
+    def pop_context(self) -> None:
+        self.current = self._pushed.pop()
 
     def create_event(self) -> str:
         event = f"E{next(self._ids)}"
@@ -663,3 +675,13 @@ async def _awaited(op, two_devices: TwoDevices) -> None:  # type: ignore[no-unty
     await asyncio.sleep(0)
     two_devices.busy[1] = False
     await task
+
+
+def test_freeing_another_devices_memory_leaves_the_current_device(two_devices):
+    """A free (the collector's too) runs in its device's context and restores the thread's:
+    between a launch and its tracking it must not move the legacy stream's handle."""
+    tensor = DeviceTensor.empty(N, device=0)
+    two_devices.make_current(1)
+    ptr = tensor.ptr
+    tensor.free()
+    assert two_devices.freed == [(ptr, 0)] and two_devices.current == 1

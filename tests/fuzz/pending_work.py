@@ -2,15 +2,18 @@
 
     python -m tests.fuzz.pending_work --inputs N [--seed S] [--steps K]
 
-Each input is a random program of K steps over four tensors of one `add` kernel: eager
-launches and `.start()`s on the legacy stream or on two streams of the caller's, `await op`
+Each input is a random program of K steps over the tensors of one `add` kernel on two GPUs
+(four on device 0, three on device 1): eager launches and `.start()`s on a device's legacy
+stream (the same handle, another stream on each device) or on streams of the caller's (two of
+device 0, one of device 1), `await op`
 (there, or on the await pool's streams; another task runs the GPU meanwhile), `op.sync()`,
 graphs captured, replayed (waiting or not) and closed,
 `Pending.sync()` and `.done()`, `synchronize(stream)`, host reads, partitioning and
 unpartitioning, and steps of the GPU. The GPU (`FifoGpu`) runs each stream's work in order,
 one item per step: launches, event records, host functions and cross-stream waits (a wait
 blocks its stream until its event fired). A synchronize runs the GPU until the stream (or the
-event) is done.
+event) is done. The legacy handle names the current device's legacy stream in every call, and
+an event is recorded only on a stream of the device it was made on (as in CUDA).
 
 Every step checks the registry against what the GPU really did:
 - a host read, an unpartition (or a partition of a tensor) that the host allows touches no
@@ -40,13 +43,19 @@ import pytest
 
 from client_stubs import DeviceTensor, Graph, Kernel, driver, synchronize
 from client_stubs.device_op import STREAMS
-from client_stubs.errors import ClientError
+from client_stubs.errors import ClientError, DeviceMismatchError
 from client_stubs.pending import DEFAULT_STREAMS, PENDING, RETIRE_EVERY
 from tests.client_stubs.conftest import add_contract
 from tests.client_stubs.fake_driver import CUBIN, FakeDriver
 
 N = 1024
-STREAM_CHOICES = (0, 0x7100, 0x7200)  # the legacy stream and two streams of the caller's
+# per device: the legacy stream and streams of the caller's
+STREAM_CHOICES = {0: (0, 0x7100, 0x7200), 1: (0, 0x8100)}
+SLOTS = {0: (0, 1, 2, 3), 1: (4, 5, 6)}  # the tensors of each device
+STREAMS_IN_ALL = sum(len(s) for s in STREAM_CHOICES.values())
+LEGACY = (0, 1)  # the handles of the current device's legacy stream
+ACTIONS = ("launch", "launch", "start", "sync", "await", "graph", "gpu", "gpu", "gpu", "read")
+ACTIONS += ("mixed",)
 # finished batches a stream may keep before its FIFO is tidied (every RETIRE_EVERY-th batch)
 LEFT_PER_STREAM = 2 * RETIRE_EVERY
 QUERY_PROGRESS = 0.25  # the chance the GPU runs a step before a completion query answers
@@ -74,13 +83,44 @@ class Item:
 class FifoGpu:
     """Each stream runs its items in order; `step(stream)` runs the head if it may run."""
 
-    streams: dict[int, deque[Item]] = field(default_factory=dict)
+    streams: dict[object, deque[Item]] = field(default_factory=dict)  # by `key`
     events: dict[str, Item] = field(default_factory=dict)  # the latest record of each event
     launched: list[Item] = field(default_factory=list)  # every launch, in issue order
     findings: list[str] = field(default_factory=list)
     accesses: Accesses = ((), ())
     order: int = 0
     rng: random.Random | None = None  # set: every query may let the GPU run a step first
+    current: int = 0  # the device whose context is current
+    event_devices: dict[str, int] = field(default_factory=dict)  # the device each event is of
+    # the device of each stream made (the caller's: STREAM_CHOICES)
+    stream_devices: dict[int, int] = field(
+        default_factory=lambda: {s: d for d, streams in STREAM_CHOICES.items() for s in streams}
+    )
+
+    pushed: list[int] = field(default_factory=list)  # contexts `push_context` replaced
+
+    def device_of(self, stream: int) -> int:
+        return self.current if stream in LEGACY else self.stream_devices[stream]
+
+    def make_current(self, device: int) -> int:
+        self.current = device
+        return 1000 + device
+
+    def push_context(self, device: int) -> None:
+        self.pushed.append(self.current)
+        self.current = device
+
+    def pop_context(self) -> None:
+        self.current = self.pushed.pop()
+
+    def create_stream(self, **options: object) -> int:
+        stream = 0x9000 + len(self.stream_devices)
+        self.stream_devices[stream] = self.current
+        return stream
+
+    def key(self, stream: object) -> object:
+        """The stream a handle names now: the legacy handles, the current device's."""
+        return (self.current, stream) if stream in LEGACY else stream
 
     def tick(self) -> None:
         """One step of a stream that may run (the GPU runs while the host does other things)."""
@@ -104,7 +144,7 @@ class FifoGpu:
         if stream in self.capturing:  # recorded into the graph, not run
             self.capturing[stream].append(self.accesses)
             return
-        self.launch_accesses(stream, self.accesses)
+        self.launch_accesses(self.key(stream), self.accesses)
 
     def launch_accesses(self, stream: int, accesses: Accesses) -> None:
         writes, reads = accesses
@@ -121,12 +161,23 @@ class FifoGpu:
         return graph
 
     def launch_graph(self, graph: str, stream: int) -> None:
-        self.launch_accesses(stream, self.graphs[graph])  # one item: the whole replay
+        self.launch_accesses(self.key(stream), self.graphs[graph])  # one item: the replay
+
+    def create_event(self) -> str:
+        event = f"E{len(self.event_devices) + 1}"
+        self.event_devices[event] = self.current
+        return event
 
     def record(self, event: str, stream: int) -> None:
+        device = self.device_of(stream)
+        if self.event_devices.get(event, device) != device:
+            self.findings.append(
+                f"event {event} of device {self.event_devices[event]} recorded on device "
+                f"{device}'s stream {stream:#x} (cuEventRecord refuses that)"
+            )
         item = Item("event", event=event)
         self.events[event] = item
-        self.queue(stream, item)
+        self.queue(self.key(stream), item)
 
     def event_done(self, event: str) -> bool:
         self.maybe_tick()
@@ -135,7 +186,11 @@ class FifoGpu:
 
     def stream_done(self, stream: int) -> bool:
         self.maybe_tick()
-        return not self.streams.get(stream)
+        return not self.streams.get(self.key(stream))  # type: ignore[call-overload]
+
+    def stream_done_on(self, stream: int, device: int) -> bool:
+        self.maybe_tick()
+        return not self.streams.get((device, stream) if stream in LEGACY else stream)  # type: ignore[call-overload]
 
     def runnable(self, stream: int) -> bool:
         queue = self.streams.get(stream)
@@ -217,7 +272,7 @@ def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
         gpu.launch(int(args[4]))  # type: ignore[call-overload]
 
     def synchronize_stream(stream: int = 0) -> None:
-        gpu.drain_stream(stream)
+        gpu.drain_stream(gpu.key(stream))  # type: ignore[arg-type]
 
     def event_synchronize(event: str) -> None:
         item = gpu.events.get(event)
@@ -225,10 +280,11 @@ def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
             gpu.drain_until(item)
 
     def host_func(stream: int, address: int, token: int) -> None:
-        gpu.queue(stream, Item("host", host=(address, token)))
+        gpu.queue(gpu.key(stream), Item("host", host=(address, token)))  # type: ignore[arg-type]
 
     def wait_event(stream: int, event: str) -> None:
-        gpu.queue(stream, Item("wait", event=event, waits_for=gpu.events.get(event)))
+        item = Item("wait", event=event, waits_for=gpu.events.get(event))
+        gpu.queue(gpu.key(stream), item)  # type: ignore[arg-type]
 
     def begin_capture(stream: int) -> None:
         gpu.capturing[stream] = []
@@ -242,6 +298,14 @@ def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
         "launch_params": launch,
         "launch_early": launch,
         "stream_done": gpu.stream_done,
+        "stream_done_on": gpu.stream_done_on,
+        "create_event": gpu.create_event,
+        "context_handle": gpu.make_current,
+        "ensure_context": gpu.make_current,
+        "push_context": gpu.push_context,
+        "pop_context": gpu.pop_context,
+        "create_stream": gpu.create_stream,
+        "current_device": lambda: gpu.current,
         "synchronize": synchronize_stream,
         "synchronize_handle": synchronize_stream,
         "event_record": gpu.record,
@@ -276,19 +340,23 @@ def run_input(seed: int, number: int, steps: int) -> list[str]:
         patch.setattr(STREAMS, "_streams", {})
         patch.setattr(PENDING, "_eventless", DEFAULT_STREAMS)
         install(gpu, patch)
-        tensors = [DeviceTensor.empty(N) for _ in range(4)]
+        tensors = [
+            DeviceTensor.empty(N, device=device) for device, slots in SLOTS.items() for _ in slots
+        ]
         spans = [t.byte_extent for t in tensors]
         program = Program(Kernel(CUBIN, add_contract(block=128)), list(tensors))
         for _ in range(steps):
             step(rng, gpu, program, spans)
-            bound = gpu.unfinished() + len(program.pendings) + LEFT_PER_STREAM * len(STREAM_CHOICES)
+            bound = gpu.unfinished() + len(program.pendings) + LEFT_PER_STREAM * STREAMS_IN_ALL
             if len(PENDING) > bound:
                 gpu.findings.append(f"{len(PENDING)} batches pending, more than {bound}")
             if gpu.findings:
                 return gpu.findings
         gpu.drain_all()
-        for stream in STREAM_CHOICES:
-            synchronize(stream)
+        for device, streams in STREAM_CHOICES.items():
+            driver.ensure_context(device)
+            for stream in streams:
+                synchronize(stream)
         for pending in program.pendings:
             pending.sync()  # type: ignore[attr-defined]
         for graph in program.graphs:
@@ -299,16 +367,14 @@ def run_input(seed: int, number: int, steps: int) -> list[str]:
 
 
 def step(rng: random.Random, gpu: FifoGpu, program: Program, spans: list[tuple[int, int]]) -> None:
-    action = rng.choice(
-        ("launch", "launch", "start", "sync", "await", "graph", "gpu", "gpu", "gpu", "read")
-    )
+    action = rng.choice(ACTIONS)
     slots = program.slots
     if action == "gpu":
         stream = rng.choice(list(gpu.streams) or [0])
         gpu.step(stream)
     elif action == "graph":
         graph_step(rng, gpu, program, spans)
-    elif action in ("launch", "start", "sync", "await"):
+    elif action in ("launch", "start", "sync", "await", "mixed"):
         launch(rng, gpu, program, spans, action)
     elif action == "read":
         index = rng.randrange(len(slots))
@@ -339,6 +405,25 @@ def unpartition(
     return True
 
 
+def arguments(
+    gpu: FifoGpu, slots: list[object], spans: list[tuple[int, int]], out: int, ins: tuple[int, ...]
+) -> bool:
+    """Slot `out` partitioned and the `ins` tensors (a partitioned one taken back first);
+    whether the host allowed it all."""
+    if isinstance(slots[out], DeviceTensor):
+        try:
+            slots[out] = slots[out].partition([128])  # type: ignore[attr-defined]
+        except ClientError:
+            return False
+        if gpu.unfinished_touching(*spans[out], writes_only=False):
+            gpu.findings.append(f"partitioned tensor {out} while a launch touches it")
+            return False
+    for index in ins:
+        if not isinstance(slots[index], DeviceTensor) and not unpartition(gpu, slots, spans, index):
+            return False
+    return True
+
+
 def launch(
     rng: random.Random,
     gpu: FifoGpu,
@@ -347,25 +432,20 @@ def launch(
     how: str,
 ) -> None:
     slots = program.slots
-    out, x, y = rng.sample(range(len(slots)), 3)
-    if isinstance(slots[out], DeviceTensor):
-        try:
-            slots[out] = slots[out].partition([128])  # type: ignore[attr-defined]
-        except ClientError:
-            return
-        if gpu.unfinished_touching(*spans[out], writes_only=False):
-            gpu.findings.append(f"partitioned tensor {out} while a launch touches it")
-            return
-    for index in (x, y):  # inputs are tensors: take a partitioned one back first
-        if not isinstance(slots[index], DeviceTensor) and not unpartition(gpu, slots, spans, index):
-            return
-    stream = rng.choice(STREAM_CHOICES)
+    device = rng.choice(tuple(SLOTS))
+    out, x, y = rng.sample(SLOTS[device], 3)
+    if not arguments(gpu, slots, spans, out, (x, y)):
+        return
+    stream = rng.choice(STREAM_CHOICES[device])
     gpu.accesses = ((spans[out],), (spans[x], spans[y]))
     args = (slots[out], slots[x], slots[y])
     launched = len(gpu.launched)
     try:
         if how == "capture":
-            program.graphs.append(Graph.capture(program.kernel.op(*args)))
+            program.graphs.append(Graph.capture(program.kernel.op(*args), device=device))
+            return
+        if how == "mixed":  # then a launch on the other device: refused before it runs
+            mixed(gpu, program, args, device, stream)
             return
         if how == "launch":
             program.kernel(*args, stream=stream)
@@ -379,6 +459,26 @@ def launch(
         return
     if how in ("sync", "await") and not all(i.done for i in gpu.launched[launched:]):
         gpu.findings.append(f"{how} returned before its launch finished")
+
+
+def mixed(gpu: FifoGpu, program: Program, args: tuple, device: int, stream: int) -> None:
+    """An op whose second launch is on the other device (the legacy stream: a handle of
+    both) must be refused before that launch runs; the first stays tracked."""
+    if stream not in LEGACY:
+        return
+    other = SLOTS[1 - device][:3]
+    second = tuple(program.slots[i] for i in other)
+    if not all(isinstance(t, DeviceTensor) for t in second):
+        return
+    op = program.kernel.op(*args).then(program.kernel.op(*second))
+    launched = len(gpu.launched)
+    try:
+        op.start(stream=stream)
+    except DeviceMismatchError:
+        if len(gpu.launched) != launched + 1:
+            gpu.findings.append("an op's launch on a second device ran")
+        return
+    gpu.findings.append("an op over two devices was not refused")
 
 
 def awaited(rng: random.Random, gpu: FifoGpu, op: object, stream: int) -> None:
@@ -420,7 +520,7 @@ def graph_step(
         return
     graph = rng.choice(program.graphs)
     if choice < 0.85:
-        stream = rng.choice(STREAM_CHOICES)
+        stream = rng.choice(STREAM_CHOICES[graph.device])
         launched = len(gpu.launched)
         sync = rng.random() < 0.4
         try:
@@ -443,7 +543,9 @@ def pending_step(rng: random.Random, gpu: FifoGpu, program: Program) -> None:
     elif choice < 0.7 and program.pendings:
         rng.choice(program.pendings).done()  # type: ignore[attr-defined]
     else:
-        synchronize(rng.choice(STREAM_CHOICES))
+        device = rng.choice(tuple(STREAM_CHOICES))
+        driver.ensure_context(device)
+        synchronize(rng.choice(STREAM_CHOICES[device]))
 
 
 def campaign(inputs: int, seed: int, steps: int) -> int:

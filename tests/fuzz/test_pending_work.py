@@ -42,13 +42,22 @@ def test_the_model_gpu_reports_a_launch_that_overtakes_a_conflicting_one() -> No
 
 
 @pytest.mark.parametrize(
-    "fault", ["no cross-stream wait", "uncovered work reported done", "an await that spins not"]
+    "fault",
+    [
+        "no cross-stream wait",
+        "uncovered work reported done",
+        "an await that spins not",
+        "one event pool for every device",
+    ],
 )
 def test_planted_faults_are_found(monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
     if fault == "no cross-stream wait":
         monkeypatch.setattr(launcher, "_order_after_other_streams", lambda *a: None)
     elif fault == "uncovered work reported done":
         monkeypatch.setattr(pending.Batch, "finished", lambda self: True)
-    else:
+    elif fault == "an await that spins not":
         monkeypatch.setattr(device_op, "spin_until_idle", lambda stream, spin_ns: True)
+    else:
+        original = pending.PendingWork._event
+        monkeypatch.setattr(pending.PendingWork, "_event", lambda self, device: original(self, 0))
     assert pending_work.campaign(60, seed=2026, steps=80) > 0
