@@ -39,20 +39,22 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from client_stubs import driver
-from client_stubs.pending import PENDING, Batch
+from client_stubs.pending import DEFAULT_STREAMS, PENDING, Batch, several_devices
 
 SPIN_NS = 20_000
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class ParkedGroup:
-    """Waiters parked on one stream of one loop, released by one host function."""
+    """Waiters parked on one stream of one loop, released by one host function (`device`: the
+    stream's, which the legacy stream's handle needs current when the function is enqueued)."""
 
-    __slots__ = ("batches", "futures", "loop", "stream")
+    __slots__ = ("batches", "device", "futures", "loop", "stream")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, stream: int) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, stream: int, device: int = 0) -> None:
         self.loop = loop
         self.stream = stream
+        self.device = device
         self.batches: list[Batch] = []
         self.futures: list[asyncio.Future[None]] = []
 
@@ -96,6 +98,7 @@ class Completions:
         self.spin_ns = spin_ns
         self._lock = threading.Lock()
         self._tokens = itertools.count(1)
+        # by loop and stream (`Batch.key`: each device's legacy stream apart)
         self._open: dict[tuple[asyncio.AbstractEventLoop, int], ParkedGroup] = {}
         self._in_flight: dict[int, ParkedGroup] = {}  # token -> group, until its host fn ran
         self._woken: dict[asyncio.AbstractEventLoop, list[ParkedGroup]] = {}
@@ -115,10 +118,10 @@ class Completions:
     ) -> Generator[Any, None, None]:
         """Wait on a future that the host function behind `stream`'s work resolves."""
         future: asyncio.Future[None] = loop.create_future()
-        key = (loop, stream)
+        key = (loop, batch.key)
         group = self._open.get(key)
         if group is None:
-            group = self._open[key] = ParkedGroup(loop, stream)
+            group = self._open[key] = ParkedGroup(loop, stream, batch.device)
             loop.call_soon(self._enqueue, key)
         group.batches.append(batch)
         group.futures.append(future)
@@ -131,7 +134,11 @@ class Completions:
         with self._lock:
             self._in_flight[token] = group
         try:
-            driver.launch_host_func(group.stream, self.address, token)
+            if group.stream in DEFAULT_STREAMS and several_devices():  # the current device's
+                with driver.on_device(group.device):
+                    driver.launch_host_func(group.stream, self.address, token)
+            else:
+                driver.launch_host_func(group.stream, self.address, token)
         except BaseException as exc:
             with self._lock:
                 self._in_flight.pop(token, None)

@@ -228,7 +228,7 @@ class Batch:
 def _idle(stream: int, device: int) -> bool:
     """Whether `stream` of `device` ran idle. The legacy stream's handle names the current
     context's: once a second device has been used, it is asked in `device`'s context."""
-    if stream in DEFAULT_STREAMS and _DEVICES.several:
+    if stream in DEFAULT_STREAMS and several_devices():
         return driver.stream_done_on(stream, device)
     return driver.stream_done(stream)
 
@@ -252,6 +252,12 @@ class _Devices:
 
 
 _DEVICES = _Devices()
+
+
+def several_devices() -> bool:
+    """Whether work of more than one device has been tracked: until then the legacy stream's
+    handle names the one device's legacy stream whatever context is current."""
+    return _DEVICES.several
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver
+from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver, pending
 from client_stubs.completion import COMPLETIONS, Completions, others_ready, spin_until_finished
 from client_stubs.pending import PENDING, Batch, stream_key
 from tests.client_stubs.fake_driver import CUBIN
@@ -332,6 +332,39 @@ def test_a_host_function_firing_after_its_loop_closed_is_harmless(monkeypatch):
     loop.close()
     HOST_FN(completions.address)(queued[0][2])  # must not raise on the driver's thread
     assert batch.done and len(completions) == 0
+
+
+def test_waiters_on_two_devices_legacy_streams_park_apart_in_their_own_contexts(monkeypatch):
+    """The legacy stream's handle names each device's own stream: waiters of two devices on it
+    get a host function each, enqueued with their device's context current (another task may
+    have moved the thread to the other device by the end of the loop iteration)."""
+    current = [1]
+    pushed: list[int] = []
+    queued: list[tuple[int, int]] = []  # (stream, device current at the enqueue)
+
+    def push(device: int) -> None:
+        pushed.append(current[0])
+        current[0] = device
+
+    monkeypatch.setattr(driver, "current_device", lambda: current[0])
+    monkeypatch.setattr(driver, "push_context", push)
+    monkeypatch.setattr(driver, "pop_context", lambda: current.__setitem__(0, pushed.pop()))
+    monkeypatch.setattr(driver, "launch_host_func", lambda s, a, t: queued.append((s, current[0])))
+    monkeypatch.setattr(driver, "event_done", lambda event: False)
+    monkeypatch.setattr(pending, "_DEVICES", pending._Devices())
+    for device in (0, 1):
+        pending._DEVICES.saw(device)
+    completions = Completions(spin_ns=0)
+    batches = [Batch(0, (), (), "E0", device=0), Batch(0, (), (), "E1", device=1)]
+
+    async def main() -> None:
+        waiting = [asyncio.ensure_future(_drive(completions.wait(b, 0))) for b in batches]
+        await asyncio.sleep(0.01)
+        for waiter in waiting:
+            waiter.cancel()
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+    assert sorted(queued) == [(0, 0), (0, 1)] and current == [1]
 
 
 async def _drive(steps) -> None:  # type: ignore[no-untyped-def]
