@@ -22,10 +22,11 @@ of f32::MAX rounds to infinity in its head, and an infinite or NaN operand makes
 so such products are NaN where FFMA gives an infinity. `CompileRequest.exact_f32_products`
 turns the pass off.
 
-Only products of at least `MIN_TENSOR_CORE_OUTPUTS` outputs (M x N) are split: tileiras 13.5
-multiplies a TF32 product of 16 x 16 on FFMA too (the three products would then triple the
-work), and every larger one we compiled on tensor cores (`HMMA` from 16 x 32 and 32 x 16,
-`HGMMA` from M = 64; K = 8 and 16; `tests.benchmarks.sass_stats`).
+Only products tileiras puts on the tensor cores are split (elsewhere the three products
+would triple FFMA work): of the TF32 products compiled (K = 8 and 16, `cuobjdump -sass`),
+M >= 64 with N >= 8 became `HGMMA` (64x8, 64x16, 128x8, 256x8 and up) and M, N >= 16 with at
+least 512 outputs `HMMA` (16x32, 32x16, 16x64, 32x32 and up), while 16x16, 32x8, 8x64, 8x128,
+128x4, 64x4, 256x2, 2x256 and 512x1 stayed on FFMA (`on_tensor_cores`).
 
 An operand split once is reused by later products of the same block and the blocks nested
 after it (a loop's body splits its tiles once per iteration); a product whose accumulator is
@@ -44,7 +45,6 @@ from lowering.ir.ops_matmul import MmaF
 from lowering.ir.types import ElementType, TileType
 
 F32, TF32 = ElementType.F32, ElementType.TF32
-MIN_TENSOR_CORE_OUTPUTS = 512  # M x N of the smallest TF32 product tileiras puts on tensor cores
 
 
 def split_f32_products(module: Module) -> Module:
@@ -98,7 +98,13 @@ def _is_f32_product(op: Op) -> bool:
     if not all(_element(v) is F32 for v in (op.lhs, op.rhs, op.acc)):
         return False
     m, n = op.acc.type.shape[-2:]  # type: ignore[union-attr]
-    return m * n >= MIN_TENSOR_CORE_OUTPUTS
+    return on_tensor_cores(m, n)
+
+
+def on_tensor_cores(m: int, n: int) -> bool:
+    """Whether tileiras 13.5 multiplies a TF32 [M, K] x [K, N] product on the tensor cores:
+    a wgmma from M = 64 (N >= 8), an mma.sync from 16 x 16 up past 512 outputs."""
+    return (m >= 64 and n >= 8) or (m >= 16 and n >= 16 and m * n >= 512)
 
 
 def _three_products(mma: MmaF, ids: FreshIds, scope: _Scope, ops: list[Op]) -> list[Op]:

@@ -628,8 +628,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--exact-f32-products",
         action="store_true",
-        help="multiply f32 mma operands by f32 FMA (default: products of 512 outputs or more "
-        "as three TF32 products on the tensor cores, each within about 2^-21 of the exact one)",
+        help="multiply f32 mma operands by f32 FMA (default: products the tensor cores take "
+        "as three TF32 products there, summed per k-tile: as accurate as f32)",
     )
     parser.add_argument(
         "--early-launch",

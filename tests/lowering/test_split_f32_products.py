@@ -1,4 +1,4 @@
-"""`lowering.split_f32_products`: an f32 x f32 `mmaf` of at least 512 outputs becomes three
+"""`lowering.split_f32_products`: an f32 x f32 `mmaf` the tensor cores take becomes three
 TF32 products summed from zero, added to the accumulator in f32 (each operand split into a
 TF32 head and tail), unless the request asks for exact f32 products; every other product is
 left as it was. The arithmetic the pass emits is evaluated here with numpy: TF32 as f32
@@ -19,7 +19,7 @@ from lowering.ir.ops_matmul import MmaF
 from lowering.ir.printer import print_module
 from lowering.ir.types import ElementType, TileType
 from lowering.pipeline import CompileRequest, CompileResult, Stage, compile_kernel
-from lowering.split_f32_products import MIN_TENSOR_CORE_OUTPUTS, split_f32_products
+from lowering.split_f32_products import on_tensor_cores, split_f32_products
 from parser.render import render
 from parser.spans import SourceFile
 
@@ -114,14 +114,23 @@ def test_exact_f32_products_keep_the_product_as_written() -> None:
     assert operand_elements(lower(gemm("f32"), exact=True)) == [(F32, F32, F32)]
 
 
-@pytest.mark.parametrize("tiles", [(16, 16, 8), (16, 16, 32)])
+# what tileiras 13.5 made of TF32 products ([M, N]; cuobjdump -sass, 2026-12-05)
+ON_FFMA = [(16, 16), (32, 8), (8, 64), (8, 128), (128, 4), (64, 4), (256, 2), (2, 256), (512, 1)]
+ON_TENSOR_CORES = [(64, 8), (64, 16), (128, 8), (256, 8), (16, 32), (32, 16), (16, 64), (32, 32)]
+
+
+def test_the_products_split_are_those_tileiras_puts_on_the_tensor_cores() -> None:
+    assert not any(on_tensor_cores(m, n) for m, n in ON_FFMA)
+    assert all(on_tensor_cores(m, n) for m, n in ON_TENSOR_CORES)
+
+
+@pytest.mark.parametrize("tiles", [(16, 16, 8), (16, 16, 32), (128, 4, 16), (8, 64, 16)])
 def test_a_product_tileiras_keeps_on_ffma_is_not_split(tiles: tuple[int, int, int]) -> None:
-    assert tiles[0] * tiles[1] < MIN_TENSOR_CORE_OUTPUTS
     split, exact = lower(gemm("f32"), tiles), lower(gemm("f32"), tiles, exact=True)
     assert print_module(split) == print_module(exact)
 
 
-@pytest.mark.parametrize("tiles", [(16, 32, 8), (32, 16, 8)])
+@pytest.mark.parametrize("tiles", [(16, 32, 8), (32, 16, 8), (64, 8, 16)])
 def test_the_smallest_tensor_core_products_are_split(tiles: tuple[int, int, int]) -> None:
     assert operand_elements(lower(gemm("f32"), tiles)) == [(TF32, TF32, F32)] * 3
 

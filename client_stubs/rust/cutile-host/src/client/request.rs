@@ -102,8 +102,8 @@ pub struct Source {
     /// Keep f16 mma accumulators of loops nested in loops in f16 at every step (default:
     /// carried in f32 and rounded once after the loop).
     pub exact_accumulators: bool,
-    /// Multiply f32 mma operands by f32 FMA (default: products of 512 outputs or more as
-    /// three TF32 products on the tensor cores).
+    /// Multiply f32 mma operands by f32 FMA (default: products the tensor cores take, as
+    /// three TF32 products there).
     pub exact_f32_products: bool,
     /// Compile a plain kernel. By default the kernel waits for prior grids before it touches
     /// memory, so that hosts launch it early (programmatic dependent launch).
