@@ -39,7 +39,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from client_stubs import driver
-from client_stubs.pending import DEFAULT_STREAMS, PENDING, Batch, several_devices
+from client_stubs.pending import DEFAULT_STREAMS, PENDING, Batch
 
 SPIN_NS = 20_000
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -134,7 +134,7 @@ class Completions:
         with self._lock:
             self._in_flight[token] = group
         try:
-            if group.stream in DEFAULT_STREAMS and several_devices():  # the current device's
+            if group.stream in DEFAULT_STREAMS:  # the handle names the current device's
                 with driver.on_device(group.device):
                     driver.launch_host_func(group.stream, self.address, token)
             else:

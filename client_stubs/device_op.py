@@ -92,10 +92,11 @@ class Run:
 
     @property
     def device(self) -> int:
-        """The device the run's launches ran on (`Kernel.issue` refuses a second one)."""
+        """The device the run's launches ran on (`Kernel.issue` refuses a second one); the
+        current device for a run without launches."""
         for device in self.contexts:
             return device
-        return 0
+        return driver.current_device()
 
     def track(self, own_event: bool = True) -> Batch | None:
         """Register what the run touched (None if empty), with a completion event of its own,
@@ -106,11 +107,13 @@ class Run:
             return None
         # one launch: its plan's own tuple, which the hazard checks recognize by identity
         accesses = self.last_accesses if len(self.launches) == 1 else self.accesses
-        if own_event:
-            return PENDING.record(self.stream, accesses, tuple(self.owners), device=self.device)
-        return PENDING.track(
-            self.stream, accesses, tuple(self.owners), solo=True, device=self.device
-        )
+        device = self.device
+        # in the run's context: a step may have made another device's current since (an
+        # allocation), and the event must be of the stream's context, on its legacy stream
+        with driver.on_device(device):
+            if own_event:
+                return PENDING.record(self.stream, accesses, tuple(self.owners), device=device)
+            return PENDING.track(self.stream, accesses, tuple(self.owners), True, device=device)
 
 
 class DeviceOp:

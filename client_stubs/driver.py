@@ -439,13 +439,25 @@ def pop_context() -> None:
     check(cu().cuCtxPopCurrent(), "cuCtxPopCurrent")
 
 
+def context_is_on(ordinal: int) -> bool:
+    """Whether a context of device `ordinal` is current on this thread (one `cuCtxGetCurrent`
+    when it is our retained primary context; False when no context is current)."""
+    primary = primary_handles.get(ordinal)
+    if primary is not None and current_context_handle() == primary:
+        return True
+    if current_context() is None:
+        return False
+    return int(check(cu().cuCtxGetDevice(), "cuCtxGetDevice")) == ordinal
+
+
 @contextlib.contextmanager
 def on_device(ordinal: int) -> Iterator[None]:
     """Run the block in a context of device `ordinal` and leave the thread's current context
     as it was: the current one when it is on that device, else its primary context pushed
     for the block (a free or a question the collector or a host check makes must not move the
-    thread to another device between a launch and its tracking)."""
-    if current_device() == ordinal:
+    thread to another device between a launch and its tracking, and the thread may have none
+    current at all)."""
+    if context_is_on(ordinal):
         yield
         return
     push_context(ordinal)

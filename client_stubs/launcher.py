@@ -223,11 +223,7 @@ class Kernel:
             if ctx is None or driver.current_context_handle() != ctx:
                 ctx = driver.context_handle(device)
         else:
-            ctx = contexts.get(device)
-            if ctx is None:
-                if contexts:  # an op's launches share one stream, hence one device
-                    raise _second_device(self.name, stream, next(iter(contexts)), device)
-                ctx = contexts[device] = driver.context_handle(device)
+            ctx = _run_context(self.name, device, stream, contexts)
         kernel = prepared.kernel  # the variant chosen for these arguments (or self)
         function = kernel._functions.get(ctx)
         if function is None:
@@ -353,6 +349,20 @@ class PreparedLaunch:
         offsets = plan.slot_offsets
         self._params = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
         self.address = ctypes.addressof(self._params)
+
+
+def _run_context(kernel: str, device: int, stream: int, contexts: dict[int, int]) -> int:
+    """The context a launch of a run on `device` goes out in, current: the run's (`contexts`,
+    filled on its first launch), made current again if a step made another one current (an
+    allocation on another device); a second device is refused before anything runs."""
+    ctx = contexts.get(device)
+    if ctx is None:
+        if contexts:  # an op's launches share one stream, hence one device
+            raise _second_device(kernel, stream, next(iter(contexts)), device)
+        ctx = contexts[device] = driver.context_handle(device)
+    elif driver.current_context_handle() != ctx:
+        ctx = contexts[device] = driver.context_handle(device)
+    return ctx
 
 
 def _second_device(kernel: str, stream: int, first: int, device: int) -> DeviceMismatchError:

@@ -227,37 +227,11 @@ class Batch:
 
 def _idle(stream: int, device: int) -> bool:
     """Whether `stream` of `device` ran idle. The legacy stream's handle names the current
-    context's: once a second device has been used, it is asked in `device`'s context."""
-    if stream in DEFAULT_STREAMS and several_devices():
+    context's, and anything may have made another device's current since the launch (an
+    allocation, a copy, torch): it is asked in `device`'s context."""
+    if stream in DEFAULT_STREAMS:
         return driver.stream_done_on(stream, device)
     return driver.stream_done(stream)
-
-
-class _Devices:
-    """The devices whose work the registry has tracked: while there is one, the legacy
-    stream's handle always names that device's legacy stream."""
-
-    __slots__ = ("first", "several")
-
-    def __init__(self) -> None:
-        self.first: int | None = None
-        self.several = False
-
-    def saw(self, device: int) -> None:
-        first = self.first
-        if first is None:
-            self.first = device
-        elif first != device:
-            self.several = True
-
-
-_DEVICES = _Devices()
-
-
-def several_devices() -> bool:
-    """Whether work of more than one device has been tracked: until then the legacy stream's
-    handle names the one device's legacy stream whatever context is current."""
-    return _DEVICES.several
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,8 +265,6 @@ class PendingWork:
     ) -> Batch:
         """Record an event on `stream` after the work just issued on `device` (whose context
         is current) and track it."""
-        if device != _DEVICES.first:
-            _DEVICES.saw(device)
         event = self._event(device)
         key = stream if stream > 1 else -2 - 2 * device - stream  # stream_key, inlined
         batch = Batch(stream, accesses, owners, event, False, device, key)
@@ -349,8 +321,6 @@ class PendingWork:
         recorded later or its stream running idle, and those answer for the repeat too. A
         `solo` batch (an awaited run, whose waiter retires it as complete) is never joined,
         and joins nothing."""
-        if device != _DEVICES.first:
-            _DEVICES.saw(device)
         key = stream if stream > 1 else -2 - 2 * device - stream  # stream_key, inlined
         with self._lock:
             queue = self._streams.get(key)

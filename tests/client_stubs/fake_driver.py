@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from client_stubs import driver, launcher, pending
+from client_stubs import driver, launcher
 from client_stubs.device_op import STREAMS
 from client_stubs.pending import DEFAULT_STREAMS, PENDING
 
@@ -49,6 +49,8 @@ class FakeDriver:
             "ensure_context": lambda device: self._rec("ensure_context", device) or 1234,
             "context_handle": lambda device: self._rec("ensure_context", device) or 1234,
             "current_device": lambda: 0,
+            "current_context_handle": lambda: 1234,
+            "context_is_on": lambda device: device == 0,
             "device_sm": lambda device: self._rec("device_sm", device) or self.sm,
             "load_function": lambda *a: self._rec("load_function", *a) or "FUNC",
             "verify_param_layout": lambda *a: self._rec("verify_param_layout", *a),
@@ -56,7 +58,9 @@ class FakeDriver:
             "launch_early": lambda *a: self._launch("launch_early", *a),
             "launch_packed": lambda *a: self._launch("launch_packed", *a),
             "stream_done": self._stream_done,
-            "stream_done_on": lambda stream, device: self._stream_done(stream),
+            # one device: its legacy stream is the one `stream_done` answers for (looked up
+            # at each call, so that a test's stand-in for `stream_done` answers both)
+            "stream_done_on": lambda stream, device: driver.stream_done(stream),
             "push_context": lambda device: self._rec("push_context", device),
             "pop_context": lambda: self._rec("pop_context"),
             "synchronize": self._synchronize,
@@ -151,6 +155,5 @@ def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     monkeypatch.setattr(PENDING, "_streams", {})
     monkeypatch.setattr(PENDING, "_pins", [])
     monkeypatch.setattr(PENDING, "_events", defaultdict(list))
-    monkeypatch.setattr(pending, "_DEVICES", pending._Devices())
     yield FakeDriver(monkeypatch)
     gc.collect()

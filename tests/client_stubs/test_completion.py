@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver, pending
+from client_stubs import DeviceTensor, Kernel, PendingWorkError, driver
 from client_stubs.completion import COMPLETIONS, Completions, others_ready, spin_until_finished
 from client_stubs.pending import PENDING, Batch, stream_key
 from tests.client_stubs.fake_driver import CUBIN
@@ -320,6 +320,7 @@ def test_the_trampoline_resolves_from_another_thread_and_ignores_strangers(monke
 def test_a_host_function_firing_after_its_loop_closed_is_harmless(monkeypatch):
     queued: list[tuple[int, int, int]] = []
     monkeypatch.setattr(driver, "launch_host_func", lambda *a: queued.append(a))
+    monkeypatch.setattr(driver, "context_is_on", lambda device: True)
     monkeypatch.setattr(driver, "event_done", lambda event: False)
     completions = Completions(spin_ns=0)
     batch = Batch(0, (), (), "E")
@@ -347,13 +348,11 @@ def test_waiters_on_two_devices_legacy_streams_park_apart_in_their_own_contexts(
         current[0] = device
 
     monkeypatch.setattr(driver, "current_device", lambda: current[0])
+    monkeypatch.setattr(driver, "context_is_on", lambda device: current[0] == device)
     monkeypatch.setattr(driver, "push_context", push)
     monkeypatch.setattr(driver, "pop_context", lambda: current.__setitem__(0, pushed.pop()))
     monkeypatch.setattr(driver, "launch_host_func", lambda s, a, t: queued.append((s, current[0])))
     monkeypatch.setattr(driver, "event_done", lambda event: False)
-    monkeypatch.setattr(pending, "_DEVICES", pending._Devices())
-    for device in (0, 1):
-        pending._DEVICES.saw(device)
     completions = Completions(spin_ns=0)
     batches = [Batch(0, (), (), "E0", device=0), Batch(0, (), (), "E1", device=1)]
 

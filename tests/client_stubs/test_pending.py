@@ -25,6 +25,7 @@ from client_stubs import (
     driver,
     synchronize,
 )
+from client_stubs.device_op import Chain
 from client_stubs.pending import PENDING, RETIRE_EVERY, Access, others_may_look, stream_key
 from tests.client_stubs.fake_driver import CUBIN
 
@@ -524,6 +525,8 @@ class TwoDevices:
             "context_handle": self.make_current,
             "ensure_context": self.make_current,
             "current_device": lambda: self.current,
+            "current_context_handle": lambda: 1000 + self.current,
+            "context_is_on": lambda device: device == self.current,
             "launch_params": launch,
             "launch_early": launch,
             "stream_done": lambda stream: not self.busy[self.current],
@@ -685,3 +688,68 @@ def test_freeing_another_devices_memory_leaves_the_current_device(two_devices):
     ptr = tensor.ptr
     tensor.free()
     assert two_devices.freed == [(ptr, 0)] and two_devices.current == 1
+
+
+def test_moving_the_thread_to_another_device_finishes_no_running_work(add, two_devices):
+    """Anything may make another device's context current (an allocation, a synchronous
+    launch that tracks nothing, torch): the legacy stream of the work's own device is asked."""
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    part0, _, _ = kernel(z0.partition([128]), x0, y0)  # eager, device 0's legacy stream
+    DeviceTensor.empty(N, device=1)  # device 1 current; its legacy stream idle
+    with pytest.raises(PendingWorkError):
+        part0.unpartition()
+    z1, x1, y1 = device_tensors(1)
+    kernel(z1.partition([128]), x1, y1, sync=True)  # alone: registers nothing
+    with pytest.raises(PendingWorkError):
+        x0.free()
+
+
+def test_an_op_refused_at_a_step_that_moved_the_thread_tracks_its_launch_on_its_device(
+    add, two_devices
+):
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    x1, y1 = DeviceTensor.empty(N, device=1), DeviceTensor.empty(N, device=1)
+
+    def step(results):  # type: ignore[no-untyped-def]
+        out = DeviceTensor.empty(N, device=1)  # device 1 current
+        return kernel.op(out.partition([128]), x1, y1)
+
+    with pytest.raises(DeviceMismatchError):
+        kernel.op(z0.partition([128]), x0, y0).then(step).start()
+    assert two_devices.launched == [0] and set(two_devices.events.values()) == {0}
+    with pytest.raises(PendingWorkError):
+        x0.free()
+
+
+def test_an_ops_later_launches_go_out_in_its_own_context_again(add, two_devices):
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    w0 = DeviceTensor.empty(N, device=0)
+
+    def step(results):  # type: ignore[no-untyped-def]
+        DeviceTensor.empty(16, device=1)  # scratch on device 1: device 1 current
+        return kernel.op(w0.partition([128]), x0, y0)
+
+    kernel.op(z0.partition([128]), x0, y0).then(step).start()
+    assert two_devices.launched == [0, 0]
+
+
+def test_an_op_that_launches_nothing_retires_only_the_current_devices_work(add, two_devices):
+    kernel = Kernel(CUBIN, add)
+    z0, x0, y0 = device_tensors(0)
+    kernel(z0.partition([128]), x0, y0)
+    z1, x1, y1 = device_tensors(1)
+    kernel(z1.partition([128]), x1, y1)
+    Chain(()).sync()  # device 1 current: its legacy stream waited for, and only its work
+    with pytest.raises(PendingWorkError):
+        x0.free()
+
+
+def test_a_free_on_a_thread_with_no_context_pushes_its_devices(add, fake_driver, monkeypatch):
+    monkeypatch.setattr(driver, "context_is_on", lambda device: False)  # none current
+    tensor = DeviceTensor.empty(N)
+    tensor.free()
+    names = [n for n in fake_driver.names() if n in ("push_context", "mem_free", "pop_context")]
+    assert names == ["push_context", "mem_free", "pop_context"]

@@ -306,6 +306,8 @@ def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
         "pop_context": gpu.pop_context,
         "create_stream": gpu.create_stream,
         "current_device": lambda: gpu.current,
+        "current_context_handle": lambda: 1000 + gpu.current,
+        "context_is_on": lambda device: device == gpu.current,
         "synchronize": synchronize_stream,
         "synchronize_handle": synchronize_stream,
         "event_record": gpu.record,
