@@ -60,3 +60,26 @@ def test_wrap_torch_bfloat16() -> None:
         pytest.skip("torch has no CUDA")
     t = DeviceTensor.wrap(torch.ones(8, dtype=torch.bfloat16, device="cuda"))
     assert t.dtype == "bf16" and t.itemsize == 2
+
+
+def test_a_free_on_a_thread_with_no_context_pushes_one_and_leaves_none() -> None:
+    """A free (the collector's, from any thread) runs in its device's context, pushed when
+    the thread has none current, and leaves the thread as it was (driver.on_device)."""
+    import threading
+
+    tensor = DeviceTensor.from_numpy(np.arange(64, dtype=np.float32))
+    seen: list[object] = []
+
+    def worker() -> None:
+        try:
+            seen.append(driver.current_context())  # a fresh thread: none
+            tensor.free()
+            seen.append(driver.current_context())
+        except Exception as exc:  # the test's finding
+            seen.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen == [None, None]
+    assert driver.context_is_on(0)  # this thread kept its context
