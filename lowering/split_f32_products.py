@@ -35,9 +35,7 @@ a zero constant starts from it and needs no `addf`.
 
 from __future__ import annotations
 
-import dataclasses
-
-from lowering.ir.core import Block, FreshIds, Function, Module, Op, Value, map_regions
+from lowering.ir.core import Block, FreshIds, Module, Op, Value, map_bodies, map_regions
 from lowering.ir.ops_arith import AddF, SubF
 from lowering.ir.ops_convert import FToF
 from lowering.ir.ops_core import Constant
@@ -48,15 +46,9 @@ F32, TF32 = ElementType.F32, ElementType.TF32
 
 
 def split_f32_products(module: Module) -> Module:
-    """`module` with every f32 x f32 `mmaf` computed as three TF32 products."""
-    functions = tuple(_function(f) for f in module.functions)
-    return dataclasses.replace(module, functions=functions)
-
-
-def _function(function: Function) -> Function:
-    ids = FreshIds(function)
-    body = _block(function.body, ids, None)
-    return function if body is function.body else dataclasses.replace(function, body=body)
+    """`module` with every f32 x f32 `mmaf` the tensor cores take computed as three TF32
+    products."""
+    return map_bodies(module, lambda body, ids: _block(body, ids, None))
 
 
 Split = tuple[Value, Value]  # (hi, lo), both TF32

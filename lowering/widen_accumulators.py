@@ -30,11 +30,11 @@ from client_stubs.element_table import IR_ELEMENT_BY_NAME
 from lowering.ir.core import (
     Block,
     FreshIds,
-    Function,
     Module,
     Op,
     Region,
     Value,
+    map_bodies,
     map_regions,
     walk,
 )
@@ -49,14 +49,7 @@ NARROW, WIDE = ElementType.F16, ElementType.F32
 
 def widen_accumulators(module: Module) -> Module:
     """`module` with every qualifying f16 loop accumulator carried in f32."""
-    functions = tuple(_widen_function(f) for f in module.functions)
-    return dataclasses.replace(module, functions=functions)
-
-
-def _widen_function(function: Function) -> Function:
-    ids = FreshIds(function)
-    body = _widen_block(function.body, ids, {}, in_loop=False)
-    return function if body is function.body else dataclasses.replace(function, body=body)
+    return map_bodies(module, lambda body, ids: _widen_block(body, ids, {}, in_loop=False))
 
 
 def _widen_block(

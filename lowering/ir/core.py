@@ -252,6 +252,17 @@ class FreshIds:
         return value
 
 
+def map_bodies(module: Module, rewrite: Callable[[Block, FreshIds], Block]) -> Module:
+    """`module` with each function's body rewritten by `rewrite(body, ids)`, where `ids` gives
+    fresh values past the function's (a function whose body comes back unchanged is kept)."""
+
+    def function(f: Function) -> Function:
+        body = rewrite(f.body, FreshIds(f))
+        return f if body is f.body else dataclasses.replace(f, body=body)
+
+    return dataclasses.replace(module, functions=tuple(function(f) for f in module.functions))
+
+
 def map_regions(op: Op, rewrite: Callable[[Block], Block]) -> Op:
     """`op` with every block of its regions replaced by `rewrite(block)`; `op` itself when
     every rewrite returned its block unchanged (the same object)."""
