@@ -55,7 +55,7 @@ def stream_key(stream: int, device: int) -> int:
     but for the legacy default stream (0, CU_STREAM_LEGACY), whose handle names another
     stream on every device (the current context's), a negative number per device and
     handle. Batches of one key finish in order; two devices' legacy streams do not."""
-    return stream if stream > 1 else -2 - 2 * device - stream  # inlined in `note`, `issue`
+    return stream if stream > 1 else -2 - 2 * device - stream  # inlined: `note`, `record`, `issue`
 
 
 class Span(Protocol):
@@ -292,7 +292,6 @@ class PendingWork:
         accesses: Sequence[Access],
         owners: tuple[object, ...],
         solo: bool = False,
-        *,
         device: int = 0,
     ) -> Batch:
         """Track work just issued on `stream` of `device` (whose context is current): without

@@ -143,6 +143,38 @@ class FakeDriver:
             fire()
 
 
+class Contexts:
+    """The device whose context is current, as a fake of several GPUs keeps it: made current
+    (a launch, an allocation), pushed and popped (`driver.on_device`); `patches` are the
+    driver functions that read or move it."""
+
+    def __init__(self) -> None:
+        self.current = 0
+        self._pushed: list[int] = []
+
+    def make_current(self, device: int) -> int:
+        self.current = device
+        return 1000 + device
+
+    def push_context(self, device: int) -> None:
+        self._pushed.append(self.current)
+        self.current = device
+
+    def pop_context(self) -> None:
+        self.current = self._pushed.pop()
+
+    def patches(self) -> dict[str, object]:
+        return {
+            "context_handle": self.make_current,
+            "ensure_context": self.make_current,
+            "current_device": lambda: self.current,
+            "current_context_handle": lambda: 1000 + self.current,
+            "context_is_on": lambda device: device == self.current,
+            "push_context": self.push_context,
+            "pop_context": self.pop_context,
+        }
+
+
 @pytest.fixture
 def fake_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     """The fake driver, with an empty pending-work registry and an empty await stream pool

@@ -27,7 +27,7 @@ from client_stubs import (
 )
 from client_stubs.device_op import Chain
 from client_stubs.pending import PENDING, RETIRE_EVERY, Access, others_may_look, stream_key
-from tests.client_stubs.fake_driver import CUBIN
+from tests.client_stubs.fake_driver import CUBIN, Contexts
 
 LEGACY = stream_key(0, 0)  # the registry's name for device 0's legacy stream
 
@@ -494,19 +494,18 @@ def test_others_may_look_from_a_thread_that_is_not_the_main_one(monkeypatch):
     assert answers == [True]
 
 
-class TwoDevices:
+class TwoDevices(Contexts):
     """Two GPUs on the fake driver: the legacy stream's handle names the current device's
     legacy stream (launches, queries and waits on handle 0 go there), and every event belongs
     to the device current when it was made (recording it on another device's stream fails,
     as cuEventRecord does)."""
 
     def __init__(self, fake, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.current = 0
+        super().__init__()
         self.busy = {0: False, 1: False}  # each legacy stream: work not yet finished
         self.events: dict[str, int] = {}
         self.launched: list[int] = []
         self.freed: list[tuple[int, int]] = []  # (address, the device current at the free)
-        self._pushed: list[int] = []
         self._ids = itertools.count(1)
 
         def launch(*args: object) -> None:
@@ -522,11 +521,7 @@ class TwoDevices:
                 )
 
         patches = {
-            "context_handle": self.make_current,
-            "ensure_context": self.make_current,
-            "current_device": lambda: self.current,
-            "current_context_handle": lambda: 1000 + self.current,
-            "context_is_on": lambda device: device == self.current,
+            **self.patches(),
             "launch_params": launch,
             "launch_early": launch,
             "stream_done": lambda stream: not self.busy[self.current],
@@ -535,23 +530,10 @@ class TwoDevices:
             "create_event": self.create_event,
             "event_record": event_record,
             "event_done": lambda event: not self.busy[self.events[event]],
-            "push_context": self.push_context,
-            "pop_context": self.pop_context,
             "mem_free": lambda ptr: self.freed.append((ptr, self.current)),
         }
         for name, fn in patches.items():
             monkeypatch.setattr(driver, name, fn)
-
-    def make_current(self, device: int) -> int:
-        self.current = device
-        return 1000 + device
-
-    def push_context(self, device: int) -> None:
-        self._pushed.append(self.current)
-        self.current = device
-
-    def pop_context(self) -> None:
-        self.current = self._pushed.pop()
 
     def create_event(self) -> str:
         event = f"E{next(self._ids)}"

@@ -46,7 +46,7 @@ from client_stubs.device_op import STREAMS
 from client_stubs.errors import ClientError, DeviceMismatchError
 from client_stubs.pending import DEFAULT_STREAMS, PENDING, RETIRE_EVERY
 from tests.client_stubs.conftest import add_contract
-from tests.client_stubs.fake_driver import CUBIN, FakeDriver
+from tests.client_stubs.fake_driver import CUBIN, Contexts, FakeDriver
 
 N = 1024
 # per device: the legacy stream and streams of the caller's
@@ -80,7 +80,7 @@ class Item:
 
 
 @dataclass
-class FifoGpu:
+class FifoGpu(Contexts):
     """Each stream runs its items in order; `step(stream)` runs the head if it may run."""
 
     streams: dict[object, deque[Item]] = field(default_factory=dict)  # by `key`
@@ -90,28 +90,17 @@ class FifoGpu:
     accesses: Accesses = ((), ())
     order: int = 0
     rng: random.Random | None = None  # set: every query may let the GPU run a step first
-    current: int = 0  # the device whose context is current
     event_devices: dict[str, int] = field(default_factory=dict)  # the device each event is of
     # the device of each stream made (the caller's: STREAM_CHOICES)
     stream_devices: dict[int, int] = field(
         default_factory=lambda: {s: d for d, streams in STREAM_CHOICES.items() for s in streams}
     )
 
-    pushed: list[int] = field(default_factory=list)  # contexts `push_context` replaced
+    def __post_init__(self) -> None:
+        Contexts.__init__(self)  # the device whose context is current
 
     def device_of(self, stream: int) -> int:
         return self.current if stream in LEGACY else self.stream_devices[stream]
-
-    def make_current(self, device: int) -> int:
-        self.current = device
-        return 1000 + device
-
-    def push_context(self, device: int) -> None:
-        self.pushed.append(self.current)
-        self.current = device
-
-    def pop_context(self) -> None:
-        self.current = self.pushed.pop()
 
     def create_stream(self, **options: object) -> int:
         stream = 0x9000 + len(self.stream_devices)
@@ -300,14 +289,8 @@ def install(gpu: FifoGpu, monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
         "stream_done": gpu.stream_done,
         "stream_done_on": gpu.stream_done_on,
         "create_event": gpu.create_event,
-        "context_handle": gpu.make_current,
-        "ensure_context": gpu.make_current,
-        "push_context": gpu.push_context,
-        "pop_context": gpu.pop_context,
+        **gpu.patches(),
         "create_stream": gpu.create_stream,
-        "current_device": lambda: gpu.current,
-        "current_context_handle": lambda: 1000 + gpu.current,
-        "context_is_on": lambda device: device == gpu.current,
         "synchronize": synchronize_stream,
         "synchronize_handle": synchronize_stream,
         "event_record": gpu.record,
